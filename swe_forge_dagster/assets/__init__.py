@@ -1,0 +1,1 @@
+"""Thin Dagster assets: read inputs, call domain code, write outputs, report metadata."""

@@ -1,0 +1,1 @@
+"""Small helpers shared by the domain packages (no Dagster imports)."""

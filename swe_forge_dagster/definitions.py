@@ -1,0 +1,51 @@
+"""The one `Definitions` of the project: assets, resources, executor (and later sensors, checks)."""
+
+from __future__ import annotations
+
+import dagster as dg
+
+from swe_forge_dagster.assets.catalog import catalog
+from swe_forge_dagster.assets.gharchive import gharchive_pr_events
+from swe_forge_dagster.resources import GharchiveResource, LakeResource
+from swe_forge_dagster.settings import Settings, get_settings
+
+# Within one run, the multiprocess executor caps steps per stage by the `swe_forge/stage` op tag;
+# across runs, the pools (limits in the instance, see swe_forge_dagster.instance) do.
+STAGE_LIMITS: dict[str, int] = {"gharchive": 4, "catalog": 1}
+
+executor = dg.multiprocess_executor.configured(
+    {
+        "max_concurrent": 4,
+        "tag_concurrency_limits": [
+            {"key": "swe_forge/stage", "value": stage, "limit": limit} for stage, limit in STAGE_LIMITS.items()
+        ],
+    }
+)
+
+ALL_ASSETS = [gharchive_pr_events, catalog]
+
+# The hourly ingest as a job: what the CLI runs in-process and what sensors will target.
+gharchive_job = dg.define_asset_job(
+    "gharchive_job", selection=[gharchive_pr_events], partitions_def=gharchive_pr_events.partitions_def
+)
+
+
+def build_resources(settings: Settings) -> dict[str, dg.ConfigurableResource]:
+    home = str(settings.home_abs)
+    return {
+        "lake": LakeResource(home=home),
+        "gharchive": GharchiveResource(base_url=settings.gharchive_url, home=home),
+    }
+
+
+def build_definitions(settings: Settings | None = None) -> dg.Definitions:
+    """Definitions for `settings` (the environment's by default); tests and the demo pass their own."""
+    settings = settings or get_settings()
+    return dg.Definitions(
+        assets=ALL_ASSETS, jobs=[gharchive_job], resources=build_resources(settings), executor=executor
+    )
+
+
+@dg.definitions
+def defs() -> dg.Definitions:
+    return build_definitions()

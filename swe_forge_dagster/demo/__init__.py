@@ -1,0 +1,1 @@
+"""The bundled demo world (written by this project): GH Archive hours and, later, repos and PRs."""

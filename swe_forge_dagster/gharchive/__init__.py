@@ -1,0 +1,1 @@
+"""GH Archive: hours, download and parsing (no Dagster imports)."""

@@ -1,0 +1,46 @@
+"""The persistent Dagster instance: `DAGSTER_HOME` under `SWE_FORGE_HOME`, and the pool limits.
+
+Without `DAGSTER_HOME`, `dagster dev` uses a temporary home and deletes run history, partition
+status and sensor cursors on exit. Every `swe-forge` command calls `ensure_dagster_home` first,
+so the CLI, the demo and `swe-forge dev` share one instance.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from swe_forge_dagster.settings import Settings
+
+TEMPLATE = Path(__file__).with_name("dagster_instance.yaml")
+
+# Pool limits across all runs (DESIGN.md); stored in the instance database.
+POOL_LIMITS: dict[str, int] = {
+    "gharchive_download": 8,
+    "github_api": 3,
+    "llm_api": 10,
+    "task_build": 3,
+    "docker_harness": 2,
+    "duckdb_catalog": 1,
+}
+
+
+def ensure_dagster_home(settings: Settings) -> Path:
+    """Point `DAGSTER_HOME` at a persistent folder (kept if already set) holding a dagster.yaml."""
+    home = settings.dagster_home
+    home.mkdir(parents=True, exist_ok=True)
+    config = home / "dagster.yaml"
+    if not config.exists():
+        shutil.copyfile(TEMPLATE, config)
+    os.environ["DAGSTER_HOME"] = str(home)
+    return home
+
+
+def set_pool_limits(instance: object, limits: dict[str, int] | None = None) -> dict[str, int]:
+    """Write the pool limits into the instance (idempotent)."""
+    limits = limits or POOL_LIMITS
+    storage = instance.event_log_storage  # type: ignore[attr-defined]
+    for pool, limit in limits.items():
+        storage.set_concurrency_slots(pool, limit)
+    return dict(limits)

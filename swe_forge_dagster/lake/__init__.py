@@ -1,0 +1,1 @@
+"""The Parquet lake and its DuckDB catalog (no Dagster imports)."""

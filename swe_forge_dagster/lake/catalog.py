@@ -1,0 +1,125 @@
+"""The DuckDB catalog: views over the lake's Parquet globs, and SQL on them.
+
+DuckDB lets one process write a database file and that writer blocks every other process, even
+read-only ones. So the catalog file holds only views (no data), it is written briefly under a
+file lock (by the catalog asset in pool `duckdb_catalog`, or by `swe-forge sql`), and queries
+run on an in-memory connection with the same views: a query never waits for an ingest, and an
+ingest never waits for a query.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+from filelock import FileLock, Timeout
+
+from swe_forge_dagster.gharchive.schema import PR_EVENTS_SCHEMA
+
+
+class CatalogBusyError(RuntimeError):
+    """Another process holds the catalog file open for writing."""
+
+
+class QueryError(ValueError):
+    """The user's SQL failed; the message is DuckDB's, plus the views that exist."""
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A lake dataset: its folder, hive partition columns, and the schema of its files."""
+
+    name: str
+    schema: pa.Schema
+    hive_types: dict[str, str] = field(default_factory=dict)
+
+    def glob(self, lake_dir: Path) -> str:
+        depth = "/".join(["*"] * len(self.hive_types))
+        return str(lake_dir / self.name / (f"{depth}/*.parquet" if depth else "*.parquet"))
+
+    def has_files(self, lake_dir: Path) -> bool:
+        return any(Path(lake_dir / self.name).glob("/".join(["*"] * len(self.hive_types) + ["*.parquet"])))
+
+
+# Public views (DESIGN.md). Later stages register theirs here as their assets arrive.
+DATASETS: dict[str, Dataset] = {
+    "gharchive_pr_events": Dataset(
+        name="gharchive_pr_events",
+        schema=PR_EVENTS_SCHEMA,
+        hive_types={"dt": "DATE", "hour": "INTEGER"},
+    ),
+}
+
+
+def _duckdb_types(schema: pa.Schema) -> list[tuple[str, str]]:
+    """DuckDB's names for an Arrow schema's types, asked of DuckDB itself (no hand-kept mapping)."""
+    con = duckdb.connect()
+    try:
+        con.register("empty_arrow", schema.empty_table())
+        return [(row[0], row[1]) for row in con.sql("DESCRIBE SELECT * FROM empty_arrow").fetchall()]
+    finally:
+        con.close()
+
+
+def view_sql(dataset: Dataset, lake_dir: Path) -> str:
+    """`CREATE OR REPLACE VIEW` over the dataset's files, or a typed empty view if none exist yet."""
+    if dataset.has_files(lake_dir):
+        glob = dataset.glob(lake_dir).replace("'", "''")
+        types = ", ".join(f"'{k}': {v}" for k, v in dataset.hive_types.items())
+        hive = f", hive_partitioning = true, hive_types = {{{types}}}" if dataset.hive_types else ""
+        return (
+            f"CREATE OR REPLACE VIEW {dataset.name} AS SELECT * FROM read_parquet('{glob}', union_by_name = true{hive})"
+        )
+    columns = [f"CAST(NULL AS {kind}) AS {name}" for name, kind in _duckdb_types(dataset.schema)]
+    columns += [f"CAST(NULL AS {t}) AS {k}" for k, t in dataset.hive_types.items()]
+    return f"CREATE OR REPLACE VIEW {dataset.name} AS SELECT {', '.join(columns)} WHERE false"
+
+
+def create_views(con: duckdb.DuckDBPyConnection, lake_dir: Path, datasets: Iterable[Dataset]) -> list[str]:
+    names = []
+    for dataset in datasets:
+        con.execute(view_sql(dataset, lake_dir))
+        names.append(dataset.name)
+    return names
+
+
+def refresh_catalog(catalog_path: Path, lake_dir: Path, lock_timeout: float = 30.0) -> list[str]:
+    """(Re)create every view in the catalog file; one writer at a time, briefly."""
+    catalog_path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with FileLock(str(catalog_path) + ".lock", timeout=lock_timeout):
+            try:
+                con = duckdb.connect(str(catalog_path))
+            except duckdb.IOException as exc:
+                raise CatalogBusyError(
+                    f"{catalog_path} is held open for writing by another process "
+                    f"(close read-write DuckDB sessions on it): {exc}"
+                ) from exc
+            try:
+                return create_views(con, lake_dir, DATASETS.values())
+            finally:
+                con.close()
+    except Timeout as exc:
+        raise CatalogBusyError(f"timed out after {lock_timeout}s waiting for the catalog lock") from exc
+
+
+def query(lake_dir: Path, sql: str) -> pa.Table:
+    """Run `sql` against fresh views of the lake on an in-memory connection."""
+    con = duckdb.connect()
+    try:
+        create_views(con, lake_dir, DATASETS.values())
+        try:
+            relation = con.sql(sql)
+        except duckdb.Error as exc:
+            raise QueryError(f"{exc}\n(views: {', '.join(DATASETS)})") from exc
+        if relation is None:  # a statement with no result set
+            return pa.table({})
+        try:
+            return relation.to_arrow_table()
+        except duckdb.Error as exc:
+            raise QueryError(f"{exc}\n(views: {', '.join(DATASETS)})") from exc
+    finally:
+        con.close()

@@ -1,0 +1,34 @@
+"""Print a query result as a table, CSV or JSON."""
+
+from __future__ import annotations
+
+import polars as pl
+import pyarrow as pa
+from rich.console import Console
+from rich.table import Table
+
+MAX_CELL = 80
+
+
+def _cell(value: object) -> str:
+    text = "NULL" if value is None else str(value)
+    return text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "…"
+
+
+def render(table: pa.Table, fmt: str, console: Console) -> None:
+    """`table` (rich, cells shortened), `csv` or `json` (full values, one array of objects)."""
+    frame = pl.from_arrow(table) if table.num_columns else pl.DataFrame()
+    assert isinstance(frame, pl.DataFrame)
+    if fmt == "csv":
+        console.file.write(frame.write_csv())
+    elif fmt == "json":
+        console.file.write(frame.write_json() + "\n")
+    else:
+        view = Table(show_header=True, header_style="bold")
+        for name in frame.columns:
+            view.add_column(name, overflow="fold")
+        for row in frame.iter_rows():
+            view.add_row(*(_cell(v) for v in row))
+        console.print(view)
+        console.print(f"({frame.height} row{'s' if frame.height != 1 else ''})", style="dim")
+    console.file.flush()

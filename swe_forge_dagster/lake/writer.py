@@ -1,0 +1,58 @@
+"""Atomic Parquet writes into the lake's hive layout.
+
+A partition is written to a hidden temporary file in its own folder and renamed over the final
+name, so readers (DuckDB globs, `swe-forge sql` during an ingest) see the old file or the new one,
+never half of one; a re-materialization replaces a partition rather than adding rows. On any
+failure (disk full included) the temporary file is removed and the old partition is untouched.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import uuid
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+PART_FILE = "part-0.parquet"
+
+
+class LakeWriteError(OSError):
+    """Writing a partition failed; nothing of it was left behind."""
+
+
+def write_partition(table: pa.Table, folder: Path, schema: pa.Schema | None = None) -> Path:
+    """Write `table` as `folder/part-0.parquet` atomically; returns the final path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    final = folder / PART_FILE
+    tmp = folder / f".{PART_FILE}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp"
+    if schema is not None:
+        table = table.cast(schema)
+    try:
+        pq.write_table(table, tmp, compression="zstd", row_group_size=64_000)
+        with open(tmp, "rb") as handle:
+            os.fsync(handle.fileno())
+        tmp.replace(final)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        if exc.errno == errno.ENOSPC or "No space left" in str(exc):
+            raise LakeWriteError(
+                errno.ENOSPC, f"disk full while writing {final}; the previous partition (if any) is intact"
+            ) from exc
+        raise LakeWriteError(exc.errno or errno.EIO, f"could not write {final}: {exc}") from exc
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return final
+
+
+def remove_stale_temp_files(folder: Path) -> int:
+    """Delete temporary files a crashed writer left in `folder`; returns how many."""
+    removed = 0
+    if folder.is_dir():
+        for path in folder.glob(f".{PART_FILE}.*.tmp"):
+            path.unlink(missing_ok=True)
+            removed += 1
+    return removed

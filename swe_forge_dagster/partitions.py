@@ -1,0 +1,22 @@
+"""Partition definitions shared by assets and sensors.
+
+The hourly key format is Dagster's default (`%Y-%m-%d-%H:%M`) and must never change: it would
+orphan every recorded materialization. The first hour comes from `SWE_FORGE_START_DATE`.
+"""
+
+from __future__ import annotations
+
+import dagster as dg
+
+from swe_forge_dagster.gharchive.hours import PARTITION_KEY_FORMAT
+from swe_forge_dagster.settings import get_settings
+
+
+def build_hourly_partitions() -> dg.HourlyPartitionsDefinition:
+    start = get_settings().start_date
+    return dg.HourlyPartitionsDefinition(
+        start_date=f"{start:%Y-%m-%d}-00:00", fmt=PARTITION_KEY_FORMAT, timezone="UTC", end_offset=0
+    )
+
+
+hourly_partitions = build_hourly_partitions()

@@ -1,0 +1,94 @@
+"""Materialize hourly partitions through Dagster in-process, recorded in the persistent instance.
+
+The CLI and the demo call this, so their runs appear in the UI exactly like UI-launched ones,
+and they run the same asset code. Contiguous hours go in one run as a partition range (the
+shape a `multi_run` backfill gives), each hour still its own materialization.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import dagster as dg
+
+from swe_forge_dagster.gharchive.hours import parse_partition_key, partition_key
+from swe_forge_dagster.instance import set_pool_limits
+
+HOUR = dt.timedelta(hours=1)
+
+
+@dataclass
+class RunOutcome:
+    """One in-process run over a block of hours."""
+
+    run_id: str
+    keys: list[str]
+    success: bool
+    materialized: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+def contiguous_blocks(keys: Sequence[str], max_per_run: int) -> list[list[str]]:
+    """Split sorted unique hour keys into runs of consecutive hours, at most `max_per_run` each."""
+    hours = sorted({parse_partition_key(k) for k in keys})
+    blocks: list[list[dt.datetime]] = []
+    for hour in hours:
+        if blocks and hour - blocks[-1][-1] == HOUR and len(blocks[-1]) < max_per_run:
+            blocks[-1].append(hour)
+        else:
+            blocks.append([hour])
+    return [[partition_key(h) for h in block] for block in blocks]
+
+
+def hour_range(start: str, end: str) -> list[str]:
+    """Every hour key from `start` to `end`, inclusive."""
+    first, last = parse_partition_key(start), parse_partition_key(end)
+    if last < first:
+        raise ValueError(f"empty hour range: {end} is before {start}")
+    count = int((last - first) / HOUR) + 1
+    return [partition_key(first + i * HOUR) for i in range(count)]
+
+
+def materialize_hours(
+    defs: dg.Definitions,
+    instance: dg.DagsterInstance,
+    keys: Sequence[str],
+    *,
+    job_name: str = "gharchive_job",
+    max_per_run: int = 24,
+    log_level: str = "INFO",
+) -> list[RunOutcome]:
+    """Run the hourly asset for `keys` in-process; never raises for a failed hour."""
+    set_pool_limits(instance)
+    job = defs.resolve_job_def(job_name)
+    valid = set(job.partitions_def.get_partition_keys(dynamic_partitions_store=instance))
+    unknown = [k for k in keys if k not in valid]
+    if unknown:
+        raise ValueError(
+            f"not hours of this deployment's partitions: {', '.join(unknown[:5])} "
+            "(check SWE_FORGE_START_DATE, and that the hour has ended)"
+        )
+    outcomes = []
+    for block in contiguous_blocks(keys, max_per_run):
+        result = job.execute_in_process(
+            instance=instance,
+            tags={
+                "dagster/asset_partition_range_start": block[0],
+                "dagster/asset_partition_range_end": block[-1],
+                "swe_forge/launched_by": "cli",
+            },
+            run_config={"loggers": {"console": {"config": {"log_level": log_level}}}},
+            raise_on_error=False,
+        )
+        materialized = sorted(
+            {e.event_specific_data.materialization.partition for e in result.get_asset_materialization_events()}
+        )
+        errors = [
+            e.event_specific_data.error.message.strip()
+            for e in result.all_events
+            if e.is_step_failure and e.event_specific_data and e.event_specific_data.error
+        ]
+        outcomes.append(RunOutcome(result.run_id, block, result.success, materialized, errors))
+    return outcomes

@@ -1,0 +1,76 @@
+"""Settings for every external service and path, read from the environment (and `.env`).
+
+Every endpoint is a setting so the same code runs against the real service or a loopback twin;
+the names are the public ones from DESIGN.md. Secrets are `SecretStr` so they never print.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """One place for configuration; assets receive these values through resources."""
+
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore", populate_by_name=True)
+
+    home: Path = Field(default=Path(".swe-forge"), validation_alias="SWE_FORGE_HOME")
+    gharchive_url: str = Field(default="https://data.gharchive.org", validation_alias="SWE_FORGE_GHARCHIVE_URL")
+    start_date: dt.date = Field(default=dt.date(2024, 1, 1), validation_alias="SWE_FORGE_START_DATE")
+    github_token: SecretStr | None = Field(default=None, validation_alias="GITHUB_TOKEN")
+    github_api_url: str = Field(default="https://api.github.com", validation_alias="SWE_FORGE_GITHUB_API_URL")
+    git_url: str = Field(default="https://github.com/{repo}.git", validation_alias="SWE_FORGE_GIT_URL")
+    llm_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("SWE_FORGE_LLM_API_KEY", "OPENROUTER_API_KEY")
+    )
+    llm_base_url: str = Field(default="https://openrouter.ai/api/v1", validation_alias="SWE_FORGE_LLM_BASE_URL")
+    model: str = Field(default="openai/gpt-5.2-codex:nitro", validation_alias="SWE_FORGE_MODEL")
+    docker_image: str = Field(default="python:3.12-slim", validation_alias="SWE_FORGE_DOCKER_IMAGE")
+    ca_bundle: Path | None = Field(default=None, validation_alias="SWE_FORGE_CA_BUNDLE")
+
+    @field_validator("start_date", mode="before")
+    @classmethod
+    def _parse_start(cls, value: object) -> object:
+        """Accept `2015-01-01` and also an hourly partition key such as `2015-01-01-00:00`."""
+        if isinstance(value, str) and len(value) > 10:
+            return value[:10]
+        return value
+
+    @field_validator("gharchive_url")
+    @classmethod
+    def _strip_slash(cls, value: str) -> str:
+        return value.rstrip("/")
+
+    @property
+    def home_abs(self) -> Path:
+        return self.home.expanduser().resolve()
+
+    @property
+    def lake_dir(self) -> Path:
+        return self.home_abs / "lake"
+
+    @property
+    def catalog_path(self) -> Path:
+        return self.home_abs / "catalog.duckdb"
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.home_abs / "cache"
+
+    @property
+    def dagster_home(self) -> Path:
+        """`DAGSTER_HOME` when set, else a persistent folder under `SWE_FORGE_HOME`."""
+        env = os.environ.get("DAGSTER_HOME")
+        return Path(env).expanduser().resolve() if env else self.home_abs / "dagster"
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """Settings as the process saw them at first use (definitions are built once per process)."""
+    return Settings()
