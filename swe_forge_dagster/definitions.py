@@ -25,9 +25,7 @@ executor = dg.multiprocess_executor.configured(
 ALL_ASSETS = [gharchive_pr_events, catalog]
 
 # The hourly ingest as a job: what the CLI runs in-process and what sensors will target.
-gharchive_job = dg.define_asset_job(
-    "gharchive_job", selection=[gharchive_pr_events], partitions_def=gharchive_pr_events.partitions_def
-)
+gharchive_job = dg.define_asset_job("gharchive_job", selection=[gharchive_pr_events])
 
 
 def build_resources(settings: Settings) -> dict[str, dg.ConfigurableResource]:

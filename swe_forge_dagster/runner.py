@@ -64,6 +64,8 @@ def materialize_hours(
     set_pool_limits(instance)
     job = defs.resolve_job_def(job_name)
     valid = set(job.partitions_def.get_partition_keys(dynamic_partitions_store=instance))
+    for key in keys:
+        parse_partition_key(key)  # a specific error for a malformed key
     unknown = [k for k in keys if k not in valid]
     if unknown:
         raise ValueError(
@@ -82,8 +84,10 @@ def materialize_hours(
             run_config={"loggers": {"console": {"config": {"log_level": log_level}}}},
             raise_on_error=False,
         )
+        # From the instance, not the result: hours recorded before a partial failure count too.
+        records = instance.all_logs(result.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION)
         materialized = sorted(
-            {e.event_specific_data.materialization.partition for e in result.get_asset_materialization_events()}
+            {r.dagster_event.event_specific_data.materialization.partition for r in records if r.dagster_event}
         )
         errors = [
             e.event_specific_data.error.message.strip()

@@ -74,6 +74,7 @@ class ArchiveFetcher:
         backoff_initial: float = 1.0,
         backoff_max: float = 60.0,
         slots: Slots | None = None,
+        verify: str | bool = True,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.base_url = base_url.rstrip("/")
@@ -83,6 +84,7 @@ class ArchiveFetcher:
         self.backoff_initial = backoff_initial
         self.backoff_max = backoff_max
         self.slots = slots
+        self.verify = verify  # True (certifi / SSL_CERT_FILE), False, or a CA bundle path
         self._sleep = sleep
         scheme = urlparse(self.base_url).scheme
         if scheme not in ("http", "https", "file"):
@@ -119,7 +121,7 @@ class ArchiveFetcher:
         """Cheap existence check (HEAD, or a stat on a mirror) for sensors."""
         if self.is_local:
             return self._local_path(hour).is_file()
-        with httpx.Client(timeout=self.timeout_seconds, follow_redirects=True) as client:
+        with httpx.Client(timeout=self.timeout_seconds, follow_redirects=True, verify=self.verify) as client:
             response = client.head(self.url_for(hour))
         return response.status_code == 200
 
@@ -158,7 +160,7 @@ class ArchiveFetcher:
     def _stream(self, url: str, part: Path, hour: dt.datetime) -> int:
         try:
             with (
-                httpx.Client(timeout=self.timeout_seconds, follow_redirects=True) as client,
+                httpx.Client(timeout=self.timeout_seconds, follow_redirects=True, verify=self.verify) as client,
                 client.stream("GET", url) as response,
             ):
                 status = response.status_code

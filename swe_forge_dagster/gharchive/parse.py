@@ -117,16 +117,19 @@ def _scan_body(buf: bytes, cut: int, stats: ScanStats, out: BinaryIO) -> None:
     bad = nonblank & ~framed
     stats.lines += int(np.count_nonzero(nonblank))
     n_bad = int(np.count_nonzero(bad))
+    bad_starts: set[int] = set()
     if n_bad:
         stats.bad_lines += n_bad
+        bad_starts = {int(x) for x in starts[bad]}
         for index in np.flatnonzero(bad)[:3]:
             _sample(buf, int(starts[index]), int(ends[index]), stats)
     i = buf.find(NEEDLE, 0, cut)
     while i != -1:
         start = buf.rfind(b"\n", 0, i) + 1
         end = buf.find(b"\n", i) + 1
-        out.write(buf[start:end])
-        stats.candidate_lines += 1
+        if start not in bad_starts:  # already counted as bad: don't count it twice
+            out.write(buf[start:end])
+            stats.candidate_lines += 1
         i = buf.find(NEEDLE, end, cut)
 
 
@@ -149,7 +152,7 @@ def parse_hour(
                 f"columns={PR_EVENT_COLUMNS}, ignore_errors=true)",
                 [str(candidates)],
             )
-            parsed_rows = con.sql("SELECT count(*) FROM raw").fetchall()[0][0]
+            parsed_rows = con.sql("SELECT count(*) FROM raw WHERE type IS NOT NULL").fetchall()[0][0]
             table = con.sql(PR_EVENTS_SELECT).to_arrow_table()
         finally:
             con.close()

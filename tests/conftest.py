@@ -1,0 +1,112 @@
+"""Shared fixtures: an isolated SWE_FORGE_HOME, a Dagster test instance, the shared real fixtures,
+and the Docker engine (skipped with a reason when absent, unless SWE_FORGE_REQUIRE_DOCKER=1)."""
+
+from __future__ import annotations
+
+import os
+
+# Partitions are defined at import time from SWE_FORGE_START_DATE; the real fixture hours are
+# from 2015, so every test process starts there. Set before any project import.
+os.environ["SWE_FORGE_START_DATE"] = "2015-01-01"
+
+import datetime as dt
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from swe_forge_dagster.settings import Settings
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED_FIXTURES = REPO_ROOT.parent / "shared" / "fixtures"
+BASE_IMAGE = os.environ.get("SWE_FORGE_BASE_IMAGE", "swe-forge-base:bookworm")
+
+
+def hour(key: str) -> dt.datetime:
+    return dt.datetime.strptime(key, "%Y-%m-%d-%H:%M").replace(tzinfo=dt.UTC)
+
+
+@pytest.fixture
+def shared_fixtures() -> Path:
+    if not SHARED_FIXTURES.is_dir():
+        pytest.skip(f"shared fixtures not found at {SHARED_FIXTURES}")
+    return SHARED_FIXTURES
+
+
+@pytest.fixture
+def gharchive_2015(shared_fixtures: Path) -> Path:
+    """The real GH Archive hours 2015-01-01 00 and 01 (read-only, never copied into the repo)."""
+    path = shared_fixtures / "gharchive" / "full-hours-2015-01-01"
+    if not (path / "2015-01-01-0.json.gz").is_file():
+        pytest.skip(f"GH Archive fixture hours missing in {path}")
+    return path
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An isolated SWE_FORGE_HOME (and DAGSTER_HOME inside it) for code that reads the environment."""
+    root = tmp_path / "home"
+    root.mkdir()
+    monkeypatch.setenv("SWE_FORGE_HOME", str(root))
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    from swe_forge_dagster.settings import get_settings
+
+    get_settings.cache_clear()
+    yield root
+    get_settings.cache_clear()
+
+
+@pytest.fixture
+def settings_for(tmp_path: Path):
+    """Settings with an isolated home and a given GH Archive URL."""
+
+    def make(gharchive_url: str, home: Path | None = None) -> Settings:
+        return Settings(SWE_FORGE_HOME=str(home or tmp_path / "home"), SWE_FORGE_GHARCHIVE_URL=gharchive_url)
+
+    return make
+
+
+@pytest.fixture
+def instance() -> Iterator[dg.DagsterInstance]:
+    with dg.instance_for_test() as test_instance:
+        yield test_instance
+
+
+@pytest.fixture(scope="session")
+def docker_client():
+    """A client of a running Docker engine that has the local base image."""
+    import docker
+
+    required = os.environ.get("SWE_FORGE_REQUIRE_DOCKER") == "1"
+    try:
+        client = docker.from_env()
+        client.ping()
+    except Exception as exc:  # no engine: skip, or fail in CI
+        if required:
+            pytest.fail(f"SWE_FORGE_REQUIRE_DOCKER=1 but no Docker engine answers: {exc}")
+        pytest.skip(f"no Docker engine answers ({exc}); start dockerd to run Docker tests")
+    try:
+        client.images.get(BASE_IMAGE)
+    except docker.errors.ImageNotFound:
+        message = f"base image {BASE_IMAGE} missing: run scripts/build-base-image.sh"
+        if required:
+            pytest.fail(message)
+        pytest.skip(message)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def mirror_of(tmp_path: Path):
+    """Copy some files into a fresh file:// mirror folder (tests may then damage the copies)."""
+
+    def make(*files: Path) -> Path:
+        mirror = tmp_path / "mirror"
+        mirror.mkdir(exist_ok=True)
+        for file in files:
+            shutil.copyfile(file, mirror / file.name)
+        return mirror
+
+    return make

@@ -1,0 +1,158 @@
+"""The lake writer (atomic, idempotent, disk-full safe) and the DuckDB catalog (views, locking)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pytest
+
+from swe_forge_dagster.gharchive.schema import PR_EVENTS_SCHEMA
+from swe_forge_dagster.lake.catalog import DATASETS, CatalogBusyError, QueryError, query, refresh_catalog
+from swe_forge_dagster.lake.writer import LakeWriteError, remove_stale_temp_files, write_partition
+
+
+def events(n: int, start: int = 0, body: str | list[str] = "") -> pa.Table:
+    rows = {name: [None] * n for name in PR_EVENTS_SCHEMA.names}
+    rows["event_id"] = list(range(start, start + n))
+    rows["repo_name"] = [f"o/r{i % 7}" for i in range(n)]
+    rows["action"] = ["closed"] * n
+    rows["body"] = body if isinstance(body, list) else [body] * n
+    rows["payload_format"] = ["classic"] * n
+    return pa.table(rows).cast(PR_EVENTS_SCHEMA)
+
+
+def hour_dir(lake: Path, day: str, hour: int) -> Path:
+    return lake / "gharchive_pr_events" / f"dt={day}" / f"hour={hour:02d}"
+
+
+def test_rewrite_replaces_never_duplicates(tmp_path: Path) -> None:
+    lake = tmp_path / "lake"
+    write_partition(events(10), hour_dir(lake, "2015-01-01", 0))
+    write_partition(events(5), hour_dir(lake, "2015-01-01", 1))
+    write_partition(events(12), hour_dir(lake, "2015-01-01", 0))
+    result = query(lake, "SELECT hour, count(*) AS n FROM gharchive_pr_events GROUP BY hour ORDER BY hour")
+    assert result.to_pylist() == [{"hour": 0, "n": 12}, {"hour": 1, "n": 5}]
+    assert sorted(p.name for p in hour_dir(lake, "2015-01-01", 0).iterdir()) == ["part-0.parquet"]
+
+
+def test_hive_columns_are_typed(tmp_path: Path) -> None:
+    lake = tmp_path / "lake"
+    write_partition(events(1), hour_dir(lake, "2015-01-01", 3))
+    row = query(lake, "SELECT typeof(dt) AS t_dt, typeof(hour) AS t_hour FROM gharchive_pr_events").to_pylist()[0]
+    assert row == {"t_dt": "DATE", "t_hour": "INTEGER"}
+
+
+def test_views_exist_on_an_empty_lake(tmp_path: Path) -> None:
+    result = query(tmp_path / "nothing", "SELECT count(*) AS n FROM gharchive_pr_events")
+    assert result.to_pylist() == [{"n": 0}]
+    columns = query(tmp_path / "nothing", "DESCRIBE gharchive_pr_events").column("column_name").to_pylist()
+    assert columns == [*PR_EVENTS_SCHEMA.names, "dt", "hour"]
+
+
+def test_bad_sql_is_a_query_error_naming_the_views(tmp_path: Path) -> None:
+    with pytest.raises(QueryError, match="gharchive_pr_events"):
+        query(tmp_path, "SELECT nope FROM missing_table")
+
+
+def test_stale_temp_files_are_removed_and_never_queried(tmp_path: Path) -> None:
+    folder = hour_dir(tmp_path / "lake", "2015-01-01", 0)
+    write_partition(events(3), folder)
+    (folder / ".part-0.parquet.123-abc.tmp").write_bytes(b"half a file")
+    assert query(tmp_path / "lake", "SELECT count(*) AS n FROM gharchive_pr_events").to_pylist() == [{"n": 3}]
+    assert remove_stale_temp_files(folder) == 1
+
+
+def test_catalog_file_serves_other_duckdb_clients(tmp_path: Path) -> None:
+    lake, catalog = tmp_path / "lake", tmp_path / "catalog.duckdb"
+    assert refresh_catalog(catalog, lake) == list(DATASETS)
+    write_partition(events(4), hour_dir(lake, "2015-01-01", 0))
+    refresh_catalog(catalog, lake)  # switches the view from the empty definition to the glob
+    write_partition(events(6), hour_dir(lake, "2015-01-01", 1))
+    con = duckdb.connect(str(catalog), read_only=True)
+    try:  # the view globs at query time, so later hours appear without a refresh
+        assert con.sql("SELECT count(*) FROM gharchive_pr_events").fetchall() == [(10,)]
+    finally:
+        con.close()
+
+
+def test_catalog_busy_when_another_process_holds_it(tmp_path: Path) -> None:
+    catalog = tmp_path / "catalog.duckdb"
+    refresh_catalog(catalog, tmp_path / "lake")
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"import duckdb,time; c=duckdb.connect({str(catalog)!r}); print('ok', flush=True); time.sleep(30)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "ok"
+        with pytest.raises(CatalogBusyError, match="held open for writing"):
+            refresh_catalog(catalog, tmp_path / "lake")
+        # queries do not need the catalog file at all
+        assert query(tmp_path / "lake", "SELECT 1 AS one").to_pylist() == [{"one": 1}]
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_queries_work_while_partitions_are_rewritten(tmp_path: Path) -> None:
+    lake = tmp_path / "lake"
+    for hour in range(4):
+        write_partition(events(1000, body="x" * 200), hour_dir(lake, "2015-01-01", hour))
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def writer() -> None:
+        try:
+            while not stop.is_set():
+                for hour in range(4):
+                    write_partition(events(1000, body="y" * 200), hour_dir(lake, "2015-01-01", hour))
+        except BaseException as exc:  # surfaced below
+            errors.append(exc)
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        for _ in range(30):
+            assert query(lake, "SELECT count(*) AS n FROM gharchive_pr_events").to_pylist() == [{"n": 4000}]
+    finally:
+        stop.set()
+        thread.join()
+    assert not errors
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path) -> Iterator[Path]:
+    """A real 256 KiB filesystem (tmpfs), so a write really runs out of space."""
+    mount_point = tmp_path / "tiny"
+    mount_point.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tiny tmpfs to fill the disk needs root")
+    result = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount_point)], capture_output=True)
+    if result.returncode != 0:
+        pytest.skip(f"cannot mount tmpfs here: {result.stderr.decode().strip()}")
+    try:
+        yield mount_point
+    finally:
+        subprocess.run(["umount", str(mount_point)], check=False)
+
+
+def test_disk_full_keeps_the_old_partition_and_leaves_no_half_file(tiny_disk: Path) -> None:
+    lake = tiny_disk / "lake"
+    folder = hour_dir(lake, "2015-01-01", 0)
+    write_partition(events(20), folder)
+    incompressible = [os.urandom(100_000).hex() for _ in range(3)]  # ~300 KB even compressed
+    with pytest.raises(LakeWriteError, match="disk full"):
+        write_partition(events(3, body=incompressible), folder)
+    assert sorted(p.name for p in folder.iterdir()) == ["part-0.parquet"]
+    assert query(lake, "SELECT count(*) AS n FROM gharchive_pr_events").to_pylist() == [{"n": 20}]
