@@ -125,7 +125,7 @@ def test_corrupt_gzip_is_a_clear_error(gharchive_2015: Path, tmp_path: Path) -> 
         data[offset] ^= 0xFF
     path = tmp_path / "bad.json.gz"
     path.write_bytes(bytes(data))
-    with pytest.raises(CorruptArchiveError, match="not a valid gzip|truncated"):
+    with pytest.raises(CorruptArchiveError, match=r"not a valid gzip|truncated"):
         parse_hour(path, tmp_path / "w")
 
 
@@ -169,7 +169,10 @@ def test_too_many_bad_lines_fail_the_hour(tmp_path: Path) -> None:
 
 
 def test_crlf_blank_lines_and_missing_final_newline(tmp_path: Path) -> None:
-    pr = b'{"id":"7","type":"PullRequestEvent","created_at":"2024-01-01T00:00:00Z","payload":{"action":"opened","number":3}}'
+    pr = (
+        b'{"id":"7","type":"PullRequestEvent","created_at":"2024-01-01T00:00:00Z",'
+        b'"payload":{"action":"opened","number":3}}'
+    )
     path = gz(tmp_path / "h.json.gz", [b'{"id":"1","type":"PushEvent"}\r\n', b"\n", pr])
     parsed = parse_hour(path, tmp_path / "w")
     assert (parsed.events_read, parsed.bad_lines, parsed.table.num_rows) == (2, 0, 1)
