@@ -36,7 +36,8 @@ class Slots:
     def hold(self, timeout: float | None = None) -> Iterator[int]:
         """Hold one slot; yields its index. Threads queue in-process before touching files."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        if not self._local.acquire(timeout=-1 if timeout is None else timeout):
+        acquired = self._local.acquire() if timeout is None else self._local.acquire(timeout=timeout)
+        if not acquired:
             raise SlotTimeoutError(f"no free {self.name} slot within {timeout}s")
         try:
             self.dir.mkdir(parents=True, exist_ok=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import email.utils
 import os
+import ssl
 import time
 import uuid
 from collections.abc import Callable
@@ -57,8 +58,24 @@ def _retry_after_seconds(value: str | None) -> float | None:
     try:
         return max(0.0, float(value))
     except ValueError:
+        pass
+    try:
         parsed = email.utils.parsedate_to_datetime(value)
-        return max(0.0, (parsed - dt.datetime.now(dt.UTC)).total_seconds())
+    except (TypeError, ValueError):
+        return None  # malformed: fall back to exponential backoff
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=dt.UTC)  # RFC 9110 dates are GMT
+    return max(0.0, (parsed - dt.datetime.now(dt.UTC)).total_seconds())
+
+
+def _is_certificate_error(exc: BaseException) -> bool:
+    """An untrusted or invalid certificate will not fix itself: don't retry it."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ssl.SSLCertVerificationError) or "CERTIFICATE_VERIFY_FAILED" in str(seen):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 class ArchiveFetcher:
@@ -84,7 +101,10 @@ class ArchiveFetcher:
         self.backoff_initial = backoff_initial
         self.backoff_max = backoff_max
         self.slots = slots
-        self.verify = verify  # True (certifi / SSL_CERT_FILE), False, or a CA bundle path
+        # True (certifi / SSL_CERT_FILE), False, or a CA bundle path (turned into an SSL context)
+        self.verify: ssl.SSLContext | bool = (
+            ssl.create_default_context(cafile=verify) if isinstance(verify, str) else verify
+        )
         self._sleep = sleep
         scheme = urlparse(self.base_url).scheme
         if scheme not in ("http", "https", "file"):
@@ -121,9 +141,15 @@ class ArchiveFetcher:
         """Cheap existence check (HEAD, or a stat on a mirror) for sensors."""
         if self.is_local:
             return self._local_path(hour).is_file()
-        with httpx.Client(timeout=self.timeout_seconds, follow_redirects=True, verify=self.verify) as client:
-            response = client.head(self.url_for(hour))
-        return response.status_code == 200
+        url = self.url_for(hour)
+        try:
+            with httpx.Client(timeout=self.timeout_seconds, follow_redirects=True, verify=self.verify) as client:
+                response = client.head(url)
+        except httpx.TransportError as exc:
+            raise DownloadError(f"cannot tell whether {url} is published: {type(exc).__name__}: {exc}") from exc
+        if response.status_code in (200, 404):
+            return response.status_code == 200
+        raise DownloadError(f"cannot tell whether {url} is published: it answered {response.status_code}")
 
     def _wait(self, state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome else None
@@ -183,6 +209,10 @@ class ArchiveFetcher:
                         out.write(chunk)
                         size += len(chunk)
         except httpx.TransportError as exc:  # connect/read errors, timeouts, cut bodies
+            if _is_certificate_error(exc):
+                raise DownloadError(
+                    f"{url}: TLS certificate not trusted ({exc}); set SSL_CERT_FILE to your CA bundle"
+                ) from exc
             raise TransientDownloadError(f"{url}: {type(exc).__name__}: {exc}") from exc
         if expected is not None and int(expected) != size:
             raise TransientDownloadError(f"{url}: short body, got {size} of {expected} bytes")

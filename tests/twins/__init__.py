@@ -1,0 +1,1 @@
+"""Test twins: small real stand-ins (loopback servers) for external services."""
