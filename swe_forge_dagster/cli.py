@@ -9,12 +9,15 @@ import os
 import shutil
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 
 from swe_forge_dagster.settings import Settings, get_settings
+
+if TYPE_CHECKING:
+    from dagster import DagsterInstance
 
 app = typer.Typer(
     name="swe-forge",
@@ -27,7 +30,8 @@ err = Console(stderr=True)
 out = Console()
 
 
-def _instance(settings: Settings):
+def _instance(settings: Settings) -> DagsterInstance:
+    """The persistent instance (dagster is imported lazily so `--help` stays fast)."""
     import dagster as dg
 
     from swe_forge_dagster.instance import ensure_dagster_home, set_pool_limits

@@ -11,10 +11,11 @@ os.environ["SWE_FORGE_START_DATE"] = "2015-01-01"
 
 import datetime as dt
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import dagster as dg
+import docker
 import pytest
 
 from swe_forge_dagster.settings import Settings
@@ -22,6 +23,9 @@ from swe_forge_dagster.settings import Settings
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_FIXTURES = REPO_ROOT.parent / "shared" / "fixtures"
 BASE_IMAGE = os.environ.get("SWE_FORGE_BASE_IMAGE", "swe-forge-base:bookworm")
+
+
+SettingsFactory = Callable[..., Settings]
 
 
 def hour(key: str) -> dt.datetime:
@@ -59,7 +63,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
-def settings_for(tmp_path: Path):
+def settings_for(tmp_path: Path) -> SettingsFactory:
     """Settings with an isolated home and a given GH Archive URL."""
 
     def make(gharchive_url: str, home: Path | None = None) -> Settings:
@@ -75,9 +79,8 @@ def instance() -> Iterator[dg.DagsterInstance]:
 
 
 @pytest.fixture(scope="session")
-def docker_client():
+def docker_client() -> Iterator[docker.DockerClient]:
     """A client of a running Docker engine that has the local base image."""
-    import docker
 
     required = os.environ.get("SWE_FORGE_REQUIRE_DOCKER") == "1"
     try:
@@ -99,7 +102,7 @@ def docker_client():
 
 
 @pytest.fixture
-def mirror_of(tmp_path: Path):
+def mirror_of(tmp_path: Path) -> Callable[..., Path]:
     """Copy some files into a fresh file:// mirror folder (tests may then damage the copies)."""
 
     def make(*files: Path) -> Path:

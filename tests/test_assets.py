@@ -14,7 +14,7 @@ from swe_forge_dagster.definitions import build_definitions
 from swe_forge_dagster.demo.gharchive_world import write_hour
 from swe_forge_dagster.lake.catalog import query
 from swe_forge_dagster.runner import contiguous_blocks, hour_range, materialize_hours
-from tests.conftest import hour
+from tests.conftest import SettingsFactory, hour
 
 ASSET = dg.AssetKey("gharchive_pr_events")
 
@@ -39,7 +39,9 @@ def count_rows(lake: Path) -> dict[str, int]:
     return {r["h"]: r["n"] for r in rows}
 
 
-def test_real_hour_materializes_with_metadata(gharchive_2015: Path, settings_for, instance) -> None:
+def test_real_hour_materializes_with_metadata(
+    gharchive_2015: Path, settings_for: SettingsFactory, instance: dg.DagsterInstance
+) -> None:
     settings = settings_for(f"file://{gharchive_2015}")
     job = build_definitions(settings).resolve_job_def("gharchive_job")
     result = job.execute_in_process(partition_key="2015-01-01-00:00", instance=instance)
@@ -54,7 +56,9 @@ def test_real_hour_materializes_with_metadata(gharchive_2015: Path, settings_for
     assert count_rows(settings.lake_dir) == {"2015-01-01-00": 315}
 
 
-def test_rematerialization_does_not_duplicate(gharchive_2015: Path, settings_for, instance) -> None:
+def test_rematerialization_does_not_duplicate(
+    gharchive_2015: Path, settings_for: SettingsFactory, instance: dg.DagsterInstance
+) -> None:
     settings = settings_for(f"file://{gharchive_2015}")
     job = build_definitions(settings).resolve_job_def("gharchive_job")
     for _ in range(2):
@@ -62,7 +66,9 @@ def test_rematerialization_does_not_duplicate(gharchive_2015: Path, settings_for
     assert count_rows(settings.lake_dir) == {"2015-01-01-01": 293}
 
 
-def test_range_run_records_each_hour_with_its_own_metadata(gharchive_2015: Path, settings_for, instance) -> None:
+def test_range_run_records_each_hour_with_its_own_metadata(
+    gharchive_2015: Path, settings_for: SettingsFactory, instance: dg.DagsterInstance
+) -> None:
     settings = settings_for(f"file://{gharchive_2015}")
     outcomes = materialize_hours(build_definitions(settings), instance, ["2015-01-01-00:00", "2015-01-01-01:00"])
     assert len(outcomes) == 1 and outcomes[0].success  # one run for the contiguous range
@@ -71,7 +77,9 @@ def test_range_run_records_each_hour_with_its_own_metadata(gharchive_2015: Path,
     assert meta["2015-01-01-01:00"]["events_read"] == 7427
 
 
-def test_missing_hour_fails_alone_and_keeps_the_others(tmp_path: Path, settings_for, instance) -> None:
+def test_missing_hour_fails_alone_and_keeps_the_others(
+    tmp_path: Path, settings_for: SettingsFactory, instance: dg.DagsterInstance
+) -> None:
     mirror = tmp_path / "mirror"
     for key in ("2015-03-01-00:00", "2015-03-01-02:00"):
         write_hour(mirror, hour(key), events=500)
@@ -86,7 +94,9 @@ def test_missing_hour_fails_alone_and_keeps_the_others(tmp_path: Path, settings_
     assert failed and set(materializations(instance)) == {"2015-03-01-00:00", "2015-03-01-02:00"}
 
 
-def test_corrupt_hour_fails_with_a_clear_message(tmp_path: Path, settings_for, instance) -> None:
+def test_corrupt_hour_fails_with_a_clear_message(
+    tmp_path: Path, settings_for: SettingsFactory, instance: dg.DagsterInstance
+) -> None:
     mirror = tmp_path / "mirror"
     path, _ = write_hour(mirror, hour("2015-03-02-00:00"), events=2000)
     path.write_bytes(path.read_bytes()[:-2000])
@@ -95,7 +105,7 @@ def test_corrupt_hour_fails_with_a_clear_message(tmp_path: Path, settings_for, i
     assert any("truncated" in e for e in outcome.errors)
 
 
-def test_invalid_partition_keys_are_refused(settings_for, instance) -> None:
+def test_invalid_partition_keys_are_refused(settings_for: SettingsFactory, instance: dg.DagsterInstance) -> None:
     defs = build_definitions(settings_for("file:///nowhere"))
     with pytest.raises(ValueError, match="YYYY-MM-DD-HH:00"):
         materialize_hours(defs, instance, ["2015-01-01 00:00"])

@@ -1,0 +1,91 @@
+"""The `swe-forge` CLI and `dagster asset materialize`, as a user runs them (real subprocesses)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from tests.test_parse import independent_count
+
+
+def run(args: list[str], env: dict[str, str], *, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, env=env, cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return run([sys.executable, "-m", "swe_forge_dagster.cli", *args], env)
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("SWE_FORGE_", "DAGSTER_"))}
+    base.update(SWE_FORGE_HOME=str(tmp_path / "home"), SWE_FORGE_START_DATE="2015-01-01", COLUMNS="200", NO_COLOR="1")
+    return base
+
+
+def test_acceptance_dagster_asset_materialize_then_sql(gharchive_2015: Path, env: dict[str, str]) -> None:
+    """Issue acceptance: the 2015-01-01-00:00 hour from a file:// mirror, counted independently."""
+    env = {**env, "SWE_FORGE_GHARCHIVE_URL": f"file://{gharchive_2015}"}
+    assert cli("setup", env=env).returncode == 0
+    dagster_home = Path(env["SWE_FORGE_HOME"]) / "dagster"
+    assert (dagster_home / "dagster.yaml").is_file()
+    dagster = Path(sys.executable).with_name("dagster")
+    materialize = run(
+        [str(dagster), "asset", "materialize", "-m", "swe_forge_dagster.definitions",
+         "--select", "gharchive_pr_events", "--partition", "2015-01-01-00:00"],
+        {**env, "DAGSTER_HOME": str(dagster_home)},
+    )  # fmt: skip
+    assert materialize.returncode == 0, materialize.stderr[-3000:]
+    _, actions, merged = independent_count(gharchive_2015 / "2015-01-01-0.json.gz")
+    result = cli(
+        "sql", "SELECT count(*) AS n, count(*) FILTER (WHERE merged) AS merged FROM gharchive_pr_events",
+        "--format", "json", env=env,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == [{"n": sum(actions.values()), "merged": merged}]
+    with dg.instance_for_test(temp_dir=str(dagster_home)) as instance:
+        records = instance.fetch_materializations(dg.AssetKey("gharchive_pr_events"), limit=5).records
+        assert [r.asset_materialization.partition for r in records] == ["2015-01-01-00:00"]
+
+
+def test_ingest_then_sql_in_every_format(gharchive_2015: Path, env: dict[str, str]) -> None:
+    env = {**env, "SWE_FORGE_GHARCHIVE_URL": f"file://{gharchive_2015}"}
+    ingest = cli("ingest", "--from", "2015-01-01-00:00", "--to", "2015-01-01-01:00", env=env)
+    assert ingest.returncode == 0, ingest.stderr[-3000:]
+    assert "2/2 hours materialized" in ingest.stderr
+    assert (Path(env["SWE_FORGE_HOME"]) / "catalog.duckdb").is_file()
+    sql = "SELECT hour, count(*) AS n FROM gharchive_pr_events GROUP BY hour ORDER BY hour"
+    table = cli("sql", sql, env=env)
+    assert table.returncode == 0 and "315" in table.stdout and "293" in table.stdout and "(2 rows)" in table.stdout
+    csv = cli("sql", sql, "--format", "csv", env=env)
+    assert csv.stdout.splitlines() == ["hour,n", "0,315", "1,293"]
+    as_json = cli("sql", sql, "-f", "json", env=env)
+    assert json.loads(as_json.stdout) == [{"hour": 0, "n": 315}, {"hour": 1, "n": 293}]
+
+
+def test_cli_errors_are_specific_with_exit_codes(tmp_path: Path, env: dict[str, str]) -> None:
+    (tmp_path / "empty-mirror").mkdir()
+    env = {**env, "SWE_FORGE_GHARCHIVE_URL": f"file://{tmp_path / 'empty-mirror'}"}
+    bad_key = cli("ingest", "2015-01-01T00", env=env)
+    assert bad_key.returncode == 2 and "YYYY-MM-DD-HH:00" in bad_key.stderr
+    missing = cli("ingest", "2015-01-01-05:00", env=env)
+    assert missing.returncode == 1 and "not in the mirror" in missing.stderr
+    bad_sql = cli("sql", "SELECT * FROM no_such_view", env=env)
+    assert bad_sql.returncode == 1 and "SQL error" in bad_sql.stderr and "gharchive_pr_events" in bad_sql.stderr
+    bad_format = cli("sql", "SELECT 1", "--format", "xml", env=env)
+    assert bad_format.returncode == 2 and "table, csv or json" in bad_format.stderr
+
+
+def test_demo_runs_end_to_end_offline(env: dict[str, str]) -> None:
+    result = cli("demo", env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "classic" in result.stdout and "trimmed" in result.stdout
+    assert "swe-forge dev" in result.stdout
+    demo_home = Path(env["SWE_FORGE_HOME"]) / "demo"
+    assert (demo_home / "catalog.duckdb").is_file() and (demo_home / "dagster" / "dagster.yaml").is_file()

@@ -1,0 +1,47 @@
+"""Many hours in one run over real HTTP: 8 downloads in flight, failures isolated, 500s retried."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from swe_forge_dagster.common.slots import Slots
+from swe_forge_dagster.demo.gharchive_world import write_hour
+from swe_forge_dagster.gharchive.download import ArchiveFetcher, HourNotPublishedError
+from swe_forge_dagster.gharchive.hours import archive_file_name
+from swe_forge_dagster.gharchive.ingest import HourFailure, HourReport, IngestOptions, ingest_hours
+from swe_forge_dagster.lake.catalog import query
+from swe_forge_dagster.runner import hour_range
+from tests.conftest import hour
+from tests.twins.gharchive_server import GharchiveServer
+
+
+def test_a_run_downloads_eight_hours_at_once_and_isolates_failures(tmp_path: Path) -> None:
+    mirror, cache, lake = tmp_path / "mirror", tmp_path / "cache", tmp_path / "lake"
+    hours = [hour(k) for k in hour_range("2015-05-01-00:00", "2015-05-01-15:00")]  # 16 hours
+    truths = {}
+    for when in hours[:-1]:  # the last hour is "not published"
+        _, truths[when] = write_hour(mirror, when, events=400)
+    with GharchiveServer(mirror) as server:
+        for when in hours[:-1]:
+            server.delay(archive_file_name(when), 0.3)
+        server.fail_next(archive_file_name(hours[0]), 500)
+        fetcher = ArchiveFetcher(
+            server.url, cache, backoff_initial=0, slots=Slots(tmp_path / "locks", "gharchive_download", 8)
+        )
+        results = list(ingest_hours(hours, fetcher, lake, IngestOptions(max_parallel_downloads=8)))
+        peak = server.max_in_flight
+    reports = [r for r in results if isinstance(r, HourReport)]
+    failures = [r for r in results if isinstance(r, HourFailure)]
+    assert peak == 8
+    assert len(reports) == 15
+    assert [f.hour for f in failures] == [hours[-1]]
+    assert isinstance(failures[0].error, HourNotPublishedError)
+    assert "not published yet" in str(failures[0].error)
+    first = next(r for r in reports if r.hour == hours[0])
+    assert first.download_attempts == 2  # the 500 was retried
+    for report in reports:
+        assert report.events_read == truths[report.hour].events
+        assert report.bytes_downloaded > 0
+    total = query(lake, "SELECT count(*) AS n FROM gharchive_pr_events").to_pylist()[0]["n"]
+    assert total == sum(sum(t.pr_by_action.values()) for t in truths.values())
+    assert list((cache / "gharchive").glob("*.json.gz")) == []  # downloads removed after ingest
