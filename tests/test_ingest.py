@@ -4,14 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import dagster as dg
+import pytest
+
 from swe_forge_dagster.common.slots import Slots
+from swe_forge_dagster.definitions import build_definitions
 from swe_forge_dagster.demo.gharchive_world import write_hour
 from swe_forge_dagster.gharchive.download import ArchiveFetcher, HourNotPublishedError
 from swe_forge_dagster.gharchive.hours import archive_file_name
 from swe_forge_dagster.gharchive.ingest import HourFailure, HourReport, IngestOptions, ingest_hours
 from swe_forge_dagster.lake.catalog import query
-from swe_forge_dagster.runner import hour_range
-from tests.conftest import hour
+from swe_forge_dagster.runner import hour_range, materialize_hours
+from tests.conftest import SettingsFactory, hour
 from tests.twins.gharchive_server import GharchiveServer
 
 
@@ -45,3 +49,25 @@ def test_a_run_downloads_eight_hours_at_once_and_isolates_failures(tmp_path: Pat
     total = query(lake, "SELECT count(*) AS n FROM gharchive_pr_events").to_pylist()[0]["n"]
     assert total == sum(sum(t.pr_by_action.values()) for t in truths.values())
     assert list((cache / "gharchive").glob("*.json.gz")) == []  # downloads removed after ingest
+
+
+def test_asset_over_https_retries_a_500_and_reports_a_404(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, settings_for: SettingsFactory, instance: dg.DagsterInstance
+) -> None:
+    """The real asset, its resource's default TLS trust (SSL_CERT_FILE), a 500 then success, a 404."""
+    mirror = tmp_path / "mirror"
+    _, truth = write_hour(mirror, hour("2015-06-01-00:00"), events=800)
+    with GharchiveServer(mirror, tls=True) as server:
+        assert server.ca_file is not None
+        monkeypatch.setenv("SSL_CERT_FILE", str(server.ca_file))
+        server.fail_next(archive_file_name(hour("2015-06-01-00:00")), 500)
+        defs = build_definitions(settings_for(server.url))
+        ok, missing = materialize_hours(defs, instance, ["2015-06-01-00:00", "2015-06-01-05:00"])
+        assert server.count(archive_file_name(hour("2015-06-01-00:00"))) == 2
+    assert ok.success and ok.materialized == ["2015-06-01-00:00"]
+    assert not missing.success and any("not published yet" in e and "404" in e for e in missing.errors)
+    records = instance.fetch_materializations(dg.AssetKey("gharchive_pr_events"), limit=5).records
+    (record,) = records
+    metadata = record.asset_materialization.metadata
+    assert metadata["download_attempts"].value == 2
+    assert metadata["events_read"].value == truth.events
