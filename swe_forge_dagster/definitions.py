@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import dagster as dg
 
+from swe_forge_dagster.assets.candidates import enriched_prs, pr_candidates
 from swe_forge_dagster.assets.catalog import catalog
 from swe_forge_dagster.assets.gharchive import gharchive_pr_events
-from swe_forge_dagster.resources import GharchiveResource, LakeResource
+from swe_forge_dagster.resources import GharchiveResource, GitHubResource, LakeResource, MiningResource
 from swe_forge_dagster.settings import Settings, get_settings
 
 # Within one run, the multiprocess executor caps steps per stage by the `swe_forge/stage` op tag;
 # across runs, the pools (limits in the instance, see swe_forge_dagster.instance) do.
-STAGE_LIMITS: dict[str, int] = {"gharchive": 4, "catalog": 1}
+STAGE_LIMITS: dict[str, int] = {"gharchive": 4, "candidates": 4, "github": 1, "catalog": 1}
 
 executor = dg.multiprocess_executor.configured(
     {
@@ -22,10 +23,14 @@ executor = dg.multiprocess_executor.configured(
     }
 )
 
-ALL_ASSETS = [gharchive_pr_events, catalog]
+ALL_ASSETS = [gharchive_pr_events, pr_candidates, enriched_prs, catalog]
 
 # The hourly ingest as a job: what the CLI runs in-process and what sensors will target.
 gharchive_job = dg.define_asset_job("gharchive_job", selection=[gharchive_pr_events])
+# The hourly mining stages end to end: ingest, pre-filter, enrich + filter.
+hourly_pipeline_job = dg.define_asset_job(
+    "hourly_pipeline_job", selection=[gharchive_pr_events, pr_candidates, enriched_prs]
+)
 
 
 def build_resources(settings: Settings) -> dict[str, dg.ConfigurableResource]:
@@ -33,6 +38,13 @@ def build_resources(settings: Settings) -> dict[str, dg.ConfigurableResource]:
     return {
         "lake": LakeResource(home=home),
         "gharchive": GharchiveResource(base_url=settings.gharchive_url, home=home),
+        "github": GitHubResource(api_url=settings.github_api_url, home=home),
+        "mining": MiningResource(
+            pr_file=str(settings.pr_file_path),
+            org_only=settings.org_only,
+            min_stars=settings.min_stars,
+            languages=settings.language_list,
+        ),
     }
 
 
@@ -40,7 +52,10 @@ def build_definitions(settings: Settings | None = None) -> dg.Definitions:
     """Definitions for `settings` (the environment's by default); tests and the demo pass their own."""
     settings = settings or get_settings()
     return dg.Definitions(
-        assets=ALL_ASSETS, jobs=[gharchive_job], resources=build_resources(settings), executor=executor
+        assets=ALL_ASSETS,
+        jobs=[gharchive_job, hourly_pipeline_job],
+        resources=build_resources(settings),
+        executor=executor,
     )
 
 

@@ -30,6 +30,17 @@ class RunOutcome:
     errors: list[str] = field(default_factory=list)
 
 
+def _error_text(error: object) -> str:
+    """The step error with its causes: Dagster wraps the user's exception as the cause."""
+    parts = []
+    while error is not None:
+        message = str(getattr(error, "message", "")).strip()
+        if message and message not in parts:
+            parts.append(message)
+        error = getattr(error, "cause", None)
+    return " <- ".join(parts)
+
+
 def contiguous_blocks(keys: Sequence[str], max_per_run: int) -> list[list[str]]:
     """Split sorted unique hour keys into runs of consecutive hours, at most `max_per_run` each."""
     hours = sorted({parse_partition_key(k) for k in keys})
@@ -90,7 +101,7 @@ def materialize_hours(
             {r.dagster_event.event_specific_data.materialization.partition for r in records if r.dagster_event}
         )
         errors = [
-            e.event_specific_data.error.message.strip()
+            _error_text(e.event_specific_data.error)
             for e in result.all_events
             if e.is_step_failure and e.event_specific_data and e.event_specific_data.error
         ]

@@ -33,6 +33,10 @@ class Settings(BaseSettings):
     model: str = Field(default="openai/gpt-5.2-codex:nitro", validation_alias="SWE_FORGE_MODEL")
     docker_image: str = Field(default="python:3.12-slim", validation_alias="SWE_FORGE_DOCKER_IMAGE")
     ca_bundle: Path | None = Field(default=None, validation_alias="SWE_FORGE_CA_BUNDLE")
+    pr_file: Path | None = Field(default=None, validation_alias="SWE_FORGE_PR_FILE")
+    org_only: bool = Field(default=True, validation_alias="SWE_FORGE_ORG_ONLY")
+    min_stars: int = Field(default=20, ge=0, validation_alias="SWE_FORGE_MIN_STARS")
+    languages: str = Field(default="python,javascript,typescript,go,rust,java", validation_alias="SWE_FORGE_LANGUAGES")
 
     @field_validator("start_date", mode="before")
     @classmethod
@@ -62,6 +66,15 @@ class Settings(BaseSettings):
     @property
     def cache_dir(self) -> Path:
         return self.home_abs / "cache"
+
+    @property
+    def pr_file_path(self) -> Path:
+        """The processed-PR ledger (the seed's `--pr-file`)."""
+        return (self.pr_file or self.home_abs / "processed_prs.jsonl").expanduser().resolve()
+
+    @property
+    def language_list(self) -> list[str]:
+        return [lang.strip() for lang in self.languages.split(",") if lang.strip()]
 
     @property
     def dagster_home(self) -> Path:

@@ -6,13 +6,17 @@ never touches it. `swe-forge sql` refreshes the same views on demand.
 
 import dagster as dg
 
+from swe_forge_dagster.assets.candidates import enriched_prs, pr_candidates
 from swe_forge_dagster.assets.gharchive import gharchive_pr_events
 from swe_forge_dagster.lake.catalog import refresh_catalog
 from swe_forge_dagster.resources import LakeResource
 
 
 @dg.asset(
-    deps=[dg.AssetDep(gharchive_pr_events, partition_mapping=dg.AllPartitionMapping())],
+    deps=[
+        dg.AssetDep(asset, partition_mapping=dg.AllPartitionMapping())
+        for asset in (gharchive_pr_events, pr_candidates, enriched_prs)
+    ],
     pool="duckdb_catalog",
     op_tags={"swe_forge/stage": "catalog"},
     kinds={"duckdb"},

@@ -17,6 +17,7 @@ import duckdb
 import pyarrow as pa
 from filelock import FileLock, Timeout
 
+from swe_forge_dagster.candidates.datasets import ENRICHED_PRS_SCHEMA, PR_CANDIDATES_SCHEMA
 from swe_forge_dagster.gharchive.schema import PR_EVENTS_SCHEMA
 
 
@@ -50,6 +51,12 @@ DATASETS: dict[str, Dataset] = {
         name="gharchive_pr_events",
         schema=PR_EVENTS_SCHEMA,
         hive_types={"dt": "DATE", "hour": "INTEGER"},
+    ),
+    "pr_candidates": Dataset(
+        name="pr_candidates", schema=PR_CANDIDATES_SCHEMA, hive_types={"dt": "DATE", "hour": "INTEGER"}
+    ),
+    "enriched_prs": Dataset(
+        name="enriched_prs", schema=ENRICHED_PRS_SCHEMA, hive_types={"dt": "DATE", "hour": "INTEGER"}
     ),
 }
 

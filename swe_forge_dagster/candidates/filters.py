@@ -1,0 +1,62 @@
+"""The local filter: the seed's rules and defaults, applied to what enrichment learned.
+
+Defaults (seed `FilterConfig`): at least 20 stars, 1-50 files changed, 3-1000 added lines, a
+language in python/javascript/typescript/go/rust/java (an unknown language passes), docs- or
+config-only changes rejected. Added here: tests-only changes rejected (nothing to solve), a
+description of at least `min_description_chars` unless the PR closes an issue (the issue is the
+statement), not-merged and bot-authored PRs rejected, user-owned repos rejected when org-only.
+Every failing rule is reported; the first is the row's `reason`.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from swe_forge_dagster.common.paths import is_docs_path, is_test_path
+from swe_forge_dagster.github.models import EnrichedPR
+
+SEED_LANGUAGES = ["python", "javascript", "typescript", "go", "rust", "java"]
+
+
+class FilterConfig(BaseModel):
+    min_stars: int = Field(default=20, ge=0)
+    min_files: int = Field(default=1, ge=0)
+    max_files: int = Field(default=50, ge=1)
+    min_added_lines: int = Field(default=3, ge=0)
+    max_added_lines: int = Field(default=1000, ge=1)
+    languages: list[str] = Field(default_factory=lambda: list(SEED_LANGUAGES))
+    min_description_chars: int = Field(default=30, ge=0)
+    org_only: bool = True
+
+
+def filter_reasons(pr: EnrichedPR, config: FilterConfig) -> list[str]:
+    """Every rule `pr` fails (empty: accepted)."""
+    reasons: list[str] = []
+    if not pr.merged:
+        reasons.append("not merged")
+    if pr.author_is_bot:
+        reasons.append(f"bot author ({pr.author_login})")
+    if config.org_only and pr.repository.owner_type == "User":
+        reasons.append("not an org repo (owner is a user)")
+    language = (pr.repository.language or "").lower()
+    allowed = [lang.lower() for lang in config.languages]
+    if allowed and language and language not in allowed:
+        reasons.append(f"language {pr.repository.language} not in {', '.join(config.languages)}")
+    if pr.repository.stars < config.min_stars:
+        reasons.append(f"stars {pr.repository.stars} below minimum {config.min_stars}")
+    if pr.changed_files < config.min_files:
+        reasons.append(f"files changed {pr.changed_files} below minimum {config.min_files}")
+    if pr.changed_files > config.max_files:
+        reasons.append(f"files changed {pr.changed_files} above maximum {config.max_files}")
+    if pr.additions < config.min_added_lines:
+        reasons.append(f"added lines {pr.additions} below minimum {config.min_added_lines}")
+    if pr.additions > config.max_added_lines:
+        reasons.append(f"added lines {pr.additions} above maximum {config.max_added_lines}")
+    paths = pr.file_paths
+    if paths and all(is_docs_path(p) for p in paths):
+        reasons.append("docs/config-only change")
+    elif paths and all(is_test_path(p) for p in paths):
+        reasons.append("tests-only change")
+    if len(pr.body.strip()) < config.min_description_chars and not pr.closing_issues:
+        reasons.append(f"description under {config.min_description_chars} chars and no linked issue")
+    return reasons

@@ -1,0 +1,39 @@
+"""What a changed file is: test code, documentation/config, or source.
+
+One set of rules for the whole product: the local filter rejects docs-only and tests-only PRs
+with them, and the task stage splits a PR into `patch` and `test_patch` with them.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+
+# Test files by language convention (Python, JS/TS, Go, Rust, Java/Kotlin, Ruby, C#...).
+_TEST_DIRS = re.compile(r"(^|/)(tests?|testing|__tests__|spec|specs|test_?data|fixtures)(/|$)", re.IGNORECASE)
+_TEST_FILES = re.compile(
+    r"(^test_.*\.py$|.*_test\.py$|^conftest\.py$|.*_test\.go$|.*\.(test|spec)\.[cm]?[jt]sx?$"
+    r"|.*Tests?\.(java|kt|cs|scala)$|.*_spec\.rb$|.*_test\.rb$|^test_.*\.rb$)",
+)
+_JAVA_TEST_TREE = re.compile(r"(^|/)src/(test|androidTest|integrationTest)/")
+
+_DOC_EXTENSIONS = frozenset(
+    {"md", "markdown", "txt", "rst", "adoc", "yml", "yaml", "json", "toml", "ini", "cfg", "csv",
+     "svg", "png", "jpg", "jpeg", "gif", "ico", "webp", "lock"}
+)  # fmt: skip
+_DOC_NAMES = ("readme", "changelog", "changes", "license", "licence", "contributing", "authors", "codeowners",
+              "code_of_conduct", "security", "notice", ".gitignore", ".gitattributes", ".editorconfig",
+              ".prettierrc", ".eslintignore", ".pre-commit-config")  # fmt: skip
+_DOC_DIRS = re.compile(r"(^|/)(docs?|documentation|\.github)(/|$)", re.IGNORECASE)
+
+
+def is_test_path(path: str) -> bool:
+    name = PurePosixPath(path).name
+    return bool(_TEST_DIRS.search(path) or _TEST_FILES.match(name) or _JAVA_TEST_TREE.search(path))
+
+
+def is_docs_path(path: str) -> bool:
+    """Documentation or configuration only (the seed's docs-only rule, plus docs/ and .github/)."""
+    name = PurePosixPath(path).name.lower()
+    extension = name.rsplit(".", 1)[-1] if "." in name else ""
+    return extension in _DOC_EXTENSIONS or name.startswith(_DOC_NAMES) or bool(_DOC_DIRS.search(path))

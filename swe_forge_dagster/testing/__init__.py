@@ -1,0 +1,1 @@
+"""Loopback twins of external services and their generated worlds, for tests and the demo."""

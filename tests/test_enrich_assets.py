@@ -1,0 +1,181 @@
+"""`pr_candidates` and `enriched_prs` through Dagster against the GitHub twin, both payload formats."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import dagster as dg
+import pyarrow.parquet as pq
+import pytest
+
+from swe_forge_dagster.candidates.ledger import Ledger
+from swe_forge_dagster.definitions import build_definitions
+from swe_forge_dagster.demo.gharchive_world import write_hour
+from swe_forge_dagster.gharchive.parse import parse_hour
+from swe_forge_dagster.lake.catalog import query
+from swe_forge_dagster.runner import materialize_hours
+from swe_forge_dagster.settings import Settings
+from swe_forge_dagster.testing.github_twin import GithubTwin
+from swe_forge_dagster.testing.github_world import GithubWorld, world_from_pr_events
+from tests.conftest import REPO_ROOT, hour
+
+TOKEN = "ghp_enrichTestToken_ABCDEF0123456789"
+CLASSIC, TRIMMED = "2015-04-01-10:00", "2025-10-08-10:00"
+
+
+@pytest.fixture
+def world_setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Settings, GithubTwin, GithubWorld]]:
+    mirror = tmp_path / "mirror"
+    rows = []
+    for key in (CLASSIC, TRIMMED):
+        path, _ = write_hour(mirror, hour(key), events=6000, seed=11)
+        rows += parse_hour(path, tmp_path / "work").table.to_pylist()
+    world = world_from_pr_events(rows, seed=11)
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    with GithubTwin(world, token=TOKEN) as twin:
+        settings = Settings(SWE_FORGE_HOME=str(tmp_path / "home"), SWE_FORGE_GHARCHIVE_URL=f"file://{mirror}",
+                            SWE_FORGE_GITHUB_API_URL=twin.url)  # fmt: skip
+        yield settings, twin, world
+
+
+def run_pipeline(settings: Settings, instance: dg.DagsterInstance, keys: list[str]) -> None:
+    outcomes = materialize_hours(build_definitions(settings), instance, keys, job_name="hourly_pipeline_job")
+    assert all(o.success for o in outcomes), [o.errors for o in outcomes]
+
+
+def latest_metadata(instance: dg.DagsterInstance, asset: str, partition: str) -> dict:
+    records = instance.fetch_materializations(dg.AssetKey(asset), limit=100).records
+    mats = [r.asset_materialization for r in records if r.asset_materialization.partition == partition]
+    return {k: v.value for k, v in mats[0].metadata.items()}
+
+
+def test_pipeline_on_both_payload_formats(world_setup, instance: dg.DagsterInstance) -> None:  # noqa: ANN001
+    settings, twin, world = world_setup
+    run_pipeline(settings, instance, [CLASSIC, TRIMMED])
+    lake = settings.lake_dir
+    per_format = query(lake, "SELECT payload_format, status, count(*) AS n FROM enriched_prs GROUP BY ALL").to_pylist()
+    formats = {r["payload_format"] for r in per_format}
+    assert formats == {"classic", "trimmed"}
+    assert {r["status"] for r in per_format} <= {"accepted", "rejected"}
+    assert any(r["status"] == "accepted" for r in per_format)
+    reasons = query(lake, "SELECT reason, count(*) AS n FROM enriched_prs WHERE status = 'rejected' GROUP BY 1")
+    assert reasons.num_rows >= 3  # the filter has real work: stars, language, docs-only, not merged...
+    # trimmed candidates include unmerged PRs until enrichment: GitHub's answer rejects them
+    unmerged = query(lake, "SELECT count(*) AS n FROM enriched_prs WHERE payload_format = 'trimmed' "
+                           "AND reason = 'not merged'").to_pylist()[0]["n"]  # fmt: skip
+    assert unmerged > 0
+    # every accepted row passes the filter's rules
+    bad = query(lake, "SELECT count(*) AS n FROM enriched_prs WHERE status = 'accepted' AND "
+                      "(stars < 20 OR NOT merged OR author_is_bot OR changed_files > 50)").to_pylist()[0]["n"]  # fmt: skip
+    assert bad == 0
+    meta = latest_metadata(instance, "enriched_prs", CLASSIC)
+    assert meta["requests_spent"] == -(-meta["candidates_in"] // 30)  # one GraphQL request per chunk of 30
+    assert meta["requests_spent"] / meta["candidates_in"] <= 0.1
+    assert "graphql" in meta["rate_limit_remaining"]
+    ledger = Ledger(settings.pr_file_path).load()
+    decided = query(lake, "SELECT count(*) AS n FROM enriched_prs").to_pylist()[0]["n"]
+    assert len(ledger) == decided
+    cand = latest_metadata(instance, "pr_candidates", TRIMMED)
+    assert cand["closed_prs"] >= cand["candidates"] > 0
+
+
+def test_rerun_spends_no_requests_and_writes_no_duplicate_ledger_lines(world_setup, instance) -> None:  # noqa: ANN001
+    settings, twin, _ = world_setup
+    run_pipeline(settings, instance, [CLASSIC])
+    lines = settings.pr_file_path.read_text().count("\n")
+    rows = pq.read_table(next(settings.lake_dir.glob("enriched_prs/*/*/*.parquet"))).num_rows
+    twin.reset_counters()
+    run_pipeline(settings, instance, [CLASSIC])
+    assert len(twin.counted_requests()) == 0
+    assert settings.pr_file_path.read_text().count("\n") == lines
+    assert pq.read_table(next(settings.lake_dir.glob("enriched_prs/*/*/*.parquet"))).num_rows == rows
+    assert latest_metadata(instance, "enriched_prs", CLASSIC)["requests_spent"] == 0
+
+
+def test_a_missing_token_fails_the_partition_clearly(world_setup, instance, monkeypatch) -> None:  # noqa: ANN001
+    settings, _, _ = world_setup
+    monkeypatch.delenv("GITHUB_TOKEN")
+    outcomes = materialize_hours(build_definitions(settings), instance, [CLASSIC], job_name="hourly_pipeline_job")
+    assert not outcomes[0].success
+    assert any("GITHUB_TOKEN is not set" in e for e in outcomes[0].errors)
+
+
+def test_the_token_never_reaches_logs_metadata_files_or_errors(world_setup, instance) -> None:  # noqa: ANN001
+    settings, twin, world = world_setup
+    run_pipeline(settings, instance, [CLASSIC])
+    twin.exhaust_rate_limit("graphql", reset_in=7200)  # and a failing run, for error messages
+    (settings.pr_file_path).unlink()
+    store = settings.home_abs / "cache" / "github" / "github.sqlite"
+    with sqlite3.connect(store) as con:
+        con.execute("DELETE FROM enriched_prs")
+    failed = materialize_hours(build_definitions(settings), instance, [TRIMMED], job_name="hourly_pipeline_job")
+    assert not failed[0].success and any("retry after" in e for e in failed[0].errors)
+    secret = TOKEN.encode()
+    for path in settings.home_abs.rglob("*"):
+        if path.is_file():
+            assert secret not in path.read_bytes(), f"token found in {path}"
+    for run in instance.get_runs():
+        for record in instance.all_logs(run.run_id):
+            assert TOKEN not in record.message and TOKEN not in str(record.dagster_event or "")
+    assert all(TOKEN not in e for o in failed for e in o.errors)
+
+
+CRASH_SCRIPT = """
+import os, sys
+os.environ["SWE_FORGE_START_DATE"] = "2015-01-01"
+import dagster as dg
+from swe_forge_dagster.definitions import build_definitions
+from swe_forge_dagster.instance import ensure_dagster_home
+from swe_forge_dagster.runner import materialize_hours
+from swe_forge_dagster.settings import Settings
+settings = Settings(SWE_FORGE_HOME=sys.argv[1], SWE_FORGE_GHARCHIVE_URL=sys.argv[2], SWE_FORGE_GITHUB_API_URL=sys.argv[3])
+ensure_dagster_home(settings)
+materialize_hours(build_definitions(settings), dg.DagsterInstance.get(), [sys.argv[4]], job_name="hourly_pipeline_job")
+"""
+
+
+def stored_prs(settings: Settings) -> int:
+    path = settings.home_abs / "cache" / "github" / "github.sqlite"
+    if not path.exists():
+        return 0
+    with sqlite3.connect(path) as con:
+        return (
+            con.execute("SELECT count(*) FROM enriched_prs").fetchone()[0]
+            + con.execute("SELECT count(*) FROM missing_prs").fetchone()[0]
+        )
+
+
+def test_kill_mid_hour_then_rerun_loses_nothing_and_pays_only_the_rest(
+    world_setup,  # noqa: ANN001
+    instance: dg.DagsterInstance,
+) -> None:
+    settings, twin, _ = world_setup
+    twin.delay(0.4)
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    args = [str(settings.home_abs), settings.gharchive_url, twin.url, CLASSIC]
+    proc = subprocess.Popen([sys.executable, "-c", CRASH_SCRIPT, *args], env=env, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    deadline = time.monotonic() + 120
+    while stored_prs(settings) == 0 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    stored_before = stored_prs(settings)
+    assert stored_before > 0
+    twin.clear_faults()
+    twin.reset_counters()
+    run_pipeline(settings, instance, [CLASSIC])
+    meta = latest_metadata(instance, "enriched_prs", CLASSIC)
+    candidates = meta["candidates_in"]
+    assert stored_before < candidates, "the kill came too late to test anything"
+    assert meta["from_store"] == stored_before
+    assert len(twin.counted_requests()) == -(-(candidates - stored_before) // 30)
+    assert stored_prs(settings) == candidates
+    assert query(settings.lake_dir, "SELECT count(*) AS n FROM enriched_prs").to_pylist()[0]["n"] == candidates
