@@ -30,8 +30,11 @@ TOKEN = "ghp_enrichTestToken_ABCDEF0123456789"
 CLASSIC, TRIMMED = "2015-04-01-10:00", "2025-10-08-10:00"
 
 
+Setup = tuple[Settings, GithubTwin, GithubWorld]
+
+
 @pytest.fixture
-def world_setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Settings, GithubTwin, GithubWorld]]:
+def world_setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Setup]:
     mirror = tmp_path / "mirror"
     rows = []
     for key in (CLASSIC, TRIMMED):
@@ -56,8 +59,8 @@ def latest_metadata(instance: dg.DagsterInstance, asset: str, partition: str) ->
     return {k: v.value for k, v in mats[0].metadata.items()}
 
 
-def test_pipeline_on_both_payload_formats(world_setup, instance: dg.DagsterInstance) -> None:  # noqa: ANN001
-    settings, twin, world = world_setup
+def test_pipeline_on_both_payload_formats(world_setup: Setup, instance: dg.DagsterInstance) -> None:
+    settings, _twin, _world = world_setup
     run_pipeline(settings, instance, [CLASSIC, TRIMMED])
     lake = settings.lake_dir
     per_format = query(lake, "SELECT payload_format, status, count(*) AS n FROM enriched_prs GROUP BY ALL").to_pylist()
@@ -72,8 +75,11 @@ def test_pipeline_on_both_payload_formats(world_setup, instance: dg.DagsterInsta
                            "AND reason = 'not merged'").to_pylist()[0]["n"]  # fmt: skip
     assert unmerged > 0
     # every accepted row passes the filter's rules
-    bad = query(lake, "SELECT count(*) AS n FROM enriched_prs WHERE status = 'accepted' AND "
-                      "(stars < 20 OR NOT merged OR author_is_bot OR changed_files > 50)").to_pylist()[0]["n"]  # fmt: skip
+    rule_breakers = (
+        "SELECT count(*) AS n FROM enriched_prs WHERE status = 'accepted' AND "
+        "(stars < 20 OR NOT merged OR author_is_bot OR changed_files > 50)"
+    )
+    bad = query(lake, rule_breakers).to_pylist()[0]["n"]
     assert bad == 0
     meta = latest_metadata(instance, "enriched_prs", CLASSIC)
     assert meta["requests_spent"] == -(-meta["candidates_in"] // 30)  # one GraphQL request per chunk of 30
@@ -86,7 +92,9 @@ def test_pipeline_on_both_payload_formats(world_setup, instance: dg.DagsterInsta
     assert cand["closed_prs"] >= cand["candidates"] > 0
 
 
-def test_rerun_spends_no_requests_and_writes_no_duplicate_ledger_lines(world_setup, instance) -> None:  # noqa: ANN001
+def test_rerun_spends_no_requests_and_writes_no_duplicate_ledger_lines(
+    world_setup: Setup, instance: dg.DagsterInstance
+) -> None:
     settings, twin, _ = world_setup
     run_pipeline(settings, instance, [CLASSIC])
     lines = settings.pr_file_path.read_text().count("\n")
@@ -99,7 +107,9 @@ def test_rerun_spends_no_requests_and_writes_no_duplicate_ledger_lines(world_set
     assert latest_metadata(instance, "enriched_prs", CLASSIC)["requests_spent"] == 0
 
 
-def test_a_missing_token_fails_the_partition_clearly(world_setup, instance, monkeypatch) -> None:  # noqa: ANN001
+def test_a_missing_token_fails_the_partition_clearly(
+    world_setup: Setup, instance: dg.DagsterInstance, monkeypatch: pytest.MonkeyPatch
+) -> None:
     settings, _, _ = world_setup
     monkeypatch.delenv("GITHUB_TOKEN")
     outcomes = materialize_hours(build_definitions(settings), instance, [CLASSIC], job_name="hourly_pipeline_job")
@@ -107,8 +117,10 @@ def test_a_missing_token_fails_the_partition_clearly(world_setup, instance, monk
     assert any("GITHUB_TOKEN is not set" in e for e in outcomes[0].errors)
 
 
-def test_the_token_never_reaches_logs_metadata_files_or_errors(world_setup, instance) -> None:  # noqa: ANN001
-    settings, twin, world = world_setup
+def test_the_token_never_reaches_logs_metadata_files_or_errors(
+    world_setup: Setup, instance: dg.DagsterInstance
+) -> None:
+    settings, twin, _world = world_setup
     run_pipeline(settings, instance, [CLASSIC])
     twin.exhaust_rate_limit("graphql", reset_in=7200)  # and a failing run, for error messages
     (settings.pr_file_path).unlink()
@@ -135,9 +147,10 @@ from swe_forge_dagster.definitions import build_definitions
 from swe_forge_dagster.instance import ensure_dagster_home
 from swe_forge_dagster.runner import materialize_hours
 from swe_forge_dagster.settings import Settings
-settings = Settings(SWE_FORGE_HOME=sys.argv[1], SWE_FORGE_GHARCHIVE_URL=sys.argv[2], SWE_FORGE_GITHUB_API_URL=sys.argv[3])
+home, mirror, api, hour = sys.argv[1:5]
+settings = Settings(SWE_FORGE_HOME=home, SWE_FORGE_GHARCHIVE_URL=mirror, SWE_FORGE_GITHUB_API_URL=api)
 ensure_dagster_home(settings)
-materialize_hours(build_definitions(settings), dg.DagsterInstance.get(), [sys.argv[4]], job_name="hourly_pipeline_job")
+materialize_hours(build_definitions(settings), dg.DagsterInstance.get(), [hour], job_name="hourly_pipeline_job")
 """
 
 
@@ -153,7 +166,7 @@ def stored_prs(settings: Settings) -> int:
 
 
 def test_kill_mid_hour_then_rerun_loses_nothing_and_pays_only_the_rest(
-    world_setup,  # noqa: ANN001
+    world_setup: Setup,
     instance: dg.DagsterInstance,
 ) -> None:
     settings, twin, _ = world_setup

@@ -46,10 +46,14 @@ def twin(world: GithubWorld) -> Iterator[GithubTwin]:
 
 
 def client_for(twin: GithubTwin, tmp_path: Path, sleeps: Sleeps | None = None, **kwargs: object) -> GitHubClient:
-    return GitHubClient(
-        twin.url, TOKEN, store=GithubStore(tmp_path / "github.sqlite"), sleep=sleeps if sleeps is not None else Sleeps(),
-        backoff_initial=0.5, **kwargs,  # type: ignore[arg-type]
-    )  # fmt: skip
+    pause = sleeps if sleeps is not None else Sleeps()
+    store = GithubStore(tmp_path / "github.sqlite")
+    return GitHubClient(twin.url, TOKEN, store=store, sleep=pause, backoff_initial=0.5, **kwargs)  # type: ignore[arg-type]
+
+
+def enricher(client: GitHubClient) -> Enricher:
+    assert client.store is not None
+    return Enricher(client, client.store)
 
 
 def keys(world: GithubWorld) -> list[tuple[str, int]]:
@@ -58,7 +62,7 @@ def keys(world: GithubWorld) -> list[tuple[str, int]]:
 
 def test_one_graphql_request_per_chunk_of_30(twin: GithubTwin, world: GithubWorld, tmp_path: Path) -> None:
     with client_for(twin, tmp_path) as client:
-        results = list(Enricher(client, client.store).enrich(keys(world)))  # type: ignore[arg-type]
+        results = list(enricher(client).enrich(keys(world)))
         assert client.stats.counted == 2 and client.stats.graphql_requests == 2  # 40 PRs -> 30 + 10
     assert {r.status for r in results} == {"enriched"}
     assert len(twin.counted_requests()) == 2
@@ -75,10 +79,10 @@ def test_one_graphql_request_per_chunk_of_30(twin: GithubTwin, world: GithubWorl
 
 def test_second_run_spends_nothing(twin: GithubTwin, world: GithubWorld, tmp_path: Path) -> None:
     with client_for(twin, tmp_path) as client:
-        list(Enricher(client, client.store).enrich(keys(world)))  # type: ignore[arg-type]
+        list(enricher(client).enrich(keys(world)))
     twin.reset_counters()
     with client_for(twin, tmp_path) as client:
-        again = list(Enricher(client, client.store).enrich(keys(world)))  # type: ignore[arg-type]
+        again = list(enricher(client).enrich(keys(world)))
         assert client.stats.sent == 0
     assert all(r.cached for r in again) and len(again) == len(world.pulls)
     assert len(twin.counted_requests()) == 0
@@ -90,11 +94,11 @@ def test_missing_pr_is_rejected_and_the_rest_of_the_chunk_survives(
     gone = keys(world)[3]
     world.remove_pull(*gone)
     with client_for(twin, tmp_path) as client:
-        results = {r.key: r for r in Enricher(client, client.store).enrich(keys(world) + [gone])}  # type: ignore[arg-type]
+        results = {r.key: r for r in enricher(client).enrich([*keys(world), gone])}
     assert results[gone].status == "missing" and "not found" in (results[gone].reason or "").lower()
     assert sum(r.status == "enriched" for r in results.values()) == len(world.pulls)
     with client_for(twin, tmp_path) as client:  # and it is remembered: no request next time
-        (again,) = list(Enricher(client, client.store).enrich([gone]))  # type: ignore[arg-type]
+        (again,) = list(enricher(client).enrich([gone]))
         assert again.status == "missing" and again.cached and client.stats.sent == 0
 
 
@@ -104,7 +108,7 @@ def test_partial_graphql_error_falls_back_to_rest_for_that_pr_only(
     flaky = keys(world)[5]
     twin.graphql_partial_error(flaky[0], flaky[1], error_type="SERVICE_UNAVAILABLE", times=1)
     with client_for(twin, tmp_path) as client:
-        results = {r.key: r for r in Enricher(client, client.store).enrich(keys(world))}  # type: ignore[arg-type]
+        results = {r.key: r for r in enricher(client).enrich(keys(world))}
     assert all(r.status == "enriched" for r in results.values())
     assert results[flaky].pr is not None and results[flaky].pr.source == "rest"
     assert sum(r.pr.source == "graphql" for r in results.values() if r.pr) == len(world.pulls) - 1
@@ -116,7 +120,7 @@ def test_primary_rate_limit_waits_for_a_near_reset(twin: GithubTwin, world: Gith
     sleeps = Sleeps()
     with client_for(twin, tmp_path, sleeps, max_rate_limit_wait=60) as client:
         client._sleep = lambda s: (sleeps.append(s), time.sleep(min(s, 2.0)))  # type: ignore[method-assign]
-        results = list(Enricher(client, client.store).enrich(keys(world)[:10]))  # type: ignore[arg-type]
+        results = list(enricher(client).enrich(keys(world)[:10]))
     assert {r.status for r in results} == {"enriched"}
     assert sleeps and sleeps[0] <= 60
 
@@ -126,7 +130,7 @@ def test_primary_rate_limit_with_a_far_reset_fails_fast_with_the_time(
 ) -> None:
     twin.exhaust_rate_limit("graphql", reset_in=3600)
     with client_for(twin, tmp_path, max_rate_limit_wait=60) as client, pytest.raises(GitHubRateLimitError) as caught:
-        list(Enricher(client, client.store).enrich(keys(world)[:3]))  # type: ignore[arg-type]
+        list(enricher(client).enrich(keys(world)[:3]))
     assert "retry after" in str(caught.value) and "UTC" in str(caught.value)
 
 
@@ -143,7 +147,7 @@ def test_secondary_limit_honours_retry_after_then_continues(
     twin.secondary_limit(times=2, retry_after=7)
     sleeps = Sleeps()
     with client_for(twin, tmp_path, sleeps) as client:
-        results = list(Enricher(client, client.store).enrich(keys(world)[:5]))  # type: ignore[arg-type]
+        results = list(enricher(client).enrich(keys(world)[:5]))
     assert {r.status for r in results} == {"enriched"}
     assert sleeps == [7.0, 7.0]
 
@@ -152,7 +156,7 @@ def test_502_burst_is_retried_with_backoff(twin: GithubTwin, world: GithubWorld,
     twin.fail_next(502, times=3)
     sleeps = Sleeps()
     with client_for(twin, tmp_path, sleeps) as client:
-        results = list(Enricher(client, client.store).enrich(keys(world)[:5]))  # type: ignore[arg-type]
+        results = list(enricher(client).enrich(keys(world)[:5]))
     assert {r.status for r in results} == {"enriched"}
     assert sleeps == [0.5, 1.0, 2.0]
 
@@ -161,21 +165,21 @@ def test_persistent_5xx_gives_up_and_loses_no_stored_chunk(
     twin: GithubTwin, world: GithubWorld, tmp_path: Path
 ) -> None:
     with client_for(twin, tmp_path) as client:
-        list(Enricher(client, client.store).enrich(keys(world)[:30]))  # type: ignore[arg-type]
+        list(enricher(client).enrich(keys(world)[:30]))
     twin.fail_next(502, times=100)
     with client_for(twin, tmp_path, max_attempts=3) as client, pytest.raises(GitHubUnavailableError, match="502"):
-        list(Enricher(client, client.store).enrich(keys(world)))  # type: ignore[arg-type]
+        list(enricher(client).enrich(keys(world)))
     twin.clear_faults()
     twin.reset_counters()
     with client_for(twin, tmp_path) as client:
-        results = list(Enricher(client, client.store).enrich(keys(world)))  # type: ignore[arg-type]
+        results = list(enricher(client).enrich(keys(world)))
     assert sum(r.cached for r in results) == 30 and len(twin.counted_requests()) == 1  # only the last 10 PRs
 
 
 def test_bad_token_fails_fast_naming_the_variable_not_the_value(world: GithubWorld, tmp_path: Path) -> None:
     with GithubTwin(world, token="the-right-one") as twin, client_for(twin, tmp_path) as client:
         with pytest.raises(GitHubAuthError) as caught:
-            list(Enricher(client, client.store).enrich(keys(world)[:2]))  # type: ignore[arg-type]
+            list(enricher(client).enrich(keys(world)[:2]))
         assert twin.count() == 1  # no retries on a 401
     assert "GITHUB_TOKEN" in str(caught.value) and TOKEN not in str(caught.value)
 
@@ -216,7 +220,7 @@ def test_at_most_three_requests_in_flight_across_clients(twin: GithubTwin, world
         client = GitHubClient(twin.url, TOKEN, store=GithubStore(tmp_path / f"s{index}.sqlite"),
                               slots=Slots(slots_dir, "github_api", 3))  # fmt: skip
         with client:
-            list(Enricher(client, client.store, workers=3).enrich(sorted(big.pulls)))  # type: ignore[arg-type]
+            list(Enricher(client, client.store, workers=3).enrich(sorted(big.pulls)))
 
     threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
     for thread in threads:
