@@ -61,8 +61,11 @@ def ingest(
     start: Annotated[str | None, typer.Option("--from", help="first hour of a range")] = None,
     end: Annotated[str | None, typer.Option("--to", help="last hour of a range (inclusive)")] = None,
     gharchive_url: Annotated[str | None, typer.Option(help="override SWE_FORGE_GHARCHIVE_URL")] = None,
+    enrich: Annotated[
+        bool, typer.Option(help="also build pr_candidates and enriched_prs (needs GITHUB_TOKEN)")
+    ] = False,
 ) -> None:
-    """Materialize `gharchive_pr_events` for hours, in-process and recorded in the instance."""
+    """Materialize `gharchive_pr_events` (and with --enrich the candidate stages) for hours, in-process."""
     from swe_forge_dagster.gharchive.hours import InvalidHourError
     from swe_forge_dagster.runner import hour_range
 
@@ -80,20 +83,22 @@ def ingest(
     settings = get_settings()
     if gharchive_url:
         settings = settings.model_copy(update={"gharchive_url": gharchive_url.rstrip("/")})
-    ok = _ingest(settings, keys)
+    ok = _ingest(settings, keys, job_name="hourly_pipeline_job" if enrich else "gharchive_job")
     raise typer.Exit(0 if ok else 1)
 
 
-def _ingest(settings: Settings, keys: list[str]) -> bool:
+def _ingest(
+    settings: Settings, keys: list[str], job_name: str = "gharchive_job", github_token_env: str = "GITHUB_TOKEN"
+) -> bool:
     from swe_forge_dagster.definitions import build_definitions
     from swe_forge_dagster.lake.catalog import CatalogBusyError, refresh_catalog
     from swe_forge_dagster.runner import materialize_hours
 
     instance = _instance(settings)
-    defs = build_definitions(settings)
+    defs = build_definitions(settings, github_token_env)
     try:
-        with err.status(f"ingesting {len(keys)} hour(s) from {settings.gharchive_url}"):
-            outcomes = materialize_hours(defs, instance, keys)
+        with err.status(f"running {job_name} for {len(keys)} hour(s) from {settings.gharchive_url}"):
+            outcomes = materialize_hours(defs, instance, keys, job_name=job_name)
     except ValueError as exc:
         err.print(f"[red]error:[/] {exc}")
         raise typer.Exit(2) from None

@@ -33,12 +33,12 @@ hourly_pipeline_job = dg.define_asset_job(
 )
 
 
-def build_resources(settings: Settings) -> dict[str, dg.ConfigurableResource]:
+def build_resources(settings: Settings, github_token_env: str = "GITHUB_TOKEN") -> dict[str, dg.ConfigurableResource]:
     home = str(settings.home_abs)
     return {
         "lake": LakeResource(home=home),
         "gharchive": GharchiveResource(base_url=settings.gharchive_url, home=home),
-        "github": GitHubResource(api_url=settings.github_api_url, home=home),
+        "github": GitHubResource(api_url=settings.github_api_url, home=home, token_env=github_token_env),
         "mining": MiningResource(
             pr_file=str(settings.pr_file_path),
             org_only=settings.org_only,
@@ -48,13 +48,13 @@ def build_resources(settings: Settings) -> dict[str, dg.ConfigurableResource]:
     }
 
 
-def build_definitions(settings: Settings | None = None) -> dg.Definitions:
+def build_definitions(settings: Settings | None = None, github_token_env: str = "GITHUB_TOKEN") -> dg.Definitions:
     """Definitions for `settings` (the environment's by default); tests and the demo pass their own."""
     settings = settings or get_settings()
     return dg.Definitions(
         assets=ALL_ASSETS,
         jobs=[gharchive_job, hourly_pipeline_job],
-        resources=build_resources(settings),
+        resources=build_resources(settings, github_token_env),
         executor=executor,
     )
 

@@ -139,7 +139,17 @@ def test_asset_spec_snapshot() -> None:
     assert asset.backfill_policy == dg.BackfillPolicy.multi_run(max_partitions_per_run=8)
     catalog = defs.resolve_assets_def("catalog")
     assert catalog.node_def.pool == "duckdb_catalog"
-    assert set(defs.resolve_asset_graph().get_all_asset_keys()) == {ASSET, dg.AssetKey("catalog")}
+    enriched = defs.resolve_assets_def("enriched_prs")
+    assert enriched.node_def.pool == "github_api" and enriched.node_def.tags["swe_forge/stage"] == "github"
+    assert enriched.partitions_def == partitions and enriched.backfill_policy == asset.backfill_policy
+    candidates = defs.resolve_assets_def("pr_candidates")
+    assert candidates.node_def.tags["swe_forge/stage"] == "candidates" and candidates.partitions_def == partitions
+    graph = defs.resolve_asset_graph()
+    assert {k.to_user_string() for k in graph.get_all_asset_keys()} == {
+        "gharchive_pr_events", "pr_candidates", "enriched_prs", "catalog",
+    }  # fmt: skip
+    assert graph.get(dg.AssetKey("enriched_prs")).parent_keys == {dg.AssetKey("pr_candidates")}
+    assert graph.get(dg.AssetKey("pr_candidates")).parent_keys == {ASSET}
 
 
 def test_backfill_through_the_daemon_runs_a_few_multi_hour_runs(

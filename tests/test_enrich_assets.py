@@ -33,12 +33,11 @@ CLASSIC, TRIMMED = "2015-04-01-10:00", "2025-10-08-10:00"
 Setup = tuple[Settings, GithubTwin, GithubWorld]
 
 
-@pytest.fixture
-def world_setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Setup]:
+def make_setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, events: int) -> Iterator[Setup]:
     mirror = tmp_path / "mirror"
     rows = []
     for key in (CLASSIC, TRIMMED):
-        path, _ = write_hour(mirror, hour(key), events=6000, seed=11)
+        path, _ = write_hour(mirror, hour(key), events=events, seed=11)
         rows += parse_hour(path, tmp_path / "work").table.to_pylist()
     world = world_from_pr_events(rows, seed=11)
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
@@ -46,6 +45,17 @@ def world_setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Set
         settings = Settings(SWE_FORGE_HOME=str(tmp_path / "home"), SWE_FORGE_GHARCHIVE_URL=f"file://{mirror}",
                             SWE_FORGE_GITHUB_API_URL=twin.url)  # fmt: skip
         yield settings, twin, world
+
+
+@pytest.fixture
+def world_setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Setup]:
+    yield from make_setup(tmp_path, monkeypatch, events=6000)
+
+
+@pytest.fixture
+def big_world_setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Setup]:
+    """Enough candidates (~10 chunks) that chunks complete in several waves of 3."""
+    yield from make_setup(tmp_path, monkeypatch, events=45_000)
 
 
 def run_pipeline(settings: Settings, instance: dg.DagsterInstance, keys: list[str]) -> None:
@@ -166,11 +176,11 @@ def stored_prs(settings: Settings) -> int:
 
 
 def test_kill_mid_hour_then_rerun_loses_nothing_and_pays_only_the_rest(
-    world_setup: Setup,
+    big_world_setup: Setup,
     instance: dg.DagsterInstance,
 ) -> None:
-    settings, twin, _ = world_setup
-    twin.delay(0.4)
+    settings, twin, _ = big_world_setup
+    twin.delay(0.5)
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     args = [str(settings.home_abs), settings.gharchive_url, twin.url, CLASSIC]
     proc = subprocess.Popen([sys.executable, "-c", CRASH_SCRIPT, *args], env=env, start_new_session=True,
@@ -183,6 +193,7 @@ def test_kill_mid_hour_then_rerun_loses_nothing_and_pays_only_the_rest(
     stored_before = stored_prs(settings)
     assert stored_before > 0
     twin.clear_faults()
+    time.sleep(1.0)  # requests the killed process already sent finish (and are counted) first
     twin.reset_counters()
     run_pipeline(settings, instance, [CLASSIC])
     meta = latest_metadata(instance, "enriched_prs", CLASSIC)

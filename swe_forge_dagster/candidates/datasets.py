@@ -61,19 +61,19 @@ def read_partition(lake_dir: Path, dataset: str, hour_key: str, upstream_asset: 
 def enriched_row(
     candidate: dict,
     status: str,
-    reasons: list[str],
+    rejections: list[tuple[str, str]],
     stage: str,
     pr: EnrichedPR | None,
     from_store: bool,
 ) -> dict:
-    """One `enriched_prs` row: the candidate's identity, the outcome, and what GitHub said."""
+    """One `enriched_prs` row: identity, outcome (`reason` = first category, `reasons` = details), GitHub's data."""
     row: dict = {name: None for name in ENRICHED_PRS_SCHEMA.names}
     row.update(
         repo_name=candidate["repo_name"],
         number=int(candidate["number"]),
         status=status,
-        reason=reasons[0] if reasons else None,
-        reasons=reasons,
+        reason=rejections[0][0] if rejections else None,
+        reasons=[detail for _, detail in rejections],
         stage=stage,
         payload_format=candidate.get("payload_format"),
         event_id=candidate.get("event_id"),

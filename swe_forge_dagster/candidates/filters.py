@@ -29,34 +29,43 @@ class FilterConfig(BaseModel):
     org_only: bool = True
 
 
-def filter_reasons(pr: EnrichedPR, config: FilterConfig) -> list[str]:
-    """Every rule `pr` fails (empty: accepted)."""
-    reasons: list[str] = []
+Rejection = tuple[str, str]  # (category, detail): group by the first, read the second
+
+
+def filter_rejections(pr: EnrichedPR, config: FilterConfig) -> list[Rejection]:
+    """Every rule `pr` fails, as (category, detail) (empty: accepted)."""
+    out: list[Rejection] = []
+    repo = pr.repository
     if not pr.merged:
-        reasons.append("not merged")
+        out.append(("not merged", "not merged"))
     if pr.author_is_bot:
-        reasons.append(f"bot author ({pr.author_login})")
-    if config.org_only and pr.repository.owner_type == "User":
-        reasons.append("not an org repo (owner is a user)")
-    language = (pr.repository.language or "").lower()
+        out.append(("bot author", f"bot author ({pr.author_login})"))
+    if config.org_only and repo.owner_type == "User":
+        out.append(("not an org repo", "not an org repo (owner is a user)"))
+    language = (repo.language or "").lower()
     allowed = [lang.lower() for lang in config.languages]
     if allowed and language and language not in allowed:
-        reasons.append(f"language {pr.repository.language} not in {', '.join(config.languages)}")
-    if pr.repository.stars < config.min_stars:
-        reasons.append(f"stars {pr.repository.stars} below minimum {config.min_stars}")
+        out.append(("language not allowed", f"language {repo.language} not in {', '.join(config.languages)}"))
+    if repo.stars < config.min_stars:
+        out.append(("too few stars", f"stars {repo.stars} below minimum {config.min_stars}"))
     if pr.changed_files < config.min_files:
-        reasons.append(f"files changed {pr.changed_files} below minimum {config.min_files}")
+        out.append(("too few files", f"files changed {pr.changed_files} below minimum {config.min_files}"))
     if pr.changed_files > config.max_files:
-        reasons.append(f"files changed {pr.changed_files} above maximum {config.max_files}")
+        out.append(("too many files", f"files changed {pr.changed_files} above maximum {config.max_files}"))
     if pr.additions < config.min_added_lines:
-        reasons.append(f"added lines {pr.additions} below minimum {config.min_added_lines}")
+        out.append(("too few added lines", f"added lines {pr.additions} below minimum {config.min_added_lines}"))
     if pr.additions > config.max_added_lines:
-        reasons.append(f"added lines {pr.additions} above maximum {config.max_added_lines}")
+        out.append(("too many added lines", f"added lines {pr.additions} above maximum {config.max_added_lines}"))
     paths = pr.file_paths
     if paths and all(is_docs_path(p) for p in paths):
-        reasons.append("docs/config-only change")
+        out.append(("docs/config only", "docs/config-only change"))
     elif paths and all(is_test_path(p) for p in paths):
-        reasons.append("tests-only change")
+        out.append(("tests only", "tests-only change"))
     if len(pr.body.strip()) < config.min_description_chars and not pr.closing_issues:
-        reasons.append(f"description under {config.min_description_chars} chars and no linked issue")
-    return reasons
+        out.append(("short description", f"description under {config.min_description_chars} chars and no linked issue"))
+    return out
+
+
+def filter_reasons(pr: EnrichedPR, config: FilterConfig) -> list[str]:
+    """The details of every rule `pr` fails (empty: accepted)."""
+    return [detail for _, detail in filter_rejections(pr, config)]

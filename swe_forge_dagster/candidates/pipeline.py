@@ -22,7 +22,7 @@ from swe_forge_dagster.candidates.datasets import (
     partition_file,
     read_partition,
 )
-from swe_forge_dagster.candidates.filters import FilterConfig, filter_reasons
+from swe_forge_dagster.candidates.filters import FilterConfig, filter_rejections
 from swe_forge_dagster.candidates.ledger import Ledger, LedgerEntry
 from swe_forge_dagster.candidates.rules import CandidateRules, select_candidates
 from swe_forge_dagster.github.enrich import Enricher
@@ -86,24 +86,26 @@ def enrich_hour(lake_dir: Path, hour: str, enricher: Enricher, config: FilterCon
     for row in rows:
         result = results[(row["repo_name"], int(row["number"]))]
         if result.status == "error":
-            out.append(enriched_row(row, "error", [result.reason or "error"], "enrich", None, result.cached))
-            errors.append(f"{row['repo_name']}#{row['number']}: {result.reason}")
+            detail = result.reason or "error"
+            out.append(enriched_row(row, "error", [("enrichment error", detail)], "enrich", None, result.cached))
+            errors.append(f"{row['repo_name']}#{row['number']}: {detail}")
             continue
         if result.status == "missing":
-            status, reasons, stage = "rejected", [result.reason or "not found on GitHub"], "enrich"
+            status, stage = "rejected", "enrich"
+            rejections = [("not found on GitHub", result.reason or "not found on GitHub")]
         else:
-            reasons = filter_reasons(result.pr, config) if result.pr else ["no data"]
-            status, stage = ("rejected" if reasons else "accepted"), "filter"
-        out.append(enriched_row(row, status, reasons, stage, result.pr, result.cached))
-        entries.append(LedgerEntry(row["repo_name"], int(row["number"]), status, reasons[0] if reasons else None,
-                                   stage, hour))  # fmt: skip
+            rejections = filter_rejections(result.pr, config) if result.pr else [("no data", "no data")]
+            status, stage = ("rejected" if rejections else "accepted"), "filter"
+        out.append(enriched_row(row, status, rejections, stage, result.pr, result.cached))
+        reason = rejections[0][1] if rejections else None
+        entries.append(LedgerEntry(row["repo_name"], int(row["number"]), status, reason, stage, hour))
     table = pa.Table.from_pylist(out, schema=ENRICHED_PRS_SCHEMA)
     path = write_partition(table, partition_file(lake_dir, ENRICHED_PRS, hour).parent, ENRICHED_PRS_SCHEMA)
     known = ledger.load()
     ledger.append(
         e for e in entries if (k := known.get(e.key)) is None or (k.outcome, k.reason) != (e.outcome, e.reason)
     )
-    rejected = Counter(_reason_family(r["reason"]) for r in out if r["status"] == "rejected")
+    rejected = Counter(r["reason"] for r in out if r["status"] == "rejected")
     return EnrichReport(
         hour=hour,
         candidates_in=len(rows),

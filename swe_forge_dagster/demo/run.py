@@ -1,8 +1,9 @@
 """`swe-forge demo`: the pipeline end to end on a generated world, with no keys and no network.
 
-Today it ingests two generated GH Archive hours (one classic payload, one trimmed 2025 payload)
-from a local `file://` mirror through the real Dagster asset, recorded in the demo's own
-instance, and prints what SQL over the lake shows. Later stages extend it.
+Two generated GH Archive hours (one classic payload, one trimmed 2025 payload) in a local
+`file://` mirror, and the GitHub twin on 127.0.0.1 serving a world consistent with them. The
+real assets run through Dagster, recorded in the demo's own instance: ingest, candidates,
+GitHub enrichment and the local filter. Later stages extend it.
 """
 
 from __future__ import annotations
@@ -15,16 +16,25 @@ from rich.console import Console
 
 from swe_forge_dagster.demo.gharchive_world import TRIMMED_SINCE, write_hour
 from swe_forge_dagster.gharchive.hours import partition_key
+from swe_forge_dagster.gharchive.parse import parse_hour
 from swe_forge_dagster.lake.render import render
 from swe_forge_dagster.settings import Settings
 
+DEMO_TOKEN_ENV = "SWE_FORGE_DEMO_GITHUB_TOKEN"  # never the user's GITHUB_TOKEN
+DEMO_TOKEN = "demo-token-not-a-secret"
+
 SUMMARY_SQL = """
-SELECT dt, hour, payload_format, count(*) AS pr_events,
-       count(*) FILTER (WHERE action = 'opened') AS opened,
-       count(*) FILTER (WHERE action = 'closed') AS closed,
-       count(*) FILTER (WHERE merged) AS merged,
-       count(DISTINCT repo_name) AS repos
-FROM gharchive_pr_events GROUP BY ALL ORDER BY dt, hour
+SELECT e.dt, e.hour, any_value(e.payload_format) AS payload, count(*) AS pr_events,
+       count(*) FILTER (WHERE e.action = 'closed') AS closed,
+       (SELECT count(*) FROM pr_candidates c WHERE c.dt = e.dt AND c.hour = e.hour AND c.status = 'candidate')
+           AS candidates,
+       (SELECT count(*) FROM enriched_prs p WHERE p.dt = e.dt AND p.hour = e.hour AND p.status = 'accepted')
+           AS accepted
+FROM gharchive_pr_events e GROUP BY ALL ORDER BY e.dt, e.hour
+"""
+REASONS_SQL = """
+SELECT stage, reason, count(*) AS prs FROM enriched_prs WHERE status = 'rejected'
+GROUP BY ALL ORDER BY prs DESC LIMIT 8
 """
 
 
@@ -38,21 +48,38 @@ def demo_hours(settings: Settings) -> list[dt.datetime]:
 def run_demo(settings: Settings, home: Path, out: Console, err: Console) -> int:
     from swe_forge_dagster.cli import _ingest
     from swe_forge_dagster.lake.catalog import query
+    from swe_forge_dagster.testing.github_twin import GithubTwin
+    from swe_forge_dagster.testing.github_world import world_from_pr_events
 
     mirror = home / "gharchive-mirror"
     hours = demo_hours(settings)
+    rows: list[dict] = []
     for index, hour in enumerate(hours):
-        write_hour(mirror, hour, events=20_000, seed=index)
-    demo_settings = settings.model_copy(update={"home": home, "gharchive_url": f"file://{mirror}"})
+        path, _ = write_hour(mirror, hour, events=20_000, seed=index)
+        rows += parse_hour(path, home / "cache" / "work").table.to_pylist()
+    world = world_from_pr_events(rows, seed=0)
     if "DAGSTER_HOME" not in os.environ:
         os.environ["DAGSTER_HOME"] = str(home / "dagster")
-    err.print(f"demo world: {len(hours)} GH Archive hours in {mirror}")
-    ok = _ingest(demo_settings, [partition_key(h) for h in hours])
-    out.print("\n[bold]PR events per hour[/] (swe-forge sql over the Parquet lake):")
-    render(query(demo_settings.lake_dir, SUMMARY_SQL), "table", out)
+    os.environ[DEMO_TOKEN_ENV] = DEMO_TOKEN
+    with GithubTwin(world, token=DEMO_TOKEN) as twin:
+        demo_settings = settings.model_copy(
+            update={"home": home, "gharchive_url": f"file://{mirror}", "github_api_url": twin.url,
+                    "pr_file": home / "processed_prs.jsonl"}
+        )  # fmt: skip
+        err.print(f"demo world: {len(hours)} GH Archive hours in {mirror}; GitHub twin at {twin.url}")
+        keys = [partition_key(h) for h in hours]
+        ok = _ingest(demo_settings, keys, job_name="hourly_pipeline_job", github_token_env=DEMO_TOKEN_ENV)
+        requests = len(twin.counted_requests())
+    lake = demo_settings.lake_dir
+    out.print("\n[bold]Funnel per hour[/] (swe-forge sql over the Parquet lake):")
+    render(query(lake, SUMMARY_SQL), "table", out)
+    out.print("[bold]Top rejection reasons[/]:")
+    render(query(lake, REASONS_SQL), "table", out)
+    candidates = query(lake, "SELECT count(*) AS n FROM enriched_prs").to_pylist()[0]["n"]
+    out.print(f"GitHub requests spent: {requests} for {candidates} candidates (GraphQL, 30 PRs per request)")
     out.print(
         "\nNext:\n"
-        f'  SWE_FORGE_HOME={home} swe-forge sql "SELECT action, count(*) FROM gharchive_pr_events GROUP BY 1"\n'
+        f'  SWE_FORGE_HOME={home} swe-forge sql "SELECT reason, count(*) FROM enriched_prs GROUP BY 1"\n'
         f"  SWE_FORGE_HOME={home} swe-forge dev     # the Dagster UI on this demo's instance\n"
         f"  DuckDB clients: {home / 'catalog.duckdb'} (views over {home / 'lake'})"
     )

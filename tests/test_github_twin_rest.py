@@ -1,8 +1,8 @@
-"""The GitHub twin itself, exercised with plain httpx the way a real client would talk to GitHub.
+"""The GitHub twin's REST side and its faults, exercised with plain httpx as a real client would.
 
 The project's client will be tested against this twin, so these tests pin down that the twin
-answers like api.github.com (shapes, headers, pagination, errors, limits, faults) and that the
-generated world is deterministic and varied enough to exercise a local filter.
+answers like api.github.com (shapes, headers, pagination, errors, limits, faults). The sample
+world and helpers here are shared with `test_github_twin_graphql`.
 """
 
 from __future__ import annotations
@@ -18,41 +18,14 @@ import httpx
 import pytest
 
 from swe_forge_dagster.testing.github_twin import GithubTwin
-from swe_forge_dagster.testing.github_world import (
-    ChangedFile,
-    GithubWorld,
-    Issue,
-    PullRequest,
-    Repo,
-    world_from_pr_events,
-)
+from swe_forge_dagster.testing.github_world import ChangedFile, GithubWorld, Issue, PullRequest, Repo
 
 TOKEN = "test-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
-PR_QUERY = """
-query($o1: String!, $n1: String!, $num1: Int!, $o2: String!, $n2: String!, $num2: Int!) {
-  first: repository(owner: $o1, name: $n1) {
-    nameWithOwner stargazerCount isFork isArchived primaryLanguage { name } licenseInfo { spdxId key name }
-    owner { __typename login }
-    pr: pullRequest(number: $num1) {
-      number title state merged mergedAt mergeCommit { oid } baseRefOid headRefName additions changedFiles
-      author { __typename login }
-      files(first: 10) { totalCount nodes { path additions deletions changeType } }
-      closingIssuesReferences(first: 5) { totalCount nodes { number title body repository { nameWithOwner } } }
-      labels(first: 5) { nodes { name } }
-    }
-    gone: pullRequest(number: 999) { number }
-  }
-  second: repository(owner: $o2, name: $n2) {
-    owner { __typename login }
-    bot: pullRequest(number: $num2) { author { __typename login } state }
-  }
-}
-"""
-PR_VARS = {"o1": "acme", "n1": "widgets", "num1": 5, "o2": "solo", "n2": "tool", "num2": 7}
 
 
 def make_world() -> GithubWorld:
+    """The world both twin test files assert on: a 150-file merged PR closing #3, an open PR, a bot PR."""
     world = GithubWorld()
     world.add_repo(Repo("acme", "widgets", stars=1234, language="Python", license_spdx="MIT"))
     world.add_repo(Repo("solo", "tool", stars=3, language="Go", license_spdx=None, owner_type="User"))
@@ -92,9 +65,6 @@ def client(twin: GithubTwin) -> Iterator[httpx.Client]:
 
 def gql(client: httpx.Client, query: str, variables: dict[str, Any] | None = None) -> httpx.Response:
     return client.post("/graphql", json={"query": query, "variables": variables or {}})
-
-
-# --- REST ----------------------------------------------------------------------------------------
 
 
 def test_pull_json_has_github_shape_and_rate_headers(client: httpx.Client, twin: GithubTwin) -> None:
@@ -286,223 +256,3 @@ def test_5xx_bursts_on_matching_paths(client: httpx.Client, twin: GithubTwin) ->
     twin.fail_next(503)
     assert client.get("/rate_limit").status_code == 503
     assert twin.count(method="GET") == 5 and sum(r.counted for r in twin.requests) == 2
-
-
-# --- GraphQL -------------------------------------------------------------------------------------
-
-
-def test_graphql_aliases_variables_and_not_found(client: httpx.Client) -> None:
-    response = gql(client, PR_QUERY, PR_VARS)
-    assert response.status_code == 200 and response.headers["x-ratelimit-resource"] == "graphql"
-    body = response.json()
-    first, second = body["data"]["first"], body["data"]["second"]
-    assert first["nameWithOwner"] == "acme/widgets" and first["stargazerCount"] == 1234
-    assert first["primaryLanguage"] == {"name": "Python"} and first["licenseInfo"]["spdxId"] == "MIT"
-    assert first["owner"] == {"__typename": "Organization", "login": "acme"}
-    assert second["owner"]["__typename"] == "User"
-    pr = first["pr"]
-    assert (pr["number"], pr["state"], pr["merged"], pr["changedFiles"]) == (5, "MERGED", True, 150)
-    assert pr["author"] == {"__typename": "User", "login": "alice"}
-    assert pr["files"]["totalCount"] == 150 and len(pr["files"]["nodes"]) == 10
-    assert pr["files"]["nodes"][0] == {
-        "path": "src/acme/mod_000.py",
-        "additions": 2,
-        "deletions": 1,
-        "changeType": "MODIFIED",
-    }
-    issue = pr["closingIssuesReferences"]["nodes"][0]
-    assert issue["number"] == 3 and issue["repository"]["nameWithOwner"] == "acme/widgets"
-    assert pr["labels"]["nodes"] == [{"name": "bug"}] and len(pr["mergeCommit"]["oid"]) == 40
-    assert second["bot"] == {"author": {"__typename": "Bot", "login": "dependabot"}, "state": "MERGED"}
-    assert first["gone"] is None
-    [error] = body["errors"]
-    assert error["type"] == "NOT_FOUND" and error["path"] == ["first", "gone"]
-    assert error["message"] == "Could not resolve to a PullRequest with the number of 999."
-    assert error["locations"][0]["line"] > 1
-    missing = gql(client, '{ repository(owner: "no", name: "pe") { name } }').json()
-    assert missing["data"] == {"repository": None}
-    assert missing["errors"][0]["message"] == "Could not resolve to a Repository with the name 'no/pe'."
-
-
-def test_graphql_partial_error_keeps_other_data(client: httpx.Client, twin: GithubTwin) -> None:
-    twin.graphql_partial_error("acme/widgets", 5, "SERVICE_UNAVAILABLE", times=1)
-    body = gql(client, PR_QUERY, PR_VARS).json()
-    assert body["data"]["first"]["pr"] is None and body["data"]["first"]["nameWithOwner"] == "acme/widgets"
-    assert body["data"]["second"]["bot"]["author"]["login"] == "dependabot"
-    types = {e["type"]: e for e in body["errors"]}
-    assert types["SERVICE_UNAVAILABLE"]["path"] == ["first", "pr"]
-    assert gql(client, PR_QUERY, PR_VARS).json()["data"]["first"]["pr"]["number"] == 5  # only `times` executions
-
-
-def test_graphql_rate_limited_then_refilled(client: httpx.Client, twin: GithubTwin) -> None:
-    twin.exhaust_rate_limit("graphql", reset_in=0.3)
-    limited = gql(client, PR_QUERY, PR_VARS)
-    assert limited.status_code == 200 and limited.headers["x-ratelimit-remaining"] == "0"
-    assert limited.json() == {"errors": [{"type": "RATE_LIMITED", "message": "API rate limit exceeded for user ID 1."}]}
-    assert client.get("/repos/acme/widgets").status_code == 200  # core is a separate bucket
-    time.sleep(0.35)
-    body = gql(client, "{ rateLimit { limit remaining used cost } }").json()
-    assert body["data"]["rateLimit"] == {"limit": 5000, "remaining": 4999, "used": 1, "cost": 1}
-
-
-def test_graphql_cost_is_static_and_charged(client: httpx.Client, twin: GithubTwin) -> None:
-    nested = """{ repository(owner: "acme", name: "widgets") { pullRequest(number: 5) {
-        closingIssuesReferences(first: 100) { nodes { repository { pullRequest(number: 5) {
-            files(first: 100) { totalCount } labels(first: 100) { totalCount } } } } } } }
-      rateLimit { cost remaining nodeCount } }"""
-    rate = gql(client, nested).json()["data"]["rateLimit"]
-    assert rate == {"cost": 2, "remaining": 4998, "nodeCount": 100 + 2 * 100 * 100}  # (1 + 100 + 100) / 100
-    aliases = " ".join(f"p{i}: pullRequest(number: 5) {{ files(first: 10) {{ totalCount }} }}" for i in range(150))
-    many = gql(client, f'{{ repository(owner: "acme", name: "widgets") {{ {aliases} }} rateLimit {{ cost }} }}')
-    assert many.json()["data"]["rateLimit"]["cost"] == 2 and many.headers["x-ratelimit-used"] == "4"
-    dry = gql(client, "{ rateLimit(dryRun: true) { cost remaining } }").json()["data"]["rateLimit"]
-    assert dry == {"cost": 1, "remaining": 4996} and twin.rate_limit_remaining("graphql") == 4996
-    assert [r.counted for r in twin.graphql_requests()] == [True, True, False]
-
-
-def test_graphql_pagination_limits_and_cursors(client: httpx.Client) -> None:
-    query = (
-        '{ repository(owner: "acme", name: "widgets") { pullRequest(number: 5) { files(first: 101) { totalCount } } } }'
-    )
-    too_many = gql(client, query).json()
-    assert too_many["data"]["repository"]["pullRequest"]["files"] is None
-    assert too_many["errors"][0]["type"] == "EXCESSIVE_PAGINATION"
-    assert too_many["errors"][0]["path"] == ["repository", "pullRequest", "files"]
-    assert "exceeds the `first` limit of 100 records" in too_many["errors"][0]["message"]
-    unbounded = gql(
-        client, '{ repository(owner: "acme", name: "widgets") { pullRequest(number: 5) { files { totalCount } } } }'
-    )
-    assert unbounded.json()["errors"][0]["type"] == "MISSING_PAGINATION_BOUNDARIES"
-    page_query = """query($after: String) { repository(owner: "acme", name: "widgets") { pullRequest(number: 5) {
-        files(first: 100, after: $after) { pageInfo { hasNextPage endCursor } nodes { path } } } } }"""
-    paths: list[str] = []
-    cursor = None
-    for _ in range(5):
-        files = gql(client, page_query, {"after": cursor}).json()["data"]["repository"]["pullRequest"]["files"]
-        paths += [n["path"] for n in files["nodes"]]
-        if not files["pageInfo"]["hasNextPage"]:
-            break
-        cursor = files["pageInfo"]["endCursor"]
-    assert len(paths) == 150 and len(set(paths)) == 150 and paths[-1] == "tests/test_mod.py"
-
-
-def test_graphql_invalid_documents_cost_nothing(client: httpx.Client, twin: GithubTwin) -> None:
-    syntax = gql(client, '{ repository(owner: "acme" { name } }')
-    unknown = gql(client, '{ repository(owner: "acme", name: "widgets") { stars } }')
-    for response in (syntax, unknown):
-        assert response.status_code == 200 and "data" not in response.json()
-        assert response.json()["errors"][0]["message"] and response.json()["errors"][0]["locations"]
-    assert client.post("/graphql", content=b"{not json").status_code == 400
-    assert not any(r.counted for r in twin.graphql_requests())
-    assert twin.rate_limit_remaining("graphql") == 5000
-
-
-# --- world generation ----------------------------------------------------------------------------
-
-
-def trimmed_rows(count: int) -> list[dict[str, Any]]:
-    """Rows as the trimmed 2025 payload yields them: refs and shas only, everything else NULL."""
-    return [
-        {
-            "repo_name": f"org{i % 300}/project{i % 300}",
-            "number": 100 + i,
-            "action": "closed",
-            "created_at": "2025-10-10T12:00:00Z",
-            "title": None,
-            "merged": None,
-            "head_sha": f"{i:040x}",
-        }
-        for i in range(count)
-    ]
-
-
-def test_world_is_deterministic_per_seed() -> None:
-    rows = trimmed_rows(200)
-    assert world_from_pr_events(rows, seed=7) == world_from_pr_events(rows, seed=7)
-    other = world_from_pr_events(rows, seed=8)
-    assert other != world_from_pr_events(rows, seed=7)
-    assert other.get_pull("org1/project1", 101).head_sha == f"{1:040x}"  # event values always win
-
-
-def test_world_uses_event_values_and_invents_the_rest() -> None:
-    classic = [
-        {
-            "repo_name": "a/b",
-            "number": 1,
-            "action": "opened",
-            "created_at": "2015-01-01T00:00:00Z",
-            "title": "Add x",
-            "body": "Closes #9 and fixes #1",
-            "merged": False,
-            "author_login": "zed",
-            "author_type": "User",
-        },
-        {
-            "repo_name": "a/b",
-            "number": 1,
-            "action": "closed",
-            "created_at": "2015-01-02T00:00:00Z",
-            "title": "Add x",
-            "merged": True,
-            "merge_commit_sha": "f" * 40,
-            "additions": 12,
-            "deletions": 3,
-            "changed_files": 2,
-        },
-        {
-            "repo_name": "a/b",
-            "number": 2,
-            "action": "closed",
-            "created_at": "2015-01-03T00:00:00Z",
-            "title": "Nope",
-            "merged": False,
-            "author_login": "ci",
-            "author_type": "Bot",
-        },
-        {"repo_name": "a/b", "number": 3, "action": "opened", "created_at": "2025-10-10T00:00:00Z"},
-    ]
-    world = world_from_pr_events(classic, seed=1)
-    assert len(world.repos) == 1 and len(world.pulls) == 3
-    first = world.get_pull("a/b", 1)
-    assert (first.title, first.merged, first.merge_commit_sha, first.author_login) == ("Add x", True, "f" * 40, "zed")
-    assert (first.additions, first.deletions, first.changed_files) == (12, 3, 2)
-    assert first.created_at == "2015-01-01T00:00:00Z" and first.merged_at == "2015-01-02T00:00:00Z"
-    assert first.closing_issues == [9] and world.get_issue("a/b", 9) is not None  # #1 is the PR itself
-    second = world.get_pull("a/b", 2)
-    assert (second.merged, second.state, second.author_is_bot) == (False, "closed", True)
-    third = world.get_pull("a/b", 3)
-    assert (third.merged, third.state) == (False, "open") and third.title and len(third.head_sha) == 40
-
-
-def test_world_has_the_variety_a_filter_needs() -> None:
-    world = world_from_pr_events(trimmed_rows(1000), seed=3)
-    pulls, repos = list(world.pulls.values()), list(world.repos.values())
-
-    def share(items: list[Any], predicate: Any) -> float:
-        return sum(1 for item in items if predicate(item)) / len(items)
-
-    assert 0.72 <= share(pulls, lambda p: p.merged) <= 0.88
-    assert 0.10 <= share(repos, lambda r: r.stars < 20) <= 0.30 and share(repos, lambda r: r.stars >= 1000) > 0.05
-    assert share(repos, lambda r: r.language in {"Python", "TypeScript", "Go", "JavaScript", "Rust", "Java"}) > 0.75
-    assert (
-        0.03
-        <= share(repos, lambda r: r.language not in {"Python", "TypeScript", "Go", "JavaScript", "Rust", "Java", None})
-        <= 0.2
-    )
-    assert 0 < share(repos, lambda r: r.language is None) <= 0.08
-    assert 0 < share(repos, lambda r: r.is_fork) <= 0.08 and share(repos, lambda r: r.is_archived) <= 0.06
-    assert 0.75 <= share(repos, lambda r: r.owner_type == "Organization") <= 0.93
-    assert 0.04 <= share(pulls, lambda p: all(f.path.endswith(".md") for f in p.files)) <= 0.13
-    assert 0.02 <= share(pulls, lambda p: all("test" in f.path.lower() for f in p.files)) <= 0.10
-    assert 0.01 <= share(pulls, lambda p: p.changed_files >= 60) <= 0.06
-    assert 0.02 <= share(pulls, lambda p: p.additions > 1000) <= 0.10
-    assert 0.02 <= share(pulls, lambda p: p.additions < 3) <= 0.10
-    assert 0.30 <= share(pulls, lambda p: len(p.closing_issues) == 1) <= 0.50
-    assert all(world.get_issue(p.repo, n) for p in pulls for n in p.closing_issues)
-    assert 0.08 <= share(pulls, lambda p: len(p.body) < 20 and not p.closing_issues) <= 0.22
-    assert 0.02 <= share(pulls, lambda p: p.author_is_bot and p.author_login.endswith("[bot]")) <= 0.09
-    assert 0.05 <= share(pulls, lambda p: bool(p.labels)) <= 0.4
-    assert all(p.changed_files >= 1 for p in pulls)
-    python = next(p for p in pulls if world.get_repo(p.repo).language == "Python" and p.changed_files > 2)
-    assert any(f.path.endswith(".py") for f in python.files)
-    assert all(f.patch.count("\n+") + f.patch.startswith("+") == f.additions for p in pulls[:50] for f in p.files)

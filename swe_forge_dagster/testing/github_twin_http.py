@@ -1,0 +1,89 @@
+"""HTTP plumbing of the GitHub twin: the reply value, ETag/304 handling and the loopback server.
+
+Kept apart from what the twin answers (`github_rest_shapes`, `github_graphql_schema`) and from its
+bookkeeping (`github_twin_faults`): this is only how a reply gets onto the wire the way
+api.github.com sends it (HTTP/1.1 keep-alive, a length on every reply, bodiless 304s).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from swe_forge_dagster.testing.github_twin import GithubTwin
+
+HOST = "127.0.0.1"
+JSON = "application/json; charset=utf-8"
+
+
+@dataclass
+class Reply:
+    """One answer before it is sent; `counted` when it consumed primary rate limit."""
+
+    status: int
+    body: bytes = b""
+    content_type: str = JSON
+    headers: dict[str, str] = field(default_factory=dict)
+    counted: bool = False
+
+
+def json_reply(status: int, payload: Any, **headers: str) -> Reply:
+    return Reply(status, json.dumps(payload, separators=(",", ":")).encode(), headers=headers)
+
+
+def finish_get(handler: BaseHTTPRequestHandler, reply: Reply) -> Reply:
+    """Strong ETag on every 200 GET; a matching If-None-Match turns it into a bodiless 304."""
+    if reply.status != 200:
+        return reply
+    etag = f'"{hashlib.sha256(reply.body).hexdigest()}"'
+    reply.headers = {**reply.headers, "etag": etag, "cache-control": "private, max-age=60, s-maxage=60"}
+    wanted = {t.strip().removeprefix("W/") for t in (handler.headers.get("If-None-Match") or "").split(",")}
+    if etag in wanted or "*" in wanted:
+        return Reply(304, b"", reply.content_type, reply.headers, counted=False)
+    return reply
+
+
+def send_reply(handler: BaseHTTPRequestHandler, method: str, reply: Reply, headers: dict[str, str]) -> None:
+    """Status line, `headers`, then the body with its length; a 304 gets neither, as from GitHub."""
+    handler.send_response(reply.status)
+    for name, value in headers.items():
+        handler.send_header(name, value)
+    if reply.status != 304:
+        handler.send_header("content-length", str(len(reply.body)))
+    handler.end_headers()
+    if reply.status != 304 and method != "HEAD":
+        handler.wfile.write(reply.body)
+
+
+class TwinServer(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False  # never wait on handlers still sleeping for a client that left
+    twin: GithubTwin
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client hanging up mid-reply (timeouts in tests) is normal, not a traceback on stderr."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+class TwinHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, like api.github.com; every reply has a length
+    disable_nagle_algorithm = True  # headers and body go out in two writes: no 40 ms delayed-ACK stall
+    server: TwinServer
+
+    def version_string(self) -> str:
+        return "GitHub.com"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Silence per-request stderr logging; the twin keeps its own records."""
+
+    def do_GET(self) -> None:
+        self.server.twin._serve(self, "GET")
+
+    def do_POST(self) -> None:
+        self.server.twin._serve(self, "POST")
