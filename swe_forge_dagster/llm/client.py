@@ -1,0 +1,264 @@
+"""One client for every structured LLM call: forced function calling, validated, repaired, cached.
+
+Each call offers exactly one tool whose JSON schema is a pydantic model and forces it with
+`tool_choice`. The arguments are validated by that model; a missing tool call, invalid JSON or
+a schema violation goes back to the model as an error message and is retried a bounded number
+of times, then the item fails with the reason. Nothing is ever defaulted silently. 429/5xx,
+timeouts and connection errors are retried with backoff, honouring `Retry-After`. Identical
+requests are answered from the cache; every call lands in the ledger.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from contextlib import nullcontext
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import openai
+from pydantic import BaseModel, ValidationError
+
+from swe_forge_dagster.common.slots import Slots
+from swe_forge_dagster.llm.cache import AnswerCache, request_key
+from swe_forge_dagster.llm.ledger import CallLedger, CallRecord
+
+T = TypeVar("T", bound=BaseModel)
+KEY_ENVS = "SWE_FORGE_LLM_API_KEY or OPENROUTER_API_KEY"
+
+
+class LLMError(Exception):
+    """An LLM call failed for good (after retries and repairs)."""
+
+
+class LLMAuthError(LLMError):
+    """The endpoint rejected the key: nothing works until it is fixed."""
+
+
+class StructuredOutputError(LLMError):
+    """The model never produced a valid call of the tool; the reasons are in the message."""
+
+
+@dataclass
+class LLMStats:
+    calls: int = 0  # requests that reached the endpoint
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    repairs: int = 0
+    failures: int = 0
+
+    def snapshot(self) -> LLMStats:
+        return LLMStats(**vars(self))
+
+
+@dataclass(frozen=True)
+class Prices:
+    """USD per million tokens, used when the provider does not report a cost."""
+
+    input_per_mtok: float | None = None
+    output_per_mtok: float | None = None
+
+
+def tool_for(model_cls: type[BaseModel], name: str, description: str) -> dict[str, Any]:
+    return {"type": "function", "function": {"name": name, "description": description,
+                                              "parameters": model_cls.model_json_schema()}}  # fmt: skip
+
+
+class LLMClient:
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None,
+        model: str,
+        *,
+        cache: AnswerCache | None = None,
+        ledger: CallLedger | None = None,
+        slots: Slots | None = None,
+        max_in_flight: int = 10,
+        max_repairs: int = 2,
+        max_attempts: int = 5,
+        backoff_initial: float = 1.0,
+        backoff_max: float = 60.0,
+        timeout: float = 120.0,
+        prices: Prices = Prices(),
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if not api_key:
+            raise LLMAuthError(f"no LLM API key: set {KEY_ENVS}")
+        self.model = model
+        self.cache = cache
+        self.ledger = ledger
+        self.slots = slots
+        self.max_repairs = max_repairs
+        self.max_attempts = max_attempts
+        self.backoff_initial = backoff_initial
+        self.backoff_max = backoff_max
+        self.prices = prices
+        self.stats = LLMStats()
+        self._sleep = sleep
+        self._lock = threading.Lock()
+        self._in_flight = threading.BoundedSemaphore(max_in_flight)
+        self._openai = openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=0, timeout=timeout)
+
+    def close(self) -> None:
+        self._openai.close()
+
+    def __enter__(self) -> LLMClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- structured calls -----------------------------------------------------------------
+    def structured(
+        self,
+        stage: str,
+        messages: list[dict[str, Any]],
+        output: type[T],
+        *,
+        tool_name: str,
+        tool_description: str,
+        item: str | None = None,
+        context: dict[str, Any] | None = None,
+    ) -> T:
+        """Force one call of `tool_name` and return its arguments validated by `output`."""
+        tools = [tool_for(output, tool_name, tool_description)]
+        choice = {"type": "function", "function": {"name": tool_name}}
+        key = request_key(self.model, messages, tools, choice)
+        cached = self.cache.get(key) if self.cache else None
+        if cached is not None:
+            try:
+                value = output.model_validate(cached["arguments"], context=context)
+            except ValidationError:
+                value = None  # the model class changed since: ask again
+            if value is not None:
+                self._record(CallRecord(stage, self.model, "cached", item, cache_hit=True))
+                with self._lock:
+                    self.stats.cache_hits += 1
+                return value
+        conversation = list(messages)
+        problems: list[str] = []
+        for attempt in range(1, self.max_repairs + 2):
+            message, usage = self._complete(stage, conversation, tools, choice, item, attempt)
+            calls = [c for c in message.tool_calls or [] if c.type == "function" and c.function.name == tool_name]
+            if not calls:
+                problem = f"no call of {tool_name} (answered {'text' if message.content else 'nothing'})"
+                conversation += [
+                    {"role": "assistant", "content": message.content or ""},
+                    {"role": "user", "content": f"Error: {problem}. Answer only by calling the function {tool_name}."},
+                ]
+            else:
+                call = calls[0]
+                problem, value = self._parse(call.function.arguments, output, context)
+                if value is not None:
+                    self._record(CallRecord(stage, self.model, "ok", item, attempt, **usage))
+                    if self.cache:
+                        self.cache.put(key, stage, {"arguments": json.loads(call.function.arguments)})
+                    return value
+                conversation += [
+                    {"role": "assistant", "content": message.content, "tool_calls": [
+                        {"id": call.id, "type": "function",
+                         "function": {"name": call.function.name, "arguments": call.function.arguments}}]},
+                    {"role": "tool", "tool_call_id": call.id,
+                     "content": f"Error: {problem}. Call {tool_name} again with arguments that fix this."},
+                ]  # fmt: skip
+            problems.append(problem)
+            outcome = "repair" if attempt <= self.max_repairs else "failed"
+            self._record(CallRecord(stage, self.model, outcome, item, attempt, error=problem[:500], **usage))
+            with self._lock:
+                self.stats.repairs += outcome == "repair"
+        with self._lock:
+            self.stats.failures += 1
+        raise StructuredOutputError(
+            f"{stage}: no valid {tool_name} call after {len(problems)} attempts: " + " | ".join(problems)
+        )
+
+    @staticmethod
+    def _parse(arguments: str, output: type[T], context: dict[str, Any] | None) -> tuple[str, T | None]:
+        try:
+            data = json.loads(arguments)
+        except json.JSONDecodeError as exc:
+            return f"the arguments are not valid JSON ({exc.msg} at char {exc.pos})", None
+        try:
+            return "", output.model_validate(data, context=context)
+        except ValidationError as exc:
+            details = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}" for e in exc.errors())
+            return f"the arguments do not match the schema ({details})", None
+
+    # -- one completion, with transport retries -------------------------------------------
+    def _complete(
+        self, stage: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], choice: dict[str, Any],
+        item: str | None, attempt: int,
+    ) -> tuple[Any, dict[str, Any]]:  # fmt: skip
+        """One chat completion (retried on transport errors): the message and its usage for the ledger."""
+        for transport_try in range(1, self.max_attempts + 1):
+            started = time.perf_counter()
+            try:
+                with self._in_flight, self.slots.hold() if self.slots else nullcontext():
+                    completion = self._openai.chat.completions.create(
+                        model=self.model,
+                        messages=messages,
+                        tools=tools,
+                        tool_choice=choice,  # type: ignore[arg-type]
+                    )
+            except openai.AuthenticationError as exc:
+                self._record(CallRecord(stage, self.model, "http_error", item, attempt, error="401"))
+                raise LLMAuthError(f"the LLM endpoint rejected the API key (401): check {KEY_ENVS}") from exc
+            except (openai.RateLimitError, openai.InternalServerError, openai.APITimeoutError,
+                    openai.APIConnectionError) as exc:  # fmt: skip
+                latency = (time.perf_counter() - started) * 1000
+                error = f"{type(exc).__name__}: {getattr(exc, 'status_code', '')}".strip(": ")
+                self._record(CallRecord(stage, self.model, "http_error", item, attempt, error=error,
+                                        latency_ms=latency))  # fmt: skip
+                if transport_try >= self.max_attempts:
+                    raise LLMError(f"{stage}: {error} persisted through {transport_try} attempts") from exc
+                self._sleep(self._wait(exc, transport_try))
+                continue
+            except openai.APIStatusError as exc:
+                self._record(CallRecord(stage, self.model, "http_error", item, attempt, error=str(exc.status_code)))
+                raise LLMError(f"{stage}: the LLM endpoint answered {exc.status_code}: {exc.message}") from exc
+            usage = self._account(completion, (time.perf_counter() - started) * 1000)
+            if not completion.choices:
+                self._record(CallRecord(stage, self.model, "failed", item, attempt, error="no choices", **usage))
+                raise LLMError(f"{stage}: the LLM endpoint returned no choices")
+            return completion.choices[0].message, usage
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _wait(self, exc: Exception, transport_try: int) -> float:
+        response = getattr(exc, "response", None)
+        header = response.headers.get("retry-after") if response is not None else None
+        try:
+            if header is not None:
+                return min(self.backoff_max, max(0.0, float(header)))
+        except ValueError:
+            pass
+        return min(self.backoff_max, self.backoff_initial * 2 ** (transport_try - 1))
+
+    def _account(self, completion: Any, latency_ms: float) -> dict[str, Any]:
+        """Add a completion's tokens and cost to the stats; return them as ledger fields."""
+        usage = completion.usage
+        prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
+        output = int(getattr(usage, "completion_tokens", 0) or 0)
+        reported = (usage.model_extra or {}).get("cost") if usage is not None else None
+        cost, source = (float(reported), "provider") if reported is not None else self._priced(prompt, output)
+        with self._lock:
+            self.stats.calls += 1
+            self.stats.prompt_tokens += prompt
+            self.stats.completion_tokens += output
+            self.stats.cost += cost or 0.0
+        return {"prompt_tokens": prompt, "completion_tokens": output, "cost": cost, "cost_source": source,
+                "latency_ms": round(latency_ms, 1)}  # fmt: skip
+
+    def _priced(self, prompt: int, output: int) -> tuple[float | None, str | None]:
+        if self.prices.input_per_mtok is None and self.prices.output_per_mtok is None:
+            return None, None
+        cost = prompt * (self.prices.input_per_mtok or 0) / 1e6 + output * (self.prices.output_per_mtok or 0) / 1e6
+        return cost, "price"
+
+    def _record(self, record: CallRecord) -> None:
+        if self.ledger:
+            self.ledger.append(record)

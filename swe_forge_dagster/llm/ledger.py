@@ -1,0 +1,72 @@
+"""Every LLM call, recorded as it happens: stage, model, tokens, cost, latency, cache hit.
+
+One JSON line per call, appended under an exclusive `flock` and flushed at once, so concurrent
+runs interleave whole lines and a crash loses nothing already paid for. DuckDB reads the files
+as the `llm_calls` view with an explicit column list (a torn last line is skipped).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import fcntl
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+
+LLM_CALLS = "llm_calls"
+
+LLM_CALLS_SCHEMA = pa.schema(
+    [
+        ("at", pa.timestamp("us", tz="UTC")),
+        ("stage", pa.string()),
+        ("item", pa.string()),
+        ("model", pa.string()),
+        ("attempt", pa.int64()),
+        ("outcome", pa.string()),
+        ("error", pa.string()),
+        ("prompt_tokens", pa.int64()),
+        ("completion_tokens", pa.int64()),
+        ("cost", pa.float64()),
+        ("cost_source", pa.string()),
+        ("latency_ms", pa.float64()),
+        ("cache_hit", pa.bool_()),
+    ]
+)
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    stage: str
+    model: str
+    outcome: str  # ok | repair (answer rejected, asked again) | failed | http_error | cached
+    item: str | None = None
+    attempt: int = 1
+    error: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = None
+    cost_source: str | None = None  # provider | price | None
+    latency_ms: float = 0.0
+    cache_hit: bool = False
+    at: str = dataclasses.field(default_factory=lambda: dt.datetime.now(dt.UTC).isoformat())
+
+
+class CallLedger:
+    def __init__(self, directory: Path) -> None:
+        self.path = Path(directory) / "calls.jsonl"
+
+    def append(self, record: CallRecord) -> None:
+        line = (json.dumps(dataclasses.asdict(record), separators=(",", ":")) + "\n").encode("utf-8")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            view = memoryview(line)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
