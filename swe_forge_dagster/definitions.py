@@ -7,12 +7,13 @@ import dagster as dg
 from swe_forge_dagster.assets.candidates import enriched_prs, pr_candidates
 from swe_forge_dagster.assets.catalog import catalog
 from swe_forge_dagster.assets.gharchive import gharchive_pr_events
-from swe_forge_dagster.resources import GharchiveResource, GitHubResource, LakeResource, MiningResource
+from swe_forge_dagster.assets.triage import classified_prs
+from swe_forge_dagster.resources import GharchiveResource, GitHubResource, LakeResource, LLMResource, MiningResource
 from swe_forge_dagster.settings import Settings, get_settings
 
 # Within one run, the multiprocess executor caps steps per stage by the `swe_forge/stage` op tag;
 # across runs, the pools (limits in the instance, see swe_forge_dagster.instance) do.
-STAGE_LIMITS: dict[str, int] = {"gharchive": 4, "candidates": 4, "github": 1, "catalog": 1}
+STAGE_LIMITS: dict[str, int] = {"gharchive": 4, "candidates": 4, "github": 1, "llm": 1, "catalog": 1}
 
 executor = dg.multiprocess_executor.configured(
     {
@@ -23,13 +24,13 @@ executor = dg.multiprocess_executor.configured(
     }
 )
 
-ALL_ASSETS = [gharchive_pr_events, pr_candidates, enriched_prs, catalog]
+ALL_ASSETS = [gharchive_pr_events, pr_candidates, enriched_prs, classified_prs, catalog]
 
 # The hourly ingest as a job: what the CLI runs in-process and what sensors will target.
 gharchive_job = dg.define_asset_job("gharchive_job", selection=[gharchive_pr_events])
-# The hourly mining stages end to end: ingest, pre-filter, enrich + filter.
+# The hourly mining stages end to end: ingest, pre-filter, enrich + filter, triage.
 hourly_pipeline_job = dg.define_asset_job(
-    "hourly_pipeline_job", selection=[gharchive_pr_events, pr_candidates, enriched_prs]
+    "hourly_pipeline_job", selection=[gharchive_pr_events, pr_candidates, enriched_prs, classified_prs]
 )
 
 
@@ -39,6 +40,14 @@ def build_resources(settings: Settings, github_token_env: str = "GITHUB_TOKEN") 
         "lake": LakeResource(home=home),
         "gharchive": GharchiveResource(base_url=settings.gharchive_url, home=home),
         "github": GitHubResource(api_url=settings.github_api_url, home=home, token_env=github_token_env),
+        "llm": LLMResource(
+            base_url=settings.llm_base_url,
+            model=settings.model,
+            home=home,
+            max_in_flight=settings.llm_max_in_flight,
+            price_input_per_mtok=settings.llm_price_input,
+            price_output_per_mtok=settings.llm_price_output,
+        ),
         "mining": MiningResource(
             pr_file=str(settings.pr_file_path),
             org_only=settings.org_only,

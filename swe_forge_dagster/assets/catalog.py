@@ -8,6 +8,7 @@ import dagster as dg
 
 from swe_forge_dagster.assets.candidates import enriched_prs, pr_candidates
 from swe_forge_dagster.assets.gharchive import gharchive_pr_events
+from swe_forge_dagster.assets.triage import classified_prs
 from swe_forge_dagster.lake.catalog import refresh_catalog
 from swe_forge_dagster.resources import LakeResource
 
@@ -15,7 +16,7 @@ from swe_forge_dagster.resources import LakeResource
 @dg.asset(
     deps=[
         dg.AssetDep(asset, partition_mapping=dg.AllPartitionMapping())
-        for asset in (gharchive_pr_events, pr_candidates, enriched_prs)
+        for asset in (gharchive_pr_events, pr_candidates, enriched_prs, classified_prs)
     ],
     pool="duckdb_catalog",
     op_tags={"swe_forge/stage": "catalog"},

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import duckdb
 import pyarrow as pa
@@ -19,6 +20,8 @@ from filelock import FileLock, Timeout
 
 from swe_forge_dagster.candidates.datasets import ENRICHED_PRS_SCHEMA, PR_CANDIDATES_SCHEMA
 from swe_forge_dagster.gharchive.schema import PR_EVENTS_SCHEMA
+from swe_forge_dagster.llm.ledger import LLM_CALLS_SCHEMA
+from swe_forge_dagster.triage.pipeline import CLASSIFIED_PRS_SCHEMA
 
 
 class CatalogBusyError(RuntimeError):
@@ -36,13 +39,17 @@ class Dataset:
     name: str
     schema: pa.Schema
     hive_types: dict[str, str] = field(default_factory=dict)
+    fmt: Literal["parquet", "jsonl"] = "parquet"
+
+    @property
+    def pattern(self) -> str:
+        return "/".join(["*"] * len(self.hive_types) + [f"*.{self.fmt}"])
 
     def glob(self, lake_dir: Path) -> str:
-        depth = "/".join(["*"] * len(self.hive_types))
-        return str(lake_dir / self.name / (f"{depth}/*.parquet" if depth else "*.parquet"))
+        return str(lake_dir / self.name / self.pattern)
 
     def has_files(self, lake_dir: Path) -> bool:
-        return any(Path(lake_dir / self.name).glob("/".join(["*"] * len(self.hive_types) + ["*.parquet"])))
+        return any(Path(lake_dir / self.name).glob(self.pattern))
 
 
 # Public views (DESIGN.md). Later stages register theirs here as their assets arrive.
@@ -58,6 +65,11 @@ DATASETS: dict[str, Dataset] = {
     "enriched_prs": Dataset(
         name="enriched_prs", schema=ENRICHED_PRS_SCHEMA, hive_types={"dt": "DATE", "hour": "INTEGER"}
     ),
+    "classified_prs": Dataset(
+        name="classified_prs", schema=CLASSIFIED_PRS_SCHEMA, hive_types={"dt": "DATE", "hour": "INTEGER"}
+    ),
+    # Appended call by call (a JSONL ledger), so it is read as JSON with an explicit column list.
+    "llm_calls": Dataset(name="llm_calls", schema=LLM_CALLS_SCHEMA, fmt="jsonl"),
 }
 
 
@@ -73,6 +85,15 @@ def _duckdb_types(schema: pa.Schema) -> list[tuple[str, str]]:
 
 def view_sql(dataset: Dataset, lake_dir: Path) -> str:
     """`CREATE OR REPLACE VIEW` over the dataset's files, or a typed empty view if none exist yet."""
+    if dataset.has_files(lake_dir) and dataset.fmt == "jsonl":
+        glob = dataset.glob(lake_dir).replace("'", "''")
+        columns = ", ".join(f"'{name}': '{kind}'" for name, kind in _duckdb_types(dataset.schema))
+        first = dataset.schema.names[1]
+        return (
+            f"CREATE OR REPLACE VIEW {dataset.name} AS SELECT * FROM read_json('{glob}', "
+            f"format = 'newline_delimited', columns = {{{columns}}}, ignore_errors = true) "
+            f"WHERE {first} IS NOT NULL"  # a torn last line reads as all-NULL
+        )
     if dataset.has_files(lake_dir):
         glob = dataset.glob(lake_dir).replace("'", "''")
         types = ", ".join(f"'{k}': {v}" for k, v in dataset.hive_types.items())

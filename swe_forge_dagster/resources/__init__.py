@@ -3,5 +3,6 @@
 from swe_forge_dagster.resources.gharchive import GharchiveResource
 from swe_forge_dagster.resources.github import GitHubResource, MiningResource
 from swe_forge_dagster.resources.lake import LakeResource
+from swe_forge_dagster.resources.llm import LLMResource
 
-__all__ = ["GharchiveResource", "GitHubResource", "LakeResource", "MiningResource"]
+__all__ = ["GharchiveResource", "GitHubResource", "LLMResource", "LakeResource", "MiningResource"]

@@ -1,0 +1,53 @@
+"""`classified_prs`: difficulty triage of each hour's accepted PRs (pool `llm_api`)."""
+
+import dagster as dg
+
+from swe_forge_dagster.assets.candidates import HOURLY, enriched_prs, run_hours
+from swe_forge_dagster.llm.client import LLMAuthError
+from swe_forge_dagster.resources import LakeResource, LLMResource
+from swe_forge_dagster.triage.pipeline import ClassifyReport, classify_hour
+
+
+def classify_metadata(report: ClassifyReport) -> dict[str, object]:
+    bars = "\n".join(
+        f"| {d} | {report.by_difficulty.get(d, 0)} | {'█' * report.by_difficulty.get(d, 0)} |"
+        for d in ("easy", "medium", "hard")
+    )
+    return {
+        "dagster/row_count": report.prs_in,
+        "prs_in": report.prs_in,
+        "classified": report.classified,
+        "errors": report.errors,
+        "difficulty": dg.MetadataValue.md(f"| difficulty | PRs | |\n|---|---|---|\n{bars}"),
+        "llm_calls": report.calls,
+        "llm_cache_hits": report.cache_hits,
+        "prompt_tokens": report.prompt_tokens,
+        "completion_tokens": report.completion_tokens,
+        "cost_usd": report.cost,
+        "seconds": report.seconds,
+        "path": dg.MetadataValue.path(str(report.path)),
+    }
+
+
+@dg.asset(
+    deps=[enriched_prs],
+    pool="llm_api",
+    op_tags={"swe_forge/stage": "llm"},
+    code_version="1",
+    **{**HOURLY, "group_name": "triage"},
+)
+def classified_prs(context: dg.AssetExecutionContext, lake: LakeResource, llm: LLMResource) -> dg.MaterializeResult:
+    """Each accepted PR classified once: easy|medium|hard with a score in the tier's range and reasoning."""
+    with llm.client() as client:
+
+        def work(hour: str) -> dict[str, object]:
+            report = classify_hour(lake.lake_dir, hour, client, workers=llm.max_in_flight)
+            context.log.info(
+                f"{hour}: {report.classified}/{report.prs_in} classified {report.by_difficulty}, "
+                f"{report.calls} calls ({report.cache_hits} cached), ${report.cost:.4f}"
+            )
+            for sample in report.error_samples:
+                context.log.warning(sample)
+            return classify_metadata(report)
+
+        return run_hours(context, work, no_retry=(LLMAuthError,))

@@ -1,0 +1,42 @@
+"""The LLM endpoint as a resource. The key is read from the environment when a run starts."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dagster as dg
+from pydantic import Field
+
+from swe_forge_dagster.common.slots import Slots
+from swe_forge_dagster.llm.cache import AnswerCache
+from swe_forge_dagster.llm.client import LLMClient, Prices
+from swe_forge_dagster.llm.ledger import LLM_CALLS, CallLedger
+
+
+class LLMResource(dg.ConfigurableResource):
+    base_url: str = Field(description="any OpenAI-compatible endpoint (OpenRouter, vLLM, Ollama, ...)")
+    model: str
+    home: str = Field(description="SWE_FORGE_HOME: answer cache under cache/llm, call ledger under lake/llm_calls")
+    key_envs: list[str] = Field(default_factory=lambda: ["SWE_FORGE_LLM_API_KEY", "OPENROUTER_API_KEY"])
+    max_in_flight: int = Field(default=10, ge=1, le=64, description="calls at once, machine-wide")
+    max_repairs: int = Field(default=2, ge=0, le=5)
+    timeout_seconds: float = Field(default=120, gt=0)
+    price_input_per_mtok: float | None = Field(default=None, description="USD/1M tokens when the provider is silent")
+    price_output_per_mtok: float | None = None
+
+    def client(self) -> LLMClient:
+        home = Path(self.home).expanduser().resolve()
+        key = next((os.environ[name] for name in self.key_envs if os.environ.get(name)), None)
+        return LLMClient(
+            self.base_url,
+            key,
+            self.model,
+            cache=AnswerCache(home / "cache" / "llm" / "answers.sqlite"),
+            ledger=CallLedger(home / "lake" / LLM_CALLS),
+            slots=Slots(home / "locks", "llm_api", self.max_in_flight),
+            max_in_flight=self.max_in_flight,
+            max_repairs=self.max_repairs,
+            timeout=self.timeout_seconds,
+            prices=Prices(self.price_input_per_mtok, self.price_output_per_mtok),
+        )

@@ -1,0 +1,1 @@
+"""Difficulty triage of enriched PRs (no Dagster)."""
