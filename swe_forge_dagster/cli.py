@@ -61,11 +61,15 @@ def ingest(
     start: Annotated[str | None, typer.Option("--from", help="first hour of a range")] = None,
     end: Annotated[str | None, typer.Option("--to", help="last hour of a range (inclusive)")] = None,
     gharchive_url: Annotated[str | None, typer.Option(help="override SWE_FORGE_GHARCHIVE_URL")] = None,
-    enrich: Annotated[
-        bool, typer.Option(help="also build pr_candidates and enriched_prs (needs GITHUB_TOKEN)")
-    ] = False,
+    through: Annotated[
+        str,
+        typer.Option(
+            help="last stage: events (gharchive_pr_events), enriched (+ pr_candidates, enriched_prs: needs "
+            "GITHUB_TOKEN), classified (+ classified_prs: needs an LLM key too)"
+        ),
+    ] = "events",
 ) -> None:
-    """Materialize `gharchive_pr_events` (and with --enrich the candidate stages) for hours, in-process."""
+    """Materialize the hourly assets for hours, in-process and recorded in the instance."""
     from swe_forge_dagster.gharchive.hours import InvalidHourError
     from swe_forge_dagster.runner import hour_range
 
@@ -83,19 +87,27 @@ def ingest(
     settings = get_settings()
     if gharchive_url:
         settings = settings.model_copy(update={"gharchive_url": gharchive_url.rstrip("/")})
-    ok = _ingest(settings, keys, job_name="hourly_pipeline_job" if enrich else "gharchive_job")
+    jobs = {"events": "gharchive_job", "enriched": "candidates_job", "classified": "hourly_pipeline_job"}
+    if through not in jobs:
+        err.print(f"[red]error:[/] --through must be one of {', '.join(jobs)}, not {through!r}")
+        raise typer.Exit(2)
+    ok = _ingest(settings, keys, job_name=jobs[through])
     raise typer.Exit(0 if ok else 1)
 
 
 def _ingest(
-    settings: Settings, keys: list[str], job_name: str = "gharchive_job", github_token_env: str = "GITHUB_TOKEN"
+    settings: Settings,
+    keys: list[str],
+    job_name: str = "gharchive_job",
+    github_token_env: str = "GITHUB_TOKEN",
+    llm_key_envs: list[str] | None = None,
 ) -> bool:
     from swe_forge_dagster.definitions import build_definitions
     from swe_forge_dagster.lake.catalog import CatalogBusyError, refresh_catalog
     from swe_forge_dagster.runner import materialize_hours
 
     instance = _instance(settings)
-    defs = build_definitions(settings, github_token_env)
+    defs = build_definitions(settings, github_token_env, llm_key_envs)
     try:
         with err.status(f"running {job_name} for {len(keys)} hour(s) from {settings.gharchive_url}"):
             outcomes = materialize_hours(defs, instance, keys, job_name=job_name)

@@ -28,14 +28,20 @@ ALL_ASSETS = [gharchive_pr_events, pr_candidates, enriched_prs, classified_prs, 
 
 # The hourly ingest as a job: what the CLI runs in-process and what sensors will target.
 gharchive_job = dg.define_asset_job("gharchive_job", selection=[gharchive_pr_events])
+# Ingest through GitHub enrichment (needs a GitHub token, no LLM key).
+candidates_job = dg.define_asset_job("candidates_job", selection=[gharchive_pr_events, pr_candidates, enriched_prs])
 # The hourly mining stages end to end: ingest, pre-filter, enrich + filter, triage.
 hourly_pipeline_job = dg.define_asset_job(
     "hourly_pipeline_job", selection=[gharchive_pr_events, pr_candidates, enriched_prs, classified_prs]
 )
 
 
-def build_resources(settings: Settings, github_token_env: str = "GITHUB_TOKEN") -> dict[str, dg.ConfigurableResource]:
+def build_resources(
+    settings: Settings, github_token_env: str = "GITHUB_TOKEN", llm_key_envs: list[str] | None = None
+) -> dict[str, dg.ConfigurableResource]:
+    """Resources from settings; secrets are named by env var, never stored in config."""
     home = str(settings.home_abs)
+    key_envs = {"key_envs": llm_key_envs} if llm_key_envs else {}
     return {
         "lake": LakeResource(home=home),
         "gharchive": GharchiveResource(base_url=settings.gharchive_url, home=home),
@@ -47,6 +53,7 @@ def build_resources(settings: Settings, github_token_env: str = "GITHUB_TOKEN") 
             max_in_flight=settings.llm_max_in_flight,
             price_input_per_mtok=settings.llm_price_input,
             price_output_per_mtok=settings.llm_price_output,
+            **key_envs,
         ),
         "mining": MiningResource(
             pr_file=str(settings.pr_file_path),
@@ -57,13 +64,15 @@ def build_resources(settings: Settings, github_token_env: str = "GITHUB_TOKEN") 
     }
 
 
-def build_definitions(settings: Settings | None = None, github_token_env: str = "GITHUB_TOKEN") -> dg.Definitions:
+def build_definitions(
+    settings: Settings | None = None, github_token_env: str = "GITHUB_TOKEN", llm_key_envs: list[str] | None = None
+) -> dg.Definitions:
     """Definitions for `settings` (the environment's by default); tests and the demo pass their own."""
     settings = settings or get_settings()
     return dg.Definitions(
         assets=ALL_ASSETS,
-        jobs=[gharchive_job, hourly_pipeline_job],
-        resources=build_resources(settings, github_token_env),
+        jobs=[gharchive_job, candidates_job, hourly_pipeline_job],
+        resources=build_resources(settings, github_token_env, llm_key_envs),
         executor=executor,
     )
 

@@ -146,8 +146,11 @@ def test_asset_spec_snapshot() -> None:
     assert candidates.node_def.tags["swe_forge/stage"] == "candidates" and candidates.partitions_def == partitions
     graph = defs.resolve_asset_graph()
     assert {k.to_user_string() for k in graph.get_all_asset_keys()} == {
-        "gharchive_pr_events", "pr_candidates", "enriched_prs", "catalog",
+        "gharchive_pr_events", "pr_candidates", "enriched_prs", "classified_prs", "catalog",
     }  # fmt: skip
+    triage = defs.resolve_assets_def("classified_prs")
+    assert triage.node_def.pool == "llm_api" and triage.node_def.tags["swe_forge/stage"] == "llm"
+    assert graph.get(dg.AssetKey("classified_prs")).parent_keys == {dg.AssetKey("enriched_prs")}
     assert graph.get(dg.AssetKey("enriched_prs")).parent_keys == {dg.AssetKey("pr_candidates")}
     assert graph.get(dg.AssetKey("pr_candidates")).parent_keys == {ASSET}
 

@@ -59,7 +59,7 @@ def big_world_setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator
 
 
 def run_pipeline(settings: Settings, instance: dg.DagsterInstance, keys: list[str]) -> None:
-    outcomes = materialize_hours(build_definitions(settings), instance, keys, job_name="hourly_pipeline_job")
+    outcomes = materialize_hours(build_definitions(settings), instance, keys, job_name="candidates_job")
     assert all(o.success for o in outcomes), [o.errors for o in outcomes]
 
 
@@ -122,7 +122,7 @@ def test_a_missing_token_fails_the_partition_clearly(
 ) -> None:
     settings, _, _ = world_setup
     monkeypatch.delenv("GITHUB_TOKEN")
-    outcomes = materialize_hours(build_definitions(settings), instance, [CLASSIC], job_name="hourly_pipeline_job")
+    outcomes = materialize_hours(build_definitions(settings), instance, [CLASSIC], job_name="candidates_job")
     assert not outcomes[0].success
     assert any("GITHUB_TOKEN is not set" in e for e in outcomes[0].errors)
 
@@ -137,7 +137,7 @@ def test_the_token_never_reaches_logs_metadata_files_or_errors(
     store = settings.home_abs / "cache" / "github" / "github.sqlite"
     with sqlite3.connect(store) as con:
         con.execute("DELETE FROM enriched_prs")
-    failed = materialize_hours(build_definitions(settings), instance, [TRIMMED], job_name="hourly_pipeline_job")
+    failed = materialize_hours(build_definitions(settings), instance, [TRIMMED], job_name="candidates_job")
     assert not failed[0].success and any("retry after" in e for e in failed[0].errors)
     secret = TOKEN.encode()
     for path in settings.home_abs.rglob("*"):
@@ -160,7 +160,7 @@ from swe_forge_dagster.settings import Settings
 home, mirror, api, hour = sys.argv[1:5]
 settings = Settings(SWE_FORGE_HOME=home, SWE_FORGE_GHARCHIVE_URL=mirror, SWE_FORGE_GITHUB_API_URL=api)
 ensure_dagster_home(settings)
-materialize_hours(build_definitions(settings), dg.DagsterInstance.get(), [hour], job_name="hourly_pipeline_job")
+materialize_hours(build_definitions(settings), dg.DagsterInstance.get(), [hour], job_name="candidates_job")
 """
 
 

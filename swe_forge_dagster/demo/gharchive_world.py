@@ -36,6 +36,8 @@ EVENT_MIX = {
     "GollumEvent": 1,
 }
 ORGS = ["acme-labs", "northwind", "globex-oss", "initech", "umbrella-dev"]
+# Personal accounts also own repositories; GH Archive gives their events no `org`.
+PERSONAL_OWNERS = ["ada-lab", "tinkerer42"]
 REPOS = ["tinycalc", "fastqueue", "datekit", "yaml-lite", "httpmock", "shapes", "textwrap2", "ledger"]
 USERS = ["ada", "grace", "linus", "guido", "barbara", "ken", "margaret", "dennis", "frances", "donald"]
 BOTS = ["dependabot[bot]", "renovate[bot]", "github-actions[bot]"]
@@ -106,8 +108,8 @@ def _pull_request(rng: random.Random, repo: str, number: int, action: str, trimm
 
 def make_event(rng: random.Random, event_id: int, kind: str, when: dt.datetime) -> dict:
     """One event of type `kind` at `when`, in GH Archive's record format."""
-    org = rng.choice(ORGS)
-    repo = f"{org}/{rng.choice(REPOS)}"
+    owner = rng.choices([*ORGS, *PERSONAL_OWNERS], weights=[14] * len(ORGS) + [15] * len(PERSONAL_OWNERS))[0]
+    repo = f"{owner}/{rng.choice(REPOS)}"
     login = rng.choice(USERS)
     stamp = when.strftime("%Y-%m-%dT%H:%M:%SZ")
     event: dict = {
@@ -124,8 +126,8 @@ def make_event(rng: random.Random, event_id: int, kind: str, when: dt.datetime) 
         "public": True,
         "created_at": stamp,
     }
-    if rng.random() < 0.6:
-        event["org"] = {"id": _stable_id(org), "login": org, "url": f"https://api.github.com/orgs/{org}"}
+    if owner in ORGS:  # a property of the owner, as on GitHub: every event of an org's repo carries it
+        event["org"] = {"id": _stable_id(owner), "login": owner, "url": f"https://api.github.com/orgs/{owner}"}
     if kind == "PullRequestEvent":
         action = rng.choices(["opened", "closed", "reopened"], weights=[50, 48, 2])[0]
         number = rng.randrange(2, 5000)

@@ -3,7 +3,8 @@
 Two generated GH Archive hours (one classic payload, one trimmed 2025 payload) in a local
 `file://` mirror, and the GitHub twin on 127.0.0.1 serving a world consistent with them. The
 real assets run through Dagster, recorded in the demo's own instance: ingest, candidates,
-GitHub enrichment and the local filter. Later stages extend it.
+GitHub enrichment and the local filter, and LLM difficulty triage against the OpenAI-compatible
+twin. Later stages extend it.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from swe_forge_dagster.settings import Settings
 
 DEMO_TOKEN_ENV = "SWE_FORGE_DEMO_GITHUB_TOKEN"  # never the user's GITHUB_TOKEN
 DEMO_TOKEN = "demo-token-not-a-secret"
+DEMO_LLM_KEY_ENV = "SWE_FORGE_DEMO_LLM_KEY"  # never the user's LLM key
+DEMO_LLM_KEY = "demo-llm-key-not-a-secret"
 
 SUMMARY_SQL = """
 SELECT e.dt, e.hour, any_value(e.payload_format) AS payload, count(*) AS pr_events,
@@ -29,9 +32,19 @@ SELECT e.dt, e.hour, any_value(e.payload_format) AS payload, count(*) AS pr_even
        (SELECT count(*) FROM pr_candidates c WHERE c.dt = e.dt AND c.hour = e.hour AND c.status = 'candidate')
            AS candidates,
        (SELECT count(*) FROM enriched_prs p WHERE p.dt = e.dt AND p.hour = e.hour AND p.status = 'accepted')
-           AS accepted
+           AS accepted,
+       (SELECT count(*) FROM classified_prs t WHERE t.dt = e.dt AND t.hour = e.hour AND t.difficulty = 'easy')
+           AS easy,
+       (SELECT count(*) FROM classified_prs t WHERE t.dt = e.dt AND t.hour = e.hour AND t.difficulty = 'medium')
+           AS medium,
+       (SELECT count(*) FROM classified_prs t WHERE t.dt = e.dt AND t.hour = e.hour AND t.difficulty = 'hard')
+           AS hard
 FROM gharchive_pr_events e GROUP BY ALL ORDER BY e.dt, e.hour
 """
+LLM_SQL = (
+    "SELECT stage, count(*) AS calls, sum(prompt_tokens) AS tokens_in, sum(completion_tokens) AS tokens_out, "
+    "round(sum(cost), 4) AS cost_usd FROM llm_calls GROUP BY 1"
+)
 REASONS_SQL = """
 SELECT stage, reason, count(*) AS prs FROM enriched_prs WHERE status = 'rejected'
 GROUP BY ALL ORDER BY prs DESC LIMIT 8
@@ -50,6 +63,7 @@ def run_demo(settings: Settings, home: Path, out: Console, err: Console) -> int:
     from swe_forge_dagster.lake.catalog import query
     from swe_forge_dagster.testing.github_twin import GithubTwin
     from swe_forge_dagster.testing.github_world import world_from_pr_events
+    from swe_forge_dagster.testing.openai_twin import OpenAITwin, triage_responder
 
     mirror = home / "gharchive-mirror"
     hours = demo_hours(settings)
@@ -61,14 +75,20 @@ def run_demo(settings: Settings, home: Path, out: Console, err: Console) -> int:
     if "DAGSTER_HOME" not in os.environ:
         os.environ["DAGSTER_HOME"] = str(home / "dagster")
     os.environ[DEMO_TOKEN_ENV] = DEMO_TOKEN
-    with GithubTwin(world, token=DEMO_TOKEN) as twin:
+    os.environ[DEMO_LLM_KEY_ENV] = DEMO_LLM_KEY
+    with (
+        GithubTwin(world, token=DEMO_TOKEN) as twin,
+        OpenAITwin(triage_responder, api_key=DEMO_LLM_KEY, cost_per_mtok=(1.25, 10.0)) as llm,
+    ):
         demo_settings = settings.model_copy(
             update={"home": home, "gharchive_url": f"file://{mirror}", "github_api_url": twin.url,
-                    "pr_file": home / "processed_prs.jsonl"}
+                    "llm_base_url": llm.url, "pr_file": home / "processed_prs.jsonl"}
         )  # fmt: skip
-        err.print(f"demo world: {len(hours)} GH Archive hours in {mirror}; GitHub twin at {twin.url}")
+        err.print(f"demo world: {len(hours)} GH Archive hours in {mirror}; GitHub twin at {twin.url}; "
+                  f"LLM twin at {llm.url}")  # fmt: skip
         keys = [partition_key(h) for h in hours]
-        ok = _ingest(demo_settings, keys, job_name="hourly_pipeline_job", github_token_env=DEMO_TOKEN_ENV)
+        ok = _ingest(demo_settings, keys, job_name="hourly_pipeline_job", github_token_env=DEMO_TOKEN_ENV,
+                     llm_key_envs=[DEMO_LLM_KEY_ENV])  # fmt: skip
         requests = len(twin.counted_requests())
     lake = demo_settings.lake_dir
     out.print("\n[bold]Funnel per hour[/] (swe-forge sql over the Parquet lake):")
@@ -77,6 +97,8 @@ def run_demo(settings: Settings, home: Path, out: Console, err: Console) -> int:
     render(query(lake, REASONS_SQL), "table", out)
     candidates = query(lake, "SELECT count(*) AS n FROM enriched_prs").to_pylist()[0]["n"]
     out.print(f"GitHub requests spent: {requests} for {candidates} candidates (GraphQL, 30 PRs per request)")
+    out.print("[bold]LLM calls[/] (the llm_calls view; the demo's twin bills like a priced model):")
+    render(query(lake, LLM_SQL), "table", out)
     out.print(
         "\nNext:\n"
         f'  SWE_FORGE_HOME={home} swe-forge sql "SELECT reason, count(*) FROM enriched_prs GROUP BY 1"\n'

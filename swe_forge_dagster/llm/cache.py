@@ -42,6 +42,7 @@ class AnswerCache:
         if con is None:
             con = sqlite3.connect(self.path, timeout=60, isolation_level=None)
             con.execute("PRAGMA busy_timeout=60000")
+            con.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: survives a crash, no fsync per answer
             self._local.con = con
         return con
 

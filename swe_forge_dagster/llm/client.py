@@ -10,6 +10,7 @@ requests are answered from the cache; every call lands in the ledger.
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 import time
@@ -63,9 +64,15 @@ class Prices:
     output_per_mtok: float | None = None
 
 
+@functools.lru_cache(maxsize=64)
+def _schema(model_cls: type[BaseModel]) -> str:
+    """The tool's JSON schema, built once per model class (it is not cheap, and calls are many)."""
+    return json.dumps(model_cls.model_json_schema())
+
+
 def tool_for(model_cls: type[BaseModel], name: str, description: str) -> dict[str, Any]:
     return {"type": "function", "function": {"name": name, "description": description,
-                                              "parameters": model_cls.model_json_schema()}}  # fmt: skip
+                                              "parameters": json.loads(_schema(model_cls))}}  # fmt: skip
 
 
 class LLMClient:
