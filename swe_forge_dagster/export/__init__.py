@@ -1,0 +1,1 @@
+"""Task formats: SWE-bench instances, swe-forge task directories (no Dagster)."""

@@ -1,0 +1,1 @@
+"""Docker sandboxes where repository code runs: never on the host (no Dagster)."""

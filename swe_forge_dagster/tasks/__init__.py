@@ -1,0 +1,1 @@
+"""From a classified PR to a validated task instance (no Dagster)."""
