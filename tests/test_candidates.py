@@ -186,6 +186,11 @@ def test_filter_reports_every_failing_rule() -> None:
         ("conftest.py", True, False), ("README.md", False, True), ("docs/index.rst", False, True),
         (".github/workflows/ci.yml", False, True), ("pyproject.toml", False, True), ("LICENSE", False, True),
         ("src/contest.py", False, False), ("latest/main.go", False, False),
+        ("app/tests.py", True, False), ("pkg/util_tests.py", True, False), ("web/e2e/login.ts", True, False),
+        ("web/src/__mocks__/api.ts", True, False), ("web/cypress/login.cy.ts", True, False),
+        ("src/main/java/org/DbIT.java", True, False), ("src/FooSpec.kt", True, False),
+        ("Lib.Tests/LibTests.cs", True, False), ("spec/models/user_spec.rb", True, False),
+        ("testing/python/fixtures.py", True, False), ("api/spec/openapi.yaml", False, True),
     ],
 )  # fmt: skip
 def test_path_rules(path: str, test: bool, docs: bool) -> None:

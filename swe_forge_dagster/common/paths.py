@@ -10,11 +10,16 @@ import re
 from pathlib import PurePosixPath
 
 # Test files by language convention (Python, JS/TS, Go, Rust, Java/Kotlin, Ruby, C#...).
-_TEST_DIRS = re.compile(r"(^|/)(tests?|testing|__tests__|spec|specs|test_?data|fixtures)(/|$)", re.IGNORECASE)
+# `testing/` counts (pytest's own suite lives there, and SWE-bench puts sympy/testing/ in test_patch);
+# `spec/` counts only for code files (an api/spec/openapi.yaml is not a test).
+_TEST_DIRS = re.compile(r"(^|/)(tests?|testing|__tests__|__mocks__|e2e|test_?data|fixtures)(/|$)", re.IGNORECASE)
+_SPEC_DIRS = re.compile(r"(^|/)specs?/.*\.(rb|[cm]?[jt]sx?|py)$", re.IGNORECASE)
 _TEST_FILES = re.compile(
-    r"(^test_.*\.py$|.*_test\.py$|^conftest\.py$|.*_test\.go$|.*\.(test|spec)\.[cm]?[jt]sx?$"
-    r"|.*Tests?\.(java|kt|cs|scala)$|.*_spec\.rb$|.*_test\.rb$|^test_.*\.rb$)",
+    r"(^test_.*\.py$|.*_tests?\.py$|^tests?\.py$|^conftest\.py$|.*_test\.go$"
+    r"|.*[._](test|spec|cy)\.[cm]?[jt]sx?$"
+    r"|.*(Tests?|IT|Spec)\.(java|kt|cs|scala|groovy)$|.*_spec\.rb$|.*_test\.rb$|^test_.*\.rb$)",
 )
+_DOTNET_TEST_PROJECT = re.compile(r"(^|/)[^/]+\.Tests?/")
 _JAVA_TEST_TREE = re.compile(r"(^|/)src/(test|androidTest|integrationTest)/")
 
 _DOC_EXTENSIONS = frozenset(
@@ -29,7 +34,13 @@ _DOC_DIRS = re.compile(r"(^|/)(docs?|documentation|\.github)(/|$)", re.IGNORECAS
 
 def is_test_path(path: str) -> bool:
     name = PurePosixPath(path).name
-    return bool(_TEST_DIRS.search(path) or _TEST_FILES.match(name) or _JAVA_TEST_TREE.search(path))
+    return bool(
+        _TEST_DIRS.search(path)
+        or _SPEC_DIRS.search(path)
+        or _TEST_FILES.match(name)
+        or _JAVA_TEST_TREE.search(path)
+        or _DOTNET_TEST_PROJECT.search(path)
+    )
 
 
 def is_docs_path(path: str) -> bool:

@@ -1,0 +1,100 @@
+"""Decide FAIL_TO_PASS / PASS_TO_PASS from execution results, and whether the task is usable at all.
+
+Pure logic over outcome maps (see `tasks.junit`), so every rule is testable without a sandbox. The
+runs are: `before` = base + test_patch (once), `after` = base + test_patch + patch (several times,
+to catch flakiness). The rules, and the choices the brief left open:
+
+- A run that is None or has no tests means the suite did not start: nothing else can be concluded.
+- FAIL_TO_PASS: failed/error before, or absent before (pytest cannot collect a test whose module
+  imports the not-yet-written code: the module shows up as one collection error, its tests not at
+  all), and passed in every after run. Skipped before is not a failure: SWE-bench does not count it.
+- PASS_TO_PASS: passed before and in every after run.
+- broken (PASS->FAIL): passed before and failed/error in every after run, or missing from every
+  after run (the fix made the module uncollectable). Passed -> skipped is neither broken nor P2P.
+- flaky: the outcome (including "absent") differs between after runs. Flaky tests are never
+  F2P/P2P. Any flaky test rejects the task, as the brief asks; for large suites this is strict.
+- `test_ids_in_test_patch` (optional): ids, or id prefixes such as a file path or
+  `path::Class::test` without params, of the tests the test_patch adds or changes. When given and
+  non-empty, at least one FAIL_TO_PASS must match one, so the task's evidence comes from the PR's own
+  tests. None or empty skips the check: not being able to name the tests is no evidence against it.
+
+When several reasons apply, the first in this order is reported: did not start, regression, flaky,
+no FAIL_TO_PASS, no FAIL_TO_PASS from the test patch. The lists are filled either way, sorted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+
+from swe_forge_dagster.tasks.junit import Outcome
+
+Results = Mapping[str, Outcome]
+
+_FAILING = ("failed", "error")
+_REASON_IDS = 10  # ids quoted in a reason; the full lists are in the fields
+
+
+@dataclass(frozen=True)
+class Validation:
+    accepted: bool
+    fail_to_pass: list[str]
+    pass_to_pass: list[str]
+    reason: str | None
+    flaky: list[str]
+    broken: list[str]
+
+
+def validate(
+    before: Results | None,
+    after: Sequence[Results | None],
+    test_ids_in_test_patch: Collection[str] | None = None,
+) -> Validation:
+    """Apply the rules in the module docstring to one candidate task's runs."""
+    not_started = [] if before else ["before"]
+    not_started += [f"after run {i}" for i, run in enumerate(after, 1) if not run]
+    if not after:
+        not_started.append("no after run")
+    if not_started:
+        return Validation(False, [], [], f"test suite did not start ({', '.join(not_started)})", [], [])
+
+    before_results: Results = before or {}
+    after_runs: list[Results] = [run for run in after if run]
+    fail_to_pass, pass_to_pass, flaky, broken = [], [], [], []
+    for test_id in sorted(set(before_results).union(*after_runs)):
+        outcomes = {run.get(test_id) for run in after_runs}
+        if len(outcomes) > 1:
+            flaky.append(test_id)
+            continue
+        (now,) = outcomes
+        was = before_results.get(test_id)
+        if now == "passed" and (was is None or was in _FAILING):
+            fail_to_pass.append(test_id)
+        elif now == "passed" and was == "passed":
+            pass_to_pass.append(test_id)
+        elif was == "passed" and (now is None or now in _FAILING):
+            broken.append(test_id)
+
+    reason = None
+    if broken:
+        reason = f"PASS→FAIL regression: {_quote(broken)}"
+    elif flaky:
+        reason = f"flaky: {_quote(flaky)}"
+    elif not fail_to_pass:
+        reason = "no FAIL_TO_PASS: the tests pass without the fix"
+    elif test_ids_in_test_patch and not any(_matches(t, test_ids_in_test_patch) for t in fail_to_pass):
+        reason = f"no FAIL_TO_PASS among the test patch's tests (FAIL_TO_PASS: {_quote(fail_to_pass)})"
+    return Validation(reason is None, fail_to_pass, pass_to_pass, reason, flaky, broken)
+
+
+def _matches(test_id: str, selectors: Collection[str]) -> bool:
+    """Equal, or a prefix ending at an id boundary: `path`, `path::Class`, or `path::test` of `test[p]`."""
+    return any(
+        test_id == selector or (test_id.startswith(selector) and test_id[len(selector) :].startswith(("::", "[")))
+        for selector in selectors
+    )
+
+
+def _quote(ids: list[str]) -> str:
+    shown = ", ".join(ids[:_REASON_IDS])
+    return shown if len(ids) <= _REASON_IDS else f"{shown} (+{len(ids) - _REASON_IDS} more)"
