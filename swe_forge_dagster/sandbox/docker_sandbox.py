@@ -1,0 +1,491 @@
+"""A long-lived Docker container that repository code runs in, driven one shell command at a time.
+
+Installs, test suites and the shell commands of LLM agents are untrusted: they run in a container,
+never on the host. The task builder and the agents need a *session* rather than isolated
+`docker run`s (a `cd` or an activated venv carries over, a background server keeps running), so
+the container idles and each command is a `docker exec` through a bash runner that restores and
+saves the shell state (see `shell_state`). Limits bound what one command can do to the machine:
+CPU, memory (no extra swap), process count, the network mode, `no-new-privileges`, and a
+host-side timeout that kills the command's whole process group.
+
+Capabilities stay at Docker's default set (no `privileged`): that set already excludes the
+dangerous ones (SYS_ADMIN, NET_ADMIN, SYS_PTRACE, ...), while apt needs SETUID/SETGID/CHOWN/
+DAC_OVERRIDE/FOWNER to drop to its `_apt` user and pip builds need to chown and chmod.
+
+Crashed runs leave nothing behind: every container carries `swe-forge=1` and its owner's pid,
+host and process start time, and `cleanup_stale` removes those whose owner is gone.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import os
+import posixpath
+import re
+import socket
+import tarfile
+import tempfile
+import threading
+import time
+import uuid
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Self
+
+import docker
+from docker.errors import DockerException, NotFound
+from docker.models.containers import Container
+from docker.types import Mount
+from docker.utils import parse_bytes
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from swe_forge_dagster.sandbox.shell_state import (
+    CMD_NAME,
+    CWD_FILE,
+    ENV_DUMP_SCRIPT,
+    INIT_SCRIPT,
+    KILL_SCRIPT,
+    RUNNER_SCRIPT,
+    SHELL_ONLY_VARS,
+    STATE_DIR,
+    OutputBuffer,
+    SandboxError,
+    StreamReader,
+    exec_exit_code,
+)
+
+log = logging.getLogger(__name__)
+
+LABEL = "swe-forge"
+SESSION_LABEL = "swe-forge.session"
+OWNER_PID_LABEL = "swe-forge.owner-pid"
+OWNER_HOST_LABEL = "swe-forge.owner-host"
+OWNER_START_LABEL = "swe-forge.owner-start"
+RESERVED_LABELS = (LABEL, SESSION_LABEL, OWNER_PID_LABEL, OWNER_HOST_LABEL, OWNER_START_LABEL)
+
+CONTAINER_CA_PATH = "/etc/ssl/certs/ca-certificates.crt"
+CA_ENV_VARS = ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "PIP_CERT")
+
+# PID 1 without docker-init: sleeps in the background and `wait`s, so a TERM stops the container
+# at once, and the `wait` reaps the orphans that killed commands leave behind.
+KEEPALIVE = "trap 'exit 0' TERM; while :; do sleep 3600 & wait $!; done"
+
+DEFAULT_ENV = {
+    "DEBIAN_FRONTEND": "noninteractive",  # apt never prompts (there is no stdin)
+    "PIP_DISABLE_PIP_VERSION_CHECK": "1",  # no network call and no noise per pip command
+    "PIP_NO_INPUT": "1",
+    "PYTHONUNBUFFERED": "1",  # keeps Python's stdout and stderr interleaved in the order written
+}
+"""Set before `SandboxConfig.env`, which overrides them."""
+
+TIMEOUT_EXIT_CODE = 124  # what coreutils `timeout` reports, so callers can treat both alike
+KILL_GRACE_S = 5.0
+MAX_SYMLINKS = 16
+
+Network = Literal["bridge", "none", "host"]
+Mounts = dict[str | Path, tuple[str, str]]
+"""host path -> (container path, "ro" | "rw")"""
+
+
+class SandboxConfig(BaseModel):
+    """The image and the limits of one sandbox; its `model_dump_json()` can key a cache."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    image: str
+    cpu: float = Field(default=2.0, gt=0, description="cores, as nano_cpus")
+    mem_limit: str = Field(default="4g", description="memory, and memory+swap: no swap beyond it")
+    pids_limit: int = Field(default=512, ge=16)
+    network: Network = "bridge"
+    ca_bundle: Path | None = Field(default=None, description=f"host CA file, mounted at {CONTAINER_CA_PATH}")
+    workdir: str = "/repo"
+    labels: dict[str, str] = Field(default_factory=dict)
+    env: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("mem_limit")
+    @classmethod
+    def _parsable_memory(cls, value: str) -> str:
+        try:
+            parse_bytes(value)  # fail at configuration time, not at container start
+        except DockerException as exc:
+            raise ValueError(str(exc)) from exc
+        return value
+
+    @field_validator("workdir")
+    @classmethod
+    def _absolute_workdir(cls, value: str) -> str:
+        if not value.startswith("/"):
+            raise ValueError(f"workdir must be an absolute path, got {value!r}")
+        return posixpath.normpath(value)
+
+    def environment(self) -> dict[str, str]:
+        """The container's environment: defaults, the CA variables, then the configured env."""
+        ca = dict.fromkeys(CA_ENV_VARS, CONTAINER_CA_PATH) if self.ca_bundle else {}
+        return {**DEFAULT_ENV, **ca, **self.env}
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """One command's outcome; `output` is stdout and stderr interleaved, possibly truncated."""
+
+    command: str
+    exit_code: int
+    output: str
+    truncated: bool
+    duration_s: float
+    timed_out: bool
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out
+
+
+class Sandbox:
+    """A running sandbox container; use `Sandbox.start`, and `close()` it (or use it as a context manager).
+
+    Commands are serialized (a lock): the shell state is one session, as in a terminal.
+    """
+
+    def __init__(self, client: docker.DockerClient, container: Container, config: SandboxConfig, session: str) -> None:
+        self.client = client
+        self.container = container
+        self.config = config
+        self.session = session
+        self._lock = threading.Lock()
+        # Removes the container when closed, when garbage collected, or at interpreter exit,
+        # whichever comes first, and only once: this is what makes close() idempotent.
+        self._finalizer = weakref.finalize(self, _remove_container, client.api, container.id)
+
+    @classmethod
+    def start(
+        cls,
+        client: docker.DockerClient,
+        config: SandboxConfig,
+        *,
+        name_hint: str,
+        mounts: Mounts | None = None,
+    ) -> Self:
+        """Create and start the container, and initialize its shell state in `config.workdir`."""
+        session = uuid.uuid4().hex
+        container = client.containers.create(
+            config.image,
+            ["sh", "-c", KEEPALIVE],
+            name=f"swe-forge-{_slug(name_hint)}-{session[:8]}",
+            labels={**config.labels, **owner_labels(session)},
+            environment=config.environment(),
+            working_dir=config.workdir,
+            nano_cpus=int(config.cpu * 1e9),
+            mem_limit=config.mem_limit,
+            memswap_limit=config.mem_limit,
+            pids_limit=config.pids_limit,
+            network_mode=config.network,
+            security_opt=["no-new-privileges"],
+            privileged=False,
+            mounts=_mounts(config, mounts),
+            detach=True,
+        )
+        sandbox = cls(client, container, config, session)
+        try:
+            container.start()
+            exit_code, output = container.exec_run(["/bin/bash", "-c", INIT_SCRIPT], workdir=config.workdir)
+            if exit_code != 0:
+                raise SandboxError(f"shell state init failed ({exit_code}): {output.decode(errors='replace')}")
+        except BaseException:
+            sandbox.close()
+            raise
+        return sandbox
+
+    @property
+    def id(self) -> str:
+        return self.container.id
+
+    @property
+    def name(self) -> str:
+        return self.container.name
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Sandbox({self.name}, image={self.config.image!r})"
+
+    def close(self) -> None:
+        """Force-remove the container (and its anonymous volumes); safe to call again."""
+        self._finalizer()
+
+    def run(self, command: str, timeout: float = 600, max_output: int = 30000) -> CommandResult:
+        """Run `command` through bash in the persistent shell session.
+
+        On timeout the command's whole process group is killed (background jobs too), its state
+        changes are lost, and the result has `timed_out=True, exit_code=124`; the sandbox stays usable.
+        """
+        if timeout <= 0:
+            raise ValueError(f"timeout must be positive, got {timeout}")
+        buffer = OutputBuffer(max_output)
+        api = self.client.api
+        with self._lock:
+            run_id = uuid.uuid4().hex[:16]
+            self._put(STATE_DIR, {CMD_NAME: command.encode()}, mode=0o600)
+            started = time.monotonic()
+            runner = ["env", "-i", "/bin/bash", "-c", RUNNER_SCRIPT, "sandbox", run_id, f"{STATE_DIR}/{CMD_NAME}"]
+            exec_id = api.exec_create(self.id, runner, stdout=True, stderr=True, workdir="/")["Id"]
+            reader = StreamReader(api.exec_start(exec_id, socket=True), buffer)
+            reader.start()
+            try:
+                reader.join(timeout)
+                timed_out = reader.is_alive()
+                if timed_out:
+                    self._kill(run_id)
+                    reader.join(KILL_GRACE_S)
+                    if reader.is_alive():  # a process that left the group still holds the output open
+                        reader.abort()
+                        reader.join(1.0)
+                    exit_code = TIMEOUT_EXIT_CODE
+                else:
+                    if reader.error is not None:
+                        raise SandboxError(f"reading the output of {command!r} failed") from reader.error
+                    exit_code = exec_exit_code(api, exec_id)
+            finally:
+                reader.close()
+            duration = time.monotonic() - started
+        return CommandResult(
+            command=command,
+            exit_code=exit_code,
+            output=buffer.render(),
+            truncated=buffer.truncated,
+            duration_s=duration,
+            timed_out=timed_out,
+        )
+
+    @property
+    def cwd(self) -> str:
+        """The shell session's current directory (where relative paths in this API resolve)."""
+        data = self.read_file(CWD_FILE)
+        return data.decode(errors="replace").rstrip("\n") if data else self.config.workdir
+
+    def write_file(self, path: str, content: bytes | str, mode: int = 0o644) -> str:
+        """Write a file (parents created) without a shell, so no content needs quoting; returns the path."""
+        target = self._absolute(path)
+        data = content.encode() if isinstance(content, str) else content
+        directory, name = posixpath.split(target)
+        self._put(directory, {name: data}, mode=mode)
+        return target
+
+    def read_file(self, path: str) -> bytes | None:
+        """A file's bytes (symlinks followed), or None when it does not exist."""
+        target = self._absolute(path)
+        for _ in range(MAX_SYMLINKS):
+            try:
+                stream, _stat = self.container.get_archive(target)
+            except NotFound:
+                return None
+            with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
+                member = tar.next()
+                if member is None:
+                    return None
+                if member.issym():
+                    target = posixpath.normpath(posixpath.join(posixpath.dirname(target), member.linkname))
+                    continue
+                if member.isdir():
+                    raise IsADirectoryError(target)
+                extracted = tar.extractfile(member)
+                if extracted is None:
+                    raise SandboxError(f"{target} is not a regular file")
+                return extracted.read()
+        raise SandboxError(f"too many levels of symbolic links: {path}")
+
+    def copy_in(self, host_dir: str | Path, container_dir: str) -> str:
+        """Copy a host directory's contents into `container_dir` (created), owned by root.
+
+        Ownership is rewritten to root because the host uid means nothing in the container and
+        git refuses repositories owned by another user. The tar spools to disk past a few MB,
+        so a large checkout does not sit in memory. A git *worktree* has a `.git` file pointing
+        at the host's repository, which does not exist in the container: copy a clone.
+        """
+        source = Path(host_dir)
+        if not source.is_dir():
+            raise NotADirectoryError(str(source))
+        target = self._absolute(container_dir)
+        self._mkdir(target)
+        with tempfile.SpooledTemporaryFile(max_size=8 << 20) as spool:
+            with tarfile.open(fileobj=spool, mode="w") as tar:
+                for entry in sorted(source.iterdir()):
+                    tar.add(entry, arcname=entry.name, filter=_owned_by_root)
+            spool.seek(0)
+            if not self.container.put_archive(target, spool):
+                raise SandboxError(f"copying {source} into {target} failed")
+        return target
+
+    def commit(
+        self, repository: str, tag: str, labels: dict[str, str] | None = None, *, bake_state: bool = True
+    ) -> str:
+        """Snapshot the container as an image (to cache an environment); returns the image id.
+
+        With `bake_state`, the session's exported environment and working directory become the
+        image's Env and WorkingDir, so an activated venv survives into any container of it, also
+        ones not started through `Sandbox`. The ownership labels are blanked: an image must not
+        make its containers look like this (soon dead) session's.
+        """
+        conf: dict[str, Any] = {"Labels": {**dict.fromkeys(RESERVED_LABELS, ""), **(labels or {})}}
+        with self._lock:  # not in the middle of a command
+            if bake_state:
+                conf["Env"] = [f"{k}={v}" for k, v in self._persistent_env().items() if k not in SHELL_ONLY_VARS]
+                conf["WorkingDir"] = self.cwd
+            image = self.container.commit(repository=repository, tag=tag, conf=conf)
+        return image.id
+
+    def _absolute(self, path: str) -> str:
+        return posixpath.normpath(path if path.startswith("/") else posixpath.join(self.cwd, path))
+
+    def _exec(self, argv: list[str]) -> tuple[int, str]:
+        exit_code, output = self.container.exec_run(argv)
+        return exit_code, output.decode(errors="replace")
+
+    def _mkdir(self, directory: str) -> None:
+        exit_code, output = self._exec(["mkdir", "-p", "--", directory])
+        if exit_code != 0:
+            raise SandboxError(f"mkdir -p {directory} failed: {output}")
+
+    def _put(self, directory: str, files: dict[str, bytes], mode: int) -> None:
+        archive = io.BytesIO()
+        with tarfile.open(fileobj=archive, mode="w") as tar:
+            for name, data in files.items():
+                info = tarfile.TarInfo(name)
+                info.size, info.mode, info.mtime = len(data), mode, int(time.time())
+                tar.addfile(_owned_by_root(info), io.BytesIO(data))
+        try:
+            ok = self.container.put_archive(directory, archive.getvalue())
+        except NotFound:  # the parent folder is missing (or the state folder was deleted)
+            self._mkdir(directory)
+            ok = self.container.put_archive(directory, archive.getvalue())
+        if not ok:
+            raise SandboxError(f"writing {sorted(files)} into {directory} failed")
+
+    def _kill(self, run_id: str) -> None:
+        exit_code, output = self._exec(["/bin/bash", "-c", KILL_SCRIPT, "kill", run_id])
+        if exit_code != 0:
+            log.warning("killing timed-out command %s in %s failed (%s): %s", run_id, self.name, exit_code, output)
+
+    def _persistent_env(self) -> dict[str, str]:
+        exit_code, output = self.container.exec_run(["env", "-i", "/bin/bash", "-c", ENV_DUMP_SCRIPT])
+        if exit_code != 0:
+            raise SandboxError(f"reading the session environment failed: {output.decode(errors='replace')}")
+        pairs = (item.decode(errors="replace").partition("=") for item in output.split(b"\0") if item)
+        return {name: value for name, _, value in pairs}
+
+
+def _remove_container(api: docker.APIClient, container_id: str) -> None:
+    try:
+        api.remove_container(container_id, force=True, v=True)
+    except NotFound:
+        pass
+    except Exception as exc:  # at interpreter exit the engine may be unreachable: cleanup_stale retries
+        log.warning("removing sandbox container %s failed: %s", container_id[:12], exc)
+
+
+def _owned_by_root(info: tarfile.TarInfo) -> tarfile.TarInfo:
+    info.uid = info.gid = 0
+    info.uname = info.gname = "root"
+    return info
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-zA-Z0-9_.-]+", "-", text).strip("-._")[:48] or "sandbox"
+
+
+def _mounts(config: SandboxConfig, mounts: Mounts | None) -> list[Mount]:
+    """Bind mounts, checked first: Docker would create a missing host path as a root-owned folder."""
+    binds: list[Mount] = []
+    if config.ca_bundle is not None:
+        if not config.ca_bundle.is_file():
+            raise FileNotFoundError(f"CA bundle not found: {config.ca_bundle}")
+        binds.append(Mount(CONTAINER_CA_PATH, str(config.ca_bundle.resolve()), type="bind", read_only=True))
+    for host_path, (container_path, mode) in (mounts or {}).items():
+        if mode not in ("ro", "rw"):
+            raise ValueError(f"mount mode must be 'ro' or 'rw', got {mode!r} for {host_path}")
+        source = Path(host_path)
+        if not source.exists():
+            raise FileNotFoundError(f"mount source not found: {source}")
+        binds.append(Mount(container_path, str(source.resolve()), type="bind", read_only=mode == "ro"))
+    return binds
+
+
+def owner_labels(session: str) -> dict[str, str]:
+    """Who owns a container: enough for `cleanup_stale` to tell a crashed owner from a live one."""
+    labels = {
+        LABEL: "1",
+        SESSION_LABEL: session,
+        OWNER_PID_LABEL: str(os.getpid()),
+        OWNER_HOST_LABEL: socket.gethostname(),
+    }
+    start = _process_start(os.getpid())
+    if start is not None:
+        labels[OWNER_START_LABEL] = start
+    return labels
+
+
+def _process_start(pid: int) -> str | None:
+    """The process start time in clock ticks since boot (Linux), which tells a reused pid apart."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat[stat.rindex(")") + 2 :].split()  # the command name may contain spaces
+    return fields[19] if len(fields) > 19 else None
+
+
+def process_alive(pid: int, start: str | None = None) -> bool:
+    """Whether `pid` runs on this host and, when `start` is known, is still the same process."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # someone else's process: alive
+    if start is not None:
+        actual = _process_start(pid)
+        if actual is not None and actual != start:
+            return False
+    return True
+
+
+def stale_reason(labels: dict[str, str], created: float, *, now: float, max_age_s: float, host: str) -> str | None:
+    """Why a labelled container should go, or None to keep it.
+
+    A pid is only judged on the host that recorded it: on a shared engine, another machine's
+    pids say nothing here. Without owner labels only the age can condemn a container.
+    """
+    if max_age_s > 0 and now - created > max_age_s:
+        return f"older than {max_age_s:g}s"
+    pid = labels.get(OWNER_PID_LABEL, "")
+    if not pid.isdigit() or labels.get(OWNER_HOST_LABEL, host) != host:
+        return None
+    if not process_alive(int(pid), labels.get(OWNER_START_LABEL)):
+        return f"owner process {pid} is gone"
+    return None
+
+
+def cleanup_stale(client: docker.DockerClient, max_age_s: float = 0) -> list[str]:
+    """Remove `swe-forge=1` containers whose owner process is gone, or (max_age_s > 0) that are
+    older than that; call at start so a crashed run leaves nothing behind. Returns the removed ids."""
+    now, host = time.time(), socket.gethostname()
+    removed: list[str] = []
+    for info in client.api.containers(all=True, filters={"label": f"{LABEL}=1"}):
+        labels = info.get("Labels") or {}
+        reason = stale_reason(labels, float(info.get("Created") or now), now=now, max_age_s=max_age_s, host=host)
+        if reason is None:
+            continue
+        try:
+            client.api.remove_container(info["Id"], force=True, v=True)
+        except NotFound:  # another cleanup got there first
+            continue
+        log.info("removed stale sandbox %s (%s)", info["Id"][:12], reason)
+        removed.append(info["Id"])
+    return removed
