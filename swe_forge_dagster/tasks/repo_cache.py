@@ -1,0 +1,340 @@
+"""One bare, partial clone per repository, shared by every task-building step on the machine.
+
+Building a task needs a few commits of a repository (base, PR head, merge) and checkouts of
+them. Cloning per PR would refetch the same history again and again, so each repository is
+cloned once, bare and with `--filter=blob:none`: commits and trees arrive up front (cheap, and
+enough for `merge-base` and `diff --name-only`), file contents only when a checkout or a diff
+needs them. Later PRs of the same repository only fetch their own refs.
+
+Several Dagster runs (processes) and step threads share the cache, so every mutation of a
+repository (clone, fetch, adding or removing a worktree) holds an exclusive `flock` on
+`root/locks/<owner>/<name>.lock`. `flock` locks die with their process, so a crashed run never
+wedges the cache, and a clone is made in a staging directory and renamed into place, so a
+crash never leaves a half clone that later calls would trust.
+
+Git runs with a clean environment (no system or user config, no terminal prompts, no inherited
+`GIT_*` variables) so results never depend on the machine's git setup.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import tempfile
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+_REPO_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+_SHA_RE = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
+_REF_RE = re.compile(r"^[A-Za-z0-9_./+-]+$")
+KEEP_PREFIX = "refs/swe-forge/keep/"  # fetched shas get a ref so that gc can never drop them
+
+# Set on every call (with --literal-pathspecs: paths are file names, never globs): no automatic
+# gc or maintenance racing with another process's fetch, no detached-HEAD advice.
+_CONFIG = ("gc.auto=0", "maintenance.auto=false", "advice.detachedHead=false")
+# For local remotes (file:// or a path) *we* run the server side. Git strips `-c` options from
+# the environment of a local upload-pack, so they go into the upload-pack command itself:
+# without `allowFilter` the clone silently becomes a full clone ("filtering not recognized by
+# server"), without `allowAnySHA1InWant` fetching a bare sha fails. GitHub allows both.
+_SERVER_CONFIG = ("uploadpack.allowFilter=true", "uploadpack.allowAnySHA1InWant=true")
+
+
+class RepoCacheError(RuntimeError):
+    """A git operation of the cache failed; `stderr` is git's own explanation."""
+
+    def __init__(self, message: str, stderr: str = "") -> None:
+        super().__init__(f"{message}: {stderr.strip()}" if stderr.strip() else message)
+        self.stderr = stderr
+
+
+def is_local_url(url: str) -> bool:
+    """file:// URLs and plain paths: remotes whose upload-pack runs on this machine.
+
+    Only file:// gives a real partial clone: for a plain path git makes a local (hardlinked,
+    unfiltered) clone instead, which works the same but holds every blob.
+    """
+    return url.startswith(("file://", "/", "./", "../"))
+
+
+class RepoCache:
+    """Bare partial clones under `root/<owner>/<name>.git`, cloned from `url_template`.
+
+    `url_template` must contain `{repo}` ("owner/name"); tests point it at local bare
+    repositories (`file:///world/{repo}.git`), production at GitHub. `clones` counts the clones
+    this instance made (for tests and logs).
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        url_template: str = "https://github.com/{repo}.git",
+        git: str = "git",
+        timeout: float = 1800.0,
+    ) -> None:
+        if "{repo}" not in url_template:
+            raise RepoCacheError(f"url_template must contain '{{repo}}', got {url_template!r}")
+        self.root = Path(root).absolute()
+        self.url_template = url_template
+        self.git = git
+        self.timeout = timeout
+        self.clones = 0
+        self._count_lock = threading.Lock()
+        home = self.root / ".home"
+        self._env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        self._env.update(
+            HOME=str(home),
+            XDG_CONFIG_HOME=str(home / ".config"),
+            GIT_TERMINAL_PROMPT="0",
+            GIT_CONFIG_NOSYSTEM="1",
+            GIT_HTTP_LOW_SPEED_LIMIT="1000",  # abort transfers stalled below 1 kB/s for a minute
+            GIT_HTTP_LOW_SPEED_TIME="60",
+            LC_ALL="C",  # stable, English stderr in our errors
+        )
+
+    # -- naming -------------------------------------------------------------------------------
+
+    def url(self, repo: str) -> str:
+        return self.url_template.format(repo=_check_repo(repo))
+
+    def path(self, repo: str) -> Path:
+        """Where the clone of `repo` lives (whether or not it exists yet)."""
+        owner, name = _check_repo(repo).split("/")
+        return self.root / owner / f"{name}.git"
+
+    @contextmanager
+    def lock(self, repo: str) -> Iterator[None]:
+        """Exclusive lock on `repo` across processes and threads (each call opens its own fd)."""
+        owner, name = _check_repo(repo).split("/")
+        lock_file = self.root / "locks" / owner / f"{name}.lock"
+        lock_file.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
+    # -- clone and fetch ----------------------------------------------------------------------
+
+    def ensure(self, repo: str) -> Path:
+        """The clone of `repo`, cloning it first if needed (exactly once across processes)."""
+        dest = self.path(repo)
+        if (dest / "HEAD").is_file():  # only complete clones are ever renamed into place
+            return dest
+        with self.lock(repo):
+            if not (dest / "HEAD").is_file():
+                self._clone(repo, dest)
+        return dest
+
+    def _clone(self, repo: str, dest: Path) -> None:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        for stale in dest.parent.glob(f".{dest.name}.clone-*"):  # left by a crashed clone
+            shutil.rmtree(stale, ignore_errors=True)
+        url = self.url(repo)
+        staging = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}.clone-"))
+        staging.chmod(0o755)  # mkdtemp's 0700 would hide the clone from other users (containers)
+        try:
+            base = ["clone", "--bare", "--quiet", "--no-tags", *self._upload_pack_args(url)]
+            try:
+                self._run([*base, "--filter=blob:none", url, str(staging)], what=f"cannot clone {repo} from {url}")
+            except RepoCacheError as exc:
+                # A server that refuses filters normally just gets a full clone (git warns and
+                # carries on); one that errors out instead gets a plain full clone here.
+                if "filter" not in exc.stderr.lower():
+                    raise
+                shutil.rmtree(staging)
+                staging.mkdir()
+                self._run([*base, url, str(staging)], what=f"cannot clone {repo} from {url}")
+            if is_local_url(url):  # lazy blob fetches and later fetches need the same server options
+                self._run(["config", "remote.origin.uploadpack", self._upload_pack()], cwd=staging)
+            os.rename(staging, dest)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        with self._count_lock:
+            self.clones += 1
+
+    def fetch(self, repo: str, refs: Sequence[str], refresh: bool = False) -> None:
+        """Fetch `refs` into the cache: shas (kept under `refs/swe-forge/keep/`), full refs
+        (`refs/pull/12/head`, stored under the same name) or branch names.
+
+        Whatever is already present is skipped without touching the remote, so calling this
+        before every use is cheap; `refresh=True` refetches refs (shas never change).
+        """
+        path = self.ensure(repo)
+        with self.lock(repo):
+            specs = [_refspec(ref) for ref in dict.fromkeys(refs) if not self._has(path, ref, refresh)]
+            if not specs:
+                return
+            self._sync_remote(repo, path)
+            args = ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "origin", *specs]
+            self._run(args, cwd=path, what=f"cannot fetch {', '.join(refs)} of {repo} from {self.url(repo)}")
+
+    def _sync_remote(self, repo: str, path: Path) -> None:
+        """Point `origin` at the current template's URL (a moved mirror, a new token), under the lock."""
+        url = self.url(repo)
+        current = self._run(["config", "--get", "remote.origin.url"], cwd=path, check=False).stdout.strip()
+        if current == url:
+            return
+        self._run(["config", "remote.origin.url", url], cwd=path)
+        if is_local_url(url):
+            self._run(["config", "remote.origin.uploadpack", self._upload_pack()], cwd=path)
+        else:
+            self._run(["config", "--unset-all", "remote.origin.uploadpack"], cwd=path, check=False)
+
+    def _has(self, path: Path, ref: str, refresh: bool) -> bool:
+        _refspec(ref)  # validate before anything reaches git's command line
+        if _SHA_RE.match(ref):
+            return self._has_commit(path, ref)
+        if refresh:
+            return False
+        full = ref if ref.startswith("refs/") else f"refs/heads/{ref}"
+        return self._ok(["rev-parse", "--verify", "--quiet", f"{full}^{{commit}}"], cwd=path)
+
+    def _has_commit(self, path: Path, sha: str) -> bool:
+        """Whether commit `sha` is in the clone, WITHOUT asking the remote.
+
+        In a partial clone, `cat-file -e` or `rev-parse` of a missing object lazily fetches it,
+        and a lazy fetch of a commit negotiates nothing, so it downloads the commit's whole
+        history again. `rev-list --missing=...` turns lazy fetching off; a missing or non-commit
+        object is simply an error.
+        """
+        return self._ok(["rev-list", "--no-walk", "--missing=allow-any", sha, "--"], cwd=path)
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def resolve(self, repo: str, rev: str) -> str:
+        """The commit sha `rev` names in the cache; it must have been fetched already."""
+        path = self.ensure(repo)
+        if rev.startswith("-"):
+            raise RepoCacheError(f"invalid revision {rev!r} for {repo}")
+        if _SHA_RE.match(rev) and not self._has_commit(path, rev):
+            raise RepoCacheError(f"{rev} is not a commit in the cache of {repo} (fetch it first)")
+        proc = self._run(["rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], cwd=path, check=False)
+        if proc.returncode != 0:
+            raise RepoCacheError(f"{rev} is not a commit in the cache of {repo} (fetch it first)", proc.stderr)
+        return proc.stdout.strip()
+
+    def merge_base(self, repo: str, a: str, b: str) -> str:
+        """The best common ancestor of two cached commits (commits and trees are always local)."""
+        path = self.ensure(repo)
+        shas = [self.resolve(repo, a), self.resolve(repo, b)]
+        proc = self._run(["merge-base", *shas], cwd=path, check=False)
+        if proc.returncode != 0:
+            raise RepoCacheError(f"{a} and {b} of {repo} have no merge base", proc.stderr)
+        return proc.stdout.strip()
+
+    def diff(self, repo: str, base: str, head: str, binary: bool = True, paths: Sequence[str] = ()) -> str:
+        """`git diff` from `base` to `head` (optionally limited to `paths`), with full blob ids.
+
+        With `binary` (the default) binary files are carried as `GIT binary patch` hunks, so the
+        patch re-applies with `git apply`; without, they show as "Binary files ... differ". Text
+        is decoded as UTF-8 with `surrogateescape`: `.encode("utf-8", "surrogateescape")` gives
+        back the exact bytes of files in other encodings.
+        """
+        path = self.ensure(repo)
+        shas = [self.resolve(repo, base), self.resolve(repo, head)]
+        args = ["diff", "--no-color", "--no-ext-diff", "--no-textconv", "--full-index"]
+        args += ["--binary"] if binary else []
+        proc = self._run([*args, *shas, "--", *paths], cwd=path, text=False, what=f"cannot diff {repo}")
+        return proc.stdout.decode("utf-8", "surrogateescape")
+
+    def show_file(self, repo: str, sha: str, path: str) -> bytes | None:
+        """The bytes of file `path` at commit `sha`; None when there is no such file there."""
+        repo_path = self.ensure(repo)
+        commit = self.resolve(repo, sha)
+        listing = self._run(["ls-tree", "-z", commit, "--", path], cwd=repo_path, what=f"cannot list {repo}")
+        entry = listing.stdout.split("\0")[0]
+        if not entry:
+            return None
+        meta, _, name = entry.partition("\t")
+        _mode, kind, oid = meta.split()
+        if kind != "blob" or name != path:
+            return None
+        proc = self._run(["cat-file", "blob", oid], cwd=repo_path, text=False, what=f"cannot read {path}")
+        return proc.stdout
+
+    @contextmanager
+    def worktree(self, repo: str, sha: str) -> Iterator[Path]:
+        """A detached checkout of `sha` in a fresh directory under `root/worktrees`.
+
+        It is removed and pruned on exit, error or not. Only the bookkeeping in the shared
+        repository (add, remove, prune) holds the repo lock; the checkout itself, which may
+        fetch blobs, runs unlocked so concurrent worktrees of one repository do not queue.
+        """
+        path = self.ensure(repo)
+        commit = self.resolve(repo, sha)
+        parent = self.root / "worktrees"
+        parent.mkdir(parents=True, exist_ok=True)
+        owner, name = repo.split("/")
+        holder = Path(tempfile.mkdtemp(dir=parent, prefix=f"{owner}--{name}-{commit[:12]}-"))
+        holder.chmod(0o755)  # readable when mounted into a container running as another user
+        tree = holder / name
+        try:
+            with self.lock(repo):
+                add = ["worktree", "add", "--quiet", "--detach", "--no-checkout", str(tree), commit]
+                self._run(add, cwd=path, what=f"cannot add a worktree of {repo}")
+            self._run(["reset", "--quiet", "--hard", commit], cwd=tree, what=f"cannot check out {commit} of {repo}")
+            yield tree
+        finally:
+            with self.lock(repo):
+                self._run(["worktree", "remove", "--force", "--force", str(tree)], cwd=path, check=False)
+                shutil.rmtree(holder, ignore_errors=True)
+                self._run(["worktree", "prune"], cwd=path, check=False)
+
+    # -- running git --------------------------------------------------------------------------
+
+    def _upload_pack(self) -> str:
+        """The upload-pack command for local remotes, with the server options it needs."""
+        options = " ".join(f"-c {opt}" for opt in _SERVER_CONFIG)
+        return f"{shlex.quote(self.git)} {options} upload-pack"
+
+    def _upload_pack_args(self, url: str) -> list[str]:
+        return ["--upload-pack", self._upload_pack()] if is_local_url(url) else []
+
+    def _ok(self, args: list[str], cwd: Path) -> bool:
+        return self._run(args, cwd=cwd, check=False).returncode == 0
+
+    def _run(
+        self, args: list[str], cwd: Path | None = None, *, text: bool = True, check: bool = True, what: str = ""
+    ) -> subprocess.CompletedProcess:
+        """Run git; with `check`, a failure raises `RepoCacheError` carrying git's stderr."""
+        (self.root / ".home").mkdir(parents=True, exist_ok=True)
+        cmd = [self.git, "--literal-pathspecs"]
+        for option in _CONFIG:
+            cmd += ["-c", option]
+        try:
+            proc = subprocess.run(
+                [*cmd, *args], cwd=cwd, env=self._env, capture_output=True, text=text, check=False, timeout=self.timeout
+            )
+        except FileNotFoundError as exc:
+            raise RepoCacheError(f"git executable {self.git!r} not found") from exc
+        except subprocess.TimeoutExpired as exc:
+            raise RepoCacheError(f"{what or 'git ' + args[0]}: timed out after {self.timeout}s") from exc
+        if check and proc.returncode != 0:
+            stderr = proc.stderr if text else proc.stderr.decode("utf-8", "replace")
+            raise RepoCacheError(what or f"git {args[0]} failed (exit {proc.returncode})", stderr)
+        return proc
+
+
+def _check_repo(repo: str) -> str:
+    if not _REPO_RE.match(repo) or any(part in (".", "..") for part in repo.split("/")):
+        raise RepoCacheError(f"invalid repository name {repo!r} (expected 'owner/name')")
+    return repo
+
+
+def _refspec(ref: str) -> str:
+    """The refspec that fetches `ref` and keeps it: shas under KEEP_PREFIX, refs as themselves."""
+    if _SHA_RE.match(ref):
+        return f"{ref}:{KEEP_PREFIX}{ref}"
+    if not _REF_RE.match(ref) or ref.startswith("-") or ".." in ref:
+        raise RepoCacheError(f"invalid ref {ref!r}")
+    full = ref if ref.startswith("refs/") else f"refs/heads/{ref}"
+    return f"+{full}:{full}"
