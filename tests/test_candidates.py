@@ -195,3 +195,14 @@ def test_filter_reports_every_failing_rule() -> None:
 )  # fmt: skip
 def test_path_rules(path: str, test: bool, docs: bool) -> None:
     assert (is_test_path(path), is_docs_path(path)) == (test, docs)
+
+
+def test_a_torn_line_does_not_swallow_the_next_record(tmp_path: Path) -> None:
+    """Review finding: after a crash mid-line, the next append must start on a fresh line."""
+    path = tmp_path / "processed.jsonl"
+    ledger = Ledger(path)
+    ledger.append([LedgerEntry("o/r", 1, "accepted")])
+    with open(path, "a") as handle:
+        handle.write('{"repo": "o/r", "pr": 2, "outc')  # torn by a crash
+    ledger.append([LedgerEntry("o/r", 3, "rejected", "stars")])
+    assert set(ledger.load()) == {("o/r", 1), ("o/r", 3)}

@@ -228,3 +228,34 @@ def test_at_most_three_requests_in_flight_across_clients(twin: GithubTwin, world
     for thread in threads:
         thread.join()
     assert twin.max_in_flight == 3
+
+
+def test_results_keep_the_requested_name_when_github_spells_the_repo_differently(
+    twin: GithubTwin, world: GithubWorld, tmp_path: Path
+) -> None:
+    """Review finding: GH Archive's name and GitHub's may differ in case (or after a rename)."""
+    repo, number = keys(world)[0]
+    asked = (repo.upper(), number)  # what the event said; the twin, like GitHub, ignores case
+    twin.graphql_partial_error(repo, number, error_type="SERVICE_UNAVAILABLE", times=1)  # force the REST path
+    with client_for(twin, tmp_path) as client:
+        (result,) = list(enricher(client).enrich([asked]))
+        assert result.key == asked and result.pr is not None and result.pr.key == asked
+        assert result.pr.source == "rest"
+    with client_for(twin, tmp_path) as client:  # stored under the asked name: the re-run is free
+        (again,) = list(enricher(client).enrich([asked]))
+        assert again.cached and client.stats.sent == 0
+
+
+def test_a_secondary_limit_longer_than_the_allowed_wait_fails_with_the_time(
+    twin: GithubTwin, world: GithubWorld, tmp_path: Path
+) -> None:
+    """Review finding: retrying before Retry-After only prolongs a secondary limit."""
+    twin.secondary_limit(times=1, retry_after=3600)
+    sleeps = Sleeps()
+    pattern = r"secondary rate limit.*retry after \d\d:\d\d UTC"
+    with (
+        client_for(twin, tmp_path, sleeps, max_rate_limit_wait=900) as client,
+        pytest.raises(GitHubRateLimitError, match=pattern),
+    ):
+        list(enricher(client).enrich(keys(world)[:2]))
+    assert sleeps == [] and twin.count() == 1

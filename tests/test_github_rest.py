@@ -110,3 +110,15 @@ def test_rest_and_graphql_paths_give_the_same_model(cassettes: Path) -> None:
     ignore = {"source", "fetched_at"}
     assert isinstance(from_graphql, EnrichedPR)
     assert from_graphql.model_dump(exclude=ignore) == from_rest.model_dump(exclude=ignore)
+
+
+def test_an_error_inside_a_pr_makes_it_failed_not_enriched_with_empty_fields(cassettes: Path) -> None:
+    """Review finding: `files` failing alone must not store a PR with no files as complete."""
+    pull, files = load(cassettes, "PullRequest_files__00.json"), load(cassettes, "PullRequest_files__01.json")
+    assert isinstance(pull, dict) and isinstance(files, list)
+    query, payload = graphql_pr_from_rest_fixture(pull, files)
+    payload["data"]["r0"]["p0"]["files"] = None
+    payload["errors"] = [{"type": "SERVICE_UNAVAILABLE", "path": ["r0", "p0", "files"], "message": "timeout"}]
+    result = parse_chunk_response(query, payload)
+    key = ("sigmavirus24/github3.py", 235)
+    assert key in result.failed and key not in result.enriched and key not in result.missing

@@ -156,3 +156,20 @@ def test_disk_full_keeps_the_old_partition_and_leaves_no_half_file(tiny_disk: Pa
         write_partition(events(3, body=incompressible), folder)
     assert sorted(p.name for p in folder.iterdir()) == ["part-0.parquet"]
     assert query(lake, "SELECT count(*) AS n FROM gharchive_pr_events").to_pylist() == [{"n": 20}]
+
+
+def test_csv_output_encodes_nested_columns_as_json(tmp_path: Path) -> None:
+    """Review finding: list/struct columns (enriched_prs.file_paths) must not crash --format csv."""
+    import io
+
+    from rich.console import Console
+
+    from swe_forge_dagster.lake.render import render
+
+    table = pa.table({"n": [1], "paths": [["a.py", "b.py"]], "issue": [{"number": 3, "title": "x"}]})
+    console = Console(file=io.StringIO())
+    render(table, "csv", console)
+    assert console.file.getvalue().splitlines() == [
+        "n,paths,issue",
+        '1,"[""a.py"", ""b.py""]","{""number"": 3, ""title"": ""x""}"',
+    ]

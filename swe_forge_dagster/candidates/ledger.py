@@ -11,12 +11,12 @@ last line (power loss mid-write) is skipped on read.
 from __future__ import annotations
 
 import datetime as dt
-import fcntl
 import json
-import os
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+from swe_forge_dagster.common.jsonl import append_lines
 
 Key = tuple[str, int]
 
@@ -64,14 +64,5 @@ class Ledger:
         ]
         if not lines:
             return 0
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            data = memoryview("".join(lines).encode("utf-8"))
-            while data:
-                data = data[os.write(fd, data) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)  # closing releases the lock
+        append_lines(self.path, "".join(lines).encode("utf-8"), fsync=True)
         return len(lines)

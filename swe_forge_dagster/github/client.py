@@ -214,7 +214,12 @@ class GitHubClient:
             if attempt >= self.max_attempts:
                 raise GitHubRateLimitError(f"{what}: secondary rate limit persisted through {attempt} attempts")
             wait = float(retry_after) if retry_after and retry_after.isdigit() else self._backoff(attempt)
-            self._pause(min(wait, self.max_rate_limit_wait))
+            if wait > self.max_rate_limit_wait:  # retrying early only prolongs a secondary limit
+                until = self._clock() + wait
+                raise GitHubRateLimitError(
+                    f"{what}: GitHub secondary rate limit, Retry-After {wait:.0f}s: retry after {_clock_text(until)}"
+                )
+            self._pause(wait)
             return True
         if response.headers.get("x-ratelimit-remaining") == "0":
             if attempt >= self.max_attempts:

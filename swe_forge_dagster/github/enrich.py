@@ -48,6 +48,11 @@ def rest_enrich(client: GitHubClient, key: Key, max_files: int = 100) -> Enriche
     return pr_from_rest(pull, files, None, issues)
 
 
+def _as_key(pr: EnrichedPR, key: Key) -> EnrichedPR:
+    """The PR under the name it was asked for (GitHub's own spelling stays in `repository.full_name`)."""
+    return pr if pr.key == key else pr.model_copy(update={"repo": key[0], "number": key[1]})
+
+
 class Enricher:
     def __init__(
         self,
@@ -91,19 +96,21 @@ class Enricher:
     def _enrich_chunk(self, chunk: Sequence[Key]) -> list[Enrichment]:
         query = build_chunk_query(chunk, files_first=min(100, self.max_files))
         result = parse_chunk_response(query, self.client.graphql(query.text, query.variables))
-        enriched = [self._complete_files(pr) for pr in result.enriched.values()]
+        # Results are keyed by the *requested* (repo, number): GitHub may spell a renamed or
+        # differently-cased repository its own way, and callers look results up by their key.
+        enriched = {key: self._complete_files(_as_key(pr, key)) for key, pr in result.enriched.items()}
         missing = dict(result.missing)
         errors: list[Enrichment] = []
         for key, reason in result.failed.items():  # a resolver error costs only this PR
             try:
-                enriched.append(rest_enrich(self.client, key, self.max_files))
+                enriched[key] = _as_key(rest_enrich(self.client, key, self.max_files), key)
             except GitHubNotFoundError:
                 missing[key] = "not found on GitHub (REST 404)"
             except GitHubError as exc:
                 errors.append(Enrichment(key, None, "error", f"{reason}; REST fallback failed: {exc}"))
-        self.store.put_chunk(enriched, missing)
+        self.store.put_chunk(enriched.values(), missing)
         return (
-            [Enrichment(pr.key, pr, "enriched") for pr in enriched]
+            [Enrichment(key, pr, "enriched") for key, pr in enriched.items()]
             + [Enrichment(key, None, "missing", reason) for key, reason in missing.items()]
             + errors
         )

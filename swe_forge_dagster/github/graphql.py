@@ -142,7 +142,7 @@ def pr_from_graphql(repo: str, data: dict[str, Any], repo_info: RepoInfo) -> Enr
             )
             for n in nodes
         ),
-        files_complete=int(files.get("totalCount") or 0) <= len(nodes),
+        files_complete=data.get("files") is not None and int(files.get("totalCount") or 0) <= len(nodes),
         closing_issues=tuple(
             LinkedIssue(
                 number=n["number"],
@@ -172,15 +172,15 @@ def parse_chunk_response(query: ChunkQuery, payload: dict[str, Any]) -> ChunkRes
     error_at: dict[tuple[str, ...], dict[str, Any]] = {}
     for error in errors:
         path = tuple(str(p) for p in error.get("path") or [])
-        if path:
-            error_at[path[:2]] = error
+        if path:  # an error anywhere under a PR (its files, its issues...) makes that PR untrustworthy
+            error_at.setdefault(path[:2], error)
     for (repo_alias, pr_alias), key in query.aliases.items():
         repo_data = data.get(repo_alias)
         error = error_at.get((repo_alias, pr_alias)) or error_at.get((repo_alias,))
         pr_data = (repo_data or {}).get(pr_alias)
-        if pr_data:
+        if pr_data and not error:
             result.enriched[key] = pr_from_graphql(key[0], pr_data, _repo_info(repo_data, key[0]))
-        elif error and error.get("type") == "NOT_FOUND":
+        elif error and error.get("type") == "NOT_FOUND" and not pr_data:
             result.missing[key] = f"not found on GitHub: {error.get('message', 'NOT_FOUND')}"
         elif error:
             result.failed[key] = f"GraphQL error {error.get('type', '')}: {error.get('message', '')}".strip()

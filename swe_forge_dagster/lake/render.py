@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import polars as pl
 import pyarrow as pa
 from rich.console import Console
@@ -15,12 +17,18 @@ def _cell(value: object) -> str:
     return text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "…"
 
 
+def _json_text(value: object) -> str:
+    return json.dumps(value.to_list() if isinstance(value, pl.Series) else value, default=str)
+
+
 def render(table: pa.Table, fmt: str, console: Console) -> None:
     """`table` (rich, cells shortened), `csv` or `json` (full values, one array of objects)."""
     frame = pl.from_arrow(table) if table.num_columns else pl.DataFrame()
     assert isinstance(frame, pl.DataFrame)
-    if fmt == "csv":
-        console.file.write(frame.write_csv())
+    if fmt == "csv":  # CSV has no nested values: lists and structs go in as JSON text
+        nested = [n for n, t in frame.schema.items() if t.is_nested()]
+        flat = frame.with_columns(pl.col(n).map_elements(_json_text, return_dtype=pl.String) for n in nested)
+        console.file.write(flat.write_csv())
     elif fmt == "json":
         console.file.write(frame.write_json() + "\n")
     else:

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import fcntl
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
+
+from swe_forge_dagster.common.jsonl import append_lines
 
 LLM_CALLS = "llm_calls"
 
@@ -61,12 +61,4 @@ class CallLedger:
 
     def append(self, record: CallRecord) -> None:
         line = (json.dumps(dataclasses.asdict(record), separators=(",", ":")) + "\n").encode("utf-8")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            view = memoryview(line)
-            while view:
-                view = view[os.write(fd, view) :]
-        finally:
-            os.close(fd)
+        append_lines(self.path, line)
