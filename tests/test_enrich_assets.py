@@ -203,3 +203,33 @@ def test_kill_mid_hour_then_rerun_loses_nothing_and_pays_only_the_rest(
     assert len(twin.counted_requests()) == -(-(candidates - stored_before) // 30)
     assert stored_prs(settings) == candidates
     assert query(settings.lake_dir, "SELECT count(*) AS n FROM enriched_prs").to_pylist()[0]["n"] == candidates
+
+
+def test_a_pr_closed_in_two_hours_of_one_run_is_decided_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, instance: dg.DagsterInstance
+) -> None:
+    """Review finding: candidates of all hours exist before any hour is enriched."""
+    import gzip
+    import json
+
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    event = {"type": "PullRequestEvent", "actor": {"id": 1, "login": "ada"}, "repo": {"id": 2, "name": "acme/widget"},
+             "org": {"id": 3, "login": "acme"}, "payload": {"action": "closed", "number": 7,
+             "pull_request": {"id": 9, "number": 7, "head": {"sha": "a" * 40}, "base": {"sha": "b" * 40}}}}  # fmt: skip
+    for index, key in enumerate(("2015-07-01-00:00", "2015-07-01-01:00")):
+        when = hour(key)
+        with gzip.open(mirror / f"{when:%Y-%m-%d}-{when.hour}.json.gz", "wt") as handle:
+            stamp = when.strftime("%Y-%m-%dT%H:05:00Z")
+            handle.write(json.dumps({**event, "id": str(100 + index), "created_at": stamp}) + "\n")
+    rows = [{"repo_name": "acme/widget", "number": 7, "action": "closed", "org_login": "acme"}]
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    with GithubTwin(world_from_pr_events(rows, seed=1), token=TOKEN) as twin:
+        settings = Settings(SWE_FORGE_HOME=str(tmp_path / "home"), SWE_FORGE_GHARCHIVE_URL=f"file://{mirror}",
+                            SWE_FORGE_GITHUB_API_URL=twin.url)  # fmt: skip
+        keys = ["2015-07-01-00:00", "2015-07-01-01:00"]
+        (outcome,) = materialize_hours(build_definitions(settings), instance, keys, job_name="candidates_job")
+    assert outcome.success, outcome.errors
+    rows = query(settings.lake_dir, "SELECT hour, reason FROM enriched_prs ORDER BY hour").to_pylist()
+    assert len(rows) == 2 and rows[1]["reason"] == "already processed"
+    assert rows[0]["reason"] != "already processed"

@@ -96,3 +96,19 @@ def test_dagster_dev_loads_the_workspace_and_persists_state(tmp_path: Path) -> N
             os.killpg(proc.pid, signal.SIGKILL)
     assert (tmp_path / ".swe-forge" / "dagster" / "storage").is_dir()  # survives exit
     assert not list(tmp_path.glob(".tmp_dagster_home_*/storage"))
+
+
+def test_secrets_come_from_the_environment_then_dotenv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review finding: a token in `.env` (which Settings reads) must reach the resources too."""
+    from swe_forge_dagster.common.secrets import secret_from_env
+
+    (tmp_path / ".env").write_text("GITHUB_TOKEN=from-dotenv\nOPENROUTER_API_KEY=or-key\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GITHUB_TOKEN", raising=False)
+    monkeypatch.delenv("SWE_FORGE_LLM_API_KEY", raising=False)
+    monkeypatch.delenv("OPENROUTER_API_KEY", raising=False)
+    assert secret_from_env(["GITHUB_TOKEN"]) == "from-dotenv"
+    assert secret_from_env(["SWE_FORGE_LLM_API_KEY", "OPENROUTER_API_KEY"]) == "or-key"
+    monkeypatch.setenv("GITHUB_TOKEN", "from-env")
+    assert secret_from_env(["GITHUB_TOKEN"]) == "from-env"
+    assert secret_from_env(["NOT_SET_ANYWHERE"]) is None

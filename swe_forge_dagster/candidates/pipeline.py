@@ -79,12 +79,26 @@ def enrich_hour(lake_dir: Path, hour: str, enricher: Enricher, config: FilterCon
     candidates = pl.from_arrow(read_partition(lake_dir, PR_CANDIDATES, hour, PR_CANDIDATES))
     assert isinstance(candidates, pl.DataFrame)
     rows = candidates.filter(pl.col("status") == "candidate").to_dicts()
+    # Candidates of several hours are computed before any of them is enriched (one run, many
+    # hours), so a PR closed in two of them must be caught here, against the ledger as it is now.
+    known_before = ledger.load()
+    seen_elsewhere = {
+        (r["repo_name"], int(r["number"])): entry
+        for r in rows
+        if (entry := known_before.get((r["repo_name"], int(r["number"])))) is not None and entry.hour != hour
+    }
     stats = enricher.client.stats
     before = (stats.counted, stats.not_modified, stats.graphql_cost)
-    results = {e.key: e for e in enricher.enrich((r["repo_name"], int(r["number"])) for r in rows)}
+    todo = [(r["repo_name"], int(r["number"])) for r in rows]
+    results = {e.key: e for e in enricher.enrich(k for k in todo if k not in seen_elsewhere)}
     out, entries, errors = [], [], []
     for row in rows:
-        result = results[(row["repo_name"], int(row["number"]))]
+        key = (row["repo_name"], int(row["number"]))
+        if key in seen_elsewhere:
+            detail = f"already processed in hour {seen_elsewhere[key].hour} ({seen_elsewhere[key].outcome})"
+            out.append(enriched_row(row, "rejected", [("already processed", detail)], "candidates", None, True))
+            continue
+        result = results[key]
         if result.status == "error":
             detail = result.reason or "error"
             out.append(enriched_row(row, "error", [("enrichment error", detail)], "enrich", None, result.cached))

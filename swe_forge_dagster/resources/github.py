@@ -6,7 +6,6 @@ environment variable named by `token_env` when a run starts.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import dagster as dg
@@ -15,6 +14,7 @@ from pydantic import Field
 from swe_forge_dagster.candidates.filters import FilterConfig
 from swe_forge_dagster.candidates.ledger import Ledger
 from swe_forge_dagster.candidates.rules import CandidateRules
+from swe_forge_dagster.common.secrets import secret_from_env
 from swe_forge_dagster.common.slots import Slots
 from swe_forge_dagster.github.client import GitHubAuthError, GitHubClient
 from swe_forge_dagster.github.enrich import CHUNK_SIZE, Enricher
@@ -39,7 +39,7 @@ class GitHubResource(dg.ConfigurableResource):
         return GithubStore(self.home_dir / "cache" / "github" / "github.sqlite")
 
     def client(self) -> GitHubClient:
-        token = os.environ.get(self.token_env)
+        token = secret_from_env([self.token_env])
         if not token:
             raise GitHubAuthError(f"{self.token_env} is not set: enrichment needs a GitHub token (public read access)")
         return GitHubClient(

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import dagster as dg
 from pydantic import Field
 
+from swe_forge_dagster.common.secrets import secret_from_env
 from swe_forge_dagster.common.slots import Slots
 from swe_forge_dagster.llm.cache import AnswerCache
 from swe_forge_dagster.llm.client import LLMClient, Prices
@@ -27,7 +27,7 @@ class LLMResource(dg.ConfigurableResource):
 
     def client(self) -> LLMClient:
         home = Path(self.home).expanduser().resolve()
-        key = next((os.environ[name] for name in self.key_envs if os.environ.get(name)), None)
+        key = secret_from_env(self.key_envs)
         return LLMClient(
             self.base_url,
             key,
