@@ -14,7 +14,7 @@ import pyarrow as pa
 import pytest
 
 from swe_forge_dagster.gharchive.schema import PR_EVENTS_SCHEMA
-from swe_forge_dagster.lake.catalog import DATASETS, CatalogBusyError, QueryError, query, refresh_catalog
+from swe_forge_dagster.lake.catalog import DATASETS, QueryError, query, refresh_catalog
 from swe_forge_dagster.lake.writer import LakeWriteError, remove_stale_temp_files, write_partition
 
 
@@ -82,27 +82,30 @@ def test_catalog_file_serves_other_duckdb_clients(tmp_path: Path) -> None:
         con.close()
 
 
-def test_catalog_busy_when_another_process_holds_it(tmp_path: Path) -> None:
-    catalog = tmp_path / "catalog.duckdb"
-    refresh_catalog(catalog, tmp_path / "lake")
+@pytest.mark.parametrize("read_only", [True, False])
+def test_open_sessions_never_block_a_refresh(tmp_path: Path, read_only: bool) -> None:
+    """Review finding: DuckDB locks a file against writers even for read-only sessions elsewhere."""
+    lake, catalog = tmp_path / "lake", tmp_path / "catalog.duckdb"
+    refresh_catalog(catalog, lake)
     holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            f"import duckdb,time; c=duckdb.connect({str(catalog)!r}); print('ok', flush=True); time.sleep(30)",
-        ],
+        [sys.executable, "-c", f"import duckdb,time; c=duckdb.connect({str(catalog)!r}, read_only={read_only}); "
+         "print('ok', flush=True); time.sleep(30)"],
         stdout=subprocess.PIPE,
         text=True,
-    )
+    )  # fmt: skip
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "ok"
-        with pytest.raises(CatalogBusyError, match="held open for writing"):
-            refresh_catalog(catalog, tmp_path / "lake")
-        # queries do not need the catalog file at all
-        assert query(tmp_path / "lake", "SELECT 1 AS one").to_pylist() == [{"one": 1}]
+        write_partition(events(4), hour_dir(lake, "2015-01-01", 0))
+        assert refresh_catalog(catalog, lake) == list(DATASETS)
+        con = duckdb.connect(str(catalog), read_only=True)
+        try:  # a new session sees the refreshed views
+            assert con.sql("SELECT count(*) FROM gharchive_pr_events").fetchall() == [(4,)]
+        finally:
+            con.close()
     finally:
         holder.kill()
         holder.wait()
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".catalog")) == []
 
 
 def test_queries_work_while_partitions_are_rewritten(tmp_path: Path) -> None:

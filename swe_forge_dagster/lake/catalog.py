@@ -9,6 +9,7 @@ ingest never waits for a query.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -115,23 +116,31 @@ def create_views(con: duckdb.DuckDBPyConnection, lake_dir: Path, datasets: Itera
 
 
 def refresh_catalog(catalog_path: Path, lake_dir: Path, lock_timeout: float = 30.0) -> list[str]:
-    """(Re)create every view in the catalog file; one writer at a time, briefly."""
+    """(Re)create every view: built in a new file, then renamed over the catalog.
+
+    DuckDB lets no process write a file that another process has open, even read-only. Building
+    the views in a fresh file and renaming it into place means open sessions (a user's
+    `duckdb -readonly`, a notebook) never block a refresh: they keep reading the old file
+    until they reconnect. The file lock only orders concurrent refreshes.
+    """
     catalog_path.parent.mkdir(parents=True, exist_ok=True)
     try:
         with FileLock(str(catalog_path) + ".lock", timeout=lock_timeout):
+            fresh = catalog_path.with_name(f".{catalog_path.name}.{os.getpid()}.new")
+            fresh.unlink(missing_ok=True)
             try:
-                con = duckdb.connect(str(catalog_path))
-            except duckdb.IOException as exc:
-                raise CatalogBusyError(
-                    f"{catalog_path} is held open for writing by another process "
-                    f"(close read-write DuckDB sessions on it): {exc}"
-                ) from exc
-            try:
-                return create_views(con, lake_dir, DATASETS.values())
+                con = duckdb.connect(str(fresh))
+                try:
+                    names = create_views(con, lake_dir, DATASETS.values())
+                finally:
+                    con.close()
+                os.replace(fresh, catalog_path)
             finally:
-                con.close()
+                fresh.unlink(missing_ok=True)
+                Path(str(fresh) + ".wal").unlink(missing_ok=True)
+            return names
     except Timeout as exc:
-        raise CatalogBusyError(f"timed out after {lock_timeout}s waiting for the catalog lock") from exc
+        raise CatalogBusyError(f"timed out after {lock_timeout}s waiting for another catalog refresh") from exc
 
 
 def query(lake_dir: Path, sql: str) -> pa.Table:
