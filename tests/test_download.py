@@ -82,7 +82,9 @@ def part_files(cache: Path) -> list[Path]:
 def assert_complete(fetched: FetchedHour, mirror: Path, cache: Path) -> None:
     source = (mirror / NAME).read_bytes()
     assert fetched.owned is True
-    assert fetched.path == cache / "gharchive" / NAME
+    # each download is its own file (two runs of one hour must not delete each other's)
+    assert fetched.path.parent == cache / "gharchive"
+    assert fetched.path.name.startswith("2015-01-01-5.") and fetched.path.name.endswith(".json.gz")
     assert fetched.path.read_bytes() == source
     assert fetched.size == len(source) == fetched.path.stat().st_size
     assert part_files(cache) == []
@@ -124,7 +126,7 @@ def test_url_uses_unpadded_hour_and_keeps_base_path(tmp_path: Path, sleeps: Slee
         assert fetcher.url_for(HOUR) == f"{twin.url}/sub/2015-01-01-5.json.gz"
         fetched = fetcher.fetch(HOUR)
         assert twin.requests == [("GET", "/sub/2015-01-01-5.json.gz")]
-    assert fetched.path.name == "2015-01-01-5.json.gz"
+    assert fetched.path.name.startswith("2015-01-01-5.")
     assert fetched.path.read_bytes() == (root / "sub" / NAME).read_bytes()
 
 
@@ -164,7 +166,7 @@ def test_https_untrusted_certificate_is_a_permanent_download_error(
     assert wait_until(lambda: tls_server.tls_failures == 1)  # one handshake refused by the client
     assert tls_server.requests == []
     assert part_files(cache) == []
-    assert not (cache / "gharchive" / NAME).exists()
+    assert not list((cache / "gharchive").glob("2015-01-01-5.*"))
 
 
 def test_https_untrusted_certificate_is_published_raises_download_error(
@@ -242,7 +244,7 @@ def test_persistent_502_gives_up_after_max_attempts(server: GharchiveServer, tmp
     assert server.count(NAME) == 4
     assert sleeps.calls == [1.0, 2.0, 3.0]  # exponential, capped at backoff_max
     assert part_files(cache) == []
-    assert not (cache / "gharchive" / NAME).exists()
+    assert not list((cache / "gharchive").glob("2015-01-01-5.*"))
 
 
 def test_404_is_not_published_and_not_retried(server: GharchiveServer, tmp_path: Path, sleeps: SleepLog) -> None:
@@ -413,7 +415,7 @@ def test_without_slots_requests_overlap(tmp_path: Path, sleeps: SleepLog) -> Non
         assert twin.max_in_flight > 2
 
 
-def test_concurrent_fetches_of_one_hour_leave_one_whole_file(
+def test_concurrent_fetches_of_one_hour_get_whole_files_of_their_own(
     server: GharchiveServer, mirror: Path, tmp_path: Path, sleeps: SleepLog
 ) -> None:
     cache = tmp_path / "cache"
@@ -425,5 +427,9 @@ def test_concurrent_fetches_of_one_hour_leave_one_whole_file(
     for thread in threads:
         thread.join(timeout=10)
     assert len(results) == 4
-    assert_complete(results[0], mirror, cache)
-    assert sorted(p.name for p in (cache / "gharchive").iterdir()) == [NAME]
+    for result in results:
+        assert_complete(result, mirror, cache)
+    assert len({r.path for r in results}) == 4
+    for result in results:  # each run deletes only its own download
+        result.path.unlink()
+    assert list((cache / "gharchive").iterdir()) == []

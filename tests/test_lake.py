@@ -64,9 +64,14 @@ def test_bad_sql_is_a_query_error_naming_the_views(tmp_path: Path) -> None:
 def test_stale_temp_files_are_removed_and_never_queried(tmp_path: Path) -> None:
     folder = hour_dir(tmp_path / "lake", "2015-01-01", 0)
     write_partition(events(3), folder)
-    (folder / ".part-0.parquet.123-abc.tmp").write_bytes(b"half a file")
+    finished = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = folder / f".part-0.parquet.{finished.stdout.strip()}-abc.tmp"  # its writer has exited
+    live = folder / f".part-0.parquet.{os.getpid()}-def.tmp"  # a writer that is still running
+    dead.write_bytes(b"half a file")
+    live.write_bytes(b"being written")
     assert query(tmp_path / "lake", "SELECT count(*) AS n FROM gharchive_pr_events").to_pylist() == [{"n": 3}]
     assert remove_stale_temp_files(folder) == 1
+    assert not dead.exists() and live.exists()
 
 
 def test_catalog_file_serves_other_duckdb_clients(tmp_path: Path) -> None:

@@ -170,8 +170,10 @@ class ArchiveFetcher:
         url = self.url_for(hour)
         target_dir = self.cache_dir / "gharchive"
         target_dir.mkdir(parents=True, exist_ok=True)
-        final = target_dir / archive_file_name(hour)
-        part = target_dir / f".{final.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.part"
+        # Unique per download: two runs of the same hour each get (and later delete) their own file.
+        unique = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        final = target_dir / f"{archive_file_name(hour).removesuffix('.json.gz')}.{unique}.json.gz"
+        part = target_dir / f".{final.name}.part"
         try:
             if self.slots is not None:
                 with self.slots.hold():

@@ -11,6 +11,8 @@ checked for JSON-object framing, so garbage lines are counted, not silently igno
 
 from __future__ import annotations
 
+import os
+import uuid
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -142,7 +144,8 @@ def parse_hour(
 ) -> ParsedHour:
     """Parse the gzip file at `path` into PullRequestEvent rows (see `schema.PR_EVENT_COLUMNS`)."""
     work_dir.mkdir(parents=True, exist_ok=True)
-    candidates = work_dir / f".{path.name}.candidates.ndjson"
+    # unique per call: two runs of the same hour (a backfill and a CLI ingest) must not share it
+    candidates = work_dir / f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.candidates.ndjson"
     try:
         stats = scan_pr_lines(path, candidates)
         con = duckdb.connect(config={"threads": duckdb_threads})

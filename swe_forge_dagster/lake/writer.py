@@ -48,11 +48,24 @@ def write_partition(table: pa.Table, folder: Path, schema: pa.Schema | None = No
     return final
 
 
+def _writer_alive(temp: Path) -> bool:
+    """Is the process that is writing `temp` (its pid is in the name) still running?"""
+    try:
+        pid = int(temp.name.rsplit(".", 2)[-2].split("-")[0])
+        os.kill(pid, 0)
+    except (ValueError, IndexError, ProcessLookupError):
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def remove_stale_temp_files(folder: Path) -> int:
-    """Delete temporary files a crashed writer left in `folder`; returns how many."""
+    """Delete temporary files that crashed writers left in `folder` (never a live writer's)."""
     removed = 0
     if folder.is_dir():
         for path in folder.glob(f".{PART_FILE}.*.tmp"):
-            path.unlink(missing_ok=True)
-            removed += 1
+            if not _writer_alive(path):
+                path.unlink(missing_ok=True)
+                removed += 1
     return removed
