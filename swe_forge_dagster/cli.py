@@ -103,6 +103,7 @@ def _ingest(
     llm_key_envs: list[str] | None = None,
 ) -> bool:
     from swe_forge_dagster.definitions import build_definitions
+    from swe_forge_dagster.gharchive.download import ArchiveFetcher, DownloadError
     from swe_forge_dagster.lake.catalog import CatalogBusyError, refresh_catalog
     from swe_forge_dagster.runner import materialize_hours
 
@@ -110,17 +111,23 @@ def _ingest(
     defs = build_definitions(settings, github_token_env, llm_key_envs)
     try:
         with err.status(f"running {job_name} for {len(keys)} hour(s) from {settings.gharchive_url}"):
-            outcomes = materialize_hours(defs, instance, keys, job_name=job_name)
+            fetcher = ArchiveFetcher(settings.gharchive_url, settings.cache_dir)
+            outcomes = materialize_hours(defs, instance, keys, job_name=job_name, is_published=fetcher.is_published)
+    except DownloadError as exc:  # e.g. GH Archive unreachable while checking publication
+        err.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(1) from None
     except ValueError as exc:
         err.print(f"[red]error:[/] {exc}")
         raise typer.Exit(2) from None
     ok = True
     for outcome in outcomes:
         state = "[green]ok[/]" if outcome.success else "[red]failed[/]"
-        err.print(
-            f"run {outcome.run_id[:8]} {outcome.keys[0]}..{outcome.keys[-1]}: {state}, "
-            f"{len(outcome.materialized)}/{len(outcome.keys)} hours materialized"
-        )
+        span = f"{outcome.keys[0]}..{outcome.keys[-1]}"
+        if not outcome.run_id:
+            err.print(f"{span}: [yellow]skipped[/]")
+        else:
+            per_asset = ", ".join(f"{a} {len(h)}/{len(outcome.keys)}" for a, h in outcome.by_asset.items())
+            err.print(f"run {outcome.run_id[:8]} {span}: {state}; hours materialized: {per_asset or 'none'}")
         for message in outcome.errors:
             err.print(f"  [red]{message}[/]")
         ok &= outcome.success

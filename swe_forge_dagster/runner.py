@@ -8,7 +8,7 @@ shape a `multi_run` backfill gives), each hour still its own materialization.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import dagster as dg
@@ -26,8 +26,9 @@ class RunOutcome:
     run_id: str
     keys: list[str]
     success: bool
-    materialized: list[str] = field(default_factory=list)
+    materialized: list[str] = field(default_factory=list)  # hours with at least one asset materialized
     errors: list[str] = field(default_factory=list)
+    by_asset: dict[str, list[str]] = field(default_factory=dict)  # asset -> hours it materialized
 
 
 def _error_text(error: object) -> str:
@@ -70,6 +71,7 @@ def materialize_hours(
     job_name: str = "gharchive_job",
     max_per_run: int = 24,
     log_level: str = "INFO",
+    is_published: Callable[[dt.datetime], bool] | None = None,
 ) -> list[RunOutcome]:
     """Run the hourly asset for `keys` in-process; never raises for a failed hour."""
     set_pool_limits(instance)
@@ -84,6 +86,13 @@ def materialize_hours(
             "(check SWE_FORGE_START_DATE, and that the hour has ended)"
         )
     outcomes = []
+    if is_published is not None:
+        # An unpublished hour would fail the ingest step of its run and with it every downstream
+        # stage of the run's other hours: leave it out, and say so.
+        missing = [k for k in dict.fromkeys(keys) if not is_published(parse_partition_key(k))]
+        for key in missing:
+            outcomes.append(RunOutcome("", [key], False, errors=[f"hour {key} is not published yet: retry later"]))
+        keys = [k for k in keys if k not in missing]
     for block in contiguous_blocks(keys, max_per_run):
         result = job.execute_in_process(
             instance=instance,
@@ -97,13 +106,17 @@ def materialize_hours(
         )
         # From the instance, not the result: hours recorded before a partial failure count too.
         records = instance.all_logs(result.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION)
-        materialized = sorted(
-            {r.dagster_event.event_specific_data.materialization.partition for r in records if r.dagster_event}
-        )
+        by_asset: dict[str, set[str]] = {}
+        for record in records:
+            if record.dagster_event:
+                materialization = record.dagster_event.event_specific_data.materialization
+                by_asset.setdefault(materialization.asset_key.to_user_string(), set()).add(materialization.partition)
+        materialized = sorted(set().union(*by_asset.values())) if by_asset else []
         errors = [
             _error_text(e.event_specific_data.error)
             for e in result.all_events
             if e.is_step_failure and e.event_specific_data and e.event_specific_data.error
         ]
-        outcomes.append(RunOutcome(result.run_id, block, result.success, materialized, errors))
+        outcomes.append(RunOutcome(result.run_id, block, result.success, materialized, errors,
+                                   {asset: sorted(hours) for asset, hours in by_asset.items()}))  # fmt: skip
     return outcomes

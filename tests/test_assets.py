@@ -206,3 +206,22 @@ def test_backfill_through_the_daemon_runs_a_few_multi_hour_runs(
         assert set(materializations(instance)) == set(keys)
     get_settings.cache_clear()
     assert sum(count_rows(tmp_path / "home" / "lake").values()) > 0
+
+
+def test_an_unpublished_hour_is_left_out_so_the_others_run_every_stage(
+    tmp_path: Path, settings_for: SettingsFactory, instance: dg.DagsterInstance
+) -> None:
+    """Review finding: a missing hour failed its run's ingest step and skipped every stage downstream."""
+    from swe_forge_dagster.gharchive.download import ArchiveFetcher
+
+    mirror = tmp_path / "mirror"
+    for key in ("2015-03-03-00:00", "2015-03-03-01:00"):
+        write_hour(mirror, hour(key), events=300)
+    settings = settings_for(f"file://{mirror}")
+    keys = hour_range("2015-03-03-00:00", "2015-03-03-02:00")
+    fetcher = ArchiveFetcher(settings.gharchive_url, settings.cache_dir)
+    missing, ran = materialize_hours(
+        build_definitions(settings), instance, keys, job_name="gharchive_job", is_published=fetcher.is_published
+    )
+    assert missing.keys == ["2015-03-03-02:00"] and not missing.success and "not published" in missing.errors[0]
+    assert ran.success and ran.by_asset == {"gharchive_pr_events": ["2015-03-03-00:00", "2015-03-03-01:00"]}

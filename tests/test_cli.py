@@ -58,7 +58,7 @@ def test_ingest_then_sql_in_every_format(gharchive_2015: Path, env: dict[str, st
     env = {**env, "SWE_FORGE_GHARCHIVE_URL": f"file://{gharchive_2015}"}
     ingest = cli("ingest", "--from", "2015-01-01-00:00", "--to", "2015-01-01-01:00", env=env)
     assert ingest.returncode == 0, ingest.stderr[-3000:]
-    assert "2/2 hours materialized" in ingest.stderr
+    assert "hours materialized: gharchive_pr_events 2/2" in ingest.stderr
     assert (Path(env["SWE_FORGE_HOME"]) / "catalog.duckdb").is_file()
     sql = "SELECT hour, count(*) AS n FROM gharchive_pr_events GROUP BY hour ORDER BY hour"
     table = cli("sql", sql, env=env)
@@ -75,7 +75,7 @@ def test_cli_errors_are_specific_with_exit_codes(tmp_path: Path, env: dict[str, 
     bad_key = cli("ingest", "2015-01-01T00", env=env)
     assert bad_key.returncode == 2 and "YYYY-MM-DD-HH:00" in bad_key.stderr
     missing = cli("ingest", "2015-01-01-05:00", env=env)
-    assert missing.returncode == 1 and "not in the mirror" in missing.stderr
+    assert missing.returncode == 1 and "not published yet" in missing.stderr and "skipped" in missing.stderr
     bad_sql = cli("sql", "SELECT * FROM no_such_view", env=env)
     assert bad_sql.returncode == 1 and "SQL error" in bad_sql.stderr and "gharchive_pr_events" in bad_sql.stderr
     bad_format = cli("sql", "SELECT 1", "--format", "xml", env=env)
