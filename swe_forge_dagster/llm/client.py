@@ -6,6 +6,9 @@ a schema violation goes back to the model as an error message and is retried a b
 of times, then the item fails with the reason. Nothing is ever defaulted silently. 429/5xx,
 timeouts and connection errors are retried with backoff, honouring `Retry-After`. Identical
 requests are answered from the cache; every call lands in the ledger.
+
+`chat` is the other kind of call: one turn of a tool-using agent, tools offered but not forced,
+with the same retries, cache and ledger (the agent loop itself is in `tasks.agent_tools`).
 """
 
 from __future__ import annotations
@@ -54,6 +57,38 @@ class LLMStats:
 
     def snapshot(self) -> LLMStats:
         return LLMStats(**vars(self))
+
+
+@dataclass(frozen=True)
+class ToolCallRequest:
+    """One function call the model asked for; the arguments stay raw JSON so the caller judges them."""
+
+    id: str
+    name: str
+    arguments_json: str
+
+
+@dataclass(frozen=True)
+class ChatTurn:
+    """One assistant turn of an agent conversation: text, the tool calls asked for, and whether it was cached."""
+
+    content: str | None
+    tool_calls: list[ToolCallRequest]
+    cached: bool
+
+    def message(self) -> dict[str, Any]:
+        """The assistant message to append to the conversation (the wire shape the endpoint expects back).
+
+        Without tool calls the content is never null: some providers reject such a message.
+        """
+        content = self.content if self.content is not None or self.tool_calls else ""
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        if self.tool_calls:
+            message["tool_calls"] = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments_json}}
+                for c in self.tool_calls
+            ]
+        return message
 
 
 @dataclass(frozen=True)
@@ -184,6 +219,49 @@ class LLMClient:
             f"{stage}: no valid {tool_name} call after {len(problems)} attempts: " + " | ".join(problems)
         )
 
+    # -- agent turns ----------------------------------------------------------------------
+    def chat(
+        self,
+        stage: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        *,
+        item: str | None = None,
+        tool_choice: str | dict[str, Any] = "auto",
+    ) -> ChatTurn:
+        """One agent turn: a completion with `tools` offered (not forced), answered from the cache if seen.
+
+        Nothing is validated or repaired here: in an agent loop a bad tool call is the agent's to
+        fix, so it goes back to the model as a tool message from the loop. The cache keys the whole
+        request and stores the whole assistant message (tool call ids included): a re-run whose
+        tool results come out the same replays the conversation exactly, with no request at all.
+        """
+        # Its own key space: a structured call's entry (validated arguments only) must never be
+        # read, or overwritten, as a chat turn, even for an identical request.
+        key = "chat:" + request_key(self.model, messages, tools, tool_choice)
+        cached = self.cache.get(key) if self.cache else None
+        if cached is not None and isinstance(cached.get("tool_calls"), list):
+            turn = ChatTurn(
+                cached.get("content"),
+                [ToolCallRequest(c["id"], c["name"], c["arguments"]) for c in cached["tool_calls"]],
+                cached=True,
+            )
+            self._record(CallRecord(stage, self.model, "cached", item, cache_hit=True))
+            with self._lock:
+                self.stats.cache_hits += 1
+            return turn
+        message, usage = self._complete(stage, messages, tools, tool_choice, item, 1)
+        calls = [
+            ToolCallRequest(c.id, c.function.name, c.function.arguments or "")
+            for c in message.tool_calls or []
+            if c.type == "function"
+        ]
+        self._record(CallRecord(stage, self.model, "ok", item, **usage))
+        if self.cache:
+            stored = [{"id": c.id, "name": c.name, "arguments": c.arguments_json} for c in calls]
+            self.cache.put(key, stage, {"content": message.content, "tool_calls": stored})
+        return ChatTurn(message.content, calls, cached=False)
+
     @staticmethod
     def _parse(arguments: str, output: type[T], context: dict[str, Any] | None) -> tuple[str, T | None]:
         try:
@@ -198,7 +276,7 @@ class LLMClient:
 
     # -- one completion, with transport retries -------------------------------------------
     def _complete(
-        self, stage: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], choice: dict[str, Any],
+        self, stage: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], choice: str | dict[str, Any],
         item: str | None, attempt: int,
     ) -> tuple[Any, dict[str, Any]]:  # fmt: skip
         """One chat completion (retried on transport errors): the message and its usage for the ledger."""

@@ -1,0 +1,365 @@
+"""The sandbox agents against the OpenAI twin scripted with the tool calls a good model would make.
+
+The loop's rules run against a fake sandbox (fast); the two agents run in real Docker sandboxes on
+the test world's repositories, and their answers go through the real replay and validation.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import docker
+import pytest
+from pydantic import BaseModel
+
+from swe_forge_dagster.llm.cache import AnswerCache
+from swe_forge_dagster.llm.client import ChatTurn, LLMClient, ToolCallRequest
+from swe_forge_dagster.llm.ledger import CallLedger
+from swe_forge_dagster.sandbox.docker_sandbox import CommandResult
+from swe_forge_dagster.tasks import agent_tools
+from swe_forge_dagster.tasks.agent_tools import ELIDED, MAX_TOOL_OUTPUT, AgentTool, ShellArgs, clip, run_agent
+from swe_forge_dagster.tasks.agents import (
+    JUNIT_OPTIONS,
+    AgentFailed,
+    SubmitTests,
+    WrittenFile,
+    _checked_files,
+    find_environment,
+    recipe_test_command,
+    write_tests,
+)
+from swe_forge_dagster.tasks.execute import PYTEST, EnvRecipe, TaskExecutor, env_image_tag, patch_adding_files
+from swe_forge_dagster.tasks.patch import split_diff
+from swe_forge_dagster.tasks.repo_cache import RepoCache
+from swe_forge_dagster.testing.git_world import GitWorld, build_git_world
+from swe_forge_dagster.testing.openai_twin import MultipleToolCalls, OpenAITwin, Text, ToolCall
+from tests.conftest import BASE_IMAGE
+
+KEY = "sk-or-test-key-0123456789abcdef"
+MODEL = "openai/gpt-5.2-codex:nitro"
+VENV = (
+    "python -m venv --system-site-packages /opt/venv && . /opt/venv/bin/activate "
+    "&& pip install --no-build-isolation --no-deps -e ."
+)
+RECIPE = EnvRecipe(install_commands=(VENV,), base_image=BASE_IMAGE)
+
+
+@pytest.fixture
+def twin() -> Iterator[OpenAITwin]:
+    with OpenAITwin(api_key=KEY) as server:
+        yield server
+
+
+def make_client(twin: OpenAITwin, root: Path) -> LLMClient:
+    return LLMClient(twin.url, KEY, MODEL, cache=AnswerCache(root / "answers.sqlite"),
+                     ledger=CallLedger(root / "llm_calls"))  # fmt: skip
+
+
+def lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def tool_names(request: dict[str, Any]) -> list[str]:
+    return [tool["function"]["name"] for tool in request["tools"]]
+
+
+# -- the chat call and the loop, without Docker ---------------------------------------------------
+
+
+def test_chat_offers_tools_unforced_and_caches_the_whole_assistant_message(twin: OpenAITwin, tmp_path: Path) -> None:
+    tools = [AgentTool("shell", "run", ShellArgs).spec()]
+    messages = [{"role": "user", "content": "list the files"}]
+    twin.queue(ToolCall("shell", {"command": "ls"}, id="call_1"))
+    with make_client(twin, tmp_path) as client:
+        turn = client.chat("agent", messages, tools, item="org/x#1")
+        again = client.chat("agent", messages, tools, item="org/x#1")
+        assert client.stats.calls == 1 and client.stats.cache_hits == 1
+    assert turn == ChatTurn(None, [ToolCallRequest("call_1", "shell", '{"command": "ls"}')], cached=False)
+    assert again == ChatTurn(None, turn.tool_calls, cached=True)
+    assert turn.message()["tool_calls"][0]["function"] == {"name": "shell", "arguments": '{"command": "ls"}'}
+    (request,) = twin.requests
+    assert request.json["tool_choice"] == "auto" and tool_names(request.json) == ["shell"]
+    rows = lines(tmp_path / "llm_calls" / "calls.jsonl")
+    assert [r["outcome"] for r in rows] == ["ok", "cached"] and rows[0]["prompt_tokens"] > 0
+
+
+class FakeSandbox:
+    """Answers commands from a table, so the loop's rules are checked without Docker."""
+
+    def __init__(self, answers: dict[str, tuple[int, str]]) -> None:
+        self.answers = answers
+        self.commands: list[str] = []
+
+    def run(self, command: str, timeout: float = 600, max_output: int = 30000) -> CommandResult:
+        self.commands.append(command)
+        code, output = self.answers.get(command, (127, f"bash: {command}: command not found"))
+        return CommandResult(command, code, output, False, 0.01, False)
+
+
+class Answer(BaseModel):
+    value: int
+
+
+def test_loop_sends_errors_back_and_ends_on_an_accepted_submission(twin: OpenAITwin, tmp_path: Path) -> None:
+    huge = "HEAD" + "x" * 50_000 + "TAIL"
+    box = FakeSandbox({"cat big.log": (0, huge), "false": (1, "")})
+    twin.queue(
+        Text("Let me think about it."),
+        ToolCall("shell", '{"command": "cat big.log"'),  # invalid JSON
+        ToolCall("delete_everything", {}),
+        MultipleToolCalls([ToolCall("shell", {"command": "cat big.log"}), ToolCall("shell", {"command": "false"})]),
+        ToolCall("submit_answer", {"value": "many"}),  # schema violation
+        ToolCall("submit_answer", {"value": 41}),
+        ToolCall("submit_answer", {"value": 42}),
+    )
+    submitted: list[int] = []
+
+    def on_submit(answer: Answer) -> str | int:
+        submitted.append(answer.value)
+        return "too small" if answer.value < 42 else answer.value
+
+    transcript = tmp_path / "run" / "transcript.jsonl"
+    with make_client(twin, tmp_path) as client:
+        result = run_agent(
+            client, box, "Find the answer.", ["<question>\nwhat is it\n</question>"],  # type: ignore[arg-type]
+            [AgentTool("submit_answer", "the answer", Answer)], on_submit, stage="demo", item="x",
+            max_turns=10, transcript_path=transcript,
+        )  # fmt: skip
+    assert result == 42 and submitted == [41, 42] and box.commands == ["cat big.log", "false"]
+    bodies = [r.json for r in twin.requests]
+    assert all(b["tool_choice"] == "auto" and tool_names(b) == ["shell", "submit_answer"] for b in bodies)
+    assert bodies[1]["messages"][-1]["role"] == "user" and "calling a tool" in bodies[1]["messages"][-1]["content"]
+    assert "not valid JSON" in bodies[2]["messages"][-1]["content"]
+    assert "no tool 'delete_everything'" in bodies[3]["messages"][-1]["content"]
+    big, failed = bodies[4]["messages"][-2:]  # one tool message per parallel call, in order
+    assert big["content"].startswith("exit code: 0\nHEAD") and big["content"].endswith("TAIL")
+    assert len(big["content"]) < MAX_TOOL_OUTPUT + 200 and failed["content"] == "exit code: 1\n(no output)"
+    assert "value" in bodies[5]["messages"][-1]["content"] and "schema" in bodies[5]["messages"][-1]["content"]
+    assert bodies[6]["messages"][-1]["content"] == "Rejected: too small"
+    turns = lines(transcript)
+    assert [t["outcome"] for t in turns] == ["nudged", *["continue"] * 3, "rejected", "rejected", "accepted"]
+    assert turns[3]["results"][1] == {"tool_call_id": turns[3]["tool_calls"][1]["id"], "name": "shell",
+                                      "content": "exit code: 1\n(no output)", "exit_code": 1, "timed_out": False,
+                                      "seconds": 0.01}  # fmt: skip
+
+
+def test_old_outputs_are_elided_once_the_conversation_grows(
+    twin: OpenAITwin, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(agent_tools, "MAX_CONTEXT_CHARS", 20_000)
+    box = FakeSandbox({f"cat part{i}": (0, str(i) * 7000) for i in range(5)})
+    twin.queue(*[ToolCall("shell", {"command": f"cat part{i}"}) for i in range(5)])
+    with make_client(twin, tmp_path) as client, pytest.raises(AgentFailed, match="after 5 turns"):
+        run_agent(
+            client, box, "Read.", ["go"], [AgentTool("submit_answer", "the answer", Answer)],  # type: ignore[arg-type]
+            lambda answer: answer, stage="demo", item=None, max_turns=5, transcript_path=tmp_path / "t.jsonl",
+        )  # fmt: skip
+
+    def parts(messages: list[dict[str, Any]]) -> list[str]:
+        tool = [m["content"] for m in messages if m["role"] == "tool"]
+        return ["elided" if c == ELIDED else c.removeprefix("exit code: 0\n")[0] for c in tool]
+
+    outputs = [parts(r.json["messages"]) for r in twin.requests]
+    assert outputs[2] == ["0", "1"]  # 14k characters: under the budget
+    assert outputs[3] == ["elided", "1", "2"]  # 21k: the oldest goes, down to 3/4 of the budget
+    assert outputs[4] == ["elided", "elided", "2", "3"]
+
+
+def test_tool_output_keeps_head_and_tail_and_masks_pytest_run_times() -> None:
+    assert clip("==== 1 failed, 2 passed in 0.12s ====\nno tests ran in 65.43s (0:01:05)") == (
+        "==== 1 failed, 2 passed in <time> ====\nno tests ran in <time>"
+    )
+    clipped = clip("a" * 10 + "b" * 100 + "c" * 10, limit=20)
+    assert clipped == "a" * 10 + "\n[... 100 characters cut ...]\n" + "c" * 10
+
+
+def test_test_commands_get_their_test_paths_and_junit_options() -> None:
+    assert recipe_test_command(PYTEST) == PYTEST
+    assert recipe_test_command("python -m pytest -q") == f"python -m pytest -q {JUNIT_OPTIONS} {{tests}}"
+    assert recipe_test_command("tox -e py -- {tests} -x") == f"tox -e py -- {JUNIT_OPTIONS} {{tests}} -x"
+    for bad, reason in [("make test", "{tests}"), ("pytest --junitxml=out.xml", "JUnit"), ("pytest ${X}", "braces")]:
+        with pytest.raises(ValueError, match=reason):
+            recipe_test_command(bad)
+
+
+def test_written_files_must_be_new_test_files_inside_the_repository(tmp_path: Path) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_old.py").write_text("")
+
+    def check(*paths: str) -> str | dict[str, str]:
+        return _checked_files(SubmitTests(files=[WrittenFile(path=p, content="x = 1\n") for p in paths]), tmp_path)
+
+    assert check("tests/test_new.py", "tests/conftest.py") == {"tests/test_new.py": "x = 1\n",
+                                                               "tests/conftest.py": "x = 1\n"}  # fmt: skip
+    for paths, problem in [
+        (("/tmp/tests/test_x.py",), "relative path"), (("tests/../test_x.py",), "relative path"),
+        (("../tests/test_x.py",), "relative path"), (("./tests/test_x.py",), "relative path"),
+        (("pkg/check.py",), "not a test file"), (("tests/test_old.py",), "already exists"),
+        (("tests/test_a.py", "tests/test_a.py"), "twice"), (("tests/helpers.py",), "no test module"),
+    ]:  # fmt: skip
+        assert problem in str(check(*paths)), paths
+
+
+# -- the agents, in Docker ------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> GitWorld:
+    return build_git_world(tmp_path_factory.mktemp("git-world"))
+
+
+@pytest.fixture(scope="module")
+def executor(world: GitWorld, docker_client: docker.DockerClient, tmp_path_factory: pytest.TempPathFactory
+             ) -> TaskExecutor:  # fmt: skip
+    return TaskExecutor(docker_client, RepoCache(tmp_path_factory.mktemp("repo-cache"), world.url_template))
+
+
+def base_tree(executor: TaskExecutor, repo: str, sha: str, into: Path) -> Path:
+    executor.cache.ensure(repo)
+    executor.cache.fetch(repo, [sha])
+    return executor.export_tree(repo, sha, into)
+
+
+@pytest.mark.docker
+def test_environment_agent_learns_from_a_failed_replay_and_a_rerun_is_free(
+    world: GitWorld, executor: TaskExecutor, docker_client: docker.DockerClient, twin: OpenAITwin, tmp_path: Path
+) -> None:
+    pr = world.pr("acme-labs/tinycalc", 12)
+    tree = base_tree(executor, pr.repo, pr.base_sha, tmp_path / "tree")
+    bad = {"install_commands": ["pip install -r requirements.txt"], "test_command": "python -m pytest -q"}
+    good = {"install_commands": [VENV], "test_command": "python -m pytest -q"}
+    twin.queue(
+        ToolCall("shell", {"command": "ls"}),
+        ToolCall("shell", {"command": "cat pyproject.toml"}),
+        ToolCall("submit_environment", bad),
+        ToolCall("submit_environment", good),
+    )
+    transcript = tmp_path / "task" / "environment.jsonl"
+    with make_client(twin, tmp_path) as client:
+        recipe = find_environment(client, docker_client, tree, base_image=BASE_IMAGE, transcript_path=transcript,
+                                  item=pr.repo)  # fmt: skip
+    assert recipe == EnvRecipe((VENV,), f"python -m pytest -q {JUNIT_OPTIONS} {{tests}}", BASE_IMAGE)
+    assert twin.pending() == 0
+    bodies = [r.json for r in twin.requests]
+    assert all(b["tool_choice"] == "auto" and tool_names(b) == ["shell", "submit_environment"] for b in bodies)
+    assert "untrusted data" in bodies[0]["messages"][0]["content"]
+    assert (
+        "<repository_files>" in bodies[0]["messages"][1]["content"]
+        and "tests/test_arith.py" in (bodies[0]["messages"][1]["content"])
+    )
+    listing, config = bodies[1]["messages"][-1]["content"], bodies[2]["messages"][-1]["content"]
+    assert listing.startswith("exit code: 0\n") and "pyproject.toml" in listing and "tinycalc" in listing
+    assert 'name = "tinycalc"' in config
+    rejection = bodies[3]["messages"][-1]
+    assert rejection["role"] == "tool" and rejection["tool_call_id"] == bodies[3]["messages"][-2]["tool_calls"][0]["id"]
+    assert rejection["content"].startswith("Rejected: replay failed: install command 1 of 1 exited")
+    assert "requirements.txt" in rejection["content"] or "externally-managed" in rejection["content"]
+    turns = lines(transcript)
+    assert [t["outcome"] for t in turns] == ["continue", "continue", "rejected", "accepted"]
+    assert all(t["llm_seconds"] >= 0 and not t["cached"] for t in turns) and turns[0]["results"][0]["exit_code"] == 0
+
+    # the same run again: every turn comes from the answer cache, and the recipe is the same
+    twin.reset()
+    with make_client(twin, tmp_path) as client:
+        again = find_environment(client, docker_client, tree, base_image=BASE_IMAGE, transcript_path=transcript)
+        assert client.stats.calls == 0 and client.stats.cache_hits == 4
+    assert again == recipe and twin.count() == 0
+    assert [t["cached"] for t in lines(transcript)] == [True] * 4
+
+    # the recipe is what validation runs with: the PR becomes a task with its known lists
+    try:
+        result = executor.validate_pr(pr.repo, pr.base_sha, pr.head_sha, recipe, after_runs=1)
+    finally:
+        with contextlib.suppress(docker.errors.ImageNotFound):
+            docker_client.images.remove(env_image_tag(pr.repo, recipe), force=True)
+    assert result.validation.accepted, result.validation.reason
+    assert result.validation.fail_to_pass == pr.expected_fail_to_pass
+
+
+@pytest.mark.docker
+def test_environment_agent_that_never_submits_fails_after_max_turns(
+    world: GitWorld, executor: TaskExecutor, docker_client: docker.DockerClient, twin: OpenAITwin, tmp_path: Path
+) -> None:
+    pr = world.pr("acme-labs/tinycalc", 12)
+    tree = base_tree(executor, pr.repo, pr.base_sha, tmp_path / "tree")
+    twin.queue(ToolCall("shell", {"command": "ls tests"}), ToolCall("shell", {"command": "cat README.md"}))
+    transcript = tmp_path / "environment.jsonl"
+    with make_client(twin, tmp_path) as client, pytest.raises(AgentFailed, match="after 2 turns"):
+        find_environment(client, docker_client, tree, base_image=BASE_IMAGE, max_turns=2, transcript_path=transcript)
+    assert twin.count() == 2 and len(lines(transcript)) == 2
+    assert "test_rounding.py" in lines(transcript)[0]["results"][0]["content"]
+
+
+@pytest.fixture(scope="module")
+def datekit_image(world: GitWorld, executor: TaskExecutor, docker_client: docker.DockerClient) -> Iterator[str]:
+    pr = world.pr("northwind/datekit", 7)
+    executor.cache.ensure(pr.repo)
+    executor.cache.fetch(pr.repo, [pr.base_sha, pr.head_sha])
+    image, cached = executor.environment_image(pr.repo, pr.base_sha, RECIPE)
+    yield image
+    if not cached:
+        with contextlib.suppress(docker.errors.ImageNotFound):
+            docker_client.images.remove(image, force=True)
+
+
+@pytest.mark.docker
+def test_test_agent_writes_tests_that_validate_the_pr(
+    world: GitWorld, executor: TaskExecutor, docker_client: docker.DockerClient, twin: OpenAITwin, tmp_path: Path,
+    datekit_image: str,
+) -> None:  # fmt: skip
+    pr = world.pr("northwind/datekit", 7)
+    patch = split_diff(executor.cache.diff(pr.repo, pr.base_sha, pr.head_sha)).patch
+    tree = executor.export_tree(pr.repo, pr.head_sha, tmp_path / "fixed")  # base + patch: the PR adds no tests
+    (path, content), = pr.agent_tests.items()  # fmt: skip
+    outside = {"files": [{"path": "datekit/week_checks.py", "content": content}], "fail_to_pass": []}
+    twin.queue(
+        ToolCall("shell", {"command": "cat datekit/parse.py && ls tests"}),
+        ToolCall("submit_tests", outside),
+        ToolCall("submit_tests", {"files": [{"path": path, "content": content}],
+                                  "fail_to_pass": [f"{path}::test_week_date"], "pass_to_pass": []}),
+    )  # fmt: skip
+    transcript = tmp_path / "tests.jsonl"
+    with make_client(twin, tmp_path) as client:
+        files = write_tests(
+            client, docker_client, tree, pr_title=pr.title, pr_body=pr.body, patch=patch, recipe=RECIPE,
+            image=datekit_image, transcript_path=transcript, item="datekit#7",
+        )  # fmt: skip
+    assert files == pr.agent_tests
+    bodies = [r.json for r in twin.requests]
+    assert all(tool_names(b) == ["shell", "submit_tests"] for b in bodies)
+    prompt = bodies[0]["messages"][1]["content"]
+    assert "<pr_title>\nParse ISO week dates\n</pr_title>" in prompt and "<patch>" in prompt and "_WEEK" in prompt
+    assert "fromisocalendar" in bodies[1]["messages"][-1]["content"]  # the fix is applied in the sandbox
+    assert "not a test file path" in bodies[2]["messages"][-1]["content"]
+    assert [t["outcome"] for t in lines(transcript)] == ["continue", "rejected", "accepted"]
+
+    result = executor.validate_pr(pr.repo, pr.base_sha, pr.head_sha, RECIPE, extra_test_patch=patch_adding_files(files))
+    assert result.validation.accepted, result.validation.reason
+    in_files = sorted(t for t in pr.expected_fail_to_pass if t.split("::")[0] in files)
+    assert result.validation.fail_to_pass == in_files
+
+
+@pytest.mark.docker
+def test_tests_that_pass_without_the_fix_go_back_to_the_agent(
+    world: GitWorld, executor: TaskExecutor, docker_client: docker.DockerClient, twin: OpenAITwin, tmp_path: Path,
+    datekit_image: str,
+) -> None:  # fmt: skip
+    pr = world.pr("northwind/datekit", 7)
+    patch = split_diff(executor.cache.diff(pr.repo, pr.base_sha, pr.head_sha)).patch
+    tree = executor.export_tree(pr.repo, pr.head_sha, tmp_path / "fixed")
+    useless = "from datekit import parse_date\n\n\ndef test_iso():\n    assert parse_date('2024-01-02').day == 2\n"
+    failing = "def test_wrong():\n    assert 1 == 2\n"
+    twin.queue(
+        ToolCall("submit_tests", {"files": [{"path": "tests/test_useless.py", "content": useless}]}),
+        ToolCall("submit_tests", {"files": [{"path": "tests/test_wrong.py", "content": failing}]}),
+    )
+    with make_client(twin, tmp_path) as client, pytest.raises(AgentFailed, match="after 2 turns"):
+        write_tests(client, docker_client, tree, pr_title=pr.title, pr_body=pr.body, patch=patch, recipe=RECIPE,
+                    image=datekit_image, max_turns=2, transcript_path=tmp_path / "t.jsonl")  # fmt: skip
+    rejections = [line["results"][0]["content"] for line in lines(tmp_path / "t.jsonl")]
+    assert "passes with the change reverted" in rejections[0]
+    assert "tests/test_wrong.py::test_wrong (failed)" in rejections[1]
