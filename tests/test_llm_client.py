@@ -238,3 +238,13 @@ def test_quality_keeps_difficulty_and_quality_apart(twin: OpenAITwin, tmp_path: 
         judgement = score_quality(client, "org/calc", "statement", "diff --git a/x b/x", "diff --git a/t b/t")
     assert isinstance(judgement, QualityJudgement)
     assert judgement.difficulty == "hard" and not judgement.passed  # hard, but the tests check implementation
+
+
+def test_null_or_missing_arguments_are_repaired_not_a_crash(twin: OpenAITwin, tmp_path: Path) -> None:
+    """Review finding: `"arguments": null` raised TypeError and failed the whole hour."""
+    problem, value = LLMClient._parse(None, DifficultyTriage, None)
+    assert value is None and "no arguments" in problem
+    twin.queue(ToolCall("classify_difficulty", "null"), ToolCall("classify_difficulty", GOOD))
+    with make_client(twin, tmp_path) as client:
+        assert classify_difficulty(client, PR).difficulty == "medium"
+    assert "arguments" in twin.requests[1].json["messages"][-1]["content"]

@@ -263,7 +263,9 @@ class LLMClient:
         return ChatTurn(message.content, calls, cached=False)
 
     @staticmethod
-    def _parse(arguments: str, output: type[T], context: dict[str, Any] | None) -> tuple[str, T | None]:
+    def _parse(arguments: str | None, output: type[T], context: dict[str, Any] | None) -> tuple[str, T | None]:
+        if not isinstance(arguments, str):  # some providers send null arguments: a repairable answer
+            return "the call has no arguments; send them as a JSON object", None
         try:
             data = json.loads(arguments)
         except json.JSONDecodeError as exc:
