@@ -259,3 +259,14 @@ def test_a_secondary_limit_longer_than_the_allowed_wait_fails_with_the_time(
     ):
         list(enricher(client).enrich(keys(world)[:2]))
     assert sleeps == [] and twin.count() == 1
+
+
+def test_a_wrong_api_url_says_so(twin: GithubTwin) -> None:
+    """Review finding: a 4xx from a wrong SWE_FORGE_GITHUB_API_URL surfaced as a misleading error."""
+    from swe_forge_dagster.github.client import GitHubError
+
+    with (
+        GitHubClient(f"{twin.url}/not-the-api-root", TOKEN, sleep=Sleeps()) as client,
+        pytest.raises(GitHubError, match="404"),
+    ):
+        client.graphql("query { rateLimit { cost } }", {})

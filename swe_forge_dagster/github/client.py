@@ -126,7 +126,19 @@ class GitHubClient:
         for _ in range(self.max_attempts):
             response = self._request("POST", f"{self.api_url}/graphql", resource="graphql",
                                      json={"query": query, "variables": variables})  # fmt: skip
-            payload = response.json()
+            if response.status_code >= 400 and response.status_code != 403:
+                raise GitHubError(
+                    f"POST /graphql: {response.status_code} {_message(response) or response.reason_phrase}"
+                )
+            try:
+                payload = response.json()
+            except ValueError as exc:
+                raise GitHubError(
+                    f"POST /graphql answered {response.status_code} with no JSON: is SWE_FORGE_GITHUB_API_URL "
+                    f"({self.api_url}) a GitHub API root?"
+                ) from exc
+            if response.status_code == 403 and payload.get("data") is None and not payload.get("errors"):
+                raise GitHubError(f"POST /graphql: 403 {_message(response)}")
             errors = payload.get("errors") or []
             if payload.get("data") is None and any(e.get("type") == "RATE_LIMITED" for e in errors):
                 reset = float(response.headers.get("x-ratelimit-reset") or self._clock() + 60)
