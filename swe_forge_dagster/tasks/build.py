@@ -1,0 +1,98 @@
+"""A validated PR becomes a task record: the SWE-bench instance plus what rebuilds its environment.
+
+The problem statement is the linked issue(s) when the PR closes any (a user's own words, no
+solution in them); only without one does the LLM write a statement from the PR text, and that
+writer refuses statements that name the changed or test files. Difficulty and quality stay
+separate fields.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from swe_forge_dagster.export.swebench import SWEBenchInstance
+from swe_forge_dagster.export.task_dir import TaskRecord
+from swe_forge_dagster.llm.client import LLMClient
+from swe_forge_dagster.llm.functions import PRFacts, QualityJudgement, write_problem_statement
+from swe_forge_dagster.tasks.execute import EnvRecipe, TaskBuildError, TaskValidation
+
+
+@dataclass(frozen=True)
+class PRContext:
+    """What the candidate stages know about a PR (from `enriched_prs` and `classified_prs`)."""
+
+    repo: str
+    number: int
+    title: str
+    body: str
+    base_sha: str
+    head_sha: str
+    created_at: str | None = None
+    closing_issues: Sequence[dict] = field(default_factory=tuple)  # {number, title, body}
+    language: str | None = None
+    license: str | None = None
+    difficulty: str | None = None
+    difficulty_score: float | None = None
+
+    @property
+    def instance_id(self) -> str:
+        owner, _, name = self.repo.partition("/")
+        return f"{owner}__{name}-{self.number}"
+
+
+def problem_statement(pr: PRContext, test_files: Sequence[str], client: LLMClient | None = None) -> tuple[str, str]:
+    """(statement, source): the linked issues' text, else an LLM-written statement."""
+    issues = [i for i in pr.closing_issues if (i.get("title") or i.get("body"))]
+    if issues:
+        text = "\n\n".join(f"{i.get('title') or ''}\n\n{i.get('body') or ''}".strip() for i in issues)
+        return text, "issue"
+    if client is None:
+        raise TaskBuildError("the PR closes no issue and no LLM is configured to write a problem statement")
+    facts = PRFacts(repo=pr.repo, number=pr.number, title=pr.title, body=pr.body, files=[], additions=0,
+                    deletions=0, language=pr.language)  # fmt: skip
+    written = write_problem_statement(client, facts, test_files=list(test_files), item=pr.instance_id)
+    return f"{written.title}\n\n{written.statement}", "llm"
+
+
+def task_record(
+    pr: PRContext,
+    result: TaskValidation,
+    recipe: EnvRecipe,
+    statement: str,
+    quality: QualityJudgement | None = None,
+) -> TaskRecord:
+    """The exportable task of an accepted validation."""
+    if not result.validation.accepted:
+        raise TaskBuildError(f"not a task: {result.validation.reason}")
+    instance = SWEBenchInstance(
+        instance_id=pr.instance_id,
+        repo=pr.repo,
+        base_commit=result.base_commit,
+        patch=result.split.patch,
+        test_patch=result.split.test_patch,
+        problem_statement=statement,
+        hints_text="",
+        created_at=pr.created_at,
+        version=None,
+        environment_setup_commit=result.base_commit,
+        FAIL_TO_PASS=result.validation.fail_to_pass,
+        PASS_TO_PASS=result.validation.pass_to_pass,
+        difficulty=quality.difficulty if quality else pr.difficulty,
+        difficulty_score=quality.difficulty_score if quality else pr.difficulty_score,
+        quality_score=quality.quality_score if quality else None,
+        language=pr.language,
+        license=pr.license,
+    )
+    return TaskRecord(
+        instance=instance,
+        image=recipe.base_image,  # with install_commands, what rebuilds the environment anywhere
+        install_commands=list(recipe.install_commands),
+        test_command=recipe.test_command,
+        test_files=result.split.test_files,
+        fail_to_pass_commands=result.fail_to_pass_commands,
+        pass_to_pass_commands=result.pass_to_pass_commands,
+        original_pr_url=f"https://github.com/{pr.repo}/pull/{pr.number}",
+        quality_passed=quality.passed if quality else True,
+        docker_passed=True,
+    )
