@@ -18,7 +18,9 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 class Settings(BaseSettings):
     """One place for configuration; assets receive these values through resources."""
 
-    model_config = SettingsConfigDict(env_file=".env", extra="ignore", populate_by_name=True)
+    # Only the documented names (validation aliases) are read: a field name such as `home` must never
+    # pick up an unrelated variable (HOME, MODEL, LANGUAGES) from the environment.
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore", populate_by_name=False)
 
     home: Path = Field(default=Path(".swe-forge"), validation_alias="SWE_FORGE_HOME")
     gharchive_url: str = Field(default="https://data.gharchive.org", validation_alias="SWE_FORGE_GHARCHIVE_URL")

@@ -112,3 +112,18 @@ def test_secrets_come_from_the_environment_then_dotenv(tmp_path: Path, monkeypat
     monkeypatch.setenv("GITHUB_TOKEN", "from-env")
     assert secret_from_env(["GITHUB_TOKEN"]) == "from-env"
     assert secret_from_env(["NOT_SET_ANYWHERE"]) is None
+
+
+def test_settings_read_only_their_documented_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found in a final check: with field-name population on, HOME became SWE_FORGE_HOME."""
+    monkeypatch.chdir(tmp_path)
+    for name in ("SWE_FORGE_HOME", "SWE_FORGE_MODEL", "SWE_FORGE_LANGUAGES"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", "/somewhere/else")
+    monkeypatch.setenv("MODEL", "not-this-model")
+    monkeypatch.setenv("LANGUAGES", "cobol")
+    settings = Settings()
+    assert settings.home == Path(".swe-forge") and settings.home_abs == tmp_path / ".swe-forge"
+    assert settings.model == "openai/gpt-5.2-codex:nitro" and "cobol" not in settings.languages
+    monkeypatch.setenv("SWE_FORGE_HOME", "/data/forge")
+    assert Settings().home == Path("/data/forge")
