@@ -14,6 +14,8 @@ from pathlib import Path
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from swe_forge_dagster.common.home import HomeLayout
+
 
 class Settings(BaseSettings):
     """One place for configuration; assets receive these values through resources."""
@@ -57,25 +59,29 @@ class Settings(BaseSettings):
         return value.rstrip("/")
 
     @property
+    def layout(self) -> HomeLayout:
+        return HomeLayout.of(self.home)
+
+    @property
     def home_abs(self) -> Path:
-        return self.home.expanduser().resolve()
+        return self.layout.root
 
     @property
     def lake_dir(self) -> Path:
-        return self.home_abs / "lake"
+        return self.layout.lake
 
     @property
     def catalog_path(self) -> Path:
-        return self.home_abs / "catalog.duckdb"
+        return self.layout.catalog
 
     @property
     def cache_dir(self) -> Path:
-        return self.home_abs / "cache"
+        return self.layout.cache
 
     @property
     def pr_file_path(self) -> Path:
         """The processed-PR ledger (the seed's `--pr-file`)."""
-        return (self.pr_file or self.home_abs / "processed_prs.jsonl").expanduser().resolve()
+        return (self.pr_file or self.layout.processed_prs).expanduser().resolve()
 
     @property
     def language_list(self) -> list[str]:
@@ -85,7 +91,7 @@ class Settings(BaseSettings):
     def dagster_home(self) -> Path:
         """`DAGSTER_HOME` when set, else a persistent folder under `SWE_FORGE_HOME`."""
         env = os.environ.get("DAGSTER_HOME")
-        return Path(env).expanduser().resolve() if env else self.home_abs / "dagster"
+        return Path(env).expanduser().resolve() if env else self.layout.dagster
 
 
 @lru_cache(maxsize=1)

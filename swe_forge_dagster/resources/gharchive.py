@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import dagster as dg
 from pydantic import Field
 
+from swe_forge_dagster.common.home import HomeLayout
 from swe_forge_dagster.common.slots import Slots
 from swe_forge_dagster.gharchive.download import ArchiveFetcher
 from swe_forge_dagster.gharchive.ingest import IngestOptions
@@ -25,14 +24,14 @@ class GharchiveResource(dg.ConfigurableResource):
     keep_downloads: bool = Field(default=False, description="keep downloaded .json.gz files in the cache")
 
     def fetcher(self) -> ArchiveFetcher:
-        home = Path(self.home).expanduser().resolve()
+        home = HomeLayout.of(self.home)
         return ArchiveFetcher(
             self.base_url,
-            home / "cache",
+            home.cache,
             timeout_seconds=self.timeout_seconds,
             max_attempts=self.max_attempts,
             backoff_initial=self.backoff_initial_seconds,
-            slots=Slots(home / "locks", "gharchive_download", self.max_parallel_downloads),
+            slots=Slots(home.locks, "gharchive_download", self.max_parallel_downloads),
         )
 
     def options(self) -> IngestOptions:

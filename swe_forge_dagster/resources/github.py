@@ -14,6 +14,7 @@ from pydantic import Field
 from swe_forge_dagster.candidates.filters import FilterConfig
 from swe_forge_dagster.candidates.ledger import Ledger
 from swe_forge_dagster.candidates.rules import CandidateRules
+from swe_forge_dagster.common.home import HomeLayout
 from swe_forge_dagster.common.secrets import secret_from_env
 from swe_forge_dagster.common.slots import Slots
 from swe_forge_dagster.github.client import GitHubAuthError, GitHubClient
@@ -31,12 +32,8 @@ class GitHubResource(dg.ConfigurableResource):
     backoff_initial_seconds: float = Field(default=1.0, ge=0)
     chunk_size: int = Field(default=CHUNK_SIZE, ge=1, le=100)
 
-    @property
-    def home_dir(self) -> Path:
-        return Path(self.home).expanduser().resolve()
-
     def store(self) -> GithubStore:
-        return GithubStore(self.home_dir / "cache" / "github" / "github.sqlite")
+        return GithubStore(HomeLayout.of(self.home).github_store)
 
     def client(self) -> GitHubClient:
         token = secret_from_env([self.token_env])
@@ -46,7 +43,7 @@ class GitHubResource(dg.ConfigurableResource):
             self.api_url,
             token,
             store=self.store(),
-            slots=Slots(self.home_dir / "locks", "github_api", self.max_in_flight),
+            slots=Slots(HomeLayout.of(self.home).locks, "github_api", self.max_in_flight),
             max_in_flight=self.max_in_flight,
             max_rate_limit_wait=self.max_rate_limit_wait_seconds,
             max_attempts=self.max_attempts,

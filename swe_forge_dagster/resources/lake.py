@@ -6,6 +6,8 @@ from pathlib import Path
 
 import dagster as dg
 
+from swe_forge_dagster.common.home import HomeLayout
+
 
 class LakeResource(dg.ConfigurableResource):
     """Where datasets live; every asset writes its own Parquet under `lake_dir`."""
@@ -13,17 +15,9 @@ class LakeResource(dg.ConfigurableResource):
     home: str
 
     @property
-    def home_dir(self) -> Path:
-        return Path(self.home).expanduser().resolve()
-
-    @property
     def lake_dir(self) -> Path:
-        return self.home_dir / "lake"
+        return HomeLayout.of(self.home).lake
 
     @property
     def catalog_path(self) -> Path:
-        return self.home_dir / "catalog.duckdb"
-
-    @property
-    def cache_dir(self) -> Path:
-        return self.home_dir / "cache"
+        return HomeLayout.of(self.home).catalog

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import dagster as dg
 from pydantic import Field
 
+from swe_forge_dagster.common.home import HomeLayout
 from swe_forge_dagster.common.secrets import secret_from_env
 from swe_forge_dagster.common.slots import Slots
 from swe_forge_dagster.llm.cache import AnswerCache
@@ -26,15 +25,15 @@ class LLMResource(dg.ConfigurableResource):
     price_output_per_mtok: float | None = None
 
     def client(self) -> LLMClient:
-        home = Path(self.home).expanduser().resolve()
+        home = HomeLayout.of(self.home)
         key = secret_from_env(self.key_envs)
         return LLMClient(
             self.base_url,
             key,
             self.model,
-            cache=AnswerCache(home / "cache" / "llm" / "answers.sqlite"),
-            ledger=CallLedger(home / "lake" / LLM_CALLS),
-            slots=Slots(home / "locks", "llm_api", self.max_in_flight),
+            cache=AnswerCache(home.llm_answers),
+            ledger=CallLedger(home.lake / LLM_CALLS),
+            slots=Slots(home.locks, "llm_api", self.max_in_flight),
             max_in_flight=self.max_in_flight,
             max_repairs=self.max_repairs,
             timeout=self.timeout_seconds,

@@ -28,7 +28,6 @@ import threading
 import time
 import traceback
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -53,7 +52,6 @@ from swe_forge_dagster.testing.github_twin_faults import (
     ScriptedFailure,
 )
 from swe_forge_dagster.testing.github_twin_http import (
-    HOST,
     JSON,
     Reply,
     TwinHandler,
@@ -63,6 +61,7 @@ from swe_forge_dagster.testing.github_twin_http import (
     send_reply,
 )
 from swe_forge_dagster.testing.github_world import GithubWorld
+from swe_forge_dagster.testing.loopback import LoopbackService
 
 
 @dataclass(frozen=True)
@@ -80,8 +79,12 @@ class RequestRecord:
     user_agent: str | None = None
 
 
-class GithubTwin:
+class GithubTwin(LoopbackService):
     """Serves `world` on 127.0.0.1 as api.github.com would; every setter is thread-safe and live."""
+
+    server_class = TwinServer
+    handler_class = TwinHandler
+    thread_name = "github-twin"
 
     def __init__(
         self,
@@ -104,32 +107,6 @@ class GithubTwin:
         self._faults = Faults()
         self._in_flight = 0
         self._request_seq = 0
-        self._server: TwinServer | None = None
-        self._thread: threading.Thread | None = None
-
-    # --- lifecycle -------------------------------------------------------------------------
-    def start(self) -> GithubTwin:
-        server = TwinServer((HOST, 0), TwinHandler)
-        server.twin = self
-        self._server = server
-        self.url = f"http://{HOST}:{server.server_address[1]}"
-        self._thread = threading.Thread(target=server.serve_forever, args=(0.05,), name="github-twin", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> GithubTwin:
-        return self.start()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
 
     # --- faults ----------------------------------------------------------------------------
     def exhaust_rate_limit(self, resource: str = "core", reset_in: float = 60.0) -> None:

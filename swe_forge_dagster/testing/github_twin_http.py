@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from swe_forge_dagster.testing.github_twin import GithubTwin
 
-HOST = "127.0.0.1"
+from swe_forge_dagster.testing.loopback import HOST  # noqa: F401 - one loopback address
+
 JSON = "application/json; charset=utf-8"
 
 

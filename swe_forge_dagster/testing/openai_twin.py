@@ -26,7 +26,6 @@ import traceback
 from collections import deque
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -64,7 +63,8 @@ __all__ = [
     "triage_responder",
 ]
 
-HOST = "127.0.0.1"
+from swe_forge_dagster.testing.loopback import LoopbackService
+
 COMPLETION_PATHS = ("/v1/chat/completions", "/chat/completions")
 _DEFAULT_MESSAGES = {
     400: "Bad request.",
@@ -129,8 +129,11 @@ def request_problem(body: Any) -> tuple[str, str | None] | None:
     return None
 
 
-class OpenAITwin:
+class OpenAITwin(LoopbackService):
     """Serves Chat Completions on 127.0.0.1; `queue`, `responder`, `set_latency` are thread-safe and live."""
+
+    url_path = "/v1"
+    thread_name = "openai-twin"
 
     def __init__(
         self,
@@ -150,32 +153,6 @@ class OpenAITwin:
         self._lock = threading.Lock()  # guards the queue, records and counters
         self._in_flight = 0
         self._seq = 0
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
-
-    # --- lifecycle -------------------------------------------------------------------------
-    def start(self) -> OpenAITwin:
-        server = _Server((HOST, 0), _Handler)
-        server.twin = self
-        self._server = server
-        self.url = f"http://{HOST}:{server.server_address[1]}/v1"
-        self._thread = threading.Thread(target=server.serve_forever, args=(0.05,), name="openai-twin", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> OpenAITwin:
-        return self.start()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
 
     # --- scripting -------------------------------------------------------------------------
     def queue(self, *actions: Action) -> None:
@@ -352,3 +329,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         self.server.twin._serve(self, "POST")
+
+
+# The server and handler are defined after the twin they serve.
+OpenAITwin.server_class = _Server
+OpenAITwin.handler_class = _Handler

@@ -1,0 +1,49 @@
+"""Start/stop of a twin: a `ThreadingHTTPServer` on 127.0.0.1, port chosen by the OS, in a daemon thread.
+
+Every twin serves the same way; only its server class, its handler and where its API is rooted
+differ. Binding is to loopback only: the twins must never be reachable from another address.
+"""
+
+from __future__ import annotations
+
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Self
+
+HOST = "127.0.0.1"
+
+
+class LoopbackService:
+    """Mixin: subclasses set `server_class`, `handler_class`, `url_path` and `thread_name`."""
+
+    server_class: type[ThreadingHTTPServer]
+    handler_class: type[BaseHTTPRequestHandler]
+    url_path: str = ""
+    thread_name: str = "twin"
+    url: str = ""
+    _server: ThreadingHTTPServer | None = None
+    _thread: threading.Thread | None = None
+
+    def start(self) -> Self:
+        server = self.server_class((HOST, 0), self.handler_class)
+        server.twin = self  # type: ignore[attr-defined]
+        self._server = server
+        self.url = f"http://{HOST}:{server.server_address[1]}{self.url_path}"
+        self._thread = threading.Thread(target=server.serve_forever, args=(0.05,), name=self.thread_name, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
