@@ -1,7 +1,9 @@
 """Settings for every external service and path, read from the environment (and `.env`).
 
 Every endpoint is a setting so the same code runs against the real service or a loopback twin;
-the names are the public ones from DESIGN.md. Secrets are `SecretStr` so they never print.
+the names are the public ones from DESIGN.md. Secrets (GITHUB_TOKEN, OPENROUTER_API_KEY /
+SWE_FORGE_LLM_API_KEY) are not settings: resources read them by name when a run starts
+(`common.secrets`), so they never sit in a config object that could be printed.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from swe_forge_dagster.common.home import HomeLayout
@@ -27,12 +29,8 @@ class Settings(BaseSettings):
     home: Path = Field(default=Path(".swe-forge"), validation_alias="SWE_FORGE_HOME")
     gharchive_url: str = Field(default="https://data.gharchive.org", validation_alias="SWE_FORGE_GHARCHIVE_URL")
     start_date: dt.date = Field(default=dt.date(2024, 1, 1), validation_alias="SWE_FORGE_START_DATE")
-    github_token: SecretStr | None = Field(default=None, validation_alias="GITHUB_TOKEN")
     github_api_url: str = Field(default="https://api.github.com", validation_alias="SWE_FORGE_GITHUB_API_URL")
     git_url: str = Field(default="https://github.com/{repo}.git", validation_alias="SWE_FORGE_GIT_URL")
-    llm_api_key: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("SWE_FORGE_LLM_API_KEY", "OPENROUTER_API_KEY")
-    )
     llm_base_url: str = Field(default="https://openrouter.ai/api/v1", validation_alias="SWE_FORGE_LLM_BASE_URL")
     model: str = Field(default="openai/gpt-5.2-codex:nitro", validation_alias="SWE_FORGE_MODEL")
     docker_image: str = Field(default="python:3.12-slim", validation_alias="SWE_FORGE_DOCKER_IMAGE")
