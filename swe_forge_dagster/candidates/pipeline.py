@@ -115,9 +115,10 @@ def enrich_hour(lake_dir: Path, hour: str, enricher: Enricher, config: FilterCon
         entries.append(LedgerEntry(row["repo_name"], int(row["number"]), status, reason, stage, hour))
     table = pa.Table.from_pylist(out, schema=ENRICHED_PRS_SCHEMA)
     path = write_partition(table, partition_file(lake_dir, ENRICHED_PRS, hour).parent, ENRICHED_PRS_SCHEMA)
-    known = ledger.load()
+    # Only new or changed outcomes are appended (a re-run of the hour writes nothing twice); the
+    # ledger read at the start of the hour serves, as this hour's own keys are not written in between.
     ledger.append(
-        e for e in entries if (k := known.get(e.key)) is None or (k.outcome, k.reason) != (e.outcome, e.reason)
+        e for e in entries if (k := known_before.get(e.key)) is None or (k.outcome, k.reason) != (e.outcome, e.reason)
     )
     rejected = Counter(r["reason"] for r in out if r["status"] == "rejected")
     return EnrichReport(
