@@ -25,15 +25,15 @@ from typing import Any
 import polars as pl
 
 from swe_forge_dagster.candidates.rules import select_candidates
-from swe_forge_dagster.demo.gharchive_world import write_hour
+from swe_forge_dagster.demo.twins.github_twin import GithubTwin
+from swe_forge_dagster.demo.worlds.gharchive_world import write_hour
+from swe_forge_dagster.demo.worlds.github_world import world_from_pr_events
 from swe_forge_dagster.gharchive.hours import partition_key
 from swe_forge_dagster.gharchive.parse import parse_hour
 from swe_forge_dagster.github.client import GitHubClient, GitHubError
 from swe_forge_dagster.github.enrich import Enricher, rest_enrich
 from swe_forge_dagster.github.models import EnrichedPR
 from swe_forge_dagster.github.store import GithubStore
-from swe_forge_dagster.testing.github_twin import GithubTwin
-from swe_forge_dagster.testing.github_world import world_from_pr_events
 
 Key = tuple[str, int]
 TOKEN = "bench-token"

@@ -54,7 +54,7 @@ def build_hour(events: int) -> tuple[Path, str]:
             return path, source
     mirror.mkdir(parents=True, exist_ok=True)
     if source == "generator":
-        from swe_forge_dagster.demo.gharchive_world import write_hour
+        from swe_forge_dagster.demo.worlds.gharchive_world import write_hour
 
         write_hour(mirror, HOUR, events=events)
     else:

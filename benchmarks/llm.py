@@ -23,11 +23,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from swe_forge_dagster.demo.twins.openai_twin import OpenAITwin, triage_responder
 from swe_forge_dagster.llm.cache import AnswerCache
 from swe_forge_dagster.llm.client import LLMAuthError, LLMClient, LLMError
 from swe_forge_dagster.llm.functions import DifficultyTriage, PRFacts, classify_difficulty
 from swe_forge_dagster.llm.ledger import CallLedger
-from swe_forge_dagster.testing.openai_twin import OpenAITwin, triage_responder
 
 KEY = "bench-key"
 MODEL = "bench/triage-model"

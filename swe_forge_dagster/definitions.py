@@ -8,7 +8,8 @@ from swe_forge_dagster.assets.candidates import enriched_prs, pr_candidates
 from swe_forge_dagster.assets.catalog import catalog
 from swe_forge_dagster.assets.checks import ASSET_CHECKS
 from swe_forge_dagster.assets.gharchive import gharchive_pr_events
-from swe_forge_dagster.assets.harness import HARNESS_ASSETS, eval_result
+from swe_forge_dagster.assets.harness import HARNESS_ASSETS
+from swe_forge_dagster.assets.jobs import JOBS
 from swe_forge_dagster.assets.tasks import TASK_STAGE_ASSETS, swe_dataset
 from swe_forge_dagster.assets.triage import classified_prs
 from swe_forge_dagster.resources import (
@@ -26,7 +27,7 @@ from swe_forge_dagster.sensors.tasks import build_task_sensor
 from swe_forge_dagster.settings import Settings, get_settings
 
 # Within one run, the multiprocess executor caps steps per stage by the `swe_forge/stage` op tag;
-# across runs, the pools (limits in the instance, see swe_forge_dagster.instance) do.
+# across runs, the pools (limits in the instance, see swe_forge_dagster.orchestration.instance) do.
 STAGE_LIMITS: dict[str, int] = {
     "gharchive": 4,
     "candidates": 4,
@@ -57,22 +58,7 @@ ALL_ASSETS = [
     *HARNESS_ASSETS,
 ]
 
-# The hourly ingest as a job: what the CLI runs in-process and what sensors will target.
-gharchive_job = dg.define_asset_job("gharchive_job", selection=[gharchive_pr_events])
-# Ingest through GitHub enrichment (needs a GitHub token, no LLM key).
-candidates_job = dg.define_asset_job("candidates_job", selection=[gharchive_pr_events, pr_candidates, enriched_prs])
-# The hourly mining stages end to end: ingest, pre-filter, enrich + filter, triage.
-hourly_pipeline_job = dg.define_asset_job(
-    "hourly_pipeline_job", selection=[gharchive_pr_events, pr_candidates, enriched_prs, classified_prs]
-)
-
-# One task partition through every stage: what the task sensor requests, and a UI "materialize" of one task.
-task_job = dg.define_asset_job("task_job", selection=TASK_STAGE_ASSETS)
-task_sensor = build_task_sensor(task_job)
-mining_sensor = build_mining_sensor(hourly_pipeline_job)
-# The configured agent on one exported task (what the harness sensor requests per new task).
-eval_job = dg.define_asset_job("eval_job", selection=[eval_result])
-harness_sensor = build_harness_sensor(eval_job)
+SENSORS = [build_mining_sensor("hourly_pipeline_job"), build_task_sensor("task_job"), build_harness_sensor("eval_job")]
 
 
 def build_resources(
@@ -133,8 +119,8 @@ def build_definitions(
     return dg.Definitions(
         assets=ALL_ASSETS,
         asset_checks=ASSET_CHECKS,
-        jobs=[gharchive_job, candidates_job, hourly_pipeline_job, task_job, eval_job],
-        sensors=[mining_sensor, task_sensor, harness_sensor],
+        jobs=JOBS,
+        sensors=SENSORS,
         resources=build_resources(settings, github_token_env, llm_key_envs),
         executor=executor,
     )

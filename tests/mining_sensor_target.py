@@ -29,7 +29,7 @@ defs = dg.Definitions(
     jobs=[hourly_pipeline_job],
     sensors=[
         build_mining_sensor(
-            hourly_pipeline_job,
+            hourly_pipeline_job.name,
             clock=file_clock,
             minimum_interval_seconds=1,  # the test decides when ticks happen
             max_hours_per_tick=4,

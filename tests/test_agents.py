@@ -16,10 +16,14 @@ import docker
 import pytest
 from pydantic import BaseModel
 
+from swe_forge_dagster.demo.twins.openai_twin import MultipleToolCalls, OpenAITwin, Text, ToolCall
+from swe_forge_dagster.demo.worlds.git_world import GitWorld, build_git_world
+from swe_forge_dagster.execution.patch import split_diff
+from swe_forge_dagster.execution.repo_cache import RepoCache
+from swe_forge_dagster.execution.sandbox import CommandResult
 from swe_forge_dagster.llm.cache import AnswerCache
 from swe_forge_dagster.llm.client import ChatTurn, LLMClient, ToolCallRequest
 from swe_forge_dagster.llm.ledger import CallLedger
-from swe_forge_dagster.sandbox.docker_sandbox import CommandResult
 from swe_forge_dagster.tasks import agent_tools
 from swe_forge_dagster.tasks.agent_tools import ELIDED, MAX_TOOL_OUTPUT, AgentTool, ShellArgs, clip, run_agent
 from swe_forge_dagster.tasks.agents import (
@@ -33,10 +37,6 @@ from swe_forge_dagster.tasks.agents import (
     write_tests,
 )
 from swe_forge_dagster.tasks.execute import PYTEST, EnvRecipe, TaskExecutor, env_image_tag, patch_adding_files
-from swe_forge_dagster.tasks.patch import split_diff
-from swe_forge_dagster.tasks.repo_cache import RepoCache
-from swe_forge_dagster.testing.git_world import GitWorld, build_git_world
-from swe_forge_dagster.testing.openai_twin import MultipleToolCalls, OpenAITwin, Text, ToolCall
 from tests.conftest import BASE_IMAGE
 
 KEY = "sk-or-test-key-0123456789abcdef"

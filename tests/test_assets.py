@@ -11,9 +11,9 @@ import dagster as dg
 import pytest
 
 from swe_forge_dagster.definitions import build_definitions
-from swe_forge_dagster.demo.gharchive_world import write_hour
+from swe_forge_dagster.demo.worlds.gharchive_world import write_hour
 from swe_forge_dagster.lake.catalog import query
-from swe_forge_dagster.runner import contiguous_blocks, hour_range, materialize_hours
+from swe_forge_dagster.orchestration.launcher import contiguous_blocks, hour_range, materialize_hours
 from tests.conftest import SettingsFactory, hour
 
 ASSET = dg.AssetKey("gharchive_pr_events")

@@ -9,6 +9,9 @@ from pathlib import Path
 import docker
 import pytest
 
+from swe_forge_dagster.demo.twins.openai_twin import OpenAITwin, ToolCall
+from swe_forge_dagster.demo.worlds.git_world import GitWorld, WorldPR, build_git_world
+from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.export.seed_format import read_seed_workspace
 from swe_forge_dagster.export.swebench import read_instances, validate_instance, write_jsonl, write_parquet
 from swe_forge_dagster.export.task_dir import read_task_dir, write_task_dir
@@ -16,9 +19,6 @@ from swe_forge_dagster.llm.cache import AnswerCache
 from swe_forge_dagster.llm.client import LLMClient
 from swe_forge_dagster.tasks.build import PRContext, problem_statement, task_record
 from swe_forge_dagster.tasks.execute import EnvRecipe, TaskBuildError, TaskExecutor, env_image_tag
-from swe_forge_dagster.tasks.repo_cache import RepoCache
-from swe_forge_dagster.testing.git_world import GitWorld, WorldPR, build_git_world
-from swe_forge_dagster.testing.openai_twin import OpenAITwin, ToolCall
 
 RECIPE = EnvRecipe(
     install_commands=(

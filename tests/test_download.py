@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from swe_forge_dagster.common.slots import Slots
-from swe_forge_dagster.demo.gharchive_world import write_hour
+from swe_forge_dagster.demo.worlds.gharchive_world import write_hour
 from swe_forge_dagster.gharchive.download import ArchiveFetcher, DownloadError, FetchedHour, HourNotPublishedError
 from tests.twins.gharchive_server import GharchiveServer
 

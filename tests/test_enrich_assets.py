@@ -17,13 +17,13 @@ import pytest
 
 from swe_forge_dagster.candidates.ledger import Ledger
 from swe_forge_dagster.definitions import build_definitions
-from swe_forge_dagster.demo.gharchive_world import write_hour
+from swe_forge_dagster.demo.twins.github_twin import GithubTwin
+from swe_forge_dagster.demo.worlds.gharchive_world import write_hour
+from swe_forge_dagster.demo.worlds.github_world import GithubWorld, world_from_pr_events
 from swe_forge_dagster.gharchive.parse import parse_hour
 from swe_forge_dagster.lake.catalog import query
-from swe_forge_dagster.runner import materialize_hours
+from swe_forge_dagster.orchestration.launcher import materialize_hours
 from swe_forge_dagster.settings import Settings
-from swe_forge_dagster.testing.github_twin import GithubTwin
-from swe_forge_dagster.testing.github_world import GithubWorld, world_from_pr_events
 from tests.conftest import REPO_ROOT, hour
 
 TOKEN = "ghp_enrichTestToken_ABCDEF0123456789"
@@ -154,8 +154,8 @@ import os, sys
 os.environ["SWE_FORGE_START_DATE"] = "2015-01-01"
 import dagster as dg
 from swe_forge_dagster.definitions import build_definitions
-from swe_forge_dagster.instance import ensure_dagster_home
-from swe_forge_dagster.runner import materialize_hours
+from swe_forge_dagster.orchestration.instance import ensure_dagster_home
+from swe_forge_dagster.orchestration.launcher import materialize_hours
 from swe_forge_dagster.settings import Settings
 home, mirror, api, hour = sys.argv[1:5]
 settings = Settings(SWE_FORGE_HOME=home, SWE_FORGE_GHARCHIVE_URL=mirror, SWE_FORGE_GITHUB_API_URL=api)

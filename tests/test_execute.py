@@ -10,6 +10,9 @@ from pathlib import Path
 import docker
 import pytest
 
+from swe_forge_dagster.demo.worlds.git_world import GitWorld, WorldPR, build_git_world
+from swe_forge_dagster.execution.patch import split_diff
+from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.tasks.execute import (
     EnvRecipe,
     TaskBuildError,
@@ -17,9 +20,6 @@ from swe_forge_dagster.tasks.execute import (
     env_image_tag,
     patch_adding_files,
 )
-from swe_forge_dagster.tasks.patch import split_diff
-from swe_forge_dagster.tasks.repo_cache import RepoCache
-from swe_forge_dagster.testing.git_world import GitWorld, WorldPR, build_git_world
 
 pytestmark = pytest.mark.docker
 

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pytest
 
 from swe_forge_dagster.candidates.datasets import ENRICHED_PRS_SCHEMA
-from swe_forge_dagster.testing.git_world import MANIFEST, GitWorld, build_git_world, enriched_pr_rows
+from swe_forge_dagster.demo.worlds.git_world import MANIFEST, GitWorld, build_git_world, enriched_pr_rows
 
 PRS = [("acme-labs/tinycalc", 12), ("acme-labs/tinycalc", 15), ("northwind/datekit", 7), ("globex-oss/yaml-lite", 3)]
 

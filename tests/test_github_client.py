@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from swe_forge_dagster.common.slots import Slots
+from swe_forge_dagster.demo.twins.github_twin import GithubTwin
+from swe_forge_dagster.demo.worlds.github_world import GithubWorld, world_from_pr_events
 from swe_forge_dagster.github.client import (
     GitHubAuthError,
     GitHubClient,
@@ -18,8 +20,6 @@ from swe_forge_dagster.github.client import (
 )
 from swe_forge_dagster.github.enrich import Enricher
 from swe_forge_dagster.github.store import GithubStore
-from swe_forge_dagster.testing.github_twin import GithubTwin
-from swe_forge_dagster.testing.github_world import GithubWorld, world_from_pr_events
 
 TOKEN = "ghp_test_secret_token_value_0123456789"
 

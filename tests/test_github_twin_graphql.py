@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from swe_forge_dagster.testing.github_twin import GithubTwin
+from swe_forge_dagster.demo.twins.github_twin import GithubTwin
 from tests.test_github_twin_rest import AUTH, gql, make_world
 
 PR_QUERY = """

@@ -17,8 +17,8 @@ from typing import Any
 import httpx
 import pytest
 
-from swe_forge_dagster.testing.github_twin import GithubTwin
-from swe_forge_dagster.testing.github_world import ChangedFile, GithubWorld, Issue, PullRequest, Repo
+from swe_forge_dagster.demo.twins.github_twin import GithubTwin
+from swe_forge_dagster.demo.worlds.github_world import ChangedFile, GithubWorld, Issue, PullRequest, Repo
 
 TOKEN = "test-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}

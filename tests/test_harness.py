@@ -17,6 +17,8 @@ import pytest
 from typer.testing import CliRunner
 
 from swe_forge_dagster.cli import app
+from swe_forge_dagster.demo.twins.openai_twin import OpenAITwin, ToolCall
+from swe_forge_dagster.demo.worlds.harness_task import world_task_record
 from swe_forge_dagster.export.swebench import write_jsonl
 from swe_forge_dagster.harness import (
     EVAL_RESULTS_SCHEMA,
@@ -43,8 +45,6 @@ from swe_forge_dagster.harness.agent import (
     prompt_files,
 )
 from swe_forge_dagster.harness.workspace import filter_diff, is_protected, pytest_section
-from swe_forge_dagster.harness.world import world_task_record
-from swe_forge_dagster.testing.openai_twin import OpenAITwin, ToolCall
 from tests.test_harness_world import EASY, EXAMPLES, HarnessWorld, harness_world
 
 SEED_FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "swe-forge" / "workspaces"

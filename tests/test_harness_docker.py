@@ -22,6 +22,10 @@ import pytest
 from typer.testing import CliRunner
 
 from swe_forge_dagster.cli import app
+from swe_forge_dagster.demo.twins.openai_twin import OpenAITwin, ToolCall
+from swe_forge_dagster.execution.ownership import KEEP_LABEL
+from swe_forge_dagster.execution.repo_cache import RepoCache
+from swe_forge_dagster.execution.sandbox import SandboxConfig, SandboxError
 from swe_forge_dagster.harness import (
     Harness,
     HarnessTask,
@@ -38,10 +42,6 @@ from swe_forge_dagster.harness.workspace import (
     take_diff,
     write_tree_archive,
 )
-from swe_forge_dagster.sandbox.docker_sandbox import SandboxConfig, SandboxError
-from swe_forge_dagster.sandbox.ownership import KEEP_LABEL
-from swe_forge_dagster.tasks.repo_cache import RepoCache
-from swe_forge_dagster.testing.openai_twin import OpenAITwin, ToolCall
 from tests.conftest import BASE_IMAGE
 from tests.test_harness_world import EXAMPLES, HarnessWorld, harness_world, write_agent
 from tests.test_harness_world import run_items as run

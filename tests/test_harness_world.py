@@ -17,10 +17,10 @@ from typing import Any
 import docker
 import pytest
 
+from swe_forge_dagster.demo.worlds.git_world import GitWorld, build_git_world
+from swe_forge_dagster.demo.worlds.harness_task import WORLD_RECIPE, write_world_seed_workspace, write_world_task
+from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.harness import Harness, HarnessConfig, HarnessTask, TaskResult, load_inputs, run_harness
-from swe_forge_dagster.harness.world import WORLD_RECIPE, write_world_seed_workspace, write_world_task
-from swe_forge_dagster.tasks.repo_cache import RepoCache
-from swe_forge_dagster.testing.git_world import GitWorld, build_git_world
 from tests.conftest import BASE_IMAGE
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"

@@ -9,12 +9,12 @@ import pytest
 
 from swe_forge_dagster.common.slots import Slots
 from swe_forge_dagster.definitions import build_definitions
-from swe_forge_dagster.demo.gharchive_world import write_hour
+from swe_forge_dagster.demo.worlds.gharchive_world import write_hour
 from swe_forge_dagster.gharchive.download import ArchiveFetcher, HourNotPublishedError
 from swe_forge_dagster.gharchive.hours import archive_file_name
 from swe_forge_dagster.gharchive.ingest import HourFailure, HourReport, IngestOptions, ingest_hours
 from swe_forge_dagster.lake.catalog import query
-from swe_forge_dagster.runner import hour_range, materialize_hours
+from swe_forge_dagster.orchestration.launcher import hour_range, materialize_hours
 from tests.conftest import SettingsFactory, hour
 from tests.twins.gharchive_server import GharchiveServer
 

@@ -16,7 +16,7 @@ import httpx
 import pytest
 import yaml
 
-from swe_forge_dagster.instance import POOL_LIMITS, TEMPLATE, ensure_dagster_home, set_pool_limits
+from swe_forge_dagster.orchestration.instance import POOL_LIMITS, TEMPLATE, ensure_dagster_home, set_pool_limits
 from swe_forge_dagster.settings import Settings
 from tests.conftest import REPO_ROOT
 

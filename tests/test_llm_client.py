@@ -9,6 +9,15 @@ from pathlib import Path
 
 import pytest
 
+from swe_forge_dagster.demo.twins.openai_twin import (
+    HttpError,
+    OpenAITwin,
+    Slow,
+    Text,
+    ToolCall,
+    Usage,
+    triage_responder,
+)
 from swe_forge_dagster.lake.catalog import query
 from swe_forge_dagster.llm.cache import AnswerCache
 from swe_forge_dagster.llm.client import LLMAuthError, LLMClient, LLMError, Prices, StructuredOutputError
@@ -21,7 +30,6 @@ from swe_forge_dagster.llm.functions import (
     write_problem_statement,
 )
 from swe_forge_dagster.llm.ledger import CallLedger
-from swe_forge_dagster.testing.openai_twin import HttpError, OpenAITwin, Slow, Text, ToolCall, Usage, triage_responder
 
 KEY = "sk-or-test-key-0123456789abcdef"
 MODEL = "openai/gpt-5.2-codex:nitro"

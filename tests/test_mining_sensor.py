@@ -19,11 +19,11 @@ import dagster as dg
 import pytest
 
 from swe_forge_dagster.assets.gharchive import gharchive_pr_events
-from swe_forge_dagster.demo.gharchive_world import write_hour
+from swe_forge_dagster.assets.partitions import hourly_partitions
+from swe_forge_dagster.demo.worlds.gharchive_world import write_hour
 from swe_forge_dagster.gharchive.download import DownloadError
 from swe_forge_dagster.gharchive.hours import archive_file_name, partition_key
 from swe_forge_dagster.gharchive.schedule import HOUR, last_complete_hour, parse_cursor, plan_next_hours
-from swe_forge_dagster.partitions import hourly_partitions
 from swe_forge_dagster.resources import GharchiveResource, LakeResource
 from swe_forge_dagster.sensors.mining import PublicationCheckError, build_mining_sensor, gharchive_mining_sensor
 from tests.conftest import REPO_ROOT
@@ -132,7 +132,7 @@ HarnessFactory = Callable[..., SensorHarness]
 def make_harness(archive: Archive, tmp_path: Path, instance: dg.DagsterInstance) -> HarnessFactory:
     def make(clock: Clock, cursor: str | None = None, **options: object) -> SensorHarness:
         job = dg.define_asset_job("hourly_pipeline_job", selection=[gharchive_pr_events])
-        sensor = build_mining_sensor(job, clock=clock, **options)  # type: ignore[arg-type]
+        sensor = build_mining_sensor(job.name, clock=clock, **options)  # type: ignore[arg-type]
         home = str(tmp_path / "home")
         resources: dict[str, dg.ConfigurableResource] = {
             "gharchive": GharchiveResource(base_url=archive.server.url, home=home, timeout_seconds=5),

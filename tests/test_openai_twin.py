@@ -19,7 +19,7 @@ import pytest
 from openai import OpenAI
 from pydantic import BaseModel, Field
 
-from swe_forge_dagster.testing.openai_twin import (
+from swe_forge_dagster.demo.twins.openai_twin import (
     TIERS,
     HttpError,
     MultipleToolCalls,

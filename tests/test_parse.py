@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from swe_forge_dagster.demo.gharchive_world import write_hour
+from swe_forge_dagster.demo.worlds.gharchive_world import write_hour
 from swe_forge_dagster.gharchive.parse import CorruptArchiveError, TooManyBadLinesError, parse_hour
 from swe_forge_dagster.gharchive.schema import PR_EVENTS_SCHEMA
 

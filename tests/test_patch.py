@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from swe_forge_dagster.tasks.patch import PatchApplyError, apply, check_applies, split_diff, split_sections
+from swe_forge_dagster.execution.patch import PatchApplyError, apply, check_applies, split_diff, split_sections
 
 Git = Callable[..., str]
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from swe_forge_dagster.tasks.repo_cache import RepoCache, RepoCacheError
-from swe_forge_dagster.testing.git_world import GitWorld, WorldPR, build_git_world
+from swe_forge_dagster.demo.worlds.git_world import GitWorld, WorldPR, build_git_world
+from swe_forge_dagster.execution.repo_cache import RepoCache, RepoCacheError
 
 TINYCALC = "acme-labs/tinycalc"
 

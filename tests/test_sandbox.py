@@ -17,7 +17,7 @@ import pytest
 from docker.utils import parse_bytes
 from pydantic import ValidationError
 
-from swe_forge_dagster.sandbox.docker_sandbox import (
+from swe_forge_dagster.execution.sandbox import (
     LABEL,
     OWNER_HOST_LABEL,
     OWNER_PID_LABEL,
@@ -27,7 +27,7 @@ from swe_forge_dagster.sandbox.docker_sandbox import (
     cleanup_stale,
     stale_reason,
 )
-from swe_forge_dagster.sandbox.shell_state import OutputBuffer
+from swe_forge_dagster.execution.shell_state import OutputBuffer
 from tests.conftest import BASE_IMAGE
 
 HOST_CA = Path("/etc/ssl/certs/ca-certificates.crt")

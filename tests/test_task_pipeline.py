@@ -22,6 +22,9 @@ import pytest
 
 from swe_forge_dagster.candidates.datasets import ENRICHED_PRS, ENRICHED_PRS_SCHEMA, partition_file
 from swe_forge_dagster.definitions import build_definitions
+from swe_forge_dagster.demo.twins.openai_twin import OpenAITwin
+from swe_forge_dagster.demo.worlds.git_world import GitWorld, WorldPR, build_git_world, enriched_pr_rows
+from swe_forge_dagster.demo.worlds.world_agent import world_agent_responder
 from swe_forge_dagster.export.swebench import SWEBENCH_COLUMNS, read_instances, validate_instance
 from swe_forge_dagster.export.task_dir import read_task_dir
 from swe_forge_dagster.lake.catalog import query
@@ -29,9 +32,6 @@ from swe_forge_dagster.lake.writer import write_partition
 from swe_forge_dagster.settings import Settings
 from swe_forge_dagster.tasks.execute import env_image_tag
 from swe_forge_dagster.tasks.recipes import RecipeStore
-from swe_forge_dagster.testing.git_world import GitWorld, WorldPR, build_git_world, enriched_pr_rows
-from swe_forge_dagster.testing.openai_twin import OpenAITwin
-from swe_forge_dagster.testing.world_agent import world_agent_responder
 from tests.conftest import BASE_IMAGE
 
 LLM_KEY_ENV, LLM_KEY = "SWE_FORGE_TEST_TASKS_KEY", "sk-test-tasks-0123456789"

@@ -104,8 +104,8 @@ def test_recipe_store_is_per_repo_and_per_base_image(tmp_path: Path) -> None:
 def test_environment_images_go_stale_when_dependencies_change_not_on_a_version_bump(tmp_path: Path) -> None:
     import subprocess
 
+    from swe_forge_dagster.execution.repo_cache import RepoCache
     from swe_forge_dagster.tasks.execute import TaskExecutor
-    from swe_forge_dagster.tasks.repo_cache import RepoCache
 
     origin = tmp_path / "o" / "r.git"
     work = tmp_path / "work"
@@ -132,7 +132,7 @@ def test_mine_follow_waits_for_a_late_hour_and_never_requests_an_unfinished_one(
     import datetime as dt
 
     from swe_forge_dagster.gharchive.hours import partition_key
-    from swe_forge_dagster.mine import HourResult, MineOptions, Miner
+    from swe_forge_dagster.orchestration.mine import HourResult, MineOptions, Miner
 
     start = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
     hours = [start + dt.timedelta(hours=i) for i in range(7)]

@@ -14,14 +14,14 @@ import dagster as dg
 import pytest
 
 from swe_forge_dagster.definitions import build_definitions
-from swe_forge_dagster.demo.gharchive_world import write_hour
+from swe_forge_dagster.demo.twins.github_twin import GithubTwin
+from swe_forge_dagster.demo.twins.openai_twin import OpenAITwin, Text, triage_responder
+from swe_forge_dagster.demo.worlds.gharchive_world import write_hour
+from swe_forge_dagster.demo.worlds.github_world import world_from_pr_events
 from swe_forge_dagster.gharchive.parse import parse_hour
 from swe_forge_dagster.lake.catalog import query
-from swe_forge_dagster.runner import materialize_hours
+from swe_forge_dagster.orchestration.launcher import materialize_hours
 from swe_forge_dagster.settings import Settings
-from swe_forge_dagster.testing.github_twin import GithubTwin
-from swe_forge_dagster.testing.github_world import world_from_pr_events
-from swe_forge_dagster.testing.openai_twin import OpenAITwin, Text, triage_responder
 from tests.conftest import hour
 
 GH_TOKEN, LLM_KEY = "ghp_triage_test_token_123", "sk-or-triage-test-key-456"

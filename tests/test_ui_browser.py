@@ -33,9 +33,9 @@ import httpx
 import polars as pl
 import pytest
 
-from swe_forge_dagster.demo.gharchive_world import write_hour
+from swe_forge_dagster.demo.worlds.gharchive_world import write_hour
 from swe_forge_dagster.gharchive.hours import hive_dir, partition_key
-from swe_forge_dagster.instance import TEMPLATE
+from swe_forge_dagster.orchestration.instance import TEMPLATE
 from tests.conftest import REPO_ROOT
 
 if TYPE_CHECKING:

@@ -14,13 +14,13 @@ from pathlib import Path
 import docker
 import pytest
 
+from swe_forge_dagster.demo.worlds.git_world import GitWorld, build_git_world
+from swe_forge_dagster.demo.worlds.world_agent import VENV_INSTALL
+from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.export.swebench import read_instances
 from swe_forge_dagster.export.task_dir import TaskRecord, read_task_dir, write_task_dir
 from swe_forge_dagster.tasks.build import PRContext, task_record
 from swe_forge_dagster.tasks.execute import EnvRecipe, TaskExecutor, env_image_tag
-from swe_forge_dagster.tasks.repo_cache import RepoCache
-from swe_forge_dagster.testing.git_world import GitWorld, build_git_world
-from swe_forge_dagster.testing.world_agent import VENV_INSTALL
 from tests.conftest import BASE_IMAGE
 
 RECIPE = EnvRecipe(install_commands=(VENV_INSTALL,), base_image=BASE_IMAGE)

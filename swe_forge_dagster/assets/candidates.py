@@ -9,9 +9,9 @@ from collections.abc import Callable
 import dagster as dg
 
 from swe_forge_dagster.assets.gharchive import HOURS_PER_BACKFILL_RUN, gharchive_pr_events
+from swe_forge_dagster.assets.partitions import hourly_partitions
 from swe_forge_dagster.candidates.pipeline import CandidatesReport, EnrichReport, build_candidates, enrich_hour
 from swe_forge_dagster.github.client import GitHubAuthError, GitHubRateLimitError
-from swe_forge_dagster.partitions import hourly_partitions
 from swe_forge_dagster.resources import GitHubResource, LakeResource, MiningResource
 
 HOURLY = {

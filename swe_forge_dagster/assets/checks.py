@@ -13,11 +13,11 @@ import dagster as dg
 import pyarrow.parquet as pq
 
 from swe_forge_dagster.assets.gharchive import gharchive_pr_events
+from swe_forge_dagster.assets.partitions import hourly_partitions, task_partitions
 from swe_forge_dagster.assets.tasks import swe_task
 from swe_forge_dagster.candidates.datasets import partition_file
 from swe_forge_dagster.export.task_dir import TaskDirError, read_task_dir
 from swe_forge_dagster.gharchive.schema import PR_EVENTS_SCHEMA
-from swe_forge_dagster.partitions import hourly_partitions, task_partitions
 from swe_forge_dagster.resources import LakeResource
 from swe_forge_dagster.resources.tasks import TaskBuildResource
 from swe_forge_dagster.tasks.status import read_status

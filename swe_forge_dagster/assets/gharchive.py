@@ -7,10 +7,10 @@ resource's cap, which also holds across runs); pool `gharchive_download` caps st
 
 import dagster as dg
 
+from swe_forge_dagster.assets.partitions import hourly_partitions
 from swe_forge_dagster.gharchive.download import HourNotPublishedError
 from swe_forge_dagster.gharchive.hours import parse_partition_key
 from swe_forge_dagster.gharchive.ingest import HourFailure, HourReport, ingest_hours
-from swe_forge_dagster.partitions import hourly_partitions
 from swe_forge_dagster.resources import GharchiveResource, LakeResource
 
 HOURS_PER_BACKFILL_RUN = 8

@@ -7,10 +7,10 @@ A task that was not exported (rejected, still building) has nothing to evaluate 
 
 import dagster as dg
 
+from swe_forge_dagster.assets.partitions import task_partitions
 from swe_forge_dagster.assets.tasks import swe_task
 from swe_forge_dagster.harness import Harness, TaskLoadError, load_task_dir
 from swe_forge_dagster.harness.store import EVAL_RESULTS, read_results, summary_of, write_result
-from swe_forge_dagster.partitions import task_partitions
 from swe_forge_dagster.resources import LakeResource
 from swe_forge_dagster.resources.harness import HarnessResource
 from swe_forge_dagster.tasks.status import read_status

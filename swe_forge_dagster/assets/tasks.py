@@ -11,10 +11,10 @@ from collections.abc import Callable
 
 import dagster as dg
 
+from swe_forge_dagster.assets.partitions import task_partitions
 from swe_forge_dagster.assets.triage import classified_prs
 from swe_forge_dagster.common.home import HomeLayout
 from swe_forge_dagster.export.dataset import export_dataset
-from swe_forge_dagster.partitions import task_partitions
 from swe_forge_dagster.resources import LakeResource, LLMResource
 from swe_forge_dagster.resources.tasks import TaskBuildResource
 from swe_forge_dagster.tasks.stages import StageOutcome, TaskBuilder

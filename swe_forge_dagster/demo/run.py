@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from swe_forge_dagster.demo.gharchive_world import TRIMMED_SINCE, write_hour
+from swe_forge_dagster.demo.worlds.gharchive_world import TRIMMED_SINCE, write_hour
 from swe_forge_dagster.gharchive.hours import partition_key
 from swe_forge_dagster.gharchive.parse import parse_hour
 from swe_forge_dagster.lake.render import render
@@ -72,13 +72,13 @@ def demo_hours(settings: Settings) -> list[dt.datetime]:
 
 
 def run_demo(settings: Settings, home: Path, out: Console, err: Console) -> int:
-    from swe_forge_dagster.cli import _ingest
+    from swe_forge_dagster.demo.twins.github_twin import GithubTwin
+    from swe_forge_dagster.demo.twins.openai_twin import OpenAITwin
+    from swe_forge_dagster.demo.worlds.github_world import world_from_pr_events
+    from swe_forge_dagster.demo.worlds.task_world import build_task_world
+    from swe_forge_dagster.demo.worlds.world_agent import world_agent_responder
     from swe_forge_dagster.lake.catalog import query
-    from swe_forge_dagster.testing.github_twin import GithubTwin
-    from swe_forge_dagster.testing.github_world import world_from_pr_events
-    from swe_forge_dagster.testing.openai_twin import OpenAITwin
-    from swe_forge_dagster.testing.task_world import build_task_world
-    from swe_forge_dagster.testing.world_agent import world_agent_responder
+    from swe_forge_dagster.orchestration.ingest import ingest_hours
 
     mirror = home / "gharchive-mirror"
     hours = demo_hours(settings)
@@ -110,8 +110,8 @@ def run_demo(settings: Settings, home: Path, out: Console, err: Console) -> int:
         err.print(f"demo world: {len(hours) + len(task_hours)} GH Archive hours in {mirror}; GitHub twin at "
                   f"{twin.url}; LLM twin at {llm.url}; git remotes in {task_world.git.root}")  # fmt: skip
         keys = [partition_key(h) for h in hours] + task_hours
-        ok = _ingest(demo_settings, keys, job_name="hourly_pipeline_job", github_token_env=DEMO_TOKEN_ENV,
-                     llm_key_envs=[DEMO_LLM_KEY_ENV])  # fmt: skip
+        ok = ingest_hours(demo_settings, keys, err, job_name="hourly_pipeline_job", github_token_env=DEMO_TOKEN_ENV,
+                          llm_key_envs=[DEMO_LLM_KEY_ENV])  # fmt: skip
         requests = len(twin.counted_requests())
         tasks, evaluated = None, False
         if docker_client is not None:

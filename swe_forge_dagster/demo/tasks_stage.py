@@ -1,7 +1,7 @@
 """The demo's task stage: the task world's PRs become tasks through the real task jobs, in Docker.
 
 The demo's mining hours are generated noise with invented PRs whose repositories exist nowhere;
-the task world adds hours whose PRs live in local git remotes (`testing.task_world`), so those are
+the task world adds hours whose PRs live in local git remotes (`demo.worlds.task_world`), so those are
 the PRs the demo builds tasks from: the same `task_job` runs the UI and `swe-forge mine` launch,
 with the agents answered by the OpenAI twin as a good model would, and every command in Docker.
 """
@@ -16,7 +16,8 @@ import dagster as dg
 
 from swe_forge_dagster.definitions import build_definitions
 from swe_forge_dagster.export.dataset import DATASET_NAME
-from swe_forge_dagster.mine import QUIET, run_tasks
+from swe_forge_dagster.orchestration.launcher import materialize_assets, run_partitions
+from swe_forge_dagster.orchestration.mine import run_tasks
 from swe_forge_dagster.settings import Settings
 from swe_forge_dagster.tasks.lookup import eligible_task_ids
 
@@ -37,9 +38,7 @@ def build_demo_tasks(
     existing = set(instance.get_dynamic_partitions("tasks"))
     new, _ = eligible_task_ids(settings.lake_dir, [], existing, 100, hours=hours)
     result = TaskStageResult(rows=run_tasks(defs, instance, new, settings.lake_dir) if new else [])
-    dataset = dg.materialize([defs.resolve_assets_def("swe_dataset")], instance=instance, raise_on_error=False,
-                             run_config=QUIET)  # fmt: skip
-    if dataset.success:
+    if materialize_assets(defs, instance, ["swe_dataset"]):
         result.dataset = settings.layout.datasets / f"{DATASET_NAME}.jsonl"
     return result
 
@@ -59,12 +58,6 @@ def evaluate_demo_tasks(
     ok = True
     for update in DEMO_AGENTS.values():
         defs = build_definitions(settings.model_copy(update=update), llm_key_envs=llm_key_envs)
-        job = defs.resolve_job_def("eval_job")
-        for task_id in task_ids:
-            run = job.execute_in_process(instance=instance, partition_key=task_id, raise_on_error=False,
-                                         run_config=QUIET)  # fmt: skip
-            ok &= run.success
-        summary = dg.materialize([defs.resolve_assets_def("eval_summary")], instance=instance, raise_on_error=False,
-                                 run_config=QUIET)  # fmt: skip
-        ok &= summary.success
+        ok &= all(run_partitions(defs, instance, "eval_job", task_ids).values())
+        ok &= materialize_assets(defs, instance, ["eval_summary"])
     return ok

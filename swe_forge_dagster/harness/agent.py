@@ -20,6 +20,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from swe_forge_dagster.execution.sandbox import Sandbox
 from swe_forge_dagster.harness.models import HarnessConfig, HarnessTask
 from swe_forge_dagster.harness.workspace import (
     REPO_DIR,
@@ -29,7 +30,6 @@ from swe_forge_dagster.harness.workspace import (
     filter_diff,
     take_diff,
 )
-from swe_forge_dagster.sandbox.docker_sandbox import Sandbox
 
 AGENT_DIR = "/agent"
 PROMPT_FILE = "/task/prompt.md"

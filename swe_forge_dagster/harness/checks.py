@@ -31,11 +31,11 @@ import uuid
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
+from swe_forge_dagster.execution.junit import Outcome, parse_junit
+from swe_forge_dagster.execution.sandbox import Sandbox, SandboxError
 from swe_forge_dagster.harness.models import CheckResult, HarnessTask
 from swe_forge_dagster.harness.workspace import REPO_DIR, WORK_DIR
-from swe_forge_dagster.sandbox.docker_sandbox import Sandbox, SandboxError
 from swe_forge_dagster.tasks.execute import JUNIT
-from swe_forge_dagster.tasks.junit import Outcome, parse_junit
 
 MAX_OUTPUT = 40_000
 CHECK_OUTPUT_TAIL = 2_000

@@ -14,8 +14,8 @@ import logging
 
 import docker
 
-from swe_forge_dagster.sandbox.docker_sandbox import Sandbox
-from swe_forge_dagster.sandbox.ownership import cleanup_stale
+from swe_forge_dagster.execution.ownership import cleanup_stale
+from swe_forge_dagster.execution.sandbox import Sandbox
 
 log = logging.getLogger(__name__)
 

@@ -23,9 +23,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from swe_forge_dagster.execution.patch import split_sections
+from swe_forge_dagster.execution.sandbox import Network
 from swe_forge_dagster.harness.workspace import command_test_files
-from swe_forge_dagster.sandbox.docker_sandbox import Network
-from swe_forge_dagster.tasks.patch import split_sections
 
 CheckMode = Literal["tests", "commands"]
 AgentKind = Literal["command", "oracle"]

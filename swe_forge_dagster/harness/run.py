@@ -33,6 +33,9 @@ from typing import Any
 import docker
 from docker.errors import DockerException, ImageNotFound
 
+from swe_forge_dagster.execution.ownership import KEEP_LABEL
+from swe_forge_dagster.execution.repo_cache import RepoCache, RepoCacheError
+from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig, SandboxError
 from swe_forge_dagster.harness.agent import AGENT_DIR, agent_environment, prompt_files, run_agent
 from swe_forge_dagster.harness.checks import CheckRun, run_checks, sanity_problems
 from swe_forge_dagster.harness.cleanup import harness_labels, keep, remove_stale
@@ -47,10 +50,7 @@ from swe_forge_dagster.harness.workspace import (
     start_repo_box,
     write_tree_archive,
 )
-from swe_forge_dagster.sandbox.docker_sandbox import Sandbox, SandboxConfig, SandboxError
-from swe_forge_dagster.sandbox.ownership import KEEP_LABEL
 from swe_forge_dagster.tasks.execute import PYTEST, EnvRecipe, TaskBuildError, TaskExecutor, env_image_tag
-from swe_forge_dagster.tasks.repo_cache import RepoCache, RepoCacheError
 
 log = logging.getLogger(__name__)
 StageHook = Callable[[str], None]

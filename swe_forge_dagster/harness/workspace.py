@@ -49,9 +49,9 @@ from pathlib import Path, PurePosixPath
 
 import docker
 
-from swe_forge_dagster.sandbox.docker_sandbox import Mounts, Sandbox, SandboxConfig
-from swe_forge_dagster.tasks.patch import split_sections
-from swe_forge_dagster.tasks.repo_cache import RepoCache
+from swe_forge_dagster.execution.patch import split_sections
+from swe_forge_dagster.execution.repo_cache import RepoCache
+from swe_forge_dagster.execution.sandbox import Mounts, Sandbox, SandboxConfig
 
 REPO_DIR = "/repo"
 WORK_DIR = "/tmp/.swe-forge-harness"

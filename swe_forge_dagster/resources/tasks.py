@@ -13,11 +13,11 @@ import docker
 from pydantic import Field
 
 from swe_forge_dagster.common.home import HomeLayout
-from swe_forge_dagster.sandbox.docker_sandbox import SandboxConfig
-from swe_forge_dagster.sandbox.ownership import cleanup_stale
+from swe_forge_dagster.execution.ownership import cleanup_stale
+from swe_forge_dagster.execution.repo_cache import RepoCache
+from swe_forge_dagster.execution.sandbox import SandboxConfig
 from swe_forge_dagster.tasks.execute import TaskExecutor
 from swe_forge_dagster.tasks.recipes import RecipeStore
-from swe_forge_dagster.tasks.repo_cache import RepoCache
 from swe_forge_dagster.tasks.stages import TaskBuilder
 
 

@@ -7,7 +7,6 @@ for a model-driven agent, money.
 """
 
 import dagster as dg
-from dagster._core.definitions.unresolved_asset_job_definition import UnresolvedAssetJobDefinition
 
 from swe_forge_dagster.harness.store import agent_key, has_result
 from swe_forge_dagster.lake.catalog import query
@@ -17,8 +16,8 @@ from swe_forge_dagster.resources.harness import HarnessResource
 PER_TICK = 25
 
 
-def build_harness_sensor(job: UnresolvedAssetJobDefinition) -> dg.SensorDefinition:
-    @dg.sensor(name="harness_sensor", job=job, minimum_interval_seconds=120,
+def build_harness_sensor(job_name: str = "eval_job") -> dg.SensorDefinition:
+    @dg.sensor(name="harness_sensor", job_name=job_name, minimum_interval_seconds=120,
                default_status=dg.DefaultSensorStatus.STOPPED)  # fmt: skip
     def harness_sensor(
         context: dg.SensorEvaluationContext, harness: HarnessResource, lake: LakeResource

@@ -30,17 +30,13 @@ not start mining data.gharchive.org on its own. Turn it on in the UI (Automation
 
 import datetime as dt
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import dagster as dg
 
+from swe_forge_dagster.assets.partitions import hourly_partitions
 from swe_forge_dagster.gharchive.hours import parse_partition_key, partition_key
 from swe_forge_dagster.gharchive.schedule import describe_wait, parse_cursor, plan_next_hours
-from swe_forge_dagster.partitions import hourly_partitions
 from swe_forge_dagster.resources.gharchive import GharchiveResource
-
-if TYPE_CHECKING:  # not exported at dagster's top level; what `dg.define_asset_job` returns
-    from dagster._core.definitions.unresolved_asset_job_definition import UnresolvedAssetJobDefinition
 
 SENSOR_NAME = "gharchive_mining_sensor"
 DEFAULT_JOB_NAME = "hourly_pipeline_job"
@@ -55,7 +51,7 @@ def utc_now() -> dt.datetime:
 
 
 def build_mining_sensor(
-    job: "str | dg.JobDefinition | UnresolvedAssetJobDefinition" = DEFAULT_JOB_NAME,
+    job_name: str = DEFAULT_JOB_NAME,
     *,
     name: str = SENSOR_NAME,
     partitions_def: dg.TimeWindowPartitionsDefinition = hourly_partitions,
@@ -67,7 +63,7 @@ def build_mining_sensor(
     default_status: dg.DefaultSensorStatus = dg.DefaultSensorStatus.STOPPED,
     clock: Callable[[], dt.datetime] = utc_now,
 ) -> dg.SensorDefinition:
-    """The mining sensor for `job` (a job or its name); see the module docstring.
+    """The mining sensor for the job named `job_name`; see the module docstring.
 
     `start` (a partition key) is where a sensor with no cursor begins instead of the newest
     `first_hours` hours. `check_timeout_seconds` bounds each publication check, so a slow archive
@@ -78,7 +74,6 @@ def build_mining_sensor(
     start_hour = parse_partition_key(start) if start else None  # a bad key fails at load time
     earliest = partitions_def.start
     # Targeted by name: the Definitions that hold this sensor must hold the job too (they do).
-    job_name = job if isinstance(job, str) else job.name
 
     @dg.sensor(
         name=name,

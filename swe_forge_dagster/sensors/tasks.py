@@ -7,15 +7,14 @@ building spends LLM calls and Docker time, so a user turns it on deliberately (U
 """
 
 import dagster as dg
-from dagster._core.definitions.unresolved_asset_job_definition import UnresolvedAssetJobDefinition
 
-from swe_forge_dagster.partitions import TASK_PARTITIONS_NAME, task_partitions
+from swe_forge_dagster.assets.partitions import TASK_PARTITIONS_NAME, task_partitions
 from swe_forge_dagster.resources import LakeResource, MiningResource
 from swe_forge_dagster.tasks.lookup import eligible_task_ids
 
 
-def build_task_sensor(job: UnresolvedAssetJobDefinition) -> dg.SensorDefinition:
-    @dg.sensor(name="task_sensor", job=job, minimum_interval_seconds=60,
+def build_task_sensor(job_name: str = "task_job") -> dg.SensorDefinition:
+    @dg.sensor(name="task_sensor", job_name=job_name, minimum_interval_seconds=60,
                default_status=dg.DefaultSensorStatus.STOPPED)  # fmt: skip
     def task_sensor(context: dg.SensorEvaluationContext, lake: LakeResource, mining: MiningResource) -> dg.SensorResult:
         existing = set(context.instance.get_dynamic_partitions(TASK_PARTITIONS_NAME))

@@ -31,10 +31,10 @@ from typing import Any, TypeVar
 from docker.errors import DockerException
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from swe_forge_dagster.execution.sandbox import CommandResult, Sandbox
+from swe_forge_dagster.execution.shell_state import SandboxError
 from swe_forge_dagster.llm.client import LLMClient, ToolCallRequest, tool_for
 from swe_forge_dagster.llm.prompts import system, user
-from swe_forge_dagster.sandbox.docker_sandbox import CommandResult, Sandbox
-from swe_forge_dagster.sandbox.shell_state import SandboxError
 
 R = TypeVar("R")
 

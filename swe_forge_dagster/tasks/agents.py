@@ -22,9 +22,10 @@ import docker
 from pydantic import BaseModel, ConfigDict, Field
 
 from swe_forge_dagster.common.paths import is_test_path
+from swe_forge_dagster.execution.junit import Outcome, parse_junit
+from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig
 from swe_forge_dagster.llm.client import LLMClient
 from swe_forge_dagster.llm.prompts import data
-from swe_forge_dagster.sandbox.docker_sandbox import Sandbox, SandboxConfig
 from swe_forge_dagster.tasks.agent_tools import (
     SHELL_TIMEOUT_S,
     AgentFailed,
@@ -33,7 +34,6 @@ from swe_forge_dagster.tasks.agent_tools import (
     run_agent,
 )
 from swe_forge_dagster.tasks.execute import GIT_ID, JUNIT, EnvRecipe, patch_adding_files
-from swe_forge_dagster.tasks.junit import Outcome, parse_junit
 
 __all__ = ["AgentFailed", "find_environment", "recipe_test_command", "run_agent", "write_tests"]
 

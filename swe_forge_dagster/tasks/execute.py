@@ -24,10 +24,10 @@ from pathlib import Path
 
 import docker
 
-from swe_forge_dagster.sandbox.docker_sandbox import Sandbox, SandboxConfig
-from swe_forge_dagster.tasks.junit import Outcome, parse_junit
-from swe_forge_dagster.tasks.patch import SplitPatch, check_applies, split_diff
-from swe_forge_dagster.tasks.repo_cache import RepoCache
+from swe_forge_dagster.execution.junit import Outcome, parse_junit
+from swe_forge_dagster.execution.patch import SplitPatch, check_applies, split_diff
+from swe_forge_dagster.execution.repo_cache import RepoCache
+from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig
 from swe_forge_dagster.tasks.validation import Validation, validate
 
 JUNIT = "/tmp/junit.xml"

@@ -18,16 +18,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from swe_forge_dagster.execution.patch import check_applies, split_diff
+from swe_forge_dagster.execution.sandbox import SandboxConfig
 from swe_forge_dagster.export.task_dir import read_task_dir, write_task_dir
 from swe_forge_dagster.llm.client import LLMClient
 from swe_forge_dagster.llm.functions import QualityJudgement, score_quality
-from swe_forge_dagster.sandbox.docker_sandbox import SandboxConfig
 from swe_forge_dagster.tasks.agent_tools import AgentFailed
 from swe_forge_dagster.tasks.agents import find_environment, write_tests
 from swe_forge_dagster.tasks.build import PRContext, Proof, make_task_record, problem_statement
 from swe_forge_dagster.tasks.execute import EnvRecipe, TaskBuildError, TaskExecutor, patch_adding_files
 from swe_forge_dagster.tasks.lookup import find_pr
-from swe_forge_dagster.tasks.patch import check_applies, split_diff
 from swe_forge_dagster.tasks.recipes import RecipeStore
 from swe_forge_dagster.tasks.work import TaskWork, split_task_id
 

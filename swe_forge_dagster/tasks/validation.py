@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-from swe_forge_dagster.tasks.junit import Outcome
+from swe_forge_dagster.execution.junit import Outcome
 
 Results = Mapping[str, Outcome]
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from graphql import GraphQLError, GraphQLResolveInfo
 
-from swe_forge_dagster.testing.github_world import GithubWorld, Issue, PullRequest, Repo
+from swe_forge_dagster.demo.worlds.github_world import GithubWorld, Issue, PullRequest, Repo
 
 MAX_FIRST = 100
 SOMETHING_WENT_WRONG = (

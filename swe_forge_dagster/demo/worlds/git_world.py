@@ -38,7 +38,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from swe_forge_dagster.testing.git_world_specs import _PR, _SPECS, WorldIssue, _Commit
+from swe_forge_dagster.demo.worlds.git_world_specs import _PR, _SPECS, WorldIssue, _Commit
 
 __all__ = ["GitWorld", "WorldIssue", "WorldPR", "build_git_world", "enriched_pr_rows"]
 

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from swe_forge_dagster.testing.github_graphql_schema import QueryCost, handle_graphql_request
-from swe_forge_dagster.testing.github_rest_shapes import (
+from swe_forge_dagster.demo.twins.github_graphql_schema import QueryCost, handle_graphql_request
+from swe_forge_dagster.demo.twins.github_rest_shapes import (
     DOCS,
     NO_USER_AGENT,
     NOT_FOUND,
@@ -44,14 +44,14 @@ from swe_forge_dagster.testing.github_rest_shapes import (
     route,
     server_error,
 )
-from swe_forge_dagster.testing.github_twin_faults import (
+from swe_forge_dagster.demo.twins.github_twin_faults import (
     WINDOW_SECONDS,
     Bucket,
     Faults,
     PartialError,
     ScriptedFailure,
 )
-from swe_forge_dagster.testing.github_twin_http import (
+from swe_forge_dagster.demo.twins.github_twin_http import (
     JSON,
     Reply,
     TwinHandler,
@@ -60,8 +60,8 @@ from swe_forge_dagster.testing.github_twin_http import (
     json_reply,
     send_reply,
 )
-from swe_forge_dagster.testing.github_world import GithubWorld
-from swe_forge_dagster.testing.loopback import LoopbackService
+from swe_forge_dagster.demo.twins.loopback import LoopbackService
+from swe_forge_dagster.demo.worlds.github_world import GithubWorld
 
 
 @dataclass(frozen=True)

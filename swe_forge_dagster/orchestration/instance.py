@@ -10,8 +10,12 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from swe_forge_dagster.settings import Settings
+
+if TYPE_CHECKING:
+    from dagster import DagsterInstance
 
 TEMPLATE = Path(__file__).with_name("dagster_instance.yaml")
 
@@ -44,3 +48,13 @@ def set_pool_limits(instance: object, limits: dict[str, int] | None = None) -> d
     for pool, limit in limits.items():
         storage.set_concurrency_slots(pool, limit)
     return dict(limits)
+
+
+def open_instance(settings: Settings) -> DagsterInstance:
+    """The persistent instance with its pool limits set: what every command and the demo run on."""
+    import dagster as dg
+
+    ensure_dagster_home(settings)
+    instance = dg.DagsterInstance.get()
+    set_pool_limits(instance)
+    return instance

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from swe_forge_dagster.testing.git_world import GitWorld, WorldPR
-from swe_forge_dagster.testing.openai_twin_script import (
+from swe_forge_dagster.demo.twins.openai_twin_script import (
     Action,
     Responder,
     ToolCall,
@@ -23,6 +22,7 @@ from swe_forge_dagster.testing.openai_twin_script import (
     triage_responder,
     user_text,
 )
+from swe_forge_dagster.demo.worlds.git_world import GitWorld, WorldPR
 
 VENV_INSTALL = (
     "python -m venv --system-site-packages /opt/venv && . /opt/venv/bin/activate "

@@ -42,8 +42,8 @@ from graphql import (
 )
 from graphql.execution.values import get_variable_values
 
-from swe_forge_dagster.testing.github_graphql_resolvers import RESOLVERS, QueryContext
-from swe_forge_dagster.testing.github_world import GithubWorld
+from swe_forge_dagster.demo.twins.github_graphql_resolvers import RESOLVERS, QueryContext
+from swe_forge_dagster.demo.worlds.github_world import GithubWorld
 
 MAX_NODES = 500_000
 GRAPHQL_DOCS = "https://docs.github.com/graphql"

@@ -24,16 +24,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
+
+from swe_forge_dagster.cli.common import err, out, usage_error
 
 if TYPE_CHECKING:
     from swe_forge_dagster.harness.models import HarnessConfig, HarnessTask, TaskLoadError, TaskResult
 
     Items = list[HarnessTask | TaskLoadError]
 
-err = Console(stderr=True)
-out = Console()
 EXIT_INTERRUPTED = 130
 STATUS_STYLE = {"resolved": "green", "unresolved": "yellow", "agent_error": "red", "test_error": "magenta",
                 "setup_error": "magenta", "sanity_fail": "cyan"}  # fmt: skip
@@ -74,13 +73,9 @@ def harness(
     from pydantic import ValidationError
 
     from swe_forge_dagster.harness import HarnessConfig, InputError, load_env_spec, load_inputs
-    from swe_forge_dagster.harness.summary import EXIT_USAGE
     from swe_forge_dagster.settings import get_settings
 
-    def usage(message: str) -> typer.Exit:
-        err.print(f"[red]error:[/] {message}")
-        return typer.Exit(EXIT_USAGE)
-
+    usage = usage_error
     settings = get_settings()
     names = list(agent_env or [])
     if agent not in ("command", "oracle"):

@@ -1,8 +1,15 @@
-"""Materialize hourly partitions through Dagster in-process, recorded in the persistent instance.
+"""The one in-process launcher: runs of the Dagster jobs, recorded in the persistent instance.
 
-The CLI and the demo call this, so their runs appear in the UI exactly like UI-launched ones,
-and they run the same asset code. Contiguous hours go in one run as a partition range (the
-shape a `multi_run` backfill gives), each hour still its own materialization.
+`swe-forge ingest`, `swe-forge mine`, the demo and the tests launch every run through here, so
+their runs appear in the UI exactly like UI-launched ones and run the same asset code:
+
+- `materialize_hours`: hourly partitions; contiguous hours go in one run as a partition range
+  (the shape a `multi_run` backfill gives), each hour still its own materialization;
+- `run_partitions`: one run per task partition of a job (`task_job`, `eval_job`), adding the
+  dynamic partitions first;
+- `materialize_assets`: unpartitioned assets (`swe_dataset`, `eval_summary`).
+
+In-process runs log to the console at WARNING (the instance's event log keeps everything).
 """
 
 from __future__ import annotations
@@ -14,9 +21,11 @@ from dataclasses import dataclass, field
 import dagster as dg
 
 from swe_forge_dagster.gharchive.hours import parse_partition_key, partition_key
-from swe_forge_dagster.instance import set_pool_limits
+from swe_forge_dagster.orchestration.instance import set_pool_limits
 
 HOUR = dt.timedelta(hours=1)
+LAUNCHED_BY = {"swe_forge/launched_by": "cli"}
+QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
 
 @dataclass
@@ -99,7 +108,7 @@ def materialize_hours(
             tags={
                 "dagster/asset_partition_range_start": block[0],
                 "dagster/asset_partition_range_end": block[-1],
-                "swe_forge/launched_by": "cli",
+                **LAUNCHED_BY,
             },
             run_config={"loggers": {"console": {"config": {"log_level": log_level}}}},
             raise_on_error=False,
@@ -120,3 +129,26 @@ def materialize_hours(
         outcomes.append(RunOutcome(result.run_id, block, result.success, materialized, errors,
                                    {asset: sorted(hours) for asset, hours in by_asset.items()}))  # fmt: skip
     return outcomes
+
+
+def run_partitions(
+    defs: dg.Definitions, instance: dg.DagsterInstance, job_name: str, keys: Sequence[str]
+) -> dict[str, bool]:
+    """One in-process run of `job_name` per partition key (dynamic partitions added first): key -> success."""
+    job = defs.resolve_job_def(job_name)
+    partitions = job.partitions_def
+    if isinstance(partitions, dg.DynamicPartitionsDefinition) and partitions.name and keys:
+        instance.add_dynamic_partitions(partitions.name, list(keys))
+    outcomes = {}
+    for key in keys:
+        result = job.execute_in_process(instance=instance, partition_key=key, raise_on_error=False,
+                                        tags=LAUNCHED_BY, run_config=QUIET)  # fmt: skip
+        outcomes[key] = result.success
+    return outcomes
+
+
+def materialize_assets(defs: dg.Definitions, instance: dg.DagsterInstance, asset_names: Sequence[str]) -> bool:
+    """Materialize unpartitioned assets in-process (one run); whether it succeeded."""
+    assets = [defs.resolve_assets_def(name) for name in asset_names]
+    result = dg.materialize(assets, instance=instance, raise_on_error=False, run_config=QUIET, tags=LAUNCHED_BY)
+    return result.success

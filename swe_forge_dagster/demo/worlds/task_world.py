@@ -22,10 +22,10 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from swe_forge_dagster.demo.gharchive_world import EVENT_MIX, write_hour
+from swe_forge_dagster.demo.worlds.gharchive_world import EVENT_MIX, write_hour
+from swe_forge_dagster.demo.worlds.git_world import GitWorld, WorldPR, build_git_world
+from swe_forge_dagster.demo.worlds.github_world import ChangedFile, GithubWorld, Issue, PullRequest, Repo, iso
 from swe_forge_dagster.gharchive.hours import partition_key
-from swe_forge_dagster.testing.git_world import GitWorld, WorldPR, build_git_world
-from swe_forge_dagster.testing.github_world import ChangedFile, GithubWorld, Issue, PullRequest, Repo, iso
 
 # Hour offset (0 = newest) → the world PRs closed in it.
 HOUR_PLAN: dict[int, list[tuple[str, int]]] = {

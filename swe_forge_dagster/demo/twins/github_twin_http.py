@@ -15,9 +15,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from swe_forge_dagster.testing.github_twin import GithubTwin
+    from swe_forge_dagster.demo.twins.github_twin import GithubTwin
 
-from swe_forge_dagster.testing.loopback import HOST  # noqa: F401 - one loopback address
+from swe_forge_dagster.demo.twins.loopback import HOST  # noqa: F401 - one loopback address
 
 JSON = "application/json; charset=utf-8"
 

@@ -29,7 +29,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
-from swe_forge_dagster.testing.openai_twin_script import (
+from swe_forge_dagster.demo.twins.openai_twin_script import (
     TIERS,
     Action,
     HttpError,
@@ -63,7 +63,7 @@ __all__ = [
     "triage_responder",
 ]
 
-from swe_forge_dagster.testing.loopback import LoopbackService
+from swe_forge_dagster.demo.twins.loopback import LoopbackService
 
 COMPLETION_PATHS = ("/v1/chat/completions", "/chat/completions")
 _DEFAULT_MESSAGES = {

@@ -17,10 +17,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from swe_forge_dagster.cli.common import err, out, refresh_catalog_or_warn, usage_error
 from swe_forge_dagster.settings import Settings, get_settings, parse_tiers
 
-err = Console(stderr=True)
-out = Console()
 LLM_KEY_ENV = "SWE_FORGE_LLM_API_KEY"
 
 
@@ -53,23 +52,21 @@ def mine(
     as_json: Annotated[bool, typer.Option("--json", help="print the summary as JSON")] = False,
 ) -> None:
     """Mine GH Archive hours into validated tasks, newest first, through the Dagster jobs."""
-    from swe_forge_dagster.cli import _instance
     from swe_forge_dagster.definitions import build_definitions
     from swe_forge_dagster.gharchive.download import ArchiveFetcher, DownloadError
     from swe_forge_dagster.gharchive.hours import InvalidHourError, parse_partition_key
-    from swe_forge_dagster.lake.catalog import CatalogBusyError, refresh_catalog
-    from swe_forge_dagster.mine import MineOptions, Miner
+    from swe_forge_dagster.orchestration.instance import open_instance
+    from swe_forge_dagster.orchestration.mine import MineOptions, Miner
 
     try:
         settings = _mine_settings(get_settings(), output, model, difficulty, min_stars, languages, pr_file)
         if newest:
             parse_partition_key(newest)
     except (ValueError, InvalidHourError) as exc:
-        err.print(f"[red]error:[/] {exc}")
-        raise typer.Exit(2) from None
+        raise usage_error(str(exc)) from None
     if api_key:
         os.environ[LLM_KEY_ENV] = api_key  # this process only; resources read it by name at run start
-    instance = _instance(settings)
+    instance = open_instance(settings)
     defs = build_definitions(settings)
     fetcher = ArchiveFetcher(settings.gharchive_url, settings.cache_dir)
     first = dt.datetime.combine(settings.start_date, dt.time(), tzinfo=dt.UTC)
@@ -93,10 +90,7 @@ def mine(
     except DownloadError as exc:
         err.print(f"[red]error:[/] {exc}")
         raise typer.Exit(1) from None
-    try:
-        refresh_catalog(settings.catalog_path, settings.lake_dir)
-    except CatalogBusyError as exc:
-        err.print(f"[yellow]warning:[/] catalog not refreshed: {exc}")
+    refresh_catalog_or_warn(settings.catalog_path, settings.lake_dir)
     summary = _summary(miner, settings, interrupted)
     if as_json:
         out.print_json(json.dumps(summary))

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from swe_forge_dagster.testing.github_world import (
+from swe_forge_dagster.demo.worlds.github_world import (
     ChangedFile,
     GithubWorld,
     Issue,

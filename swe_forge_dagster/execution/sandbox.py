@@ -39,7 +39,7 @@ from docker.types import Mount
 from docker.utils import parse_bytes
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from swe_forge_dagster.sandbox.ownership import (  # noqa: F401 - re-exported
+from swe_forge_dagster.execution.ownership import (  # noqa: F401 - re-exported
     LABEL,
     OWNER_HOST_LABEL,
     OWNER_PID_LABEL,
@@ -52,7 +52,7 @@ from swe_forge_dagster.sandbox.ownership import (  # noqa: F401 - re-exported
     remove_container,
     stale_reason,
 )
-from swe_forge_dagster.sandbox.shell_state import (
+from swe_forge_dagster.execution.shell_state import (
     CMD_NAME,
     CWD_FILE,
     ENV_DUMP_SCRIPT,

@@ -13,9 +13,9 @@ import hashlib
 import math
 from typing import Any
 
-from swe_forge_dagster.testing.github_graphql_resolvers import SOMETHING_WENT_WRONG, license_info
-from swe_forge_dagster.testing.github_twin_http import JSON, Reply, json_reply
-from swe_forge_dagster.testing.github_world import ChangedFile, GithubWorld, Issue, PullRequest, Repo
+from swe_forge_dagster.demo.twins.github_graphql_resolvers import SOMETHING_WENT_WRONG, license_info
+from swe_forge_dagster.demo.twins.github_twin_http import JSON, Reply, json_reply
+from swe_forge_dagster.demo.worlds.github_world import ChangedFile, GithubWorld, Issue, PullRequest, Repo
 
 DOCS = "https://docs.github.com/rest"
 RATE_DOCS = "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"

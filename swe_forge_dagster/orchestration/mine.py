@@ -17,17 +17,15 @@ from typing import Any
 
 import dagster as dg
 
+from swe_forge_dagster.assets.partitions import TASK_PARTITIONS_NAME
 from swe_forge_dagster.candidates.datasets import partition_file
 from swe_forge_dagster.gharchive.hours import parse_partition_key, partition_key
-from swe_forge_dagster.partitions import TASK_PARTITIONS_NAME
-from swe_forge_dagster.runner import materialize_hours
+from swe_forge_dagster.orchestration.launcher import materialize_hours, run_partitions
 from swe_forge_dagster.tasks.lookup import eligible_task_ids
 from swe_forge_dagster.tasks.status import read_status
 from swe_forge_dagster.triage.pipeline import CLASSIFIED_PRS
 
 HOUR = dt.timedelta(hours=1)
-# In-process runs log to the console at DEBUG by default; the event log in the instance keeps it all.
-QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
 
 @dataclass
@@ -75,14 +73,8 @@ def run_tasks(
     defs: dg.Definitions, instance: dg.DagsterInstance, task_ids: list[str], lake_dir: Any
 ) -> list[dict[str, Any]]:
     """Add the partitions and run `task_job` for each task in-process; the task's `tasks` row after it."""
-    instance.add_dynamic_partitions(TASK_PARTITIONS_NAME, task_ids)
-    job = defs.resolve_job_def("task_job")
-    rows = []
-    for task_id in task_ids:
-        job.execute_in_process(instance=instance, partition_key=task_id, raise_on_error=False,
-                               tags={"swe_forge/launched_by": "cli"}, run_config=QUIET)  # fmt: skip
-        rows.append(read_status(lake_dir, task_id) or {"task_id": task_id, "status": "error", "reason": "no row"})
-    return rows
+    run_partitions(defs, instance, "task_job", task_ids)
+    return [read_status(lake_dir, t) or {"task_id": t, "status": "error", "reason": "no row"} for t in task_ids]
 
 
 def newest_published(is_published: Callable[[dt.datetime], bool], now: dt.datetime, probe_hours: int) -> str | None:

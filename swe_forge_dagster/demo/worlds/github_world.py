@@ -202,6 +202,6 @@ def world_from_pr_events(rows: Iterable[Mapping[str, Any]], seed: int = 0) -> Gi
     Imported on call because the generator builds on the dataclasses above (a module-level import
     would be circular); the two functions are interchangeable.
     """
-    from swe_forge_dagster.testing.github_world_gen import world_from_pr_events as generate
+    from swe_forge_dagster.demo.worlds.github_world_gen import world_from_pr_events as generate
 
     return generate(rows, seed)

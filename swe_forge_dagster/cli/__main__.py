@@ -1,0 +1,5 @@
+"""`python -m swe_forge_dagster.cli`: the `swe-forge` command."""
+
+from swe_forge_dagster.cli.app import main
+
+main()

@@ -1,0 +1,41 @@
+"""`swe-forge`: the command line. Each command lives in its own module of this package.
+
+Which commands run the Dagster assets: `ingest`, `mine` and `demo` launch the jobs in-process
+(recorded in the instance, visible in the UI); `harness`, `validate` and `export` call the same
+domain functions the assets call (`harness` also records its results in the `eval_results`
+dataset), without a Dagster run. `sql` reads the lake; `setup` and `dev` manage the instance.
+Heavy imports happen inside the commands, so `swe-forge --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from swe_forge_dagster.cli.demo import demo
+from swe_forge_dagster.cli.dev import dev
+from swe_forge_dagster.cli.export import export
+from swe_forge_dagster.cli.harness import harness
+from swe_forge_dagster.cli.ingest import ingest
+from swe_forge_dagster.cli.mine import mine
+from swe_forge_dagster.cli.setup import setup
+from swe_forge_dagster.cli.sql import sql
+from swe_forge_dagster.cli.validate import validate
+
+app = typer.Typer(
+    name="swe-forge",
+    help="Mine GH Archive PRs into validated SWE-bench tasks, on Dagster.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+for _command in (setup, ingest, sql, demo, mine, harness, validate, export):
+    app.command(_command.__name__)(_command)
+app.command("dev", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(dev)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,43 @@
+"""What the commands share: the two consoles and the usage-error exit.
+
+Exit codes across commands: 0 success, 1 the work failed, 2 bad usage (each command's module
+docstring names its own extra codes).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+EXIT_USAGE = 2
+
+err = Console(stderr=True)
+out = Console()
+
+
+def usage_error(message: str) -> typer.Exit:
+    """Print `message` as an error and return the exit for bad usage (`raise usage_error(...)`)."""
+    err.print(f"[red]error:[/] {message}", highlight=False)
+    return typer.Exit(EXIT_USAGE)
+
+
+def refresh_catalog_or_warn(catalog_path: object, lake_dir: object) -> None:
+    """Refresh the DuckDB catalog's views; another process holding the file is a warning, not a failure."""
+    from swe_forge_dagster.lake.catalog import CatalogBusyError, refresh_catalog
+
+    try:
+        refresh_catalog(catalog_path, lake_dir)  # type: ignore[arg-type]
+    except CatalogBusyError as exc:
+        err.print(f"[yellow]warning:[/] catalog not refreshed: {exc}")
+
+
+def input_dir(given: Path | None) -> Path:
+    """`--input` of validate/export (default: the output directory of mining); exit 2 when it is missing."""
+    from swe_forge_dagster.settings import get_settings
+
+    path = (given or get_settings().output_dir).expanduser().resolve()
+    if not path.is_dir():
+        raise usage_error(f"input directory {path} does not exist")
+    return path

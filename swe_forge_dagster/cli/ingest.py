@@ -1,0 +1,59 @@
+"""`swe-forge ingest`: materialize the hourly assets for hours, in-process and recorded in the instance.
+
+Exit codes: 0 every hour materialized, 1 an hour failed (or GH Archive is unreachable), 2 bad usage.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from swe_forge_dagster.cli.common import err, usage_error
+from swe_forge_dagster.settings import get_settings
+
+JOBS = {"events": "gharchive_job", "enriched": "candidates_job", "classified": "hourly_pipeline_job"}
+
+
+def ingest(
+    hours: Annotated[list[str] | None, typer.Argument(help="hour keys, e.g. 2015-01-01-00:00")] = None,
+    start: Annotated[str | None, typer.Option("--from", help="first hour of a range")] = None,
+    end: Annotated[str | None, typer.Option("--to", help="last hour of a range (inclusive)")] = None,
+    gharchive_url: Annotated[str | None, typer.Option(help="override SWE_FORGE_GHARCHIVE_URL")] = None,
+    through: Annotated[
+        str,
+        typer.Option(
+            help="last stage: events (gharchive_pr_events), enriched (+ pr_candidates, enriched_prs: needs "
+            "GITHUB_TOKEN), classified (+ classified_prs: needs an LLM key too)"
+        ),
+    ] = "events",
+) -> None:
+    """Materialize the hourly assets for hours, in-process and recorded in the instance."""
+    from swe_forge_dagster.gharchive.download import DownloadError
+    from swe_forge_dagster.gharchive.hours import InvalidHourError
+    from swe_forge_dagster.orchestration.ingest import IngestUsageError, ingest_hours
+    from swe_forge_dagster.orchestration.launcher import hour_range
+
+    keys = list(hours or [])
+    try:
+        if start or end:
+            if not (start and end):
+                raise typer.BadParameter("--from and --to go together")
+            keys += hour_range(start, end)
+        if not keys:
+            raise typer.BadParameter("give hour keys or --from/--to")
+    except (InvalidHourError, ValueError) as exc:
+        raise usage_error(str(exc)) from None
+    settings = get_settings()
+    if gharchive_url:
+        settings = settings.model_copy(update={"gharchive_url": gharchive_url.rstrip("/")})
+    if through not in JOBS:
+        raise usage_error(f"--through must be one of {', '.join(JOBS)}, not {through!r}")
+    try:
+        ok = ingest_hours(settings, keys, err, job_name=JOBS[through])
+    except DownloadError as exc:  # e.g. GH Archive unreachable while checking publication
+        err.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(1) from None
+    except IngestUsageError as exc:
+        raise usage_error(str(exc)) from None
+    raise typer.Exit(0 if ok else 1)

@@ -1,0 +1,37 @@
+"""`swe-forge sql`: SQL over the Parquet lake's views. Exit codes: 0 ok, 1 SQL error, 2 bad usage."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from swe_forge_dagster.cli.common import err, out, usage_error
+from swe_forge_dagster.settings import get_settings
+
+
+def sql(
+    query: Annotated[str, typer.Argument(help="SQL over the views, e.g. SELECT count(*) FROM gharchive_pr_events")],
+    fmt: Annotated[str, typer.Option("--format", "-f", help="table | csv | json")] = "table",
+    refresh: Annotated[bool, typer.Option(help="also refresh the catalog file's views")] = True,
+) -> None:
+    """Run SQL over the lake (views refreshed on demand; works while an ingest is writing)."""
+    from swe_forge_dagster.lake.catalog import CatalogBusyError, QueryError, refresh_catalog
+    from swe_forge_dagster.lake.catalog import query as run_query
+    from swe_forge_dagster.lake.render import render
+
+    if fmt not in ("table", "csv", "json"):
+        raise usage_error(f"--format must be table, csv or json, not {fmt!r}")
+    settings = get_settings()
+    if refresh:
+        try:
+            refresh_catalog(settings.catalog_path, settings.lake_dir, lock_timeout=5)
+        except CatalogBusyError as exc:
+            err.print(f"[yellow]warning:[/] catalog file not refreshed ({exc}); querying the lake directly")
+    try:
+        table = run_query(settings.lake_dir, query)
+    except QueryError as exc:
+        err.print("[red]SQL error:[/] ", end="")
+        err.print(str(exc), markup=False, highlight=False)
+        raise typer.Exit(1) from None
+    render(table, fmt, out)

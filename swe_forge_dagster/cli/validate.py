@@ -1,0 +1,88 @@
+"""`swe-forge validate`: the seed's `swe validate`, re-proving task directories (found at any depth) by execution.
+
+Exit codes: 0 every task still valid; 1 some task invalid, changed or unreadable; 2 bad usage.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from swe_forge_dagster.cli.common import err, input_dir, out
+from swe_forge_dagster.settings import get_settings
+
+
+def _explain_unreadable(path: Path, problem: str) -> str:
+    from swe_forge_dagster.export.seed_format import SeedFormatError, read_seed_workspace
+
+    try:
+        read_seed_workspace(path)
+    except SeedFormatError:
+        return problem
+    return "a swe-forge (seed) workspace: its checks are shell commands, not test ids; evaluate it with `harness`"
+
+
+def validate(
+    input_path: Annotated[Path | None, typer.Option("--input", "-i", help="task directories (any depth)")] = None,
+    api_key: Annotated[str | None, typer.Option("--api-key", help="also score quality afresh with the LLM")] = None,
+    after_runs: Annotated[int, typer.Option("--after-runs", min=3, help="suite runs with the fix")] = 3,
+    as_json: Annotated[bool, typer.Option("--json", "-j", help="JSON output")] = False,
+) -> None:
+    """Re-prove exported tasks by execution in Docker: do FAIL_TO_PASS / PASS_TO_PASS still hold?"""
+    import docker
+
+    from swe_forge_dagster.execution.repo_cache import RepoCache
+    from swe_forge_dagster.execution.sandbox import SandboxConfig
+    from swe_forge_dagster.export.seed_format import find_task_dirs
+    from swe_forge_dagster.llm.client import LLMClient
+    from swe_forge_dagster.llm.ledger import LLM_CALLS, CallLedger
+    from swe_forge_dagster.tasks.execute import TaskExecutor
+    from swe_forge_dagster.tasks.revalidate import ERROR, VALID, revalidate_dir
+
+    settings = get_settings()
+    root = input_dir(input_path)
+    dirs = find_task_dirs(root)
+    try:
+        client = docker.from_env()
+        client.ping()
+    except docker.errors.DockerException as exc:
+        err.print(f"[red]error:[/] no Docker engine answers ({exc}); validation runs the tests in containers")
+        raise typer.Exit(1) from None
+    sandbox = SandboxConfig(image=settings.docker_image, ca_bundle=settings.ca_bundle)
+    executor = TaskExecutor(client, RepoCache(settings.layout.repos, settings.git_url), sandbox)
+    llm = None
+    if api_key:  # a fresh score (no answer cache), recorded in the call ledger like every call
+        llm = LLMClient(settings.llm_base_url, api_key, settings.model,
+                        ledger=CallLedger(settings.lake_dir / LLM_CALLS))  # fmt: skip
+    results = []
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err, disable=as_json) as bar:  # fmt: skip
+        job = bar.add_task("validating", total=len(dirs))
+        for path in dirs:
+            bar.update(job, description=f"validating {path.name}")
+            result = revalidate_dir(path, executor, after_runs, llm)
+            if result.status == ERROR:
+                result.reason = _explain_unreadable(path, result.reason or "")
+            results.append(result)
+            bar.advance(job)
+    summary = {"input": str(root), "total": len(results),
+               "by_status": {s: sum(r.status == s for r in results) for s in sorted({r.status for r in results})},
+               "results": [asdict(r) for r in results]}  # fmt: skip
+    if as_json:
+        out.print_json(json.dumps(summary))
+    else:
+        table = Table(title=f"{len(results)} task(s) under {root}")
+        for column in ("task", "status", "F2P", "P2P", "seconds", "reason"):
+            table.add_column(column)
+        for r in results:
+            color = "green" if r.status == VALID else "red"
+            table.add_row(r.task_id, f"[{color}]{r.status}[/]", str(len(r.fail_to_pass)), str(len(r.pass_to_pass)),
+                          f"{r.seconds:.1f}", (r.reason or "")[:120])  # fmt: skip
+        out.print(table)
+    raise typer.Exit(0 if all(r.status == VALID for r in results) else 1)

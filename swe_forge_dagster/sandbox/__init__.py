@@ -1,1 +1,0 @@
-"""Docker sandboxes where repository code runs: never on the host (no Dagster)."""

@@ -1,1 +1,0 @@
-"""Loopback twins of external services and their generated worlds, for tests and the demo."""
