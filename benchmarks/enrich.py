@@ -27,7 +27,7 @@ import polars as pl
 from swe_forge_dagster.candidates.rules import select_candidates
 from swe_forge_dagster.demo.twins.github_twin import GithubTwin
 from swe_forge_dagster.demo.worlds.gharchive_world import write_hour
-from swe_forge_dagster.demo.worlds.github_world import world_from_pr_events
+from swe_forge_dagster.demo.worlds.github_world_gen import world_from_pr_events
 from swe_forge_dagster.gharchive.hours import partition_key
 from swe_forge_dagster.gharchive.parse import parse_hour
 from swe_forge_dagster.github.client import GitHubClient, GitHubError

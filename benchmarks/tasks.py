@@ -31,6 +31,7 @@ from swe_forge_dagster.candidates.datasets import ENRICHED_PRS, ENRICHED_PRS_SCH
 from swe_forge_dagster.demo.twins.openai_twin import OpenAITwin
 from swe_forge_dagster.demo.worlds.git_world import build_git_world, enriched_pr_rows
 from swe_forge_dagster.demo.worlds.world_agent import TEST_COMMAND, VENV_INSTALL, world_agent_responder
+from swe_forge_dagster.execution.environment import EnvRecipe, env_image_tag
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.execution.sandbox import SandboxConfig
 from swe_forge_dagster.lake.writer import write_partition
@@ -38,7 +39,7 @@ from swe_forge_dagster.llm.cache import AnswerCache
 from swe_forge_dagster.llm.client import LLMClient
 from swe_forge_dagster.llm.ledger import CallLedger
 from swe_forge_dagster.tasks.agents import recipe_test_command
-from swe_forge_dagster.tasks.execute import EnvRecipe, TaskExecutor, env_image_tag
+from swe_forge_dagster.tasks.prove import TaskExecutor
 from swe_forge_dagster.tasks.recipes import RecipeStore
 from swe_forge_dagster.tasks.stages import TaskBuilder
 from swe_forge_dagster.tasks.work import STAGES

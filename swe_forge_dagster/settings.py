@@ -18,6 +18,16 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from swe_forge_dagster.common.home import HomeLayout
 
+# Defaults that code outside `Settings` needs too (resources, configs, the CLI's flags): written once here.
+DEFAULT_DOCKER_IMAGE = "python:3.12-slim"
+DEFAULT_BASE_IMAGE = "swe-forge-base:bookworm"
+"""The local sandbox image `scripts/build-base-image.sh` builds with debootstrap (no registry needed)."""
+DEFAULT_GIT_URL = "https://github.com/{repo}.git"
+DEFAULT_LANGUAGES = "python,javascript,typescript,go,rust,java"
+DEFAULT_AGENT_CMD = "python -m baseagent"
+DEFAULT_AGENT_TIMEOUT_S = 600.0
+DEFAULT_TEST_TIMEOUT_S = 120.0
+
 
 def parse_tiers(value: str) -> str:
     """`"Easy, hard"` → `"easy,hard"`; an unknown tier is an error that lists the valid ones."""
@@ -39,10 +49,10 @@ class Settings(BaseSettings):
     gharchive_url: str = Field(default="https://data.gharchive.org", validation_alias="SWE_FORGE_GHARCHIVE_URL")
     start_date: dt.date = Field(default=dt.date(2024, 1, 1), validation_alias="SWE_FORGE_START_DATE")
     github_api_url: str = Field(default="https://api.github.com", validation_alias="SWE_FORGE_GITHUB_API_URL")
-    git_url: str = Field(default="https://github.com/{repo}.git", validation_alias="SWE_FORGE_GIT_URL")
+    git_url: str = Field(default=DEFAULT_GIT_URL, validation_alias="SWE_FORGE_GIT_URL")
     llm_base_url: str = Field(default="https://openrouter.ai/api/v1", validation_alias="SWE_FORGE_LLM_BASE_URL")
     model: str = Field(default="openai/gpt-5.2-codex:nitro", validation_alias="SWE_FORGE_MODEL")
-    docker_image: str = Field(default="python:3.12-slim", validation_alias="SWE_FORGE_DOCKER_IMAGE")
+    docker_image: str = Field(default=DEFAULT_DOCKER_IMAGE, validation_alias="SWE_FORGE_DOCKER_IMAGE")
     ca_bundle: Path | None = Field(default=None, validation_alias="SWE_FORGE_CA_BUNDLE")
     llm_price_input: float | None = Field(default=None, validation_alias="SWE_FORGE_LLM_PRICE_INPUT")
     llm_price_output: float | None = Field(default=None, validation_alias="SWE_FORGE_LLM_PRICE_OUTPUT")
@@ -50,17 +60,17 @@ class Settings(BaseSettings):
     pr_file: Path | None = Field(default=None, validation_alias="SWE_FORGE_PR_FILE")
     org_only: bool = Field(default=True, validation_alias="SWE_FORGE_ORG_ONLY")
     min_stars: int = Field(default=20, ge=0, validation_alias="SWE_FORGE_MIN_STARS")
-    languages: str = Field(default="python,javascript,typescript,go,rust,java", validation_alias="SWE_FORGE_LANGUAGES")
+    languages: str = Field(default=DEFAULT_LANGUAGES, validation_alias="SWE_FORGE_LANGUAGES")
     difficulty: str = Field(default="", validation_alias="SWE_FORGE_DIFFICULTY")
     output: Path | None = Field(default=None, validation_alias="SWE_FORGE_OUTPUT")
     task_after_runs: int = Field(default=3, ge=3, le=50, validation_alias="SWE_FORGE_TASK_AFTER_RUNS")
     tasks_per_tick: int = Field(default=25, ge=1, le=1000, validation_alias="SWE_FORGE_TASKS_PER_TICK")
     agent: str = Field(default="", validation_alias="SWE_FORGE_AGENT")
     agent_dir: Path | None = Field(default=None, validation_alias="SWE_FORGE_AGENT_DIR")
-    agent_cmd: str = Field(default="python -m baseagent", validation_alias="SWE_FORGE_AGENT_CMD")
+    agent_cmd: str = Field(default=DEFAULT_AGENT_CMD, validation_alias="SWE_FORGE_AGENT_CMD")
     agent_env: str = Field(default="", validation_alias="SWE_FORGE_AGENT_ENV")
-    agent_timeout: float = Field(default=600, gt=0, validation_alias="SWE_FORGE_AGENT_TIMEOUT")
-    test_timeout: float = Field(default=120, gt=0, validation_alias="SWE_FORGE_TEST_TIMEOUT")
+    agent_timeout: float = Field(default=DEFAULT_AGENT_TIMEOUT_S, gt=0, validation_alias="SWE_FORGE_AGENT_TIMEOUT")
+    test_timeout: float = Field(default=DEFAULT_TEST_TIMEOUT_S, gt=0, validation_alias="SWE_FORGE_TEST_TIMEOUT")
 
     @field_validator("start_date", mode="before")
     @classmethod

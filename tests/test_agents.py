@@ -18,8 +18,10 @@ from pydantic import BaseModel
 
 from swe_forge_dagster.demo.twins.openai_twin import MultipleToolCalls, OpenAITwin, Text, ToolCall
 from swe_forge_dagster.demo.worlds.git_world import GitWorld, build_git_world
-from swe_forge_dagster.execution.patch import split_diff
+from swe_forge_dagster.execution.environment import EnvRecipe, env_image_tag
+from swe_forge_dagster.execution.patch import patch_adding_files, split_diff
 from swe_forge_dagster.execution.repo_cache import RepoCache
+from swe_forge_dagster.execution.runners import PYTEST
 from swe_forge_dagster.execution.sandbox import CommandResult
 from swe_forge_dagster.llm.cache import AnswerCache
 from swe_forge_dagster.llm.client import ChatTurn, LLMClient, ToolCallRequest
@@ -36,7 +38,7 @@ from swe_forge_dagster.tasks.agents import (
     recipe_test_command,
     write_tests,
 )
-from swe_forge_dagster.tasks.execute import PYTEST, EnvRecipe, TaskExecutor, env_image_tag, patch_adding_files
+from swe_forge_dagster.tasks.prove import TaskExecutor
 from tests.conftest import BASE_IMAGE
 
 KEY = "sk-or-test-key-0123456789abcdef"

@@ -11,6 +11,7 @@ import pytest
 
 from swe_forge_dagster.demo.twins.openai_twin import OpenAITwin, ToolCall
 from swe_forge_dagster.demo.worlds.git_world import GitWorld, WorldPR, build_git_world
+from swe_forge_dagster.execution.environment import EnvRecipe, env_image_tag
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.export.seed_format import read_seed_workspace
 from swe_forge_dagster.export.swebench import read_instances, validate_instance, write_jsonl, write_parquet
@@ -18,7 +19,7 @@ from swe_forge_dagster.export.task_dir import read_task_dir, write_task_dir
 from swe_forge_dagster.llm.cache import AnswerCache
 from swe_forge_dagster.llm.client import LLMClient
 from swe_forge_dagster.tasks.build import PRContext, problem_statement, task_record
-from swe_forge_dagster.tasks.execute import EnvRecipe, TaskBuildError, TaskExecutor, env_image_tag
+from swe_forge_dagster.tasks.prove import TaskBuildError, TaskExecutor
 
 RECIPE = EnvRecipe(
     install_commands=(

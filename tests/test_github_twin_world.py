@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from swe_forge_dagster.demo.worlds.github_world import world_from_pr_events
+from swe_forge_dagster.demo.worlds.github_world_gen import world_from_pr_events
 
 
 def trimmed_rows(count: int) -> list[dict[str, Any]]:

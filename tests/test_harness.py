@@ -44,7 +44,7 @@ from swe_forge_dagster.harness.agent import (
     agent_environment,
     prompt_files,
 )
-from swe_forge_dagster.harness.workspace import filter_diff, is_protected, pytest_section
+from swe_forge_dagster.harness.protection import filter_diff, is_protected, pytest_section
 from tests.test_harness_world import EASY, EXAMPLES, HarnessWorld, harness_world
 
 SEED_FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "swe-forge" / "workspaces"

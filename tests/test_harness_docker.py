@@ -24,6 +24,13 @@ from typer.testing import CliRunner
 from swe_forge_dagster.cli import app
 from swe_forge_dagster.demo.twins.openai_twin import OpenAITwin, ToolCall
 from swe_forge_dagster.execution.ownership import KEEP_LABEL
+from swe_forge_dagster.execution.repo_box import (
+    WorkspaceError,
+    fetch_base,
+    start_repo_box,
+    take_diff,
+    write_tree_archive,
+)
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.execution.sandbox import SandboxConfig, SandboxError
 from swe_forge_dagster.harness import (
@@ -35,13 +42,6 @@ from swe_forge_dagster.harness import (
     results_table,
 )
 from swe_forge_dagster.harness.cleanup import RUN_LABEL, TASK_LABEL
-from swe_forge_dagster.harness.workspace import (
-    WorkspaceError,
-    fetch_base,
-    start_repo_box,
-    take_diff,
-    write_tree_archive,
-)
 from tests.conftest import BASE_IMAGE
 from tests.test_harness_world import EXAMPLES, HarnessWorld, harness_world, write_agent
 from tests.test_harness_world import run_items as run

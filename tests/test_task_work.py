@@ -9,9 +9,9 @@ import pyarrow as pa
 import pytest
 
 from swe_forge_dagster.candidates.datasets import partition_file
+from swe_forge_dagster.execution.environment import EnvRecipe
 from swe_forge_dagster.lake.catalog import query
 from swe_forge_dagster.lake.writer import write_partition
-from swe_forge_dagster.tasks.execute import EnvRecipe
 from swe_forge_dagster.tasks.lookup import PRNotFound, eligible_task_ids, find_pr
 from swe_forge_dagster.tasks.recipes import RecipeStore
 from swe_forge_dagster.tasks.status import status_row, write_status
@@ -105,7 +105,7 @@ def test_environment_images_go_stale_when_dependencies_change_not_on_a_version_b
     import subprocess
 
     from swe_forge_dagster.execution.repo_cache import RepoCache
-    from swe_forge_dagster.tasks.execute import TaskExecutor
+    from swe_forge_dagster.tasks.prove import TaskExecutor
 
     origin = tmp_path / "o" / "r.git"
     work = tmp_path / "work"

@@ -17,7 +17,7 @@ from swe_forge_dagster.definitions import build_definitions
 from swe_forge_dagster.demo.twins.github_twin import GithubTwin
 from swe_forge_dagster.demo.twins.openai_twin import OpenAITwin, Text, triage_responder
 from swe_forge_dagster.demo.worlds.gharchive_world import write_hour
-from swe_forge_dagster.demo.worlds.github_world import world_from_pr_events
+from swe_forge_dagster.demo.worlds.github_world_gen import world_from_pr_events
 from swe_forge_dagster.gharchive.parse import parse_hour
 from swe_forge_dagster.lake.catalog import query
 from swe_forge_dagster.orchestration.launcher import materialize_hours

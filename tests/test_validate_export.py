@@ -16,11 +16,12 @@ import pytest
 
 from swe_forge_dagster.demo.worlds.git_world import GitWorld, build_git_world
 from swe_forge_dagster.demo.worlds.world_agent import VENV_INSTALL
+from swe_forge_dagster.execution.environment import EnvRecipe, env_image_tag
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.export.swebench import read_instances
 from swe_forge_dagster.export.task_dir import TaskRecord, read_task_dir, write_task_dir
 from swe_forge_dagster.tasks.build import PRContext, task_record
-from swe_forge_dagster.tasks.execute import EnvRecipe, TaskExecutor, env_image_tag
+from swe_forge_dagster.tasks.prove import TaskExecutor
 from tests.conftest import BASE_IMAGE
 
 RECIPE = EnvRecipe(install_commands=(VENV_INSTALL,), base_image=BASE_IMAGE)

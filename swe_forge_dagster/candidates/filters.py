@@ -14,8 +14,9 @@ from pydantic import BaseModel, Field
 
 from swe_forge_dagster.common.paths import is_docs_path, is_test_path
 from swe_forge_dagster.github.models import EnrichedPR
+from swe_forge_dagster.settings import DEFAULT_LANGUAGES
 
-SEED_LANGUAGES = ["python", "javascript", "typescript", "go", "rust", "java"]
+SEED_LANGUAGES = DEFAULT_LANGUAGES.split(",")
 
 
 class FilterConfig(BaseModel):

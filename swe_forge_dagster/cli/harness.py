@@ -27,6 +27,7 @@ import typer
 from rich.table import Table
 
 from swe_forge_dagster.cli.common import err, out, usage_error
+from swe_forge_dagster.settings import DEFAULT_AGENT_CMD, DEFAULT_AGENT_TIMEOUT_S, DEFAULT_TEST_TIMEOUT_S
 
 if TYPE_CHECKING:
     from swe_forge_dagster.harness.models import HarnessConfig, HarnessTask, TaskLoadError, TaskResult
@@ -43,12 +44,12 @@ def harness(
         Path, typer.Option("--input", "-i", help="task dirs (any depth), or a SWE-bench file")
     ] = Path("./generated-swe"),
     agent_dir: Annotated[Path | None, typer.Option(help="the agent's directory, mounted read-only at /agent")] = None,
-    agent_cmd: Annotated[str, typer.Option(help="run in /repo with --prompt <text> --workdir /repo")] = (
-        "python -m baseagent"
-    ),
+    agent_cmd: Annotated[
+        str, typer.Option(help="run in /repo with --prompt <text> --workdir /repo")
+    ] = DEFAULT_AGENT_CMD,
     agent: Annotated[str, typer.Option(help="command (run --agent-cmd) | oracle (apply the gold patch)")] = "command",
-    agent_timeout: Annotated[float, typer.Option(help="seconds")] = 600,
-    test_timeout: Annotated[float, typer.Option(help="seconds per test command")] = 120,
+    agent_timeout: Annotated[float, typer.Option(help="seconds")] = DEFAULT_AGENT_TIMEOUT_S,
+    test_timeout: Annotated[float, typer.Option(help="seconds per test command")] = DEFAULT_TEST_TIMEOUT_S,
     docker_image: Annotated[
         str | None, typer.Option(help="image for tasks without their own [default: SWE_FORGE_DOCKER_IMAGE]")
     ] = None,

@@ -42,7 +42,7 @@ def validate(
     from swe_forge_dagster.export.seed_format import find_task_dirs
     from swe_forge_dagster.llm.client import LLMClient
     from swe_forge_dagster.llm.ledger import LLM_CALLS, CallLedger
-    from swe_forge_dagster.tasks.execute import TaskExecutor
+    from swe_forge_dagster.tasks.prove import TaskExecutor
     from swe_forge_dagster.tasks.revalidate import ERROR, VALID, revalidate_dir
 
     settings = get_settings()

@@ -18,7 +18,9 @@ from pathlib import Path
 
 import docker
 
-LOCAL_BASE = "swe-forge-base:bookworm"
+from swe_forge_dagster.settings import DEFAULT_BASE_IMAGE
+
+LOCAL_BASE = DEFAULT_BASE_IMAGE
 DEMO_IMAGE = "swe-forge-base:demo"
 DOCKERFILE = """FROM python:3.12-slim
 RUN apt-get update && apt-get install -y --no-install-recommends git && rm -rf /var/lib/apt/lists/*

@@ -74,7 +74,7 @@ def demo_hours(settings: Settings) -> list[dt.datetime]:
 def run_demo(settings: Settings, home: Path, out: Console, err: Console) -> int:
     from swe_forge_dagster.demo.twins.github_twin import GithubTwin
     from swe_forge_dagster.demo.twins.openai_twin import OpenAITwin
-    from swe_forge_dagster.demo.worlds.github_world import world_from_pr_events
+    from swe_forge_dagster.demo.worlds.github_world_gen import world_from_pr_events
     from swe_forge_dagster.demo.worlds.task_world import build_task_world
     from swe_forge_dagster.demo.worlds.world_agent import world_agent_responder
     from swe_forge_dagster.lake.catalog import query

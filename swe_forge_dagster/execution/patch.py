@@ -229,3 +229,18 @@ def _read_quoted(text: str) -> tuple[str, str]:
         out.extend(char.encode(*_ENCODING))
         i += 1
     raise ValueError(f"unterminated quoted path in diff header: {text!r}")
+
+
+def patch_adding_files(files: dict[str, str]) -> str:
+    """A git diff that creates `files` (path -> text): how agent-written tests become a `test_patch`."""
+    sections = []
+    for path, text in sorted(files.items()):
+        lines = text.splitlines(keepends=True)
+        body = "".join(f"+{line}" for line in lines)
+        if lines and not lines[-1].endswith("\n"):
+            body += "\n\\ No newline at end of file\n"
+        sections.append(
+            f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n"
+            f"@@ -0,0 +1,{len(lines)} @@\n{body}"
+        )
+    return "".join(sections)

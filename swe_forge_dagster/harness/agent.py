@@ -20,16 +20,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from swe_forge_dagster.execution.repo_box import REPO_DIR, PatchRejected, apply_patches, exec_checked, take_diff
 from swe_forge_dagster.execution.sandbox import Sandbox
 from swe_forge_dagster.harness.models import HarnessConfig, HarnessTask
-from swe_forge_dagster.harness.workspace import (
-    REPO_DIR,
-    PatchRejected,
-    apply_patches,
-    exec_checked,
-    filter_diff,
-    take_diff,
-)
+from swe_forge_dagster.harness.protection import filter_diff
 
 AGENT_DIR = "/agent"
 PROMPT_FILE = "/task/prompt.md"

@@ -4,12 +4,13 @@ Used twice per task with the same code: the sanity check (base + test_patch: FAI
 fail, PASS_TO_PASS must pass, else the task itself is broken) and the verification (base + the
 agent's diff + test_patch: everything must pass).
 
-In `tests` mode the suite runs once and the verdict per test id comes from the JUnit XML file,
-which the harness names per run with a random path: console output is never parsed, so printing
-"PASSED" proves nothing, and a report left behind by earlier code is never read. A run without
-a report (the suite did not start, or timed out) gives no verdict, which the caller turns into
-`test_error` (or `sanity_fail` at base). In `commands` mode each command's exit code decides,
-within the test timeout; a command that times out has failed (exit 124).
+In `tests` mode the suite runs once through `execution.suite.run_suite`, the same function task
+validation runs its suites with (fresh random report path, no console parsing, bounded and
+symlink-safe report reading, a timeout that kills the process group): the verdict per test id
+comes from the structured report. A run without a report (the suite did not start, or timed
+out) gives no verdict, which the caller turns into `test_error` (or `sanity_fail` at base). In
+`commands` mode each command's exit code decides, within the test timeout; a command that times
+out has failed (exit 124).
 
 Every check command runs with `PYTEST_DISABLE_PLUGIN_AUTOLOAD=1` unless the configuration asks
 for plugin autoloading (`--pytest-plugin-autoload`): pytest then loads no plugin from installed
@@ -17,30 +18,22 @@ packages' `[pytest11]` entry points, so package metadata that reaches `sys.path`
 plugin. Plugins a suite needs can still be named with `-p` in its test command; a task whose tests
 rely on an autoloaded plugin (a fixture such as pytest-httpbin's `httpbin`, an option such as
 `--doctest-rst` in its config) fails its sanity check without autoloading, which says so.
-The JUnit report is read with a size limit and only when it is a regular file (not a symlink).
 
 Limitation of `commands` mode (the seed's format): an exit code is all it has, so source code
 that ends the test process early with status 0 passes a check. Test-id tasks are not exposed to
-that: a run without a complete JUnit report has no verdict.
+that: a run without a complete report has no verdict.
 """
 
 from __future__ import annotations
 
-import shlex
-import uuid
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
-from swe_forge_dagster.execution.junit import Outcome, parse_junit
-from swe_forge_dagster.execution.sandbox import Sandbox, SandboxError
+from swe_forge_dagster.execution.repo_box import REPO_DIR
+from swe_forge_dagster.execution.sandbox import Sandbox
+from swe_forge_dagster.execution.suite import MAX_OUTPUT, NO_AUTOLOAD, run_suite
 from swe_forge_dagster.harness.models import CheckResult, HarnessTask
-from swe_forge_dagster.harness.workspace import REPO_DIR, WORK_DIR
-from swe_forge_dagster.tasks.execute import JUNIT
 
-MAX_OUTPUT = 40_000
 CHECK_OUTPUT_TAIL = 2_000
-MAX_REPORT_BYTES = 64 << 20
-NO_AUTOLOAD = "export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1\n"
 
 
 @dataclass
@@ -64,10 +57,9 @@ class CheckRun:
 
 def run_checks(box: Sandbox, task: HarnessTask, timeout: float, *, plugin_autoload: bool = False) -> CheckRun:
     """Run every check of `task` in `box` (its /repo already patched as the caller wants)."""
-    prefix = "" if plugin_autoload else NO_AUTOLOAD
     if task.mode == "tests":
-        return _run_test_ids(box, task, timeout, prefix)
-    return _run_commands(box, task, timeout, prefix)
+        return _run_test_ids(box, task, timeout, plugin_autoload)
+    return _run_commands(box, task, timeout, "" if plugin_autoload else NO_AUTOLOAD)
 
 
 def sanity_problems(run: CheckRun) -> list[str]:
@@ -85,35 +77,10 @@ def sanity_problems(run: CheckRun) -> list[str]:
     return problems
 
 
-def suite_command(task: HarnessTask, report: str) -> tuple[str, str]:
-    """(the shell command for the task's test files, where its JUnit report will be)."""
-    command = task.test_command.replace("{tests}", " ".join(shlex.quote(f) for f in task.run_files))
-    if JUNIT in command:
-        return command.replace(JUNIT, report), report
-    return command, JUNIT  # a custom command with its own fixed report path
-
-
-def _run_test_ids(box: Sandbox, task: HarnessTask, timeout: float, prefix: str) -> CheckRun:
-    command, report = suite_command(task, f"{WORK_DIR}/junit-{uuid.uuid4().hex}.xml")
-    script = f"{prefix}cd {REPO_DIR} && rm -f {shlex.quote(report)} && {command}"
-    result = box.run(script, timeout=timeout, max_output=MAX_OUTPUT)
-    outcomes: dict[str, Outcome] | None = None
-    error = None
-    if result.timed_out:
-        error = f"the test command timed out after {timeout:g}s"
-    else:
-        try:
-            xml = box.read_file(report, max_bytes=MAX_REPORT_BYTES, follow_symlinks=False)
-        except (SandboxError, IsADirectoryError) as exc:
-            xml, error = None, f"the JUnit report is unreadable: {exc}"
-        if error is None and not xml:
-            error = f"the test command (exit {result.exit_code}) wrote no JUnit report: {result.output[-1500:]}"
-        elif error is None:
-            try:
-                outcomes = parse_junit(xml, known_files=task.run_files)
-            except (ET.ParseError, ValueError) as exc:
-                error = f"the JUnit report is unreadable: {exc}"
-    duration_ms = int(result.duration_s * 1000)
+def _run_test_ids(box: Sandbox, task: HarnessTask, timeout: float, plugin_autoload: bool) -> CheckRun:
+    suite = run_suite(box, task.test_command, task.run_files, timeout, plugin_autoload=plugin_autoload)
+    outcomes = suite.outcomes
+    duration_ms = int(suite.seconds * 1000)
 
     def checks(kind: str, ids: tuple[str, ...]) -> list[CheckResult]:
         made = []
@@ -122,16 +89,16 @@ def _run_test_ids(box: Sandbox, task: HarnessTask, timeout: float, prefix: str) 
             made.append(
                 CheckResult(
                     command=task.display_command(kind, index),  # type: ignore[arg-type]
-                    exit_code=result.exit_code, passed=outcome == "passed", duration_ms=duration_ms,
+                    exit_code=suite.exit_code, passed=outcome == "passed", duration_ms=duration_ms,
                     test_id=test_id, outcome=outcome,
                 )
             )  # fmt: skip
         return made
 
-    run = CheckRun(checks("fail_to_pass", task.fail_to_pass), checks("pass_to_pass", task.pass_to_pass), error,
-                   result.duration_s)  # fmt: skip
+    run = CheckRun(checks("fail_to_pass", task.fail_to_pass), checks("pass_to_pass", task.pass_to_pass), suite.error,
+                   suite.seconds)  # fmt: skip
     if run.fail_to_pass:
-        run.fail_to_pass[0].output = result.output[-CHECK_OUTPUT_TAIL:]  # one suite run: its output once
+        run.fail_to_pass[0].output = suite.output[-CHECK_OUTPUT_TAIL:]  # one suite run: its output once
     return run
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from swe_forge_dagster.execution.patch import split_sections
+from swe_forge_dagster.execution.runners import PYTEST
 from swe_forge_dagster.export.seed_format import SeedFormatError, SeedTask, find_task_dirs, read_seed_workspace
 from swe_forge_dagster.export.swebench import InstanceFormatError, SWEBenchInstance, read_instances
 from swe_forge_dagster.export.task_dir import (
@@ -40,7 +41,6 @@ from swe_forge_dagster.export.task_dir import (
     read_task_dir,
 )
 from swe_forge_dagster.harness.models import HarnessTask, TaskLoadError
-from swe_forge_dagster.tasks.execute import PYTEST
 
 ENSURE_GIT = (
     "command -v git >/dev/null 2>&1 || (apt-get update -qq "

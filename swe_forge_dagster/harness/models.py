@@ -25,11 +25,17 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from swe_forge_dagster.execution.patch import split_sections
 from swe_forge_dagster.execution.sandbox import Network
-from swe_forge_dagster.harness.workspace import command_test_files
+from swe_forge_dagster.harness.protection import command_test_files
+from swe_forge_dagster.settings import (
+    DEFAULT_AGENT_CMD,
+    DEFAULT_AGENT_TIMEOUT_S,
+    DEFAULT_DOCKER_IMAGE,
+    DEFAULT_GIT_URL,
+    DEFAULT_TEST_TIMEOUT_S,
+)
 
 CheckMode = Literal["tests", "commands"]
 AgentKind = Literal["command", "oracle"]
-DEFAULT_AGENT_CMD = "python -m baseagent"
 
 
 class Status(StrEnum):
@@ -188,9 +194,9 @@ class HarnessConfig(BaseModel):
     agent: AgentKind = "command"
     agent_dir: Path | None = None
     agent_cmd: str = DEFAULT_AGENT_CMD
-    agent_timeout: float = Field(default=600, gt=0)
-    test_timeout: float = Field(default=120, gt=0)
-    docker_image: str = Field(default="python:3.12-slim", description="for tasks that do not name their own image")
+    agent_timeout: float = Field(default=DEFAULT_AGENT_TIMEOUT_S, gt=0)
+    test_timeout: float = Field(default=DEFAULT_TEST_TIMEOUT_S, gt=0)
+    docker_image: str = Field(default=DEFAULT_DOCKER_IMAGE, description="for tasks that do not name their own image")
     network: Network = Field(default="none", description="the agent container's network")
     build_network: Network = Field(default="bridge", description="environment builds (installs need a registry)")
     agent_env: tuple[str, ...] = Field(default=(), description="names of host variables forwarded to the agent")
@@ -204,7 +210,7 @@ class HarnessConfig(BaseModel):
     mem_limit: str = "4g"
     pids_limit: int = Field(default=512, ge=16)
     ca_bundle: Path | None = None
-    git_url: str = "https://github.com/{repo}.git"
+    git_url: str = DEFAULT_GIT_URL
     repo_cache_dir: Path = Path(".swe-forge/cache/repos")
     parallel: int = Field(default=1, ge=1, le=64)
     run_id: str = Field(default_factory=lambda: uuid.uuid4().hex[:12])

@@ -9,7 +9,7 @@ The three containers are started together, each already prepared (base commit, t
 prompt in place): none depends on another's result, and container starts are most of the
 harness's own overhead. Each is fresh, separate and used for exactly one purpose; the
 verification container never sees anything of the agent's but its diff, whose changes to protected paths
-(workspace.py) are reset after it applies.
+(`protection.apply_agent_diff`) are reset after it applies.
 Every failure becomes a status with a reason, never an exception out of `evaluate`: a broken
 input, a missing repo or image, or a dead Docker engine is a `setup_error` for that task only.
 """
@@ -17,40 +17,37 @@ input, a missing repo or image, or a dead Docker engine is a `setup_error` for t
 from __future__ import annotations
 
 import datetime as dt
-import fcntl
 import logging
 import os
-import re
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import docker
 from docker.errors import DockerException, ImageNotFound
 
+from swe_forge_dagster.execution.environment import EnvironmentBuildError, Environments, EnvRecipe
 from swe_forge_dagster.execution.ownership import KEEP_LABEL
+from swe_forge_dagster.execution.repo_box import (
+    PatchRejected,
+    WorkspaceError,
+    fetch_base,
+    start_repo_box,
+    write_tree_archive,
+)
 from swe_forge_dagster.execution.repo_cache import RepoCache, RepoCacheError
+from swe_forge_dagster.execution.runners import PYTEST
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig, SandboxError
 from swe_forge_dagster.harness.agent import AGENT_DIR, agent_environment, prompt_files, run_agent
 from swe_forge_dagster.harness.checks import CheckRun, run_checks, sanity_problems
 from swe_forge_dagster.harness.cleanup import harness_labels, keep, remove_stale
 from swe_forge_dagster.harness.inputs import checked, load_task_dir
 from swe_forge_dagster.harness.models import HarnessConfig, HarnessTask, Status, TaskLoadError, TaskResult
-from swe_forge_dagster.harness.workspace import (
-    PatchRejected,
-    WorkspaceError,
-    apply_agent_diff,
-    fetch_base,
-    filter_diff,
-    start_repo_box,
-    write_tree_archive,
-)
-from swe_forge_dagster.tasks.execute import PYTEST, EnvRecipe, TaskBuildError, TaskExecutor, env_image_tag
+from swe_forge_dagster.harness.protection import apply_agent_diff, filter_diff
 
 log = logging.getLogger(__name__)
 StageHook = Callable[[str], None]
@@ -88,8 +85,6 @@ class Harness:
                 where = os.environ.get("DOCKER_HOST") or "the default socket"
                 self.docker_error = f"the Docker engine at {where} is not reachable: {exc}"
         self.forwarded = {name: os.environ[name] for name in config.agent_env if name in os.environ}
-        self._locks: dict[str, threading.Lock] = {}
-        self._locks_guard = threading.Lock()
         self._reaper = ThreadPoolExecutor(max_workers=2, thread_name_prefix="harness-reaper")
         self.removed_stale: list[str] = []
         self._live: set[Sandbox] = set()
@@ -100,7 +95,7 @@ class Harness:
         sandbox = SandboxConfig(image=config.docker_image, network=config.build_network, cpu=config.cpu,
                                 mem_limit=config.mem_limit, pids_limit=config.pids_limit, ca_bundle=config.ca_bundle,
                                 labels=harness_labels(config.run_id, "environment", "build"))  # fmt: skip
-        self.executor = TaskExecutor(self.client, self.cache, sandbox) if self.client is not None else None
+        self.environments = Environments(self.client, self.cache, sandbox) if self.client is not None else None
 
     def __enter__(self) -> Harness:
         return self
@@ -145,7 +140,7 @@ class Harness:
             checked(task)
         except ValueError as exc:
             raise _Outcome(setup, f"invalid task: {exc}") from exc
-        if self.client is None or self.executor is None:
+        if self.client is None or self.environments is None:
             raise _Outcome(setup, self.docker_error or "no Docker client")
         on_stage("environment")
         try:
@@ -233,24 +228,21 @@ class Harness:
     def _environment(self, task: HarnessTask) -> str:
         """The task's environment image (built on first use, then a cache hit for every task of the repo).
 
-        Each install command runs under the task builder's own fixed step timeout (30 minutes):
-        `TaskExecutor.environment_image` takes none, so the harness has no install timeout setting.
+        Built by `execution.environment`, as task building builds it: reused only while the
+        dependency manifests at this task's base are the ones it was built from, one build per tag
+        at a time across processes, each install command under the fixed install step timeout.
+        The base image is only needed (and pulled with --pull) when a build is.
         """
-        assert self.client is not None and self.executor is not None
+        assert self.environments is not None
         recipe = EnvRecipe(tuple(task.install_commands), task.test_command or PYTEST, task.image)
-        tag = env_image_tag(task.repo, recipe)
-        with self._image_lock(tag):
-            # No shortcut on the tag alone: `environment_image` reuses it only while the dependency
-            # manifests at this task's base are the ones it was built from. The base image is only
-            # needed (and pulled with --pull) when a build is.
+        try:
             try:
-                try:
-                    image, _cached = self.executor.environment_image(task.repo, task.base_commit, recipe)
-                except ImageNotFound:
-                    self._base_image(task.image)
-                    image, _cached = self.executor.environment_image(task.repo, task.base_commit, recipe)
-            except TaskBuildError as exc:
-                raise _Outcome(Status.SETUP_ERROR, f"the environment of {task.repo} does not build: {exc}") from exc
+                image, _cached = self.environments.image(task.repo, task.base_commit, recipe)
+            except ImageNotFound:
+                self._base_image(task.image)
+                image, _cached = self.environments.image(task.repo, task.base_commit, recipe)
+        except EnvironmentBuildError as exc:
+            raise _Outcome(Status.SETUP_ERROR, f"the environment of {task.repo} does not build: {exc}") from exc
         return image
 
     def _base_image(self, image: str) -> None:
@@ -329,17 +321,6 @@ class Harness:
                 result.containers.append(box.name)
             return
         self._reaper.submit(box.close)
-
-    @contextmanager
-    def _image_lock(self, tag: str) -> Iterator[None]:
-        """One build of an image at a time, across threads and processes (per-task runs in parallel)."""
-        path = self.config.repo_cache_dir / ".image-locks" / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', tag)}.lock"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with self._locks_guard:
-            thread_lock = self._locks.setdefault(tag, threading.Lock())
-        with thread_lock, path.open("a") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            yield
 
 
 def _describe(exc: Exception) -> str:

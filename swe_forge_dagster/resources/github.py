@@ -20,6 +20,7 @@ from swe_forge_dagster.common.slots import Slots
 from swe_forge_dagster.github.client import GitHubAuthError, GitHubClient
 from swe_forge_dagster.github.enrich import CHUNK_SIZE, Enricher
 from swe_forge_dagster.github.store import GithubStore
+from swe_forge_dagster.settings import DEFAULT_LANGUAGES
 
 
 class GitHubResource(dg.ConfigurableResource):
@@ -61,7 +62,7 @@ class MiningResource(dg.ConfigurableResource):
     pr_file: str
     org_only: bool = True
     min_stars: int = Field(default=20, ge=0)
-    languages: list[str] = Field(default_factory=lambda: ["python", "javascript", "typescript", "go", "rust", "java"])
+    languages: list[str] = Field(default_factory=lambda: DEFAULT_LANGUAGES.split(","))
     min_files: int = 1
     max_files: int = 50
     min_added_lines: int = 3

@@ -14,19 +14,26 @@ from pydantic import Field
 
 from swe_forge_dagster.common.home import HomeLayout
 from swe_forge_dagster.harness.models import HarnessConfig
+from swe_forge_dagster.settings import (
+    DEFAULT_AGENT_CMD,
+    DEFAULT_AGENT_TIMEOUT_S,
+    DEFAULT_DOCKER_IMAGE,
+    DEFAULT_GIT_URL,
+    DEFAULT_TEST_TIMEOUT_S,
+)
 
 
 class HarnessResource(dg.ConfigurableResource):
     home: str
     agent: str = Field(default="", description='"" (none), "oracle", or "command" (with agent_dir)')
     agent_dir: str | None = Field(default=None, description="mounted read-only at /agent")
-    agent_cmd: str = "python -m baseagent"
-    agent_timeout_seconds: float = Field(default=600, gt=0)
-    test_timeout_seconds: float = Field(default=120, gt=0)
-    docker_image: str = "python:3.12-slim"
+    agent_cmd: str = DEFAULT_AGENT_CMD
+    agent_timeout_seconds: float = Field(default=DEFAULT_AGENT_TIMEOUT_S, gt=0)
+    test_timeout_seconds: float = Field(default=DEFAULT_TEST_TIMEOUT_S, gt=0)
+    docker_image: str = DEFAULT_DOCKER_IMAGE
     network: str = Field(default="none", description="the agent container's network: none | bridge | host")
     agent_env: list[str] = Field(default_factory=list, description="host variables forwarded by NAME")
-    git_url: str = "https://github.com/{repo}.git"
+    git_url: str = DEFAULT_GIT_URL
     ca_bundle: str | None = None
     cpu: float = Field(default=2.0, gt=0)
     mem_limit: str = "4g"

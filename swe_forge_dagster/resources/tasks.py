@@ -16,7 +16,7 @@ from swe_forge_dagster.common.home import HomeLayout
 from swe_forge_dagster.execution.ownership import cleanup_stale
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.execution.sandbox import SandboxConfig
-from swe_forge_dagster.tasks.execute import TaskExecutor
+from swe_forge_dagster.tasks.prove import TaskExecutor
 from swe_forge_dagster.tasks.recipes import RecipeStore
 from swe_forge_dagster.tasks.stages import TaskBuilder
 

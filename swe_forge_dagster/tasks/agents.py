@@ -22,7 +22,10 @@ import docker
 from pydantic import BaseModel, ConfigDict, Field
 
 from swe_forge_dagster.common.paths import is_test_path
+from swe_forge_dagster.execution.environment import INSTALL_TIMEOUT_S, EnvRecipe
 from swe_forge_dagster.execution.junit import Outcome, parse_junit
+from swe_forge_dagster.execution.patch import patch_adding_files
+from swe_forge_dagster.execution.runners import JUNIT
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig
 from swe_forge_dagster.llm.client import LLMClient
 from swe_forge_dagster.llm.prompts import data
@@ -33,21 +36,20 @@ from swe_forge_dagster.tasks.agent_tools import (
     clip,
     run_agent,
 )
-from swe_forge_dagster.tasks.execute import GIT_ID, JUNIT, EnvRecipe, patch_adding_files
 
 __all__ = ["AgentFailed", "find_environment", "recipe_test_command", "run_agent", "write_tests"]
 
 ENV_STAGE = "environment_agent"
 TEST_STAGE = "test_agent"
-# What the harness needs from every pytest run (as in `execute.PYTEST`); added to agent commands.
+GIT_ID = "-c user.name=swe-forge -c user.email=swe-forge@localhost"
+# What the harness needs from every pytest run (as in `execution.runners.PYTEST`); added to agent commands.
 JUNIT_OPTIONS = f"-p no:cacheprovider --continue-on-collection-errors -o junit_family=xunit1 --junitxml={JUNIT}"
-INSTALL_TIMEOUT_S = 1800.0  # as `TaskExecutor.environment_image`
 TEST_TIMEOUT_S = 900.0  # as `TaskExecutor.validate_pr`
 # Each submission is replayed: a sample of the suite shows it starts without running it all every time.
 REPLAY_TEST_FILES = 20
 TAIL = 3000
-# What `TaskExecutor.run_suite` does before the tests: a fresh copy of the tree (only *.egg-info of
-# the install survives) committed as the base, with /repo the current directory.
+# What `execution.repo_box.PREPARE_SCRIPT` does before the tests: a fresh copy of the tree (only
+# *.egg-info of the install survives) committed as the base, with /repo the current directory.
 RESET_REPO = "find /repo -mindepth 1 -maxdepth 1 ! -name '*.egg-info' -exec rm -rf {} + 2>/dev/null; true"
 COMMIT_REPO = f"cd /repo && git init -q && git add -A && git {GIT_ID} commit -qm base"
 
@@ -138,7 +140,7 @@ def recipe_test_command(command: str) -> str:
 
     Accepted forms: a command with `{tests}` where the test paths go, or one that ends with a pytest
     invocation (`{tests}` is appended). The JUnit options go in front of `{tests}`, where pytest
-    reads them, unless the command already writes the report to `execute.JUNIT`.
+    reads them, unless the command already writes the report to `runners.JUNIT`.
     Raises ValueError with what to change.
     """
     command = command.strip()

@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from swe_forge_dagster.execution.environment import EnvRecipe
 from swe_forge_dagster.export.swebench import SWEBenchInstance
 from swe_forge_dagster.export.task_dir import TaskRecord
 from swe_forge_dagster.llm.client import LLMClient
 from swe_forge_dagster.llm.functions import PRFacts, QualityJudgement, write_problem_statement
-from swe_forge_dagster.tasks.execute import EnvRecipe, TaskBuildError, TaskValidation
+from swe_forge_dagster.tasks.prove import TaskBuildError, TaskValidation
 
 
 @dataclass(frozen=True)

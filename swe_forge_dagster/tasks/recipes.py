@@ -13,7 +13,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from swe_forge_dagster.tasks.execute import EnvRecipe
+from swe_forge_dagster.execution.environment import EnvRecipe
 
 
 class RecipeStore:

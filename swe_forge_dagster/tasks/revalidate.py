@@ -15,12 +15,13 @@ from pathlib import Path
 
 import docker
 
+from swe_forge_dagster.execution.environment import EnvRecipe
 from swe_forge_dagster.execution.patch import SplitPatch, split_diff
 from swe_forge_dagster.execution.repo_cache import RepoCacheError
 from swe_forge_dagster.export.task_dir import TaskDirError, TaskRecord, read_task_dir
 from swe_forge_dagster.llm.client import LLMClient, LLMError
 from swe_forge_dagster.llm.functions import score_quality
-from swe_forge_dagster.tasks.execute import EnvRecipe, TaskBuildError, TaskExecutor
+from swe_forge_dagster.tasks.prove import TaskBuildError, TaskExecutor
 
 VALID, CHANGED, INVALID, ERROR = "valid", "changed", "invalid", "error"
 

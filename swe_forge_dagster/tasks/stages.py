@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from swe_forge_dagster.execution.patch import check_applies, split_diff
+from swe_forge_dagster.execution.environment import EnvRecipe
+from swe_forge_dagster.execution.patch import check_applies, patch_adding_files, split_diff
 from swe_forge_dagster.execution.sandbox import SandboxConfig
 from swe_forge_dagster.export.task_dir import read_task_dir, write_task_dir
 from swe_forge_dagster.llm.client import LLMClient
@@ -26,8 +27,8 @@ from swe_forge_dagster.llm.functions import QualityJudgement, score_quality
 from swe_forge_dagster.tasks.agent_tools import AgentFailed
 from swe_forge_dagster.tasks.agents import find_environment, write_tests
 from swe_forge_dagster.tasks.build import PRContext, Proof, make_task_record, problem_statement
-from swe_forge_dagster.tasks.execute import EnvRecipe, TaskBuildError, TaskExecutor, patch_adding_files
 from swe_forge_dagster.tasks.lookup import find_pr
+from swe_forge_dagster.tasks.prove import TaskBuildError, TaskExecutor
 from swe_forge_dagster.tasks.recipes import RecipeStore
 from swe_forge_dagster.tasks.work import TaskWork, split_task_id
 
@@ -186,7 +187,7 @@ class TaskBuilder:
                 "fail_to_pass_commands": result.fail_to_pass_commands,
                 "pass_to_pass_commands": result.pass_to_pass_commands, "base_commit": result.base_commit,
                 "image": result.image, "runs": runs, "seconds": result.seconds,
-                "before_output_tail": result.before.output_tail}  # fmt: skip
+                "before_output_tail": result.before.output[-3000:]}  # fmt: skip
         work.save("validation", data)
         facts = {"fail_to_pass": len(verdict.fail_to_pass), "pass_to_pass": len(verdict.pass_to_pass),
                  "runs": len(runs), "seconds": result.seconds}  # fmt: skip

@@ -12,10 +12,7 @@ import json
 import sys
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from swe_forge_dagster.demo.twins.github_twin import GithubTwin
+from typing import Any, Protocol
 
 from swe_forge_dagster.demo.twins.loopback import HOST  # noqa: F401 - one loopback address
 
@@ -61,10 +58,16 @@ def send_reply(handler: BaseHTTPRequestHandler, method: str, reply: Reply, heade
         handler.wfile.write(reply.body)
 
 
+class Serves(Protocol):
+    """What the HTTP layer needs of the twin (`GithubTwin`): one entry point per request."""
+
+    def _serve(self, handler: BaseHTTPRequestHandler, method: str) -> None: ...
+
+
 class TwinServer(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False  # never wait on handlers still sleeping for a client that left
-    twin: GithubTwin
+    twin: Serves
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client hanging up mid-reply (timeouts in tests) is normal, not a traceback on stderr."""

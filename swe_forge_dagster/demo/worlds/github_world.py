@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 
 @dataclass
@@ -194,14 +192,3 @@ _CLOSING = re.compile(r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s*:?\s+#(\d+
 def closing_numbers(body: str) -> list[int]:
     """Issue numbers a body closes with GitHub's keywords (`Fixes #12`), in order, without repeats."""
     return list(dict.fromkeys(int(m) for m in _CLOSING.findall(body or "")))
-
-
-def world_from_pr_events(rows: Iterable[Mapping[str, Any]], seed: int = 0) -> GithubWorld:
-    """A reproducible world from `gharchive_pr_events` rows; see `github_world_gen.world_from_pr_events`.
-
-    Imported on call because the generator builds on the dataclasses above (a module-level import
-    would be circular); the two functions are interchangeable.
-    """
-    from swe_forge_dagster.demo.worlds.github_world_gen import world_from_pr_events as generate
-
-    return generate(rows, seed)

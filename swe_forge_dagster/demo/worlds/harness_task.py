@@ -14,11 +14,11 @@ import shlex
 from pathlib import Path
 
 from swe_forge_dagster.demo.worlds.git_world import WorldPR
-from swe_forge_dagster.execution.patch import split_diff
+from swe_forge_dagster.execution.environment import EnvRecipe
+from swe_forge_dagster.execution.patch import patch_adding_files, split_diff
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.export.swebench import SWEBenchInstance
 from swe_forge_dagster.export.task_dir import TaskRecord, write_task_dir, yaml_dump
-from swe_forge_dagster.tasks.execute import EnvRecipe, patch_adding_files
 
 VENV_INSTALL = (
     "python -m venv --system-site-packages /opt/venv && . /opt/venv/bin/activate "

@@ -1,0 +1,163 @@
+"""Environment images: a repository installed by a recipe, built once per (repo, recipe) and cached by tag.
+
+Task building and evaluation both take their images from here (`Environments.image`). A cached
+image is reused only while the repository's dependency manifests at the wanted commit are the ones
+it was built from (a label on the image); a commit that changed them rebuilds it, so new
+dependencies are installed. One build of a tag runs at a time, across threads and processes (a
+lock file per tag), so parallel tasks of one repository do not build it twice.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import io
+import json
+import re
+import shlex
+import subprocess
+import tarfile
+import tempfile
+import threading
+import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import docker
+
+from swe_forge_dagster.execution.repo_cache import RepoCache
+from swe_forge_dagster.execution.runners import PYTEST
+from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig
+from swe_forge_dagster.settings import DEFAULT_BASE_IMAGE
+
+DEPS_LABEL = "swe-forge.deps"
+INSTALL_TIMEOUT_S = 1800
+# Root-level manifests whose change means the environment must be installed again.
+DEPENDENCY_FILES = (
+    "pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "requirements-dev.txt", "requirements-test.txt",
+    "Pipfile.lock", "poetry.lock", "uv.lock", "tox.ini", "package.json", "package-lock.json", "yarn.lock",
+    "pnpm-lock.yaml", "go.mod", "go.sum", "Cargo.toml", "Cargo.lock", "pom.xml", "build.gradle", "Gemfile.lock",
+)  # fmt: skip
+
+
+class EnvironmentBuildError(RuntimeError):
+    """An install step failed: the repository does not install with this recipe at this commit."""
+
+
+@dataclass(frozen=True)
+class EnvRecipe:
+    """How to install a repository and run its tests; cached as an image per (repo, recipe)."""
+
+    install_commands: tuple[str, ...] = ()
+    test_command: str = PYTEST  # `{tests}` is replaced by the quoted test files
+    base_image: str = DEFAULT_BASE_IMAGE
+
+    def key(self) -> str:
+        raw = json.dumps([self.base_image, list(self.install_commands), self.test_command])
+        return hashlib.sha256(raw.encode()).hexdigest()[:16]
+
+    def tests_command(self, test_files: list[str]) -> str:
+        return self.test_command.format(tests=" ".join(shlex.quote(t) for t in test_files))
+
+
+def env_image_tag(repo: str, recipe: EnvRecipe) -> str:
+    """The cached environment image of (repo, recipe): later tasks of the repo start warm from it."""
+    return f"swe-forge-env/{re.sub(r'[^a-z0-9]+', '-', repo.lower()).strip('-')}:{recipe.key()}"
+
+
+class Environments:
+    """Builds and reuses environment images; thread-safe (one build per tag at a time)."""
+
+    def __init__(
+        self, client: docker.DockerClient, cache: RepoCache, sandbox: SandboxConfig, lock_dir: Path | None = None
+    ) -> None:
+        self.client = client
+        self.cache = cache
+        self.sandbox = sandbox
+        self.lock_dir = lock_dir or cache.root / ".image-locks"
+        self._locks: dict[str, threading.Lock] = {}
+        self._locks_guard = threading.Lock()
+
+    def export_tree(self, repo: str, sha: str, into: Path) -> Path:
+        """The files of `sha` (no .git) in a host folder: `git archive` runs no repository code."""
+        archive = subprocess.run(["git", "-C", str(self.cache.path(repo)), "archive", "--format=tar", sha],
+                                 capture_output=True, check=True, timeout=300).stdout  # fmt: skip
+        into.mkdir(parents=True, exist_ok=True)
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(into, filter="data")
+        return into
+
+    def dependency_fingerprint(self, repo: str, sha: str) -> str:
+        """A hash of the dependency manifests at `sha`: an image built when they differed is stale."""
+        digest = hashlib.sha256()
+        for name in DEPENDENCY_FILES:
+            content = self.cache.show_file(repo, sha, name)
+            if content is not None:
+                digest.update(name.encode() + b"\0" + _dependency_part(name, content) + b"\0")
+        return digest.hexdigest()[:16]
+
+    def image(self, repo: str, base_sha: str, recipe: EnvRecipe) -> tuple[str, bool]:
+        """(tag, reused) of the repo's environment for `recipe` at `base_sha`; built when missing or stale.
+
+        docker's ImageNotFound propagates when the recipe's base image is absent; EnvironmentBuildError
+        when an install step fails (its output tail in the message).
+        """
+        tag = env_image_tag(repo, recipe)
+        with self._build_lock(tag):
+            deps = self.dependency_fingerprint(repo, base_sha)
+            try:
+                if self.client.images.get(tag).labels.get(DEPS_LABEL) == deps:
+                    return tag, True
+            except docker.errors.ImageNotFound:
+                pass
+            self._build(repo, base_sha, recipe, tag, deps)
+        return tag, False
+
+    def _build(self, repo: str, base_sha: str, recipe: EnvRecipe, tag: str, deps: str) -> None:
+        config = self.sandbox.model_copy(update={"image": recipe.base_image})
+        with tempfile.TemporaryDirectory() as tmp, Sandbox.start(self.client, config, name_hint="env") as box:
+            box.copy_in(self.export_tree(repo, base_sha, Path(tmp) / "tree"), "/repo")
+            box.run("cd /repo")
+            for command in recipe.install_commands:
+                result = box.run(command, timeout=INSTALL_TIMEOUT_S)
+                if result.exit_code != 0:
+                    raise EnvironmentBuildError(
+                        f"install step failed ({result.exit_code}): {command}\n{result.output[-2000:]}"
+                    )
+            repository, _, version = tag.partition(":")
+            box.commit(
+                repository, version, {"swe-forge.repo": repo, "swe-forge.recipe": recipe.key(), DEPS_LABEL: deps}
+            )
+
+    @contextmanager
+    def _build_lock(self, tag: str) -> Iterator[None]:
+        """One build of an image at a time, across threads and processes (per-task runs in parallel)."""
+        path = self.lock_dir / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', tag)}.lock"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with self._locks_guard:
+            thread_lock = self._locks.setdefault(tag, threading.Lock())
+        with thread_lock, path.open("a") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            yield
+
+
+def _dependency_part(name: str, content: bytes) -> bytes:
+    """What of a manifest decides the install: for pyproject.toml its dependency tables (a version bump
+    or a tool setting does not make an image stale), for every other manifest all of it."""
+    if name != "pyproject.toml":
+        return content
+    try:
+        data = tomllib.loads(content.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return content
+    project, tool = data.get("project") or {}, data.get("tool") or {}
+    poetry = tool.get("poetry") or {}
+    parts = {
+        "build-system": data.get("build-system"), "dependency-groups": data.get("dependency-groups"),
+        "dependencies": project.get("dependencies"), "optional": project.get("optional-dependencies"),
+        "poetry": [poetry.get(k) for k in ("dependencies", "dev-dependencies", "group")],
+        "pdm": (tool.get("pdm") or {}).get("dev-dependencies"),
+    }  # fmt: skip
+    return json.dumps(parts, sort_keys=True, default=str).encode()

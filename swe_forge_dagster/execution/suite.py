@@ -1,0 +1,79 @@
+"""Run a test command in a prepared container and read its structured results: the one way tests run.
+
+Task validation (the PR's tests without and with the fix) and evaluation (the task's checks on
+the agent's diff) both run their suites here, so both get the same guarantees:
+
+- the report path is fresh and random per run, and removed before the command, so a report left
+  behind by earlier code (or written ahead by the code under test) is never read;
+- console output is never parsed for verdicts: a run without a readable report has no outcomes
+  (`error` says why), and printing "PASSED" proves nothing;
+- the command runs under a timeout that kills its whole process group; output is bounded;
+- the report is read with a size limit and only when it is a regular file (no symlink is followed);
+- unless `plugin_autoload`, `PYTEST_DISABLE_PLUGIN_AUTOLOAD=1`: installed packages' `[pytest11]`
+  entry points load no plugin (package metadata reaching `sys.path` cannot inject one).
+"""
+
+from __future__ import annotations
+
+import shlex
+import uuid
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from swe_forge_dagster.execution.junit import Outcome
+from swe_forge_dagster.execution.repo_box import REPO_DIR, WORK_DIR
+from swe_forge_dagster.execution.runners import Runner, runner_for
+from swe_forge_dagster.execution.sandbox import Sandbox, SandboxError
+
+MAX_OUTPUT = 40_000
+MAX_REPORT_BYTES = 64 << 20
+NO_AUTOLOAD = "export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1\n"
+
+
+@dataclass
+class SuiteRun:
+    """One run of a suite: per-test outcomes, or None with `error` saying why there are none."""
+
+    outcomes: dict[str, Outcome] | None
+    exit_code: int
+    output: str
+    seconds: float
+    error: str | None = None
+    timed_out: bool = False
+
+
+def run_suite(
+    box: Sandbox,
+    template: str,
+    files: Sequence[str],
+    timeout: float,
+    *,
+    runner: Runner | None = None,
+    plugin_autoload: bool = False,
+    max_output: int = MAX_OUTPUT,
+) -> SuiteRun:
+    """Run `template` for the test `files` in `box`'s /repo and read the report (see the module docstring)."""
+    runner = runner or runner_for("pytest")
+    command, report = runner.command(template, files, f"{WORK_DIR}/report-{uuid.uuid4().hex}.xml")
+    prefix = "" if plugin_autoload else NO_AUTOLOAD
+    result = box.run(f"{prefix}cd {REPO_DIR} && rm -f {shlex.quote(report)} && {command}", timeout=timeout,
+                     max_output=max_output)  # fmt: skip
+    run = SuiteRun(None, result.exit_code, result.output, result.duration_s, timed_out=result.timed_out)
+    if result.timed_out:
+        run.error = f"the test command timed out after {timeout:g}s"
+        return run
+    try:
+        xml = box.read_file(report, max_bytes=MAX_REPORT_BYTES, follow_symlinks=False)
+    except (SandboxError, IsADirectoryError) as exc:
+        run.error = f"the {runner.report_kind} report is unreadable: {exc}"
+        return run
+    if not xml:
+        tail = result.output[-1500:]
+        run.error = f"the test command (exit {result.exit_code}) wrote no {runner.report_kind} report: {tail}"
+        return run
+    try:
+        run.outcomes = runner.parse(xml, files)
+    except (ET.ParseError, ValueError) as exc:
+        run.error = f"the {runner.report_kind} report is unreadable: {exc}"
+    return run

@@ -1,0 +1,220 @@
+"""What an agent may change, decided in the verification container, whatever its diff's text claims.
+
+The agent owns its container, so it can edit, delete or add any file, and even replace `git`
+there, so the text of its diff proves nothing about what applying it does.
+What it may not change (`is_protected`): the task's own test files (hidden files, files of the
+test_patch and seed test files, the test files the checks run), every `conftest.py`, pytest's
+configuration files (`pytest.ini`, `.pytest.ini`, `pytest.toml`, `.pytest.toml`),
+`*.pth`, `sitecustomize.py`/`usercustomize.py`, package metadata (`*.dist-info/`, `*.egg-info/`,
+`*.egg-link`: their `[pytest11]` entry points are plugins pytest loads) and NEW files that shadow
+`pytest`/`_pytest` (`pytest.py`, `pytest/`, `_pytest/` that do not exist at base). The pytest
+sections of `pyproject.toml` (`[tool.pytest...]`), `setup.cfg` (`[tool:pytest]`) and `tox.ini`
+(`[pytest]`) are protected too: a change to such a file that changes its pytest section is
+dropped as a whole (its other changes with it); other changes to them are applied.
+`filter_diff` drops sections on protected paths from the diff text first (so the diff still
+applies next to the test_patch), but the authority is `apply_agent_diff`: after `git apply` in
+the verification container, that container's own git lists what really changed, and every
+protected path among them is reset to its pre-diff state before any check runs. Everything
+dropped is reported in the result's `dropped_paths`.
+
+Not covered (documented limitations): source code that tampers with pytest or the tests from
+inside the test process (it is imported by the tests, so it runs there), and test helper files
+that are neither run by the checks nor part of the task's tests (a `tests/helpers.py` the task's
+tests import): only the categories above are protected, so that real fixes to source packages
+named `test/`, `testing/` or `_pytest/` (django/test, sympy/testing, pytest's own src/_pytest)
+are applied.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import shlex
+import tomllib
+from collections.abc import Collection, Iterable
+from pathlib import PurePosixPath
+
+from swe_forge_dagster.execution.patch import split_sections
+from swe_forge_dagster.execution.repo_box import (
+    GIT,
+    REPO_DIR,
+    WORK_DIR,
+    PatchRejected,
+    WorkspaceError,
+    as_bytes,
+    changed_paths,
+    exec_demux,
+    put_files,
+)
+from swe_forge_dagster.execution.sandbox import Sandbox
+
+PROTECTED_NAMES = frozenset(
+    {"conftest.py", "pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "sitecustomize.py", "usercustomize.py"}
+)  # fmt: skip
+SHADOW_NAMES = frozenset({"pytest.py", "pytest", "_pytest"})
+"""New files or directories with these names shadow the real pytest (protected only when new)."""
+METADATA_SUFFIXES = (".dist-info", ".egg-info")
+PYTEST_SECTION_FILES = frozenset({"pyproject.toml", "setup.cfg", "tox.ini"})
+"""Files whose change is dropped only when it changes their pytest section."""
+MAX_CONFIG_BYTES = 1 << 20
+
+
+# --- what the agent may change --------------------------------------------------------------
+
+
+def is_protected(path: str, task_files: Collection[str] = (), *, new: bool = False) -> bool:
+    """Whether an agent's change to `path` is dropped (see the module docstring).
+
+    `new`: the path does not exist before the agent's change (only then does a `pytest.py`,
+    `pytest/` or `_pytest/` count as shadowing pytest: pytest's own source and sympy/testing/pytest.py
+    are ordinary source files).
+    """
+    pure = PurePosixPath(path)
+    return (
+        path in task_files
+        or pure.name in PROTECTED_NAMES
+        or pure.name.endswith((".pth", ".egg-link"))
+        or any(part.endswith(METADATA_SUFFIXES) for part in pure.parts)
+        or (new and any(part in SHADOW_NAMES for part in pure.parts))
+    )
+
+
+def command_test_files(commands: Iterable[str]) -> list[str]:
+    """Repo-relative `.py` files named in shell check commands (`python -m pytest tests/test_x.py::t`)."""
+    files: list[str] = []
+    for command in commands:
+        try:
+            words = shlex.split(command)
+        except ValueError:
+            words = command.split()
+        for word in words:
+            path = word.split("::", 1)[0].removeprefix("/repo/").removeprefix("./")
+            if path.endswith(".py") and not path.startswith(("/", "-")) and ".." not in path and path not in files:
+                files.append(path)
+    return files
+
+
+def filter_diff(diff: str, task_files: Collection[str] = ()) -> tuple[str, list[str]]:
+    """(the diff without sections touching protected paths, the dropped paths). ValueError: not a diff.
+
+    A first pass on the diff's text; `apply_agent_diff` is the authority (the text may lie).
+    """
+    kept: list[str] = []
+    dropped: list[str] = []
+    for section in split_sections(diff):
+        paths = [section.path] + ([section.old_path] if section.old_path else [])
+        new = section.old_path is not None or "\nnew file mode " in section.text.split("\n@@", 1)[0]
+        if any(is_protected(path, task_files, new=new) for path in paths):
+            dropped += [path for path in paths if path not in dropped]
+        else:
+            kept.append(section.text)
+    return "".join(kept), dropped
+
+
+def pytest_section(name: str, text: bytes | None) -> object:
+    """What of a `pyproject.toml` / `setup.cfg` / `tox.ini` configures pytest (comparable with `==`).
+
+    pyproject: the parsed `[tool.pytest*]` table. ini files: the raw lines of every `[pytest]` or
+    `[tool:pytest]` section, in order (raw, so no parser difference with pytest's can hide a
+    change). A file that does not parse counts by its whole text.
+    """
+    if text is None:
+        return None
+    if name == "pyproject.toml":
+        try:
+            return tomllib.loads(text.decode("utf-8")).get("tool", {}).get("pytest")
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+            return ("unparseable", text)
+    lines, inside = [], False
+    for line in text.decode("utf-8", "surrogateescape").splitlines():
+        header = re.match(r"\s*\[([^\]]*)\]", line)
+        if header:
+            inside = header.group(1).strip().lower() in ("pytest", "tool:pytest")
+        if inside:
+            lines.append(line)
+    return lines or None
+
+
+LIST_CHANGES = (
+    "git add -A -f && git --literal-pathspecs -c core.quotepath=false diff --cached --no-renames --no-ext-diff "
+    "--name-status -z HEAD"
+)
+# The verification container: snapshot base + the task's tests (and the environment's leftovers,
+# ignored or not) as a commit, apply the agent's diff, list what really changed since the snapshot.
+VERIFY_SCRIPT = f"""set -e
+cd {REPO_DIR}
+git add -A -f
+{" ".join(GIT)} commit -q --no-verify --allow-empty -m checks
+git apply --binary --whitespace=nowarn "{WORK_DIR}/agent.diff" || exit 3
+{LIST_CHANGES}
+"""
+# Reset the listed paths to the snapshot (a symlink in a path's leading directories is removed
+# first, so nothing is deleted or written outside /repo through it), then list again.
+RESTORE_SCRIPT = f"""set -e
+cd {REPO_DIR}
+while IFS= read -r -d '' path; do
+  p=$path
+  while [ "${{p%/*}}" != "$p" ]; do p=${{p%/*}}; if [ -L "$p" ]; then rm -f -- "$p"; fi; done
+  rm -rf -- "$path"
+  if git --literal-pathspecs cat-file -e "HEAD:$path" 2>/dev/null; then
+    git --literal-pathspecs checkout -q HEAD -- "$path"
+  fi
+done < "{WORK_DIR}/restore.list"
+{LIST_CHANGES}
+"""
+# Each listed config file before and after the agent's diff, base64, one per line (empty: none).
+SHOW_SCRIPT = f"""cd {REPO_DIR}
+while IFS= read -r -d '' path; do
+  git --literal-pathspecs show "HEAD:$path" 2>/dev/null | head -c {MAX_CONFIG_BYTES + 1} | base64 | tr -d '\\n'; echo
+  head -c {MAX_CONFIG_BYTES + 1} -- "$path" 2>/dev/null | base64 | tr -d '\\n'; echo
+done < "{WORK_DIR}/configs.list"
+"""
+
+
+def apply_agent_diff(box: Sandbox, diff: str, task_files: Collection[str]) -> list[str]:
+    """Apply the agent's (text-filtered) diff in the verification container, then reset every protected
+    path it really changed, whatever its text claimed; the reset paths. PatchRejected: git refused it.
+
+    Git in this container (which no agent code ever ran in) lists the changes: edits, deletions,
+    new files, ignored files and type changes, with no rename detection to hide a path behind.
+    """
+    put_files(box, {f"{WORK_DIR}/agent.diff": as_bytes(diff)})
+    exit_code, stdout, stderr = exec_demux(box, ["bash", "-c", VERIFY_SCRIPT])
+    if exit_code == 3:
+        raise PatchRejected("the agent's diff", stderr.decode("utf-8", "replace").strip()[-1500:])
+    changes = changed_paths(exit_code, stdout, stderr, "applying the agent's diff")
+    reset = [path for status, path in changes if is_protected(path, task_files, new=status == "A")]
+    configs = [path for _s, path in changes if PurePosixPath(path).name in PYTEST_SECTION_FILES and path not in reset]
+    if configs:
+        reset += _changed_pytest_sections(box, configs)
+    if not reset:
+        return []
+    put_files(box, {f"{WORK_DIR}/restore.list": b"".join(as_bytes(path) + b"\0" for path in reset)})
+    exit_code, stdout, stderr = exec_demux(box, ["bash", "-c", RESTORE_SCRIPT])
+    left = [path for status, path in changed_paths(exit_code, stdout, stderr, "resetting protected paths")
+            if path in reset or is_protected(path, task_files, new=status == "A")]  # fmt: skip
+    if left:
+        raise WorkspaceError(f"protected paths changed by the agent could not be reset: {', '.join(left[:10])}")
+    return reset
+
+
+def _changed_pytest_sections(box: Sandbox, paths: list[str]) -> list[str]:
+    """The config files among `paths` whose pytest section the agent's diff changed (or that are too big)."""
+    put_files(box, {f"{WORK_DIR}/configs.list": b"".join(as_bytes(path) + b"\0" for path in paths)})
+    exit_code, stdout, _stderr = exec_demux(box, ["bash", "-c", SHOW_SCRIPT])
+    lines = stdout.decode("ascii", "replace").split("\n")
+    if exit_code != 0 or len(lines) < 2 * len(paths):
+        return paths  # cannot tell: drop them all
+    changed = []
+    for index, path in enumerate(paths):
+        try:
+            before, after = (base64.b64decode(lines[2 * index + side]) for side in (0, 1))
+        except ValueError:
+            changed.append(path)
+            continue
+        name = PurePosixPath(path).name
+        if max(len(before), len(after)) > MAX_CONFIG_BYTES or pytest_section(name, before) != pytest_section(
+            name, after
+        ):
+            changed.append(path)
+    return changed

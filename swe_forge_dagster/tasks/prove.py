@@ -1,0 +1,143 @@
+"""Prove a task by running it: FAIL_TO_PASS and PASS_TO_PASS come from execution, never an LLM.
+
+For one PR: take its change at the merge-base, split it into `patch` and `test_patch`, check
+both apply, then in Docker (never on the host) run the tests touched by `test_patch` once at
+base+test_patch and N times (3 by default) at base+test_patch+patch. Every run is a fresh
+no-network container from the environment image (`execution.environment`), its /repo the base
+commit (`execution.repo_box`, the same preparation the harness uses), the suite run and read by
+`execution.suite` (the same as the harness's checks). `validation.validate` turns the per-test
+outcomes into the lists, or a rejection with its reason.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import docker
+
+from swe_forge_dagster.execution.environment import EnvironmentBuildError, Environments, EnvRecipe
+from swe_forge_dagster.execution.patch import SplitPatch, check_applies, split_diff
+from swe_forge_dagster.execution.repo_box import PatchRejected, WorkspaceError, start_repo_box, write_tree_archive
+from swe_forge_dagster.execution.repo_cache import RepoCache
+from swe_forge_dagster.execution.runners import runner_for
+from swe_forge_dagster.execution.sandbox import SandboxConfig
+from swe_forge_dagster.execution.suite import SuiteRun, run_suite
+from swe_forge_dagster.settings import DEFAULT_BASE_IMAGE
+from swe_forge_dagster.tasks.validation import Validation, validate
+
+
+class TaskBuildError(Exception):
+    """The task cannot be built (patch does not apply, environment does not install)."""
+
+
+@dataclass
+class TaskValidation:
+    repo: str
+    base_commit: str
+    split: SplitPatch
+    validation: Validation
+    image: str
+    image_cached: bool
+    before: SuiteRun
+    after: list[SuiteRun]
+    fail_to_pass_commands: list[str] = field(default_factory=list)
+    pass_to_pass_commands: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+class TaskExecutor:
+    """The task builder's access to the execution layer: environments, trees and the proof."""
+
+    def __init__(self, client: docker.DockerClient, cache: RepoCache, sandbox: SandboxConfig | None = None) -> None:
+        self.client = client
+        self.cache = cache
+        self.sandbox = sandbox or SandboxConfig(image=DEFAULT_BASE_IMAGE)
+        self.environments = Environments(client, cache, self.sandbox)
+
+    def export_tree(self, repo: str, sha: str, into: Path) -> Path:
+        """The files of `sha` (no .git) in a host folder, for the agents' containers."""
+        return self.environments.export_tree(repo, sha, into)
+
+    def environment_image(self, repo: str, base_sha: str, recipe: EnvRecipe) -> tuple[str, bool]:
+        """(tag, reused) of the repo's environment image (see `execution.environment`)."""
+        try:
+            return self.environments.image(repo, base_sha, recipe)
+        except EnvironmentBuildError as exc:
+            raise TaskBuildError(str(exc)) from exc
+
+    def run_tests(
+        self, image: str, archive: Path, patches: list[tuple[str, str]], recipe: EnvRecipe, test_files: list[str],
+        timeout: float,
+    ) -> SuiteRun:  # fmt: skip
+        """A fresh no-network container from `image`: the base tree, `patches` applied, the tests run."""
+        config = self.sandbox.model_copy(update={"image": image, "network": "none", "workdir": "/repo"})
+        try:
+            box, _sha = start_repo_box(self.client, config, archive, name_hint="suite", patches=patches)
+        except PatchRejected as exc:
+            raise TaskBuildError(f"{exc} in the sandbox") from exc
+        except WorkspaceError as exc:
+            raise TaskBuildError(f"could not prepare the base tree: {exc}") from exc
+        with box:
+            # Validation runs the suite as the repository's own configuration asks (plugins autoloaded).
+            return run_suite(box, recipe.test_command, test_files, timeout, plugin_autoload=True)
+
+    # -- the whole proof ------------------------------------------------------------------
+    def validate_pr(
+        self, repo: str, base_sha: str, head_sha: str, recipe: EnvRecipe, *, after_runs: int = 3,
+        timeout: float = 900, extra_test_patch: str | None = None,
+    ) -> TaskValidation:  # fmt: skip
+        started = time.perf_counter()
+        self.cache.ensure(repo)
+        self.cache.fetch(repo, [base_sha, head_sha])
+        base = self.cache.merge_base(repo, base_sha, head_sha)
+        split = split_diff(self.cache.diff(repo, base, head_sha))
+        test_patch = extra_test_patch if extra_test_patch is not None else split.test_patch
+        if not split.patch:
+            raise TaskBuildError("the PR changes no source files (only tests)")
+        if not test_patch:
+            raise TaskBuildError("the PR has no tests (the test agent must write them)")
+        if extra_test_patch is not None:
+            split = SplitPatch(split.patch, test_patch, split.src_files, _patch_files(test_patch), split.binary_files)
+        return self.prove(repo, base, split, recipe, after_runs=after_runs, timeout=timeout, started=started)
+
+    def prove(
+        self, repo: str, base: str, split: SplitPatch, recipe: EnvRecipe, *, after_runs: int = 3,
+        timeout: float = 900, started: float | None = None,
+    ) -> TaskValidation:  # fmt: skip
+        """Run `split.test_patch`'s tests at `base` (+test_patch) once and with `split.patch` N times.
+
+        Also what `swe-forge validate` re-runs on an exported task: the same proof, from its files.
+        """
+        started = time.perf_counter() if started is None else started
+        self.cache.fetch(repo, [base])
+        with tempfile.TemporaryDirectory() as tmp, self.cache.worktree(repo, base) as worktree:
+            for name, patch in (("test_patch", split.test_patch), ("patch", split.patch)):
+                problem = check_applies(worktree, patch)
+                if problem:
+                    raise TaskBuildError(f"{name} does not apply at {base[:12]}: {problem}")
+            archive = write_tree_archive(self.cache, repo, base, Path(tmp) / "tree.tar")
+            image, cached = self.environment_image(repo, base, recipe)
+            tests = [f for f in split.test_files if f.endswith(".py") and Path(f).name.startswith("test")] or list(
+                split.test_files
+            )
+            with_tests = [("test_patch", split.test_patch)]
+            before = self.run_tests(image, archive, with_tests, recipe, tests, timeout)
+            after = [self.run_tests(image, archive, [*with_tests, ("patch", split.patch)], recipe, tests, timeout)
+                     for _ in range(after_runs)]  # fmt: skip
+        verdict = validate(before.outcomes, [run.outcomes for run in after])
+        runner = runner_for("pytest")
+        return TaskValidation(
+            repo=repo, base_commit=base, split=split, validation=verdict, image=image, image_cached=cached,
+            before=before, after=after,
+            fail_to_pass_commands=[runner.single_test(t) for t in verdict.fail_to_pass],
+            pass_to_pass_commands=[runner.single_test(t) for t in verdict.pass_to_pass],
+            seconds=round(time.perf_counter() - started, 2),
+        )  # fmt: skip
+
+
+def _patch_files(patch: str) -> list[str]:
+    split = split_diff(patch)
+    return split.test_files + split.src_files
