@@ -9,7 +9,6 @@ import os
 # from 2015, so every test process starts there. Set before any project import.
 os.environ["SWE_FORGE_START_DATE"] = "2015-01-01"
 
-import datetime as dt
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -19,17 +18,7 @@ import docker
 import pytest
 
 from swe_forge_dagster.settings import Settings
-
-REPO_ROOT = Path(__file__).resolve().parents[1]
-SHARED_FIXTURES = REPO_ROOT.parent / "shared" / "fixtures"
-BASE_IMAGE = os.environ.get("SWE_FORGE_BASE_IMAGE", "swe-forge-base:bookworm")
-
-
-SettingsFactory = Callable[..., Settings]
-
-
-def hour(key: str) -> dt.datetime:
-    return dt.datetime.strptime(key, "%Y-%m-%d-%H:%M").replace(tzinfo=dt.UTC)
+from tests.support.common import BASE_IMAGE, SHARED_FIXTURES, SettingsFactory
 
 
 @pytest.fixture
@@ -46,6 +35,18 @@ def gharchive_2015(shared_fixtures: Path) -> Path:
     if not (path / "2015-01-01-0.json.gz").is_file():
         pytest.skip(f"GH Archive fixture hours missing in {path}")
     return path
+
+
+@pytest.fixture
+def swebench_dir(shared_fixtures: Path) -> Path:
+    """The shared SWE-bench instance files (JSON and JSONL, read-only)."""
+    return shared_fixtures / "swebench"
+
+
+@pytest.fixture
+def seed_root(shared_fixtures: Path) -> Path:
+    """The real swe-forge workspaces (task directories and parquet exports, read-only)."""
+    return shared_fixtures / "swe-forge" / "workspaces"
 
 
 @pytest.fixture

@@ -39,7 +39,7 @@ from swe_forge_dagster.tasks.agents import (
     write_tests,
 )
 from swe_forge_dagster.tasks.prove import TaskExecutor
-from tests.conftest import BASE_IMAGE
+from tests.support.common import BASE_IMAGE
 
 KEY = "sk-or-test-key-0123456789abcdef"
 MODEL = "openai/gpt-5.2-codex:nitro"

@@ -12,7 +12,7 @@ from swe_forge_dagster.candidates.datasets import partition_file
 from swe_forge_dagster.definitions import build_definitions
 from swe_forge_dagster.demo.worlds.gharchive_world import write_hour
 from swe_forge_dagster.orchestration.launcher import materialize_hours
-from tests.conftest import SettingsFactory, hour
+from tests.support.common import SettingsFactory, hour
 
 HOURS = ["2015-04-01-00:00", "2015-04-01-01:00"]
 

@@ -14,7 +14,7 @@ from swe_forge_dagster.definitions import build_definitions
 from swe_forge_dagster.demo.worlds.gharchive_world import write_hour
 from swe_forge_dagster.lake.catalog import query
 from swe_forge_dagster.orchestration.launcher import contiguous_blocks, hour_range, materialize_hours
-from tests.conftest import SettingsFactory, hour
+from tests.support.common import SettingsFactory, hour
 
 ASSET = dg.AssetKey("gharchive_pr_events")
 
@@ -147,7 +147,8 @@ def test_asset_spec_snapshot() -> None:
     graph = defs.resolve_asset_graph()
     assert {k.to_user_string() for k in graph.get_all_asset_keys()} == {
         "gharchive_pr_events", "pr_candidates", "enriched_prs", "classified_prs", "catalog",
-        "task_patch", "task_environment", "task_tests", "task_validation", "task_quality", "swe_task", "swe_dataset",
+        "task_patch", "task_environment", "task_tests", "task_validation", "task_quality", "swe_task", "task_rejection",
+        "swe_dataset",
         "eval_result", "eval_summary",
     }  # fmt: skip
     harness = defs.resolve_assets_def("eval_result")

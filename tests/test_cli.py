@@ -11,7 +11,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from tests.test_parse import independent_count
+from tests.support.gharchive_counts import independent_count
 
 
 def run(args: list[str], env: dict[str, str], *, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

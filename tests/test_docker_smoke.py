@@ -8,7 +8,7 @@ from pathlib import Path
 import docker
 import pytest
 
-from tests.conftest import BASE_IMAGE
+from tests.support.common import BASE_IMAGE
 
 HOST_CA = Path("/etc/ssl/certs/ca-certificates.crt")
 LABEL = {"swe-forge.test": "docker-smoke"}

@@ -24,7 +24,7 @@ from swe_forge_dagster.gharchive.parse import parse_hour
 from swe_forge_dagster.lake.catalog import query
 from swe_forge_dagster.orchestration.launcher import materialize_hours
 from swe_forge_dagster.settings import Settings
-from tests.conftest import REPO_ROOT, hour
+from tests.support.common import REPO_ROOT, hour
 
 TOKEN = "ghp_enrichTestToken_ABCDEF0123456789"
 CLASSIC, TRIMMED = "2015-04-01-10:00", "2025-10-08-10:00"

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from swe_forge_dagster.demo.twins.github_twin import GithubTwin
-from tests.test_github_twin_rest import AUTH, gql, make_world
+from tests.support.github_world import AUTH, gql, make_world
 
 PR_QUERY = """
 query($o1: String!, $n1: String!, $num1: Int!, $o2: String!, $n2: String!, $num2: Int!) {

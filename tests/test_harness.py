@@ -45,7 +45,7 @@ from swe_forge_dagster.harness.agent import (
     prompt_files,
 )
 from swe_forge_dagster.harness.protection import filter_diff, is_protected, pytest_section
-from tests.test_harness_world import EASY, EXAMPLES, HarnessWorld, harness_world
+from tests.support.harness_world import EASY, EXAMPLES, HarnessWorld, harness_world
 
 SEED_FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "swe-forge" / "workspaces"
 SWEBENCH_FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "swebench"
@@ -193,7 +193,9 @@ def test_the_pool_keeps_n_tasks_running_not_batches() -> None:
     durations = {"a": 0.8, "b": 0.2, "c": 0.2, "d": 0.2}
     running, peak, lock = [0], [0], threading.Lock()
 
-    def evaluate(task: HarnessTask) -> TaskResult:
+    def evaluate(task: HarnessTask | TaskLoadError) -> TaskResult:
+        if isinstance(task, TaskLoadError):
+            return task.as_result()
         with lock:
             running[0] += 1
             peak[0] = max(peak[0], running[0])

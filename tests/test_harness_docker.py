@@ -42,9 +42,10 @@ from swe_forge_dagster.harness import (
     results_table,
 )
 from swe_forge_dagster.harness.cleanup import RUN_LABEL, TASK_LABEL
-from tests.conftest import BASE_IMAGE
-from tests.test_harness_world import EXAMPLES, HarnessWorld, harness_world, write_agent
-from tests.test_harness_world import run_items as run
+from swe_forge_dagster.lake.catalog import query
+from tests.support.common import BASE_IMAGE
+from tests.support.harness_world import EXAMPLES, HarnessWorld, harness_world, write_agent
+from tests.support.harness_world import run_items as run
 
 pytestmark = pytest.mark.docker
 SEED_FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "swe-forge" / "workspaces"
@@ -84,6 +85,13 @@ def test_oracle_resolves_every_task_from_the_cli(
     )
     assert set(seed["fail_to_pass"][0]) >= {"command", "exit_code", "passed", "duration_ms"}
     assert not containers_of(docker_client, f"{TASK_LABEL}=acme-labs__tinycalc-12")  # all removed
+    # recorded in the eval_results dataset of SWE_FORGE_HOME, as the eval_result asset records (a seed id with
+    # a `/` included), so SQL and eval_summary see CLI evaluations too
+    rows = query(home / "lake", "SELECT task_id, agent, status, run_id FROM eval_results ORDER BY task_id").to_pylist()
+    assert [(r["task_id"], r["agent"], r["status"]) for r in rows] == [
+        (task_id, "oracle", "resolved") for task_id in sorted(by_id)
+    ]
+    assert {r["run_id"][:4] for r in rows} == {"cli-"}
 
 
 def test_empty_agent_resolves_nothing(hw: HarnessWorld, docker_client: docker.DockerClient) -> None:

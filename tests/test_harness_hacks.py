@@ -18,9 +18,9 @@ import docker
 import pytest
 
 from swe_forge_dagster.harness import Status, load_inputs
-from tests.conftest import BASE_IMAGE
-from tests.test_harness_world import EASY, HarnessWorld, harness_world, write_agent
-from tests.test_harness_world import run_items as run
+from tests.support.common import BASE_IMAGE
+from tests.support.harness_world import EASY, HarnessWorld, harness_world, write_agent
+from tests.support.harness_world import run_items as run
 
 pytestmark = pytest.mark.docker
 

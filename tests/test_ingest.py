@@ -15,8 +15,8 @@ from swe_forge_dagster.gharchive.hours import archive_file_name
 from swe_forge_dagster.gharchive.ingest import HourFailure, HourReport, IngestOptions, ingest_hours
 from swe_forge_dagster.lake.catalog import query
 from swe_forge_dagster.orchestration.launcher import hour_range, materialize_hours
-from tests.conftest import SettingsFactory, hour
-from tests.twins.gharchive_server import GharchiveServer
+from tests.support.common import SettingsFactory, hour
+from tests.support.gharchive_server import GharchiveServer
 
 
 def test_a_run_downloads_eight_hours_at_once_and_isolates_failures(tmp_path: Path) -> None:

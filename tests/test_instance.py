@@ -18,7 +18,7 @@ import yaml
 
 from swe_forge_dagster.orchestration.instance import POOL_LIMITS, TEMPLATE, ensure_dagster_home, set_pool_limits
 from swe_forge_dagster.settings import Settings
-from tests.conftest import REPO_ROOT
+from tests.support.common import REPO_ROOT
 
 
 def test_dagster_home_defaults_under_swe_forge_home(home: Path) -> None:

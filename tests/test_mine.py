@@ -26,7 +26,7 @@ from swe_forge_dagster.execution.environment import env_image_tag
 from swe_forge_dagster.export.seed_format import find_task_dirs
 from swe_forge_dagster.export.task_dir import read_task_dir
 from swe_forge_dagster.tasks.recipes import RecipeStore
-from tests.conftest import BASE_IMAGE
+from tests.support.common import BASE_IMAGE
 
 TOKEN, KEY = "ghp_mine_test_token_0123", "sk-mine-test-key-0123"
 

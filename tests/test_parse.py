@@ -13,21 +13,7 @@ import pytest
 from swe_forge_dagster.demo.worlds.gharchive_world import write_hour
 from swe_forge_dagster.gharchive.parse import CorruptArchiveError, TooManyBadLinesError, parse_hour
 from swe_forge_dagster.gharchive.schema import PR_EVENTS_SCHEMA
-
-
-def independent_count(path: Path) -> tuple[int, Counter[str], int]:
-    """Events, PR events by action, and merged PRs, counted with plain json (not our parser)."""
-    events, actions, merged = 0, Counter(), 0
-    with gzip.open(path, "rt", encoding="utf-8") as handle:
-        for line in handle:
-            if not line.strip():
-                continue
-            event = json.loads(line)
-            events += 1
-            if event["type"] == "PullRequestEvent":
-                actions[event["payload"]["action"]] += 1
-                merged += bool(event["payload"]["pull_request"].get("merged"))
-    return events, actions, merged
+from tests.support.gharchive_counts import independent_count
 
 
 def gz(path: Path, lines: list[bytes]) -> Path:

@@ -17,18 +17,17 @@ import pytest
 from docker.utils import parse_bytes
 from pydantic import ValidationError
 
-from swe_forge_dagster.execution.sandbox import (
+from swe_forge_dagster.execution.ownership import (
     LABEL,
     OWNER_HOST_LABEL,
     OWNER_PID_LABEL,
     SESSION_LABEL,
-    Sandbox,
-    SandboxConfig,
     cleanup_stale,
     stale_reason,
 )
+from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig
 from swe_forge_dagster.execution.shell_state import OutputBuffer
-from tests.conftest import BASE_IMAGE
+from tests.support.common import BASE_IMAGE
 
 HOST_CA = Path("/etc/ssl/certs/ca-certificates.crt")
 TEST_LABELS = {"swe-forge.test": "sandbox"}

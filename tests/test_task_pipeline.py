@@ -32,7 +32,7 @@ from swe_forge_dagster.lake.catalog import query
 from swe_forge_dagster.lake.writer import write_partition
 from swe_forge_dagster.settings import Settings
 from swe_forge_dagster.tasks.recipes import RecipeStore
-from tests.conftest import BASE_IMAGE
+from tests.support.common import BASE_IMAGE
 
 LLM_KEY_ENV, LLM_KEY = "SWE_FORGE_TEST_TASKS_KEY", "sk-test-tasks-0123456789"
 HOUR = "2024-03-01-09:00"
@@ -124,8 +124,12 @@ def test_good_prs_become_tasks_with_the_known_lists_and_the_bad_one_is_rejected(
     for task_id in pipeline.requested:
         result = pipeline.run_task(task_id)
         assert result.success, task_id
-        (check,) = result.get_asset_check_evaluations()  # swe_task_has_fail_to_pass, blocking
-        assert check.passed and check.metadata["exported"].value == (task_id in GOOD)
+        made = {m.asset_key.to_user_string() for m in result.get_asset_materialization_events()
+                for m in [m.event_specific_data.materialization]}  # fmt: skip
+        # at a glance in the UI: an accepted task materializes swe_task, a rejected one task_rejection
+        assert ("swe_task" in made, "task_rejection" in made) == ((True, False) if task_id in GOOD else (False, True))
+        checks = result.get_asset_check_evaluations()  # swe_task_has_fail_to_pass, blocking: runs on swe_task only
+        assert [c.passed for c in checks] == ([True] if task_id in GOOD else [])
     rows = pipeline.rows()
     for task_id in GOOD:
         row = rows[task_id]
@@ -211,6 +215,8 @@ def test_harness_assets_evaluate_exported_tasks_per_agent(pipeline: Pipeline) ->
         meta = summary.asset_materializations_for_node("eval_summary")[0].metadata
         assert meta["total"].value == 2
         assert meta["resolved_rate"].value == (1.0 if name == "oracle" else 0.0), name
+        assert meta["agents"].value == list(agents).index(name) + 1  # every agent so far, each in its own row
+        assert name == "oracle" or "oracle" in meta["by_agent"].value
     rows = query(
         pipeline.settings.lake_dir, "SELECT agent, task_id, status FROM eval_results ORDER BY 1, 2"
     ).to_pylist()

@@ -22,7 +22,7 @@ from swe_forge_dagster.gharchive.parse import parse_hour
 from swe_forge_dagster.lake.catalog import query
 from swe_forge_dagster.orchestration.launcher import materialize_hours
 from swe_forge_dagster.settings import Settings
-from tests.conftest import hour
+from tests.support.common import hour
 
 GH_TOKEN, LLM_KEY = "ghp_triage_test_token_123", "sk-or-triage-test-key-456"
 HOUR = "2015-06-01-12:00"

@@ -36,7 +36,7 @@ import pytest
 from swe_forge_dagster.demo.worlds.gharchive_world import write_hour
 from swe_forge_dagster.gharchive.hours import hive_dir, partition_key
 from swe_forge_dagster.orchestration.instance import TEMPLATE
-from tests.conftest import REPO_ROOT
+from tests.support.common import REPO_ROOT
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page

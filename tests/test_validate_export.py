@@ -22,7 +22,7 @@ from swe_forge_dagster.export.swebench import read_instances
 from swe_forge_dagster.export.task_dir import TaskRecord, read_task_dir, write_task_dir
 from swe_forge_dagster.tasks.build import PRContext, task_record
 from swe_forge_dagster.tasks.prove import TaskExecutor
-from tests.conftest import BASE_IMAGE
+from tests.support.common import BASE_IMAGE
 
 RECIPE = EnvRecipe(install_commands=(VENV_INSTALL,), base_image=BASE_IMAGE)
 
@@ -85,7 +85,8 @@ def test_validate_reproves_tasks_at_any_depth_and_flags_a_tampered_one(
 def test_export_flattens_our_and_the_seeds_directories_and_writes_the_dataset(
     tmp_path: Path, shared_fixtures: Path
 ) -> None:
-    from tests.test_export import _instance, _task  # a hand-made record: export needs no Docker
+    from tests.support.records import make_instance as _instance  # a hand-made record: export needs no Docker
+    from tests.support.records import make_task as _task
 
     def sample_record() -> TaskRecord:
         return _task(_instance())

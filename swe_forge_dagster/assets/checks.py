@@ -6,7 +6,8 @@
   multi-hour run the check covers the run's hours at once (Dagster evaluates a check once per run),
   and its metadata names the bad hours.
 - `swe_task_has_fail_to_pass` (blocking): an exported task directory reads back and has at least
-  one FAIL_TO_PASS test id and a command for each; a rejected task exports nothing and passes.
+  one FAIL_TO_PASS test id and a command for each (a rejected task materializes `task_rejection`
+  instead, so the check does not run for it).
 """
 
 import dagster as dg
@@ -14,7 +15,6 @@ import pyarrow.parquet as pq
 
 from swe_forge_dagster.assets.gharchive import gharchive_pr_events
 from swe_forge_dagster.assets.partitions import hourly_partitions, task_partitions
-from swe_forge_dagster.assets.tasks import swe_task
 from swe_forge_dagster.candidates.datasets import partition_file
 from swe_forge_dagster.export.task_dir import TaskDirError, read_task_dir
 from swe_forge_dagster.gharchive.schema import PR_EVENTS_SCHEMA
@@ -49,7 +49,7 @@ def gharchive_pr_events_schema(context: dg.AssetCheckExecutionContext, lake: Lak
     )
 
 
-@dg.asset_check(asset=swe_task, blocking=True, partitions_def=task_partitions)
+@dg.asset_check(asset="swe_task", blocking=True, partitions_def=task_partitions)
 def swe_task_has_fail_to_pass(
     context: dg.AssetCheckExecutionContext, tasks: TaskBuildResource, lake: LakeResource
 ) -> dg.AssetCheckResult:

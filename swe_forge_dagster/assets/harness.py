@@ -1,16 +1,17 @@
 """`eval_result` (per task, pool `docker_harness`) and `eval_summary`: the configured agent on exported tasks.
 
-Thin: `eval_result` hands the task's exported directory to the harness (`harness.evaluate_task_dir`,
-the same code as `swe-forge harness`), stores the row in `eval_results` and reports the verdict.
+Thin: `eval_result` hands the task's exported directory to `harness.session.evaluate_and_record`,
+the per-task function `swe-forge harness` runs too (it stores the row in `eval_results`), and
+reports the verdict. `eval_summary` tabulates every agent with results, the CLI's included.
 A task that was not exported (rejected, still building) has nothing to evaluate and says so.
 """
 
 import dagster as dg
 
 from swe_forge_dagster.assets.partitions import task_partitions
-from swe_forge_dagster.assets.tasks import swe_task
-from swe_forge_dagster.harness import Harness, TaskLoadError, load_task_dir
-from swe_forge_dagster.harness.store import EVAL_RESULTS, read_results, summary_of, write_result
+from swe_forge_dagster.harness import Harness, load_task_dir
+from swe_forge_dagster.harness.session import evaluate_and_record
+from swe_forge_dagster.harness.store import EVAL_RESULTS, read_results, result_path, summaries_by_agent, summary_of
 from swe_forge_dagster.resources import LakeResource
 from swe_forge_dagster.resources.harness import HarnessResource
 from swe_forge_dagster.tasks.status import read_status
@@ -22,7 +23,7 @@ NOT_CONFIGURED = (
 STATUSES = ("resolved", "unresolved", "agent_error", "test_error", "setup_error", "sanity_fail")
 
 
-@dg.asset(deps=[swe_task], partitions_def=task_partitions, pool="docker_harness", group_name="harness",
+@dg.asset(deps=["swe_task"], partitions_def=task_partitions, pool="docker_harness", group_name="harness",
           op_tags={"swe_forge/stage": "harness"}, kinds={"docker"}, code_version="1")  # fmt: skip
 def eval_result(
     context: dg.AssetExecutionContext, harness: HarnessResource, lake: LakeResource
@@ -37,12 +38,10 @@ def eval_result(
         return dg.MaterializeResult(metadata={"evaluated": False, "task_status": str(task.get("status"))})
     config = harness.config(context.run_id)
     loaded = load_task_dir(task["task_dir"], default_image=config.docker_image)
-    if isinstance(loaded, TaskLoadError):
-        result = loaded.as_result()
-    else:  # each stage of the flow (environment, sanity, agent, verify) shows up in the run's log
-        with Harness(config) as runner:
-            result = runner.evaluate(loaded, on_stage=lambda stage: context.log.info(f"{loaded.task_id}: {stage}"))
-    path = write_result(lake.lake_dir, result, agent=config.agent_label, run_id=context.run_id)
+    with Harness(config) as runner:  # each stage (environment, sanity, agent, verify) shows up in the run's log
+        result = evaluate_and_record(runner, loaded, lake_dir=lake.lake_dir, run_id=context.run_id,
+                                     on_stage=lambda stage: context.log.info(f"{loaded.task_id}: {stage}"))  # fmt: skip
+    path = result_path(lake.lake_dir, config.agent_label, result.task_id)
     context.log.info(f"{result.task_id}: {result.status.value} ({result.reason or 'no reason given'})")
     checks = [("FAIL_TO_PASS", result.fail_to_pass), ("PASS_TO_PASS", result.pass_to_pass)]
     table = "\n".join(f"| {kind} | {c.test_id or c.command} | {'pass' if c.passed else 'FAIL'} |"
@@ -59,21 +58,30 @@ def eval_result(
     )  # fmt: skip
 
 
-@dg.asset(deps=[eval_result], group_name="harness", code_version="1")
+@dg.asset(deps=[eval_result], group_name="harness", code_version="2")
 def eval_summary(
     context: dg.AssetExecutionContext, harness: HarnessResource, lake: LakeResource
 ) -> dg.MaterializeResult:
-    """The configured agent's results over every evaluated task: the seed's counts and the resolved rate."""
+    """Every agent's results over the tasks it was evaluated on (UI and CLI runs alike): the seed's counts and
+    the resolved rate, a row per agent; the configured agent's figures also as plain numbers."""
+    rows = read_results(lake.lake_dir)
+    by_agent = summaries_by_agent(rows)
+    header = "| agent | tasks | " + " | ".join(STATUSES) + " | resolved rate | avg agent s |"
+    lines = [header, "|---" * (len(STATUSES) + 4) + "|"]
+    for agent, summary in by_agent.items():
+        counts = " | ".join(str(summary[status]) for status in STATUSES)
+        name = agent.replace("|", "/")
+        lines.append(f"| {name} | {summary['total']} | {counts} | {summary['resolved_rate']:.1%} | "
+                     f"{summary['avg_agent_time_secs']} |")  # fmt: skip
     agent = harness.label if harness.configured else None
-    rows = read_results(lake.lake_dir, agent)
-    summary = summary_of(rows)
-    bars = "\n".join(f"| {status} | {summary[status]} | {'█' * summary[status]} |" for status in STATUSES)
-    context.log.info(f"{agent or 'all agents'}: {summary}")
+    mine = summary_of(row for row in rows if row.get("agent") == agent) if agent else summary_of(rows)
+    for name, summary in by_agent.items():
+        context.log.info(f"{name}: {summary}")
     return dg.MaterializeResult(
         metadata={
-            "agent": agent or "all agents", "total": summary["total"], "resolved": summary["resolved"],
-            "resolved_rate": summary["resolved_rate"], "avg_agent_time_secs": summary["avg_agent_time_secs"],
-            "by_status": dg.MetadataValue.md(f"| status | tasks | |\n|---|---|---|\n{bars}"),
+            "agents": len(by_agent), "by_agent": dg.MetadataValue.md("\n".join(lines)),
+            "agent": agent or "all agents", "total": mine["total"], "resolved": mine["resolved"],
+            "resolved_rate": mine["resolved_rate"], "avg_agent_time_secs": mine["avg_agent_time_secs"],
             "dataset": dg.MetadataValue.path(str(lake.lake_dir / EVAL_RESULTS)),
         }
     )  # fmt: skip

@@ -1,13 +1,17 @@
-"""The task partition's assets: patch → environment → tests → validation → quality → `swe_task`.
+"""The task partition's assets: patch → environment → tests → validation → quality → `swe_task` | `task_rejection`.
 
 Thin: each asset runs one stage of `tasks.stages.TaskBuilder` for its partition, records the
 task's row in the `tasks` dataset (also on failure), and reports what the stage did. A rejected
-task materializes successfully with `status: rejected` and the reason (rejection is an answer);
-an exception fails the step, so that one task's stage can be retried alone from the UI.
+task materializes its stages successfully with `status: rejected` and the reason (rejection is
+an answer); an exception fails the step, so that one task's stage can be retried alone from the UI.
+The last stage, `export_task`, materializes exactly one of two assets per partition: `swe_task`
+(the exported directory) for an accepted task, `task_rejection` (stage and reason) for a rejected
+one, so the partitions bar of `swe_task` is green only for real tasks and a rejected task is told
+apart at a glance (grey there, green in `task_rejection`).
 `swe_dataset` (unpartitioned) rebuilds the SWE-bench JSONL/Parquet from the exported directories.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import dagster as dg
 
@@ -109,16 +113,29 @@ def task_quality(
     return run_stage(context, "quality", tasks, lake, lambda b, t: b.quality(t, llm.client))
 
 
-@dg.asset(deps=[task_quality], code_version="1", kinds={"yaml"}, **TASK_GROUP)
-def swe_task(context: dg.AssetExecutionContext, tasks: TaskBuildResource, lake: LakeResource) -> dg.MaterializeResult:
-    """The task directory (workspace.yaml, prompt.md, checks.txt, environment.json, patches/)."""
-    return run_stage(context, "export", tasks, lake, lambda b, t: b.export(t))
+@dg.multi_asset(
+    specs=[
+        dg.AssetSpec("swe_task", deps=[task_quality], skippable=True, kinds={"yaml"}, group_name="tasks",
+                     code_version="2", description="The exported task directory (workspace.yaml, prompt.md, "
+                     "checks.txt, environment.json, patches/): materialized for accepted tasks only."),
+        dg.AssetSpec("task_rejection", deps=[task_quality], skippable=True, group_name="tasks", code_version="1",
+                     description="Why the task was rejected (stage and reason): materialized for rejected tasks only."),
+    ],
+    partitions_def=task_partitions, op_tags=TASK_GROUP["op_tags"], can_subset=False,
+)  # fmt: skip
+def export_task(
+    context: dg.AssetExecutionContext, tasks: TaskBuildResource, lake: LakeResource
+) -> Iterator[dg.MaterializeResult]:
+    """Export an accepted task's directory (`swe_task`), or record a rejected task's reason (`task_rejection`)."""
+    result = run_stage(context, "export", tasks, lake, lambda b, t: b.export(t))
+    exported = (result.metadata or {}).get("status") == "done"
+    yield dg.MaterializeResult(asset_key="swe_task" if exported else "task_rejection", metadata=result.metadata)
 
 
-TASK_STAGE_ASSETS = [task_patch, task_environment, task_tests, task_validation, task_quality, swe_task]
+TASK_STAGE_ASSETS = [task_patch, task_environment, task_tests, task_validation, task_quality, export_task]
 
 
-@dg.asset(deps=[swe_task], code_version="1", kinds={"parquet"}, group_name="tasks")
+@dg.asset(deps=["swe_task"], code_version="1", kinds={"parquet"}, group_name="tasks")
 def swe_dataset(context: dg.AssetExecutionContext, tasks: TaskBuildResource) -> dg.MaterializeResult:
     """Every exported task as one SWE-bench-schema JSONL and Parquet file (`datasets` loads the Parquet)."""
     report = export_dataset(tasks.output_path, tasks.dataset_dir)

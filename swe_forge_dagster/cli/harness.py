@@ -66,6 +66,9 @@ def harness(
     cpus: Annotated[float, typer.Option(help="CPU cores per container")] = 2.0,
     memory: Annotated[str, typer.Option(help="memory per container")] = "4g",
     output: Annotated[Path | None, typer.Option("--output", "-o", help="also write the JSON summary here")] = None,
+    record: Annotated[
+        bool, typer.Option(help="record each result in the eval_results dataset of SWE_FORGE_HOME (SQL, eval_summary)")
+    ] = True,
     pytest_plugin_autoload: Annotated[
         bool, typer.Option(help="let pytest autoload entry-point plugins in the checks (off by default)")
     ] = False,
@@ -104,10 +107,11 @@ def harness(
         raise usage(str(exc)) from None
     if not items:
         raise usage(f"--input {input_path}: no tasks found (no workspace.yaml at any depth)")
-    raise typer.Exit(_run(items, config, json_output=json_output, output=output))
+    lake_dir = settings.lake_dir if record else None
+    raise typer.Exit(_run(items, config, json_output=json_output, output=output, lake_dir=lake_dir))
 
 
-def _run(items: Items, config: HarnessConfig, *, json_output: bool, output: Path | None) -> int:
+def _run(items: Items, config: HarnessConfig, *, json_output: bool, output: Path | None, lake_dir: Path | None) -> int:
     """Evaluate, print the summary (JSON or a table), write --output; the exit code."""
     from swe_forge_dagster.harness import summarize
     from swe_forge_dagster.harness.summary import exit_code
@@ -120,7 +124,7 @@ def _run(items: Items, config: HarnessConfig, *, json_output: bool, output: Path
     finished: list[TaskResult] = []
     interrupted = False
     try:
-        results = _evaluate(items, config, json_output=json_output, finished=finished)
+        results = _evaluate(items, config, json_output=json_output, finished=finished, lake_dir=lake_dir)
     except KeyboardInterrupt:
         interrupted = True
         results = _with_unfinished(items, finished)
@@ -160,7 +164,7 @@ def _with_unfinished(items: Items, finished: list[TaskResult]) -> list[TaskResul
 
 
 def _evaluate(
-    items: Items, config: HarnessConfig, *, json_output: bool, finished: list[TaskResult]
+    items: Items, config: HarnessConfig, *, json_output: bool, finished: list[TaskResult], lake_dir: Path | None
 ) -> list[TaskResult]:
     """Run the pool; without --json, with a progress bar and a line per finished task on stderr.
 
@@ -172,7 +176,7 @@ def _evaluate(
     from swe_forge_dagster.harness.summary import counts
 
     if json_output:
-        return run_harness(items, config, on_result=finished.append)
+        return run_harness(items, config, on_result=finished.append, lake_dir=lake_dir)
     columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn())  # fmt: skip
     with Progress(*columns, console=err, transient=False) as progress:
@@ -186,7 +190,7 @@ def _evaluate(
             tally = ", ".join(f"{k} {v}" for k, v in counts(finished).items() if v)
             progress.update(bar, advance=1, description=tally)
 
-        return run_harness(items, config, on_result=on_result)
+        return run_harness(items, config, on_result=on_result, lake_dir=lake_dir)
 
 
 def _print_table(results: list[TaskResult], summary: dict[str, Any]) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 import dagster as dg
 
+from swe_forge_dagster.common.examples import examples_dir
 from swe_forge_dagster.definitions import build_definitions
 from swe_forge_dagster.export.dataset import DATASET_NAME
 from swe_forge_dagster.orchestration.launcher import materialize_assets, run_partitions
@@ -43,12 +44,11 @@ def build_demo_tasks(
     return result
 
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-# The two reference agents that bracket a harness: the gold patch must resolve every task, no change none.
-DEMO_AGENTS = {
-    "oracle": {"agent": "oracle"},
-    "empty agent": {"agent": "command", "agent_dir": EXAMPLES / "emptyagent", "agent_cmd": "python -m emptyagent"},
-}
+def demo_agents() -> dict[str, dict[str, Any]]:
+    """The two reference agents that bracket a harness: the gold patch must resolve every task, no change none."""
+    empty = examples_dir() / "emptyagent"
+    return {"oracle": {"agent": "oracle"},
+            "empty agent": {"agent": "command", "agent_dir": empty, "agent_cmd": "python -m emptyagent"}}  # fmt: skip
 
 
 def evaluate_demo_tasks(
@@ -56,7 +56,7 @@ def evaluate_demo_tasks(
 ) -> bool:
     """Each reference agent on each exported task through `eval_job`, then its `eval_summary`."""
     ok = True
-    for update in DEMO_AGENTS.values():
+    for update in demo_agents().values():
         defs = build_definitions(settings.model_copy(update=update), llm_key_envs=llm_key_envs)
         ok &= all(run_partitions(defs, instance, "eval_job", task_ids).values())
         ok &= materialize_assets(defs, instance, ["eval_summary"])

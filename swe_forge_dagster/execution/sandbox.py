@@ -28,29 +28,24 @@ import threading
 import time
 import uuid
 import weakref
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Self
+from typing import Any, Self
 
 import docker
-from docker.errors import DockerException, NotFound
+from docker.errors import NotFound
 from docker.models.containers import Container
-from docker.types import Mount
-from docker.utils import parse_bytes
-from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from swe_forge_dagster.execution.ownership import (  # noqa: F401 - re-exported
-    LABEL,
-    OWNER_HOST_LABEL,
-    OWNER_PID_LABEL,
-    OWNER_START_LABEL,
-    RESERVED_LABELS,
-    SESSION_LABEL,
-    cleanup_stale,
-    owner_labels,
-    process_alive,
-    remove_container,
-    stale_reason,
+from swe_forge_dagster.execution.ownership import RESERVED_LABELS, owner_labels, remove_container
+from swe_forge_dagster.execution.sandbox_config import (  # noqa: F401 - re-exported: the sandbox's public names
+    KEEPALIVE,
+    KILL_GRACE_S,
+    MAX_SYMLINKS,
+    TIMEOUT_EXIT_CODE,
+    CommandResult,
+    Mounts,
+    Network,
+    SandboxConfig,
+    bind_mounts,
 )
 from swe_forge_dagster.execution.shell_state import (
     CMD_NAME,
@@ -68,83 +63,6 @@ from swe_forge_dagster.execution.shell_state import (
 )
 
 log = logging.getLogger(__name__)
-
-
-CONTAINER_CA_PATH = "/etc/ssl/certs/ca-certificates.crt"
-CA_ENV_VARS = ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "PIP_CERT")
-
-# PID 1 without docker-init: sleeps in the background and `wait`s, so a TERM stops the container
-# at once, and the `wait` reaps the orphans that killed commands leave behind.
-KEEPALIVE = "trap 'exit 0' TERM; while :; do sleep 3600 & wait $!; done"
-
-DEFAULT_ENV = {
-    "DEBIAN_FRONTEND": "noninteractive",  # apt never prompts (there is no stdin)
-    "PIP_DISABLE_PIP_VERSION_CHECK": "1",  # no network call and no noise per pip command
-    "PIP_NO_INPUT": "1",
-    "PYTHONUNBUFFERED": "1",  # keeps Python's stdout and stderr interleaved in the order written
-}
-"""Set before `SandboxConfig.env`, which overrides them."""
-
-TIMEOUT_EXIT_CODE = 124  # what coreutils `timeout` reports, so callers can treat both alike
-KILL_GRACE_S = 5.0
-MAX_SYMLINKS = 16
-
-Network = Literal["bridge", "none", "host"]
-Mounts = dict[str | Path, tuple[str, str]]
-"""host path -> (container path, "ro" | "rw")"""
-
-
-class SandboxConfig(BaseModel):
-    """The image and the limits of one sandbox; its `model_dump_json()` can key a cache."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    image: str
-    cpu: float = Field(default=2.0, gt=0, description="cores, as nano_cpus")
-    mem_limit: str = Field(default="4g", description="memory, and memory+swap: no swap beyond it")
-    pids_limit: int = Field(default=512, ge=16)
-    network: Network = "bridge"
-    ca_bundle: Path | None = Field(default=None, description=f"host CA file, mounted at {CONTAINER_CA_PATH}")
-    workdir: str = "/repo"
-    labels: dict[str, str] = Field(default_factory=dict)
-    env: dict[str, str] = Field(default_factory=dict)
-
-    @field_validator("mem_limit")
-    @classmethod
-    def _parsable_memory(cls, value: str) -> str:
-        try:
-            parse_bytes(value)  # fail at configuration time, not at container start
-        except DockerException as exc:
-            raise ValueError(str(exc)) from exc
-        return value
-
-    @field_validator("workdir")
-    @classmethod
-    def _absolute_workdir(cls, value: str) -> str:
-        if not value.startswith("/"):
-            raise ValueError(f"workdir must be an absolute path, got {value!r}")
-        return posixpath.normpath(value)
-
-    def environment(self) -> dict[str, str]:
-        """The container's environment: defaults, the CA variables, then the configured env."""
-        ca = dict.fromkeys(CA_ENV_VARS, CONTAINER_CA_PATH) if self.ca_bundle else {}
-        return {**DEFAULT_ENV, **ca, **self.env}
-
-
-@dataclass(frozen=True)
-class CommandResult:
-    """One command's outcome; `output` is stdout and stderr interleaved, possibly truncated."""
-
-    command: str
-    exit_code: int
-    output: str
-    truncated: bool
-    duration_s: float
-    timed_out: bool
-
-    @property
-    def ok(self) -> bool:
-        return self.exit_code == 0 and not self.timed_out
 
 
 class Sandbox:
@@ -188,7 +106,7 @@ class Sandbox:
             network_mode=config.network,
             security_opt=["no-new-privileges"],
             privileged=False,
-            mounts=_mounts(config, mounts),
+            mounts=bind_mounts(config, mounts),
             detach=True,
         )
         sandbox = cls(client, container, config, session)
@@ -411,20 +329,3 @@ def _owned_by_root(info: tarfile.TarInfo) -> tarfile.TarInfo:
 
 def _slug(text: str) -> str:
     return re.sub(r"[^a-zA-Z0-9_.-]+", "-", text).strip("-._")[:48] or "sandbox"
-
-
-def _mounts(config: SandboxConfig, mounts: Mounts | None) -> list[Mount]:
-    """Bind mounts, checked first: Docker would create a missing host path as a root-owned folder."""
-    binds: list[Mount] = []
-    if config.ca_bundle is not None:
-        if not config.ca_bundle.is_file():
-            raise FileNotFoundError(f"CA bundle not found: {config.ca_bundle}")
-        binds.append(Mount(CONTAINER_CA_PATH, str(config.ca_bundle.resolve()), type="bind", read_only=True))
-    for host_path, (container_path, mode) in (mounts or {}).items():
-        if mode not in ("ro", "rw"):
-            raise ValueError(f"mount mode must be 'ro' or 'rw', got {mode!r} for {host_path}")
-        source = Path(host_path)
-        if not source.exists():
-            raise FileNotFoundError(f"mount source not found: {source}")
-        binds.append(Mount(container_path, str(source.resolve()), type="bind", read_only=mode == "ro"))
-    return binds

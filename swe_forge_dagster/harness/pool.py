@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from functools import partial
+from pathlib import Path
 
 from swe_forge_dagster.harness.models import HarnessConfig, HarnessTask, TaskLoadError, TaskResult
 from swe_forge_dagster.harness.run import Harness
+from swe_forge_dagster.harness.session import evaluate_and_record
 
-Evaluate = Callable[[HarnessTask], TaskResult]
+Evaluate = Callable[[HarnessTask | TaskLoadError], TaskResult]
 OnResult = Callable[[TaskResult], None]
 
 
@@ -28,14 +31,15 @@ def run_pool(
     """`evaluate` every task with at most `parallel` at once, refilling a slot the moment it frees.
 
     On an interrupt, `on_abort` runs before the pool waits for its running tasks, so it can make
-    them end now (remove their containers) instead of after their agents' timeouts.
+    them end now (remove their containers) instead of after their agents' timeouts. Unreadable
+    inputs (`TaskLoadError`) are evaluated first, in the calling thread (they take no slot).
     """
     report = on_result or (lambda _result: None)
     results: list[TaskResult | None] = [None] * len(items)
     pending = [(index, item) for index, item in enumerate(items) if isinstance(item, HarnessTask)]
     for index, item in enumerate(items):
         if isinstance(item, TaskLoadError):
-            results[index] = item.as_result()
+            results[index] = evaluate(item)
             report(results[index])  # type: ignore[arg-type]
     with ThreadPoolExecutor(max_workers=max(1, parallel), thread_name_prefix="harness-task") as pool:
         running: dict[Future[TaskResult], int] = {}
@@ -68,10 +72,16 @@ def run_harness(
     *,
     harness: Harness | None = None,
     on_result: OnResult | None = None,
+    lake_dir: Path | None = None,
 ) -> list[TaskResult]:
-    """Evaluate every item with `config.parallel` tasks running at all times; results in input order."""
+    """Evaluate every item with `config.parallel` tasks running at all times; results in input order.
+
+    With `lake_dir`, each result is also stored in the `eval_results` dataset as it finishes
+    (`session.evaluate_and_record`, the function the `eval_result` asset runs per task).
+    """
     if harness is None:
         with Harness(config) as own:
-            return run_harness(items, config, harness=own, on_result=on_result)
+            return run_harness(items, config, harness=own, on_result=on_result, lake_dir=lake_dir)
+    evaluate = partial(evaluate_and_record, harness, lake_dir=lake_dir, run_id=f"cli-{config.run_id}")
     # Ctrl-C or SIGTERM: the running tasks' containers go at once, not after the agents end.
-    return run_pool(items, harness.evaluate, config.parallel, on_result, on_abort=harness.abort)
+    return run_pool(items, evaluate, config.parallel, on_result, on_abort=harness.abort)

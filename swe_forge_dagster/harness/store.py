@@ -28,8 +28,17 @@ def agent_key(label: str) -> str:
     return f"{slug}-{hashlib.sha256(label.encode()).hexdigest()[:8]}"
 
 
+def task_key(task_id: str) -> str:
+    """A path-safe folder name for any input's task id (SWE-bench and seed ids may hold `/`); our own
+    ids (`owner__repo-123`) stay as they are. The row keeps the real id."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", task_id).strip(".") or "task"
+    return safe if safe == task_id else f"{safe[:80]}-{hashlib.sha256(task_id.encode()).hexdigest()[:8]}"
+
+
 def result_path(lake_dir: Path, agent: str, task_id: str) -> Path:
-    return Path(lake_dir) / EVAL_RESULTS / f"agent_key={agent_key(agent)}" / f"task={task_id}" / "part-0.parquet"
+    return (
+        Path(lake_dir) / EVAL_RESULTS / f"agent_key={agent_key(agent)}" / f"task={task_key(task_id)}" / "part-0.parquet"
+    )
 
 
 def write_result(lake_dir: Path, result: TaskResult, *, agent: str, run_id: str | None) -> Path:
@@ -49,6 +58,14 @@ def read_results(lake_dir: Path, agent: str | None = None) -> list[dict]:
     for path in sorted(root.glob(pattern)):
         rows += pq.read_table(path, schema=EVAL_RESULTS_SCHEMA).to_pylist()
     return sorted(rows, key=lambda row: row["task_id"])
+
+
+def summaries_by_agent(rows: Iterable[dict]) -> dict[str, dict]:
+    """`summary_of` per agent label, agents in name order."""
+    by_agent: dict[str, list[dict]] = {}
+    for row in rows:
+        by_agent.setdefault(row.get("agent") or "(unnamed)", []).append(row)
+    return {agent: summary_of(by_agent[agent]) for agent in sorted(by_agent)}
 
 
 def summary_of(rows: Iterable[dict]) -> dict:

@@ -1,0 +1,21 @@
+"""Paths, the base image and small helpers that the fixtures and test modules share."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from swe_forge_dagster.settings import Settings
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SHARED_FIXTURES = REPO_ROOT.parent / "shared" / "fixtures"
+BASE_IMAGE = os.environ.get("SWE_FORGE_BASE_IMAGE", "swe-forge-base:bookworm")
+EXAMPLES = REPO_ROOT / "examples"
+
+SettingsFactory = Callable[..., Settings]
+
+
+def hour(key: str) -> dt.datetime:
+    return dt.datetime.strptime(key, "%Y-%m-%d-%H:%M").replace(tzinfo=dt.UTC)

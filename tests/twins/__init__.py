@@ -1,1 +1,0 @@
-"""Test twins: small real stand-ins (loopback servers) for external services."""
