@@ -33,8 +33,9 @@ from swe_forge_dagster.demo.worlds.git_world import build_git_world
 from swe_forge_dagster.demo.worlds.harness_task import write_world_task
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.harness import Harness, HarnessConfig, Status, TaskResult, load_inputs, run_harness
+from swe_forge_dagster.settings import DEFAULT_BASE_IMAGE
 
-BASE_IMAGE = "swe-forge-base:bookworm"
+BASE_IMAGE = DEFAULT_BASE_IMAGE
 TARGETS = {"overhead_s_per_task_max": 3.0, "speedup_parallel_2_min": 1.6}
 FIX = """import pathlib
 path = pathlib.Path("tinycalc/rounding.py")

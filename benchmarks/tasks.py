@@ -38,6 +38,7 @@ from swe_forge_dagster.lake.writer import write_partition
 from swe_forge_dagster.llm.cache import AnswerCache
 from swe_forge_dagster.llm.client import LLMClient
 from swe_forge_dagster.llm.ledger import CallLedger
+from swe_forge_dagster.settings import DEFAULT_BASE_IMAGE
 from swe_forge_dagster.tasks.agents import recipe_test_command
 from swe_forge_dagster.tasks.prove import TaskExecutor
 from swe_forge_dagster.tasks.recipes import RecipeStore
@@ -45,7 +46,7 @@ from swe_forge_dagster.tasks.stages import TaskBuilder
 from swe_forge_dagster.tasks.work import STAGES
 
 KEY, MODEL = "bench-key", "bench/agent-model"
-BASE_IMAGE = "swe-forge-base:bookworm"
+BASE_IMAGE = DEFAULT_BASE_IMAGE
 # The benchmark's own name for the base image: its environment images get their own tags (the recipe
 # key includes the base image), so starting cold removes nothing that tests or other runs use.
 BENCH_BASE = ("swe-forge-base", "bench-tasks")

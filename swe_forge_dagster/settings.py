@@ -1,7 +1,7 @@
 """Settings for every external service and path, read from the environment (and `.env`).
 
 Every endpoint is a setting so the same code runs against the real service or a loopback twin;
-the names are the public ones from DESIGN.md. Secrets (GITHUB_TOKEN, OPENROUTER_API_KEY /
+the names are the public ones the README's Configuration table lists. Secrets (GITHUB_TOKEN, OPENROUTER_API_KEY /
 SWE_FORGE_LLM_API_KEY) are not settings: resources read them by name when a run starts
 (`common.secrets`), so they never sit in a config object that could be printed.
 """

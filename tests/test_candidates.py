@@ -94,7 +94,7 @@ def test_real_hour_candidates(gharchive_2015: Path, tmp_path: Path) -> None:
     assert isinstance(frame, pl.DataFrame)
     result = select_candidates(frame, {}, HOUR)
     closed = frame.filter(pl.col("action") == "closed")
-    assert closed.height == 151  # PROVENANCE.md
+    assert closed.height == 151  # the fixture's PROVENANCE.md (../shared/fixtures/gharchive)
     assert result.height == closed.select("repo_name", "number").n_unique()  # one row per PR
     last = closed.unique(subset=["repo_name", "number"], keep="last")
     assert result.filter(pl.col("reason") == "not merged").height == last.filter(~pl.col("merged")).height

@@ -1,13 +1,14 @@
 """ArchiveFetcher against a real loopback GH Archive twin: real sockets, real httpx, real TLS.
 
 Nothing in the code under test is mocked. Only `sleep=` is replaced, to record the backoff the
-fetcher asks for without waiting for it.
+fetcher asks for without waiting for it. The happy paths over http, https and file:// mirrors, the
+existence checks, bad URLs and concurrency are here; retries and failures are in
+test_download_retries.py.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import email.utils
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -19,50 +20,24 @@ import pytest
 from swe_forge_dagster.common.slots import Slots
 from swe_forge_dagster.demo.worlds.gharchive_world import write_hour
 from swe_forge_dagster.gharchive.download import ArchiveFetcher, DownloadError, FetchedHour, HourNotPublishedError
-from tests.twins.gharchive_server import GharchiveServer
-
-HOUR = dt.datetime(2015, 1, 1, 5, tzinfo=dt.UTC)
-NAME = "2015-01-01-5.json.gz"  # GH Archive does not zero-pad the hour
-
-
-class SleepLog:
-    """A `sleep=` stand-in that records the requested waits instead of sleeping."""
-
-    def __init__(self) -> None:
-        self.calls: list[float] = []
-
-    def __call__(self, seconds: float) -> None:
-        self.calls.append(seconds)
-
-
-@pytest.fixture
-def mirror(tmp_path: Path) -> Path:
-    root = tmp_path / "mirror"
-    write_hour(root, HOUR, events=300, seed=7)
-    return root
-
-
-@pytest.fixture
-def server(mirror: Path) -> Iterator[GharchiveServer]:
-    with GharchiveServer(mirror) as twin:
-        yield twin
+from tests.support.download import (
+    HOUR,
+    NAME,
+    SleepLog,
+    assert_complete,
+    fetcher_for,
+    mirror_fixture,  # noqa: F401 (fixture)
+    part_files,
+    server_fixture,  # noqa: F401 (fixture)
+    sleeps_fixture,  # noqa: F401 (fixture)
+)
+from tests.support.gharchive_server import GharchiveServer
 
 
 @pytest.fixture
 def tls_server(mirror: Path) -> Iterator[GharchiveServer]:
     with GharchiveServer(mirror, tls=True) as twin:
         yield twin
-
-
-@pytest.fixture
-def sleeps() -> SleepLog:
-    return SleepLog()
-
-
-def fetcher_for(base_url: str, cache: Path, sleeps: SleepLog, **kwargs: object) -> ArchiveFetcher:
-    options: dict[str, object] = {"max_attempts": 3, "timeout_seconds": 5.0, "sleep": sleeps}
-    options.update(kwargs)
-    return ArchiveFetcher(base_url, cache, **options)  # type: ignore[arg-type]
 
 
 def wait_until(condition: Callable[[], bool], timeout: float = 3.0) -> bool:
@@ -73,21 +48,6 @@ def wait_until(condition: Callable[[], bool], timeout: float = 3.0) -> bool:
             return False
         time.sleep(0.01)
     return True
-
-
-def part_files(cache: Path) -> list[Path]:
-    return sorted(cache.rglob("*.part"))
-
-
-def assert_complete(fetched: FetchedHour, mirror: Path, cache: Path) -> None:
-    source = (mirror / NAME).read_bytes()
-    assert fetched.owned is True
-    # each download is its own file (two runs of one hour must not delete each other's)
-    assert fetched.path.parent == cache / "gharchive"
-    assert fetched.path.name.startswith("2015-01-01-5.") and fetched.path.name.endswith(".json.gz")
-    assert fetched.path.read_bytes() == source
-    assert fetched.size == len(source) == fetched.path.stat().st_size
-    assert part_files(cache) == []
 
 
 # -- plain http -----------------------------------------------------------------------------
@@ -178,124 +138,6 @@ def test_https_untrusted_certificate_is_published_raises_download_error(
     fetcher = fetcher_for(tls_server.url, tmp_path / "cache", sleeps)
     with pytest.raises(DownloadError, match=r"cannot tell whether .* CERTIFICATE_VERIFY_FAILED"):
         fetcher.is_published(HOUR)
-
-
-# -- retries ------------------------------------------------------------------------------
-
-
-def test_500_then_success_retries_once(server: GharchiveServer, mirror: Path, tmp_path: Path, sleeps: SleepLog) -> None:
-    server.fail_next(NAME, 500)
-    cache = tmp_path / "cache"
-    fetched = fetcher_for(server.url, cache, sleeps, backoff_initial=0.25).fetch(HOUR)
-    assert_complete(fetched, mirror, cache)
-    assert fetched.attempts == 2
-    assert server.count(NAME) == 2
-    assert sleeps.calls == [0.25]
-
-
-def test_429_retry_after_seconds_is_honoured(
-    server: GharchiveServer, mirror: Path, tmp_path: Path, sleeps: SleepLog
-) -> None:
-    server.fail_next(NAME, 429, headers={"Retry-After": "7"})
-    server.fail_next(NAME, 429, headers={"Retry-After": "500"})  # capped by backoff_max
-    cache = tmp_path / "cache"
-    fetched = fetcher_for(server.url, cache, sleeps, backoff_initial=1.0, backoff_max=30.0).fetch(HOUR)
-    assert_complete(fetched, mirror, cache)
-    assert fetched.attempts == 3
-    assert server.count(NAME) == 3
-    assert sleeps.calls == [7.0, 30.0]
-
-
-def test_503_retry_after_http_date_is_honoured(
-    server: GharchiveServer, mirror: Path, tmp_path: Path, sleeps: SleepLog
-) -> None:
-    later = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=40)
-    server.fail_next(NAME, 503, headers={"Retry-After": email.utils.format_datetime(later, usegmt=True)})
-    server.fail_next(NAME, 503, headers={"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"})  # past: no wait
-    cache = tmp_path / "cache"
-    fetched = fetcher_for(server.url, cache, sleeps, backoff_max=120.0).fetch(HOUR)
-    assert_complete(fetched, mirror, cache)
-    assert len(sleeps.calls) == 2
-    assert 35.0 < sleeps.calls[0] <= 40.0
-    assert sleeps.calls[1] == 0.0
-
-
-@pytest.mark.parametrize(
-    ("retry_after", "expected_sleep"),
-    [("soon", 2.0), ("Wed, 21 Oct 2015 07:28:00 -0000", 0.0)],  # unparseable -> backoff; naive past date -> 0
-)
-def test_malformed_retry_after_falls_back_to_backoff(
-    server: GharchiveServer, mirror: Path, tmp_path: Path, sleeps: SleepLog, retry_after: str, expected_sleep: float
-) -> None:
-    server.fail_next(NAME, 503, headers={"Retry-After": retry_after})
-    cache = tmp_path / "cache"
-    fetched = fetcher_for(server.url, cache, sleeps, backoff_initial=2.0).fetch(HOUR)
-    assert_complete(fetched, mirror, cache)
-    assert fetched.attempts == 2
-    assert sleeps.calls == [expected_sleep]
-
-
-def test_persistent_502_gives_up_after_max_attempts(server: GharchiveServer, tmp_path: Path, sleeps: SleepLog) -> None:
-    server.fail_next(NAME, 502, times=10)
-    cache = tmp_path / "cache"
-    fetcher = fetcher_for(server.url, cache, sleeps, max_attempts=4, backoff_initial=1.0, backoff_max=3.0)
-    with pytest.raises(DownloadError, match=r"after 4 attempts: .*answered 502"):
-        fetcher.fetch(HOUR)
-    assert server.count(NAME) == 4
-    assert sleeps.calls == [1.0, 2.0, 3.0]  # exponential, capped at backoff_max
-    assert part_files(cache) == []
-    assert not list((cache / "gharchive").glob("2015-01-01-5.*"))
-
-
-def test_404_is_not_published_and_not_retried(server: GharchiveServer, tmp_path: Path, sleeps: SleepLog) -> None:
-    hour = dt.datetime(2015, 1, 1, 6, tzinfo=dt.UTC)
-    cache = tmp_path / "cache"
-    with pytest.raises(HourNotPublishedError, match="not published") as caught:
-        fetcher_for(server.url, cache, sleeps).fetch(hour)
-    assert "2015-01-01-06:00" in str(caught.value)
-    assert server.requests == [("GET", "/2015-01-01-6.json.gz")]
-    assert sleeps.calls == []
-    assert part_files(cache) == []
-
-
-def test_403_is_permanent_download_error(server: GharchiveServer, tmp_path: Path, sleeps: SleepLog) -> None:
-    server.fail_next(NAME, 403, times=5)
-    with pytest.raises(DownloadError, match="answered 403 Forbidden"):
-        fetcher_for(server.url, tmp_path / "cache", sleeps).fetch(HOUR)
-    assert server.count(NAME) == 1
-    assert sleeps.calls == []
-
-
-def test_truncated_body_is_retried_then_succeeds(
-    server: GharchiveServer, mirror: Path, tmp_path: Path, sleeps: SleepLog
-) -> None:
-    server.truncate_next(NAME)
-    cache = tmp_path / "cache"
-    fetched = fetcher_for(server.url, cache, sleeps, backoff_initial=0).fetch(HOUR)
-    assert_complete(fetched, mirror, cache)
-    assert fetched.attempts == 2
-    assert server.count(NAME) == 2
-
-
-def test_truncated_every_time_raises_and_leaves_no_file(
-    server: GharchiveServer, tmp_path: Path, sleeps: SleepLog
-) -> None:
-    server.truncate_next(NAME, times=3)
-    cache = tmp_path / "cache"
-    with pytest.raises(DownloadError, match=r"after 3 attempts: .*RemoteProtocolError"):
-        fetcher_for(server.url, cache, sleeps, max_attempts=3, backoff_initial=0).fetch(HOUR)
-    assert server.count(NAME) == 3
-    assert list((cache / "gharchive").iterdir()) == []  # neither a final file nor a .part
-
-
-def test_read_timeout_is_transient(server: GharchiveServer, tmp_path: Path, sleeps: SleepLog) -> None:
-    server.delay(NAME, 1.0)
-    cache = tmp_path / "cache"
-    fetcher = fetcher_for(server.url, cache, sleeps, max_attempts=2, timeout_seconds=0.2, backoff_initial=0)
-    with pytest.raises(DownloadError, match=r"after 2 attempts: .*ReadTimeout"):
-        fetcher.fetch(HOUR)
-    assert server.count(NAME) == 2
-    assert part_files(cache) == []
 
 
 # -- existence checks ---------------------------------------------------------------------

@@ -4,14 +4,14 @@ Hours are "published" by writing them into the twin's folder as the test's clock
 sensor checks publication with real HEAD requests through `GharchiveResource`. Each tick is
 evaluated the way the daemon evaluates it (`SensorDefinition.evaluate_tick` with the
 Definitions, so run requests are resolved against the job's partitions), and the cursor is
-carried from tick to tick as the daemon carries it.
+carried from tick to tick as the daemon carries it. The plan itself (`plan_next_hours`, without
+Dagster or HTTP) is tested here too; the run through the real sensor daemon is in
+test_mining_sensor_daemon.py.
 """
 
 import datetime as dt
-import logging
 import random
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,24 +20,19 @@ import pytest
 
 from swe_forge_dagster.assets.gharchive import gharchive_pr_events
 from swe_forge_dagster.assets.partitions import hourly_partitions
-from swe_forge_dagster.demo.worlds.gharchive_world import write_hour
 from swe_forge_dagster.gharchive.download import DownloadError
 from swe_forge_dagster.gharchive.hours import archive_file_name, partition_key
 from swe_forge_dagster.gharchive.schedule import HOUR, last_complete_hour, parse_cursor, plan_next_hours
 from swe_forge_dagster.resources import GharchiveResource, LakeResource
 from swe_forge_dagster.sensors.mining import PublicationCheckError, build_mining_sensor, gharchive_mining_sensor
-from tests.conftest import REPO_ROOT
-from tests.twins.gharchive_server import GharchiveServer
+from tests.support.mining_sensor import (
+    Archive,
+    archive_fixture,  # noqa: F401 (fixture)
+    at,
+    key,
+)
 
 DAY = dt.datetime(2015, 1, 1, tzinfo=dt.UTC)
-
-
-def at(hour: int, minute: int = 0, day: int = 1) -> dt.datetime:
-    return dt.datetime(2015, 1, day, tzinfo=dt.UTC) + dt.timedelta(hours=hour, minutes=minute)
-
-
-def key(hour: int, day: int = 1) -> str:
-    return partition_key(at(hour, day=day))
 
 
 class Clock:
@@ -51,27 +46,6 @@ class Clock:
 
     def advance(self, **delta: float) -> None:
         self.now += dt.timedelta(**delta)
-
-
-class Archive:
-    """The GH Archive twin plus its folder: publishing an hour is writing its file."""
-
-    def __init__(self, root: Path, server: GharchiveServer) -> None:
-        self.root = root
-        self.server = server
-
-    def publish(self, *hours: dt.datetime) -> None:
-        for hour in hours:
-            write_hour(self.root, hour, events=2)
-
-    def publish_range(self, first: dt.datetime, last: dt.datetime) -> None:
-        hour = first
-        while hour <= last:
-            self.publish(hour)
-            hour += HOUR
-
-    def heads(self, hour: dt.datetime) -> int:
-        return self.server.count(archive_file_name(hour), "HEAD")
 
 
 @dataclass
@@ -115,14 +89,6 @@ class SensorHarness:
         result = Tick(keys, data.skip_message, data.cursor)
         self.ticks.append(result)
         return result
-
-
-@pytest.fixture
-def archive(tmp_path: Path) -> Iterator[Archive]:
-    root = tmp_path / "mirror"
-    root.mkdir()
-    with GharchiveServer(root) as server:
-        yield Archive(root, server)
 
 
 HarnessFactory = Callable[..., SensorHarness]
@@ -375,79 +341,3 @@ def test_sensor_keys_are_partitions_of_the_hourly_assets() -> None:
     plan = plan_next_hours(None, at(5, 5), published_until(at(9)), earliest=hourly_partitions.start)
     valid = set(hourly_partitions.get_partition_keys(current_time=at(5, 5)))
     assert plan.keys and set(plan.keys) <= valid and plan.keys[-1] == max(valid)
-
-
-# ########################
-# ##### through the real sensor daemon (internal APIs: may need updating on a Dagster upgrade)
-# ########################
-
-
-def test_the_daemon_launches_each_hour_once_even_when_the_cursor_is_moved_back(
-    archive: Archive, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The sensor in a code server, ticked by the daemon's own loop; runs stay queued (no run daemon)."""
-    from dagster._core.scheduler.instigation import SensorInstigatorData
-    from dagster._core.test_utils import create_test_daemon_workspace_context, load_remote_repo
-    from dagster._core.workspace.load_target import ModuleTarget
-    from dagster._daemon.sensor import execute_sensor_iteration
-
-    clock_file = tmp_path / "clock"
-    clock_file.write_text(at(6, 10).isoformat())
-    monkeypatch.setenv("SWE_FORGE_TEST_CLOCK_FILE", str(clock_file))
-    monkeypatch.setenv("SWE_FORGE_GHARCHIVE_URL", archive.server.url)
-    monkeypatch.setenv("SWE_FORGE_HOME", str(tmp_path / "home"))
-    archive.publish_range(at(0), at(5))
-    target = ModuleTarget(
-        module_name="tests.mining_sensor_target",
-        attribute="defs",
-        working_directory=str(REPO_ROOT),
-        location_name="mining_test",
-    )
-    queued = {"run_coordinator": {"module": "dagster._core.run_coordinator", "class": "QueuedRunCoordinator"}}
-    with (
-        dg.instance_for_test(overrides=queued) as instance,
-        create_test_daemon_workspace_context(target, instance) as workspace,
-    ):
-        sensor = load_remote_repo(workspace, "__repository__").get_sensor("gharchive_mining_sensor")
-
-        def tick() -> None:
-            time.sleep(1.05)  # the sensor's minimum interval (1 s; 0 would mean the 30 s default)
-            list(execute_sensor_iteration(workspace, logging.getLogger("mining-test"), None, None))
-
-        def launched() -> list[str]:
-            return [run.tags["dagster/partition"] for run in reversed(instance.get_runs())]
-
-        def cursor() -> str | None:
-            state = instance.get_instigator_state(sensor.get_remote_origin_id(), sensor.selector_id)
-            return state.instigator_data.cursor if state else None
-
-        tick()
-        tick()
-        assert launched() == [key(h) for h in range(6)] and cursor() == key(5)
-
-        # An operator moves the cursor back to 01:00: the sensor asks again, the daemon runs nothing twice.
-        state = instance.get_instigator_state(sensor.get_remote_origin_id(), sensor.selector_id)
-        data = state.instigator_data
-        instance.update_instigator_state(
-            state.with_data(
-                SensorInstigatorData(
-                    last_tick_timestamp=data.last_tick_timestamp,
-                    last_run_key=data.last_run_key,
-                    min_interval=sensor.min_interval_seconds,
-                    cursor=key(1),
-                    sensor_type=sensor.sensor_type,
-                )
-            )
-        )
-        tick()
-        tick()
-        assert launched() == [key(h) for h in range(6)] and cursor() == key(5)
-
-        archive.publish(at(6))
-        clock_file.write_text(at(7, 5).isoformat())
-        tick()
-        runs = list(reversed(instance.get_runs()))
-        assert [run.tags["dagster/partition"] for run in runs] == [key(h) for h in range(7)]
-        assert all(run.job_name == "hourly_pipeline_job" for run in runs)
-        assert all(run.tags["dagster/sensor_name"] == "gharchive_mining_sensor" for run in runs)
-        assert len({run.tags["dagster/run_key"] for run in runs}) == 7

@@ -30,6 +30,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from swe_forge_dagster.settings import DEFAULT_GIT_URL
+
 _REPO_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 _SHA_RE = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 _REF_RE = re.compile(r"^[A-Za-z0-9_./+-]+$")
@@ -73,7 +75,7 @@ class RepoCache:
     def __init__(
         self,
         root: Path,
-        url_template: str = "https://github.com/{repo}.git",
+        url_template: str = DEFAULT_GIT_URL,
         git: str = "git",
         timeout: float = 1800.0,
     ) -> None:

@@ -55,7 +55,7 @@ class Dataset:
         return any(Path(lake_dir / self.name).glob(self.pattern))
 
 
-# Public views (DESIGN.md): every dataset of the lake, one view each.
+# Public views (the README's SQL section): every dataset of the lake, one view each.
 DATASETS: dict[str, Dataset] = {
     "gharchive_pr_events": Dataset(
         name="gharchive_pr_events",

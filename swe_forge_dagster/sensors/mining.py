@@ -1,7 +1,8 @@
 """`gharchive_mining_sensor`: requests each published GH Archive hour, in order, exactly once.
 
-A cursor sensor (the "Option C" of the design notes). The cursor is the partition key of the
-last hour it requested (e.g. `2015-01-01-05:00`, readable and editable in the UI). Each tick it
+A cursor sensor (rather than a schedule built from the partitioned job, or an `on_cron`
+automation condition: neither checks publication). The cursor is the partition key of the last
+hour it requested (e.g. `2015-01-01-05:00`, readable and editable in the UI). Each tick it
 asks `swe_forge_dagster.gharchive.schedule.plan_next_hours` which hours come next and requests
 one run of the target job per hour, `partition_key` = `run_key` = the hour key. The decision
 rules live in that module (plain Python, unit-tested); this one only adapts them to Dagster:

@@ -7,11 +7,11 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from swe_forge_dagster.settings import Settings
+from swe_forge_dagster.settings import DEFAULT_BASE_IMAGE, Settings
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SHARED_FIXTURES = REPO_ROOT.parent / "shared" / "fixtures"
-BASE_IMAGE = os.environ.get("SWE_FORGE_BASE_IMAGE", "swe-forge-base:bookworm")
+BASE_IMAGE = os.environ.get("SWE_FORGE_BASE_IMAGE", DEFAULT_BASE_IMAGE)
 EXAMPLES = REPO_ROOT / "examples"
 
 SettingsFactory = Callable[..., Settings]
