@@ -19,7 +19,8 @@ from swe_forge_dagster.candidates.ledger import Ledger
 from swe_forge_dagster.definitions import build_definitions
 from swe_forge_dagster.demo.twins.github_twin import GithubTwin
 from swe_forge_dagster.demo.worlds.gharchive_world import write_hour
-from swe_forge_dagster.demo.worlds.github_world import GithubWorld, world_from_pr_events
+from swe_forge_dagster.demo.worlds.github_world import GithubWorld
+from swe_forge_dagster.demo.worlds.github_world_gen import world_from_pr_events
 from swe_forge_dagster.gharchive.parse import parse_hour
 from swe_forge_dagster.lake.catalog import query
 from swe_forge_dagster.orchestration.launcher import materialize_hours

@@ -10,7 +10,8 @@ import pytest
 
 from swe_forge_dagster.common.slots import Slots
 from swe_forge_dagster.demo.twins.github_twin import GithubTwin
-from swe_forge_dagster.demo.worlds.github_world import GithubWorld, world_from_pr_events
+from swe_forge_dagster.demo.worlds.github_world import GithubWorld
+from swe_forge_dagster.demo.worlds.github_world_gen import world_from_pr_events
 from swe_forge_dagster.github.client import (
     GitHubAuthError,
     GitHubClient,

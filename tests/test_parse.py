@@ -44,7 +44,7 @@ def test_real_hour_matches_independent_count(gharchive_2015: Path, tmp_path: Pat
 
 
 def test_provenance_counts_of_hour_zero(gharchive_2015: Path, tmp_path: Path) -> None:
-    """../shared/fixtures/gharchive PROVENANCE.md: 7,702 events, 315 PullRequestEvents (163 opened, 151 closed, 1 reopened), 126 merged."""
+    """PROVENANCE.md of the fixture: 7,702 events, 315 PR events (163 opened, 151 closed, 1 reopened), 126 merged."""
     table = parse_hour(gharchive_2015 / "2015-01-01-0.json.gz", tmp_path).table
     assert table.num_rows == 315
     assert Counter(table.column("action").to_pylist()) == {"opened": 163, "closed": 151, "reopened": 1}

@@ -19,8 +19,8 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 import httpx
-from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
 
+from swe_forge_dagster.common.retry import Backoff
 from swe_forge_dagster.common.slots import Slots
 from swe_forge_dagster.gharchive.hours import archive_file_name, archive_url, partition_key
 
@@ -66,6 +66,11 @@ def _retry_after_seconds(value: str | None) -> float | None:
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=dt.UTC)  # RFC 9110 dates are GMT
     return max(0.0, (parsed - dt.datetime.now(dt.UTC)).total_seconds())
+
+
+def _server_wait(exc: BaseException) -> float | None:
+    """The wait the archive named with `Retry-After` (the shared `Backoff` caps it), or None to back off."""
+    return exc.retry_after if isinstance(exc, TransientDownloadError) else None
 
 
 def _is_certificate_error(exc: BaseException) -> bool:
@@ -117,22 +122,14 @@ class ArchiveFetcher:
     def fetch(self, hour: dt.datetime) -> FetchedHour:
         if self.is_local:
             return self._fetch_local(hour)
+        backoff = Backoff(self.max_attempts, self.backoff_initial, self.backoff_max)
+        retrying = backoff.retrying(TransientDownloadError, sleep=self._sleep, server_wait=_server_wait)
         attempts = 0
-
-        def count_attempt(_: RetryCallState) -> None:
-            nonlocal attempts
-            attempts += 1
-
-        retrying = Retrying(
-            retry=retry_if_exception_type(TransientDownloadError),
-            stop=stop_after_attempt(self.max_attempts),
-            wait=self._wait,
-            sleep=self._sleep,
-            before=count_attempt,
-            reraise=True,
-        )
         try:
-            fetched = retrying(self._download_once, hour)
+            for attempt in retrying:
+                with attempt:
+                    attempts = attempt.retry_state.attempt_number
+                    fetched = self._download_once(hour)
         except TransientDownloadError as exc:
             raise DownloadError(f"giving up on {self.url_for(hour)} after {attempts} attempts: {exc}") from exc
         return FetchedHour(fetched.path, fetched.size, fetched.owned, attempts)
@@ -150,12 +147,6 @@ class ArchiveFetcher:
         if response.status_code in (200, 404):
             return response.status_code == 200
         raise DownloadError(f"cannot tell whether {url} is published: it answered {response.status_code}")
-
-    def _wait(self, state: RetryCallState) -> float:
-        exc = state.outcome.exception() if state.outcome else None
-        if isinstance(exc, TransientDownloadError) and exc.retry_after is not None:
-            return min(exc.retry_after, self.backoff_max)
-        return min(self.backoff_max, self.backoff_initial * 2 ** (state.attempt_number - 1))
 
     def _local_path(self, hour: dt.datetime) -> Path:
         return Path(unquote(urlparse(self.base_url).path)) / archive_file_name(hour)

@@ -3,7 +3,7 @@
 - Primary rate limits (`x-ratelimit-remaining: 0`, GraphQL `RATE_LIMITED`): wait for the reset
   when it is near, else fail with "retry after HH:MM UTC".
 - Secondary limits (403/429 "secondary rate limit", `Retry-After`): wait and retry.
-- 5xx and network errors: exponential backoff, bounded.
+- 5xx and network errors: exponential backoff, bounded (every wait between attempts is `common.retry`'s).
 - 401: fail at once with a message naming GITHUB_TOKEN (never its value).
 - REST GETs are conditional on the stored ETag: a 304 costs no rate limit.
 - At most `max_in_flight` requests at once in this process, and (with `slots`) machine-wide.
@@ -22,6 +22,7 @@ from urllib.parse import urlencode
 
 import httpx
 
+from swe_forge_dagster.common.retry import Backoff
 from swe_forge_dagster.common.slots import Slots
 from swe_forge_dagster.github.store import CachedResponse, GithubStore
 
@@ -194,52 +195,68 @@ class GitHubClient:
 
     # -- the request loop -----------------------------------------------------------------
     def _request(self, method: str, url: str, *, resource: str, **kwargs: Any) -> httpx.Response:
+        """Send until GitHub answers something final; the attempts and waits are the shared `Backoff`'s."""
         what = f"{method} {url.removeprefix(self.api_url)}"
-        for attempt in range(1, self.max_attempts + 1):
-            self._respect_known_limit(resource)
-            try:
-                with self._in_flight, self.slots.hold() if self.slots else nullcontext():
-                    response = self._http.request(method, url, **kwargs)
-            except httpx.TransportError as exc:
-                self._retry_or_raise(attempt, f"{what}: {type(exc).__name__}: {exc}")
-                continue
-            self._note(response, resource)
-            status = response.status_code
-            if status == 401:
-                raise GitHubAuthError(
-                    f"{what}: GitHub rejected the token (401 {_message(response) or 'Bad credentials'}): "
-                    "check GITHUB_TOKEN (it must be a valid token with public repository read access)"
-                )
-            if status in (403, 429) and self._is_rate_limited(response, resource, attempt, what):
-                continue
-            if status >= 500:
-                self._retry_or_raise(attempt, f"{what}: {status} {response.reason_phrase}")
-                continue
-            return response
-        raise AssertionError("unreachable")  # pragma: no cover
+        retrying = self._backoff().retrying(
+            _Again, sleep=self._pause, server_wait=_Again.wait_of, cap_server_wait=False, after_wait=self._forget_waited
+        )
+        try:
+            for attempt in retrying:
+                with attempt:
+                    return self._send(method, url, resource, what, attempt.retry_state.attempt_number, kwargs)
+        except _Again as exc:
+            raise exc.give_up from exc.__cause__
+        raise AssertionError("unreachable")  # pragma: no cover (tenacity returns or raises)
 
-    def _is_rate_limited(self, response: httpx.Response, resource: str, attempt: int, what: str) -> bool:
-        """Handle a 403/429 that is a rate limit (wait, or raise); False for a plain 403."""
+    def _send(
+        self, method: str, url: str, resource: str, what: str, attempt: int, kwargs: dict[str, Any]
+    ) -> httpx.Response:
+        """One attempt: the response, a GitHubError retrying will not fix, or `_Again` to try once more."""
+        self._respect_known_limit(resource)
+        try:
+            with self._in_flight, self.slots.hold() if self.slots else nullcontext():
+                response = self._http.request(method, url, **kwargs)
+        except httpx.TransportError as exc:
+            problem = f"{what}: {type(exc).__name__}: {exc}"
+            raise _Again(GitHubUnavailableError(f"{problem} (gave up after {attempt} attempts)")) from exc
+        self._note(response, resource)
+        status = response.status_code
+        if status == 401:
+            raise GitHubAuthError(
+                f"{what}: GitHub rejected the token (401 {_message(response) or 'Bad credentials'}): "
+                "check GITHUB_TOKEN (it must be a valid token with public repository read access)"
+            )
+        if status in (403, 429):
+            self._check_rate_limit(response, resource, attempt, what)
+        if status >= 500:
+            problem = f"{what}: {status} {response.reason_phrase}"
+            raise _Again(GitHubUnavailableError(f"{problem} (gave up after {attempt} attempts)"))
+        return response
+
+    def _check_rate_limit(self, response: httpx.Response, resource: str, attempt: int, what: str) -> None:
+        """Raise `_Again` with the wait for a 403/429 that is a rate limit (or fail at once); pass a plain 403.
+
+        A wait longer than `max_rate_limit_wait` fails now with the time to come back, but only
+        when another attempt is left: on the last one there is no wait to refuse.
+        """
         message = _message(response)
         retry_after = response.headers.get("retry-after")
+        last = attempt >= self.max_attempts
         if "secondary rate limit" in message.lower() or retry_after is not None:
-            if attempt >= self.max_attempts:
-                raise GitHubRateLimitError(f"{what}: secondary rate limit persisted through {attempt} attempts")
-            wait = float(retry_after) if retry_after and retry_after.isdigit() else self._backoff(attempt)
-            if wait > self.max_rate_limit_wait:  # retrying early only prolongs a secondary limit
+            give_up = GitHubRateLimitError(f"{what}: secondary rate limit persisted through {attempt} attempts")
+            wait = float(retry_after) if retry_after and retry_after.isdigit() else self._backoff().delay(attempt)
+            if not last and wait > self.max_rate_limit_wait:  # retrying early only prolongs a secondary limit
                 until = self._clock() + wait
                 raise GitHubRateLimitError(
                     f"{what}: GitHub secondary rate limit, Retry-After {wait:.0f}s: retry after {_clock_text(until)}"
                 )
-            self._pause(wait)
-            return True
+            raise _Again(give_up, wait)
         if response.headers.get("x-ratelimit-remaining") == "0":
-            if attempt >= self.max_attempts:
-                raise GitHubRateLimitError(f"{what}: rate limited through {attempt} attempts")
+            give_up = GitHubRateLimitError(f"{what}: rate limited through {attempt} attempts")
+            if last:
+                raise _Again(give_up)
             reset = float(response.headers.get("x-ratelimit-reset") or self._clock() + 60)
-            self._wait_for_reset(resource, reset)
-            return True
-        return False
+            raise _Again(give_up, self._reset_wait(resource, reset), waits_out=resource)
 
     def _note(self, response: httpx.Response, resource: str) -> None:
         headers = response.headers
@@ -266,6 +283,11 @@ class GitHubClient:
             self._wait_for_reset(resource, until)
 
     def _wait_for_reset(self, resource: str, reset_epoch: float) -> None:
+        self._pause(self._reset_wait(resource, reset_epoch))
+        self._forget_limit(resource)
+
+    def _reset_wait(self, resource: str, reset_epoch: float) -> float:
+        """Seconds until `resource` resets (plus one for clock skew), or the error when that is too long."""
         wait = max(0.0, reset_epoch - self._clock()) + 1.0
         if wait > self.max_rate_limit_wait:
             raise GitHubRateLimitError(
@@ -273,20 +295,39 @@ class GitHubClient:
                 f"retry after {_clock_text(reset_epoch + 60)} (waits over {self.max_rate_limit_wait:.0f}s "
                 "are not taken; raise max_rate_limit_wait to wait instead)"
             )
-        self._pause(wait)
+        return wait
+
+    def _forget_limit(self, resource: str) -> None:
+        """Once its reset was waited out, a limit must not hold up the next request again."""
         with self._lock:
             self._exhausted_until.pop(resource, None)
 
-    def _backoff(self, attempt: int) -> float:
-        return min(self.backoff_max, self.backoff_initial * 2 ** (attempt - 1))
+    def _forget_waited(self, error: BaseException) -> None:
+        if isinstance(error, _Again) and error.waits_out is not None:
+            self._forget_limit(error.waits_out)
 
-    def _retry_or_raise(self, attempt: int, problem: str) -> None:
-        if attempt >= self.max_attempts:
-            raise GitHubUnavailableError(f"{problem} (gave up after {attempt} attempts)")
-        self._pause(self._backoff(attempt))
+    def _backoff(self) -> Backoff:
+        return Backoff(self.max_attempts, self.backoff_initial, self.backoff_max)
 
     def _pause(self, seconds: float) -> None:
         with self._lock:
             self.stats.retries += 1
             self.stats.waited_seconds += seconds
         self._sleep(seconds)
+
+
+class _Again(Exception):
+    """An attempt another one may fix: the error to raise if none is left, and the wait GitHub asked for.
+
+    `wait` None means exponential backoff; `waits_out` names a primary limit the wait outlasts.
+    """
+
+    def __init__(self, give_up: GitHubError, wait: float | None = None, *, waits_out: str | None = None) -> None:
+        super().__init__(str(give_up))
+        self.give_up = give_up
+        self.wait = wait
+        self.waits_out = waits_out
+
+    @staticmethod
+    def wait_of(error: BaseException) -> float | None:
+        return error.wait if isinstance(error, _Again) else None

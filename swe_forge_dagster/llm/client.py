@@ -4,8 +4,9 @@ Each call offers exactly one tool whose JSON schema is a pydantic model and forc
 `tool_choice`. The arguments are validated by that model; a missing tool call, invalid JSON or
 a schema violation goes back to the model as an error message and is retried a bounded number
 of times, then the item fails with the reason. Nothing is ever defaulted silently. 429/5xx,
-timeouts and connection errors are retried with backoff, honouring `Retry-After`. Identical
-requests are answered from the cache; every call lands in the ledger.
+timeouts and connection errors are retried with backoff, honouring `Retry-After` (the shared
+policy in `common.retry`). Identical requests are answered from the cache; every call lands in
+the ledger.
 
 `chat` is the other kind of call: one turn of a tool-using agent, tools offered but not forced,
 with the same retries, cache and ledger (the agent loop itself is in `tasks.agent_tools`).
@@ -25,12 +26,15 @@ from typing import Any, TypeVar
 import openai
 from pydantic import BaseModel, ValidationError
 
+from swe_forge_dagster.common.retry import Backoff
 from swe_forge_dagster.common.slots import Slots
 from swe_forge_dagster.llm.cache import AnswerCache, request_key
 from swe_forge_dagster.llm.ledger import CallLedger, CallRecord
 
 T = TypeVar("T", bound=BaseModel)
 KEY_ENVS = "SWE_FORGE_LLM_API_KEY or OPENROUTER_API_KEY"
+# Worth another try: rate limits, 5xx, timeouts and dropped connections. Other errors are final.
+_TRANSIENT = (openai.RateLimitError, openai.InternalServerError, openai.APITimeoutError, openai.APIConnectionError)
 
 
 class LLMError(Exception):
@@ -103,6 +107,21 @@ class Prices:
 def _schema(model_cls: type[BaseModel]) -> str:
     """The tool's JSON schema, built once per model class (it is not cheap, and calls are many)."""
     return json.dumps(model_cls.model_json_schema())
+
+
+def _error_text(exc: Exception) -> str:
+    """A transient error as the ledger and the final message name it, e.g. `RateLimitError: 429`."""
+    return f"{type(exc).__name__}: {getattr(exc, 'status_code', '')}".strip(": ")
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    """The endpoint's `Retry-After` in seconds, or None (unparseable or absent) to back off instead."""
+    response = getattr(exc, "response", None)
+    header = response.headers.get("retry-after") if response is not None else None
+    try:
+        return max(0.0, float(header)) if header is not None else None
+    except ValueError:
+        return None
 
 
 def tool_for(model_cls: type[BaseModel], name: str, description: str) -> dict[str, Any]:
@@ -282,48 +301,43 @@ class LLMClient:
         item: str | None, attempt: int,
     ) -> tuple[Any, dict[str, Any]]:  # fmt: skip
         """One chat completion (retried on transport errors): the message and its usage for the ledger."""
-        for transport_try in range(1, self.max_attempts + 1):
-            started = time.perf_counter()
-            try:
-                with self._in_flight, self.slots.hold() if self.slots else nullcontext():
-                    completion = self._openai.chat.completions.create(
-                        model=self.model,
-                        messages=messages,
-                        tools=tools,
-                        tool_choice=choice,  # type: ignore[arg-type]
-                    )
-            except openai.AuthenticationError as exc:
-                self._record(CallRecord(stage, self.model, "http_error", item, attempt, error="401"))
-                raise LLMAuthError(f"the LLM endpoint rejected the API key (401): check {KEY_ENVS}") from exc
-            except (openai.RateLimitError, openai.InternalServerError, openai.APITimeoutError,
-                    openai.APIConnectionError) as exc:  # fmt: skip
-                latency = (time.perf_counter() - started) * 1000
-                error = f"{type(exc).__name__}: {getattr(exc, 'status_code', '')}".strip(": ")
-                self._record(CallRecord(stage, self.model, "http_error", item, attempt, error=error,
-                                        latency_ms=latency))  # fmt: skip
-                if transport_try >= self.max_attempts:
-                    raise LLMError(f"{stage}: {error} persisted through {transport_try} attempts") from exc
-                self._sleep(self._wait(exc, transport_try))
-                continue
-            except openai.APIStatusError as exc:
-                self._record(CallRecord(stage, self.model, "http_error", item, attempt, error=str(exc.status_code)))
-                raise LLMError(f"{stage}: the LLM endpoint answered {exc.status_code}: {exc.message}") from exc
-            usage = self._account(completion, (time.perf_counter() - started) * 1000)
-            if not completion.choices:
-                self._record(CallRecord(stage, self.model, "failed", item, attempt, error="no choices", **usage))
-                raise LLMError(f"{stage}: the LLM endpoint returned no choices")
-            return completion.choices[0].message, usage
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    def _wait(self, exc: Exception, transport_try: int) -> float:
-        response = getattr(exc, "response", None)
-        header = response.headers.get("retry-after") if response is not None else None
+        backoff = Backoff(self.max_attempts, self.backoff_initial, self.backoff_max)
+        retrying = backoff.retrying(_TRANSIENT, sleep=self._sleep, server_wait=_retry_after)
         try:
-            if header is not None:
-                return min(self.backoff_max, max(0.0, float(header)))
-        except ValueError:
-            pass
-        return min(self.backoff_max, self.backoff_initial * 2 ** (transport_try - 1))
+            return retrying(self._complete_once, stage, messages, tools, choice, item, attempt)
+        except _TRANSIENT as exc:
+            raise LLMError(f"{stage}: {_error_text(exc)} persisted through {self.max_attempts} attempts") from exc
+
+    def _complete_once(
+        self, stage: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], choice: str | dict[str, Any],
+        item: str | None, attempt: int,
+    ) -> tuple[Any, dict[str, Any]]:  # fmt: skip
+        """One request; every failure lands in the ledger, and only `_TRANSIENT` ones are left to retry."""
+        started = time.perf_counter()
+        try:
+            with self._in_flight, self.slots.hold() if self.slots else nullcontext():
+                completion = self._openai.chat.completions.create(
+                    model=self.model,
+                    messages=messages,
+                    tools=tools,
+                    tool_choice=choice,  # type: ignore[arg-type]
+                )
+        except openai.AuthenticationError as exc:
+            self._record(CallRecord(stage, self.model, "http_error", item, attempt, error="401"))
+            raise LLMAuthError(f"the LLM endpoint rejected the API key (401): check {KEY_ENVS}") from exc
+        except _TRANSIENT as exc:
+            latency = (time.perf_counter() - started) * 1000
+            self._record(CallRecord(stage, self.model, "http_error", item, attempt, error=_error_text(exc),
+                                    latency_ms=latency))  # fmt: skip
+            raise
+        except openai.APIStatusError as exc:
+            self._record(CallRecord(stage, self.model, "http_error", item, attempt, error=str(exc.status_code)))
+            raise LLMError(f"{stage}: the LLM endpoint answered {exc.status_code}: {exc.message}") from exc
+        usage = self._account(completion, (time.perf_counter() - started) * 1000)
+        if not completion.choices:
+            self._record(CallRecord(stage, self.model, "failed", item, attempt, error="no choices", **usage))
+            raise LLMError(f"{stage}: the LLM endpoint returned no choices")
+        return completion.choices[0].message, usage
 
     def _account(self, completion: Any, latency_ms: float) -> dict[str, Any]:
         """Add a completion's tokens and cost to the stats; return them as ledger fields."""

@@ -3,7 +3,7 @@
 Values the events carry win, and everything the trimmed 2025 payload leaves NULL is invented
 deterministically per (seed, repo, number), with enough variety (tiny repos, forks, docs-only PRs,
 bots, huge diffs...) that a local filter has real work to do. The dataclasses it fills live in
-`github_world`, which also re-exports `world_from_pr_events` under its historical import path.
+`github_world`.
 """
 
 from __future__ import annotations
