@@ -6,8 +6,9 @@ task materializes its stages successfully with `status: rejected` and the reason
 an answer); an exception fails the step, so that one task's stage can be retried alone from the UI.
 The last stage, `export_task`, materializes exactly one of two assets per partition: `swe_task`
 (the exported directory) for an accepted task, `task_rejection` (stage and reason) for a rejected
-one, so the partitions bar of `swe_task` is green only for real tasks and a rejected task is told
-apart at a glance (grey there, green in `task_rejection`).
+one, so the partitions bar of `swe_task` is green for real tasks and a rejected task is told
+apart at a glance (grey there, green in `task_rejection`). A task exported once and rejected on a
+re-run keeps its older `swe_task` materialization; its newer `task_rejection` one says what holds.
 `swe_dataset` (unpartitioned) rebuilds the SWE-bench JSONL/Parquet from the exported directories.
 """
 

@@ -2,4 +2,5 @@
 
 from swe_forge_dagster.cli.app import main
 
-main()
+if __name__ == "__main__":
+    main()

@@ -23,14 +23,13 @@ def usage_error(message: str) -> typer.Exit:
     return typer.Exit(EXIT_USAGE)
 
 
-def refresh_catalog_or_warn(catalog_path: object, lake_dir: object) -> None:
+def refresh_catalog_or_warn(catalog_path: Path, lake_dir: Path) -> None:
     """Refresh the DuckDB catalog's views; another process holding the file is a warning, not a failure."""
-    from swe_forge_dagster.lake.catalog import CatalogBusyError, refresh_catalog
+    from swe_forge_dagster.lake.catalog import refresh_catalog_or_warning
 
-    try:
-        refresh_catalog(catalog_path, lake_dir)  # type: ignore[arg-type]
-    except CatalogBusyError as exc:
-        err.print(f"[yellow]warning:[/] catalog not refreshed: {exc}")
+    if warning := refresh_catalog_or_warning(catalog_path, lake_dir):
+        err.print("[yellow]warning:[/] ", end="")
+        err.print(warning, markup=False, highlight=False)
 
 
 def input_dir(given: Path | None) -> Path:

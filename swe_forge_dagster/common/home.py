@@ -49,7 +49,7 @@ class HomeLayout:
 
     @property
     def repos(self) -> Path:
-        """Bare partial clones, one per repository (`tasks.repo_cache`)."""
+        """Bare partial clones, one per repository (`execution.repo_cache`)."""
         return self.cache / "repos"
 
     @property

@@ -77,8 +77,9 @@ def run_demo(settings: Settings, home: Path, out: Console, err: Console) -> int:
     from swe_forge_dagster.demo.worlds.github_world_gen import world_from_pr_events
     from swe_forge_dagster.demo.worlds.task_world import build_task_world
     from swe_forge_dagster.demo.worlds.world_agent import world_agent_responder
+    from swe_forge_dagster.gharchive.download import DownloadError
     from swe_forge_dagster.lake.catalog import query
-    from swe_forge_dagster.orchestration.ingest import ingest_hours
+    from swe_forge_dagster.orchestration.ingest import IngestUsageError, ingest_hours
 
     mirror = home / "gharchive-mirror"
     hours = demo_hours(settings)
@@ -110,8 +111,12 @@ def run_demo(settings: Settings, home: Path, out: Console, err: Console) -> int:
         err.print(f"demo world: {len(hours) + len(task_hours)} GH Archive hours in {mirror}; GitHub twin at "
                   f"{twin.url}; LLM twin at {llm.url}; git remotes in {task_world.git.root}")  # fmt: skip
         keys = [partition_key(h) for h in hours] + task_hours
-        ok = ingest_hours(demo_settings, keys, err, job_name="hourly_pipeline_job", github_token_env=DEMO_TOKEN_ENV,
-                          llm_key_envs=[DEMO_LLM_KEY_ENV])  # fmt: skip
+        try:
+            ok = ingest_hours(demo_settings, keys, err, job_name="hourly_pipeline_job",
+                              github_token_env=DEMO_TOKEN_ENV, llm_key_envs=[DEMO_LLM_KEY_ENV])  # fmt: skip
+        except (DownloadError, IngestUsageError) as exc:  # the demo's own mirror and hours: a bug, said plainly
+            err.print(f"demo ingest failed: {exc}", style="red", markup=False)
+            return 1
         requests = len(twin.counted_requests())
         tasks, evaluated = None, False
         if docker_client is not None:

@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
-import io
 import json
 import re
-import shlex
-import subprocess
+import shutil
 import tarfile
 import tempfile
 import threading
@@ -27,8 +25,9 @@ from pathlib import Path
 
 import docker
 
+from swe_forge_dagster.execution.repo_box import TREE_NAME, write_tree_archive
 from swe_forge_dagster.execution.repo_cache import RepoCache
-from swe_forge_dagster.execution.runners import PYTEST
+from swe_forge_dagster.execution.runners import PYTEST, fill_tests
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig
 from swe_forge_dagster.settings import DEFAULT_BASE_IMAGE
 
@@ -59,7 +58,8 @@ class EnvRecipe:
         return hashlib.sha256(raw.encode()).hexdigest()[:16]
 
     def tests_command(self, test_files: list[str]) -> str:
-        return self.test_command.format(tests=" ".join(shlex.quote(t) for t in test_files))
+        """The test command for `test_files`, filled as validation and the harness fill it."""
+        return fill_tests(self.test_command, test_files)
 
 
 def env_image_tag(repo: str, recipe: EnvRecipe) -> str:
@@ -81,12 +81,18 @@ class Environments:
         self._locks_guard = threading.Lock()
 
     def export_tree(self, repo: str, sha: str, into: Path) -> Path:
-        """The files of `sha` (no .git) in a host folder: `git archive` runs no repository code."""
-        archive = subprocess.run(["git", "-C", str(self.cache.path(repo)), "archive", "--format=tar", sha],
-                                 capture_output=True, check=True, timeout=300).stdout  # fmt: skip
-        into.mkdir(parents=True, exist_ok=True)
-        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-            tar.extractall(into, filter="data")
+        """The files of `sha` (no .git) in a host folder, exactly as every container sees the tree:
+        the same `git archive` as `repo_box.write_tree_archive` (export attributes off, isolated git),
+        which runs no repository code."""
+        with tempfile.TemporaryDirectory(prefix="swe-forge-tree-") as tmp:
+            archive = write_tree_archive(self.cache, repo, sha, Path(tmp) / "tree.tar")
+            with tarfile.open(archive) as tar:
+                tar.extractall(Path(tmp) / "x", filter="data")
+            unpacked = Path(tmp) / "x" / TREE_NAME
+            unpacked.mkdir(parents=True, exist_ok=True)  # an empty commit has no files at all
+            into.mkdir(parents=True, exist_ok=True)
+            for entry in unpacked.iterdir():
+                shutil.move(str(entry), into / entry.name)
         return into
 
     def dependency_fingerprint(self, repo: str, sha: str) -> str:

@@ -10,6 +10,7 @@ issue adds more.
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -24,28 +25,49 @@ PYTEST = (
 )
 
 
+_JUNITXML = re.compile(r"--junit-?xml[= ](?P<path>'[^']+'|\"[^\"]+\"|\S+)")
+
+
+def fill_tests(template: str, files: Iterable[str]) -> str:
+    """The template with `{tests}` replaced by the quoted test files: the one way every caller fills it.
+
+    Recipes are `str.format` templates (the environment agent's commands are checked that way, so
+    any other brace in them is doubled: `find . -exec rm {{}} +`); a command that is not a valid
+    format template (a seed or SWE-bench input with literal braces) has `{tests}` replaced as text.
+    """
+    joined = " ".join(shlex.quote(f) for f in files)
+    try:
+        return template.format(tests=joined)
+    except (KeyError, IndexError, ValueError):
+        return template.replace("{tests}", joined)
+
+
 @dataclass(frozen=True)
 class Runner:
-    """One test framework: its default command, its report parser and its single-test command."""
+    """One test framework: its report parser, its single-test command and how its report path is set."""
 
     name: str
-    default_command: str
     parse: Callable[[bytes, Iterable[str]], dict[str, Outcome]]
     single_test: Callable[[str], str]
     report_kind: str = "JUnit"
 
     def command(self, template: str, files: Iterable[str], report: str) -> tuple[str, str]:
-        """(the shell command for `files`, where its report will be). A template with its own fixed
-        report path (not `JUNIT`) keeps it: the caller then reads that path."""
-        command = template.replace("{tests}", " ".join(shlex.quote(f) for f in files))
+        """(the shell command for `files`, the report path to read).
+
+        The stored report path `JUNIT` is replaced by `report` (fresh per run). A template that
+        writes its report to a path of its own (`--junitxml=/elsewhere.xml`) keeps it, and that path
+        is returned (the caller removes it before the run, so a stale file is never read); a
+        template with no report option at all gets `JUNIT`, where nothing will be written.
+        """
+        command = fill_tests(template, files)
         if JUNIT in command:
             return command.replace(JUNIT, report), report
-        return command, JUNIT
+        own = _JUNITXML.search(command)
+        return command, own.group("path").strip("'\"") if own else JUNIT
 
 
 PYTEST_RUNNER = Runner(
     name="pytest",
-    default_command=PYTEST,
     parse=lambda xml, files: parse_junit(xml, known_files=files),
     single_test=lambda test_id: f"python -m pytest -p no:cacheprovider -q {shlex.quote(test_id)}",
 )

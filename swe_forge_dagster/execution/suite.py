@@ -3,8 +3,9 @@
 Task validation (the PR's tests without and with the fix) and evaluation (the task's checks on
 the agent's diff) both run their suites here, so both get the same guarantees:
 
-- the report path is fresh and random per run, and removed before the command, so a report left
-  behind by earlier code (or written ahead by the code under test) is never read;
+- the report path is fresh and random per run (unless the command names its own with
+  `--junitxml=PATH`), and removed before the command, so a report left behind by earlier code
+  (or written ahead by the code under test) is never read;
 - console output is never parsed for verdicts: a run without a readable report has no outcomes
   (`error` says why), and printing "PASSED" proves nothing;
 - the command runs under a timeout that kills its whole process group; output is bounded;

@@ -215,6 +215,12 @@ class HarnessConfig(BaseModel):
     parallel: int = Field(default=1, ge=1, le=64)
     run_id: str = Field(default_factory=lambda: uuid.uuid4().hex[:12])
 
+    @field_validator("agent_dir")
+    @classmethod
+    def _absolute_agent_dir(cls, value: Path | None) -> Path | None:
+        """Absolute, so the agent's label (and its eval_results rows) is the same from the CLI and the UI."""
+        return value.expanduser().resolve() if value is not None else None
+
     @field_validator("agent_env")
     @classmethod
     def _names(cls, value: tuple[str, ...]) -> tuple[str, ...]:

@@ -45,8 +45,8 @@ from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig, SandboxE
 from swe_forge_dagster.harness.agent import AGENT_DIR, agent_environment, prompt_files, run_agent
 from swe_forge_dagster.harness.checks import CheckRun, run_checks, sanity_problems
 from swe_forge_dagster.harness.cleanup import harness_labels, keep, remove_stale
-from swe_forge_dagster.harness.inputs import checked, load_task_dir
-from swe_forge_dagster.harness.models import HarnessConfig, HarnessTask, Status, TaskLoadError, TaskResult
+from swe_forge_dagster.harness.inputs import checked
+from swe_forge_dagster.harness.models import HarnessConfig, HarnessTask, Status, TaskResult
 from swe_forge_dagster.harness.protection import apply_agent_diff, filter_diff
 
 log = logging.getLogger(__name__)
@@ -333,19 +333,3 @@ def _unresolved_reason(run: CheckRun) -> str:
     failing = [c.test_id or c.command for c in run.fail_to_pass + run.pass_to_pass if not c.passed]
     shown = ", ".join(failing[:5]) + (f" and {len(failing) - 5} more" if len(failing) > 5 else "")
     return f"{run.counts()}; failing: {shown}"
-
-
-def evaluate_task(task: HarnessTask, config: HarnessConfig, *, client: docker.DockerClient | None = None) -> TaskResult:
-    """Evaluate ONE task with `config` (what a per-task Dagster asset calls); never raises for task problems."""
-    with Harness(config, client=client) as harness:
-        return harness.evaluate(task)
-
-
-def evaluate_task_dir(
-    directory: str | Path, config: HarnessConfig, *, client: docker.DockerClient | None = None
-) -> TaskResult:
-    """Evaluate the task in `directory` (ours or the seed's); an unreadable one is a `setup_error` result."""
-    loaded = load_task_dir(directory, default_image=config.docker_image)
-    if isinstance(loaded, TaskLoadError):
-        return loaded.as_result()
-    return evaluate_task(loaded, config, client=client)

@@ -18,7 +18,6 @@ from swe_forge_dagster.harness.models import INFRA_STATUSES, Status, TaskResult
 
 EXIT_OK = 0
 EXIT_NOT_EVALUATED = 1
-EXIT_USAGE = 2
 
 
 def counts(results: Sequence[TaskResult]) -> dict[str, int]:

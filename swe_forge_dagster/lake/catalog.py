@@ -168,3 +168,13 @@ def query(lake_dir: Path, sql: str) -> pa.Table:
             raise QueryError(f"{exc}\n(views: {', '.join(DATASETS)})") from exc
     finally:
         con.close()
+
+
+def refresh_catalog_or_warning(catalog_path: Path, lake_dir: Path) -> str | None:
+    """Refresh the views after a command's runs; another process holding the file is a warning (returned),
+    not a failure: `swe-forge sql` builds fresh views anyway."""
+    try:
+        refresh_catalog(catalog_path, lake_dir)
+    except CatalogBusyError as exc:
+        return f"catalog not refreshed: {exc}"
+    return None

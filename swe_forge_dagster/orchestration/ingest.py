@@ -32,7 +32,7 @@ def ingest_hours(
     """
     from swe_forge_dagster.definitions import build_definitions
     from swe_forge_dagster.gharchive.download import ArchiveFetcher
-    from swe_forge_dagster.lake.catalog import CatalogBusyError, refresh_catalog
+    from swe_forge_dagster.lake.catalog import refresh_catalog_or_warning
     from swe_forge_dagster.orchestration.instance import open_instance
     from swe_forge_dagster.orchestration.launcher import materialize_hours
 
@@ -56,8 +56,7 @@ def ingest_hours(
         for message in outcome.errors:
             err.print(f"  {message}", style="red", markup=False)
         ok &= outcome.success
-    try:
-        refresh_catalog(settings.catalog_path, settings.lake_dir)
-    except CatalogBusyError as exc:
-        err.print(f"[yellow]warning:[/] catalog not refreshed: {exc}")
+    if warning := refresh_catalog_or_warning(settings.catalog_path, settings.lake_dir):
+        err.print("[yellow]warning:[/] ", end="")
+        err.print(warning, markup=False, highlight=False)
     return ok

@@ -5,7 +5,7 @@ Neither agent is trusted. Each submission is checked by running it again in a fr
 the way validation will run it, and only a submission that survives that replay ends the loop;
 a failed replay goes back to the agent as the reason, so it can fix its answer. Even then, the
 test writer's FAIL_TO_PASS/PASS_TO_PASS lists are ignored: the caller turns the files into a
-`test_patch` (`execute.patch_adding_files`) and proves the lists by execution at base.
+`test_patch` (`execution.patch.patch_adding_files`) and proves the lists by execution at base.
 
 The loop itself (shell tool, turns, transcript) is in `agent_tools`.
 """
@@ -25,6 +25,7 @@ from swe_forge_dagster.common.paths import is_test_path
 from swe_forge_dagster.execution.environment import INSTALL_TIMEOUT_S, EnvRecipe
 from swe_forge_dagster.execution.junit import Outcome, parse_junit
 from swe_forge_dagster.execution.patch import patch_adding_files
+from swe_forge_dagster.execution.repo_box import GIT
 from swe_forge_dagster.execution.runners import JUNIT
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig
 from swe_forge_dagster.llm.client import LLMClient
@@ -41,7 +42,6 @@ __all__ = ["AgentFailed", "find_environment", "recipe_test_command", "run_agent"
 
 ENV_STAGE = "environment_agent"
 TEST_STAGE = "test_agent"
-GIT_ID = "-c user.name=swe-forge -c user.email=swe-forge@localhost"
 # What the harness needs from every pytest run (as in `execution.runners.PYTEST`); added to agent commands.
 JUNIT_OPTIONS = f"-p no:cacheprovider --continue-on-collection-errors -o junit_family=xunit1 --junitxml={JUNIT}"
 TEST_TIMEOUT_S = 900.0  # as `TaskExecutor.validate_pr`
@@ -51,7 +51,7 @@ TAIL = 3000
 # What `execution.repo_box.PREPARE_SCRIPT` does before the tests: a fresh copy of the tree (only
 # *.egg-info of the install survives) committed as the base, with /repo the current directory.
 RESET_REPO = "find /repo -mindepth 1 -maxdepth 1 ! -name '*.egg-info' -exec rm -rf {} + 2>/dev/null; true"
-COMMIT_REPO = f"cd /repo && git init -q && git add -A && git {GIT_ID} commit -qm base"
+COMMIT_REPO = f"cd /repo && git init -q && git add -A -f && {' '.join(GIT)} commit -qm base"
 
 
 class SubmitEnvironment(BaseModel):

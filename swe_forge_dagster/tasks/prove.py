@@ -11,6 +11,7 @@ outcomes into the lists, or a rejection with its reason.
 
 from __future__ import annotations
 
+import dataclasses
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -73,16 +74,19 @@ class TaskExecutor:
         timeout: float,
     ) -> SuiteRun:  # fmt: skip
         """A fresh no-network container from `image`: the base tree, `patches` applied, the tests run."""
+        started = time.perf_counter()
         config = self.sandbox.model_copy(update={"image": image, "network": "none", "workdir": "/repo"})
         try:
             box, _sha = start_repo_box(self.client, config, archive, name_hint="suite", patches=patches)
         except PatchRejected as exc:
-            raise TaskBuildError(f"{exc} in the sandbox") from exc
+            raise TaskBuildError(f"in the sandbox, {exc}") from exc
         except WorkspaceError as exc:
             raise TaskBuildError(f"could not prepare the base tree: {exc}") from exc
         with box:
             # Validation runs the suite as the repository's own configuration asks (plugins autoloaded).
-            return run_suite(box, recipe.test_command, test_files, timeout, plugin_autoload=True)
+            run = run_suite(box, recipe.test_command, test_files, timeout, plugin_autoload=True)
+        run.seconds = round(time.perf_counter() - started, 2)  # the whole run: container, tree, patches, tests
+        return run
 
     # -- the whole proof ------------------------------------------------------------------
     def validate_pr(
@@ -127,7 +131,7 @@ class TaskExecutor:
             before = self.run_tests(image, archive, with_tests, recipe, tests, timeout)
             after = [self.run_tests(image, archive, [*with_tests, ("patch", split.patch)], recipe, tests, timeout)
                      for _ in range(after_runs)]  # fmt: skip
-        verdict = validate(before.outcomes, [run.outcomes for run in after])
+        verdict = _with_run_errors(validate(before.outcomes, [run.outcomes for run in after]), before, after)
         runner = runner_for("pytest")
         return TaskValidation(
             repo=repo, base_commit=base, split=split, validation=verdict, image=image, image_cached=cached,
@@ -136,6 +140,15 @@ class TaskExecutor:
             pass_to_pass_commands=[runner.single_test(t) for t in verdict.pass_to_pass],
             seconds=round(time.perf_counter() - started, 2),
         )  # fmt: skip
+
+
+def _with_run_errors(verdict: Validation, before: SuiteRun, after: list[SuiteRun]) -> Validation:
+    """A "did not start" verdict with why each run gave no results (a timeout, no report, a broken one)."""
+    if verdict.accepted or not (verdict.reason or "").startswith("test suite did not start"):
+        return verdict
+    named = [("before", before), *((f"after run {i}", run) for i, run in enumerate(after, 1))]
+    why = "; ".join(f"{name}: {run.error}" for name, run in named if run.outcomes is None and run.error)
+    return dataclasses.replace(verdict, reason=f"{verdict.reason}: {why[:1500]}") if why else verdict
 
 
 def _patch_files(patch: str) -> list[str]:

@@ -17,6 +17,7 @@ import docker
 
 from swe_forge_dagster.execution.environment import EnvRecipe
 from swe_forge_dagster.execution.patch import SplitPatch, split_diff
+from swe_forge_dagster.execution.repo_box import WorkspaceError
 from swe_forge_dagster.execution.repo_cache import RepoCacheError
 from swe_forge_dagster.export.task_dir import TaskDirError, TaskRecord, read_task_dir
 from swe_forge_dagster.llm.client import LLMClient, LLMError
@@ -62,7 +63,7 @@ def revalidate_dir(
         result = executor.prove(inst.repo, inst.base_commit, _split(task), recipe, after_runs=after_runs)
     except (TaskBuildError, RepoCacheError) as exc:
         return Revalidation(task.task_id, str(path), INVALID, str(exc))
-    except (docker.errors.DockerException, subprocess.SubprocessError, OSError) as exc:
+    except (docker.errors.DockerException, subprocess.SubprocessError, OSError, WorkspaceError) as exc:
         # The machine, not the task: a missing image, a Docker API error. Reported, and the scan goes on.
         return Revalidation(task.task_id, str(path), ERROR, f"could not run the proof: {type(exc).__name__}: {exc}")
     verdict = result.validation

@@ -178,10 +178,11 @@ class TaskBuilder:
         except TaskBuildError as exc:
             return self._reject(work, "validation", str(exc))
         verdict = result.validation
-        runs = [{"phase": "before", "exit_code": result.before.exit_code, "seconds": result.before.seconds}] + [
-            {"phase": f"after {i}", "exit_code": run.exit_code, "seconds": run.seconds}
+        runs = [{"phase": "before", "exit_code": result.before.exit_code, "seconds": result.before.seconds,
+                 "error": result.before.error}] + [
+            {"phase": f"after {i}", "exit_code": run.exit_code, "seconds": run.seconds, "error": run.error}
             for i, run in enumerate(result.after, 1)
-        ]
+        ]  # fmt: skip
         data = {"accepted": verdict.accepted, "reason": verdict.reason, "FAIL_TO_PASS": verdict.fail_to_pass,
                 "PASS_TO_PASS": verdict.pass_to_pass, "flaky": verdict.flaky, "broken": verdict.broken,
                 "fail_to_pass_commands": result.fail_to_pass_commands,

@@ -1,6 +1,6 @@
 """Decide FAIL_TO_PASS / PASS_TO_PASS from execution results, and whether the task is usable at all.
 
-Pure logic over outcome maps (see `tasks.junit`), so every rule is testable without a sandbox. The
+Pure logic over outcome maps (see `execution.junit`), so every rule is testable without a sandbox. The
 runs are: `before` = base + test_patch (once), `after` = base + test_patch + patch (several times,
 to catch flakiness). The rules, and the choices the brief left open:
 

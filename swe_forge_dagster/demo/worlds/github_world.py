@@ -5,7 +5,7 @@ drop a PR to make it 404). `world_from_pr_events` turns rows of our `gharchive_p
 dataset into a consistent world: values the events carry win, and everything the trimmed 2025
 payload leaves NULL is invented deterministically per (seed, repo, number), with enough variety
 (tiny repos, forks, docs-only PRs, bots, huge diffs...) that a local filter has real work to do.
-That invention lives in `github_world_gen`; it is re-exported here so callers keep one import.
+That invention lives in `github_world_gen` (`world_from_pr_events`).
 """
 
 from __future__ import annotations

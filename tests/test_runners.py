@@ -1,0 +1,57 @@
+"""Filling test commands and finding their reports (`execution.runners`), and what a harness run records
+(`harness.session`): small pieces that validation and evaluation share."""
+
+from __future__ import annotations
+
+import types
+from pathlib import Path
+
+import pytest
+
+from swe_forge_dagster.execution.environment import EnvRecipe
+from swe_forge_dagster.execution.runners import JUNIT, PYTEST, fill_tests, runner_for
+from swe_forge_dagster.harness.models import HarnessConfig, TaskLoadError
+from swe_forge_dagster.harness.session import evaluate_and_record
+from swe_forge_dagster.harness.store import has_result, read_results, task_key
+
+
+def test_recipes_are_format_templates_and_literal_braces_still_work() -> None:
+    # the environment agent's recipes double other braces (they are checked with str.format)
+    assert fill_tests("find . -exec rm {{}} + ; pytest {tests}", ["a b.py", "c.py"]) == (
+        "find . -exec rm {} + ; pytest 'a b.py' c.py"
+    )
+    # a seed or SWE-bench command that is no format template keeps its braces
+    assert fill_tests("echo {} && pytest {tests}", ["t.py"]) == "echo {} && pytest t.py"
+    recipe = EnvRecipe(test_command="rm -f {{x}}; " + PYTEST)
+    assert recipe.tests_command(["t.py"]) == runner_for().command(recipe.test_command, ["t.py"], JUNIT)[0]
+
+
+def test_the_report_path_is_fresh_unless_the_command_names_its_own() -> None:
+    runner = runner_for("pytest")
+    command, report = runner.command(PYTEST, ["t.py"], "/tmp/fresh-1.xml")
+    assert report == "/tmp/fresh-1.xml" and "--junitxml=/tmp/fresh-1.xml" in command and JUNIT not in command
+    command, report = runner.command("pytest --junitxml='/out/my report.xml' {tests}", ["t.py"], "/tmp/fresh-2.xml")
+    assert report == "/out/my report.xml"
+    assert runner.command("pytest {tests}", ["t.py"], "/tmp/fresh-3.xml") == ("pytest t.py", JUNIT)
+
+
+def test_a_result_that_cannot_be_recorded_is_still_returned(tmp_path: Path) -> None:
+    harness = types.SimpleNamespace(config=HarnessConfig(agent="oracle"))
+    item = TaskLoadError(task_id="owner/repo-1", source="x", reason="malformed YAML")
+    blocked = tmp_path / "lake"
+    blocked.write_text("a file where the lake should be")
+    result = evaluate_and_record(harness, item, lake_dir=blocked, run_id="r")  # type: ignore[arg-type]
+    assert result.status.value == "setup_error" and "malformed YAML" in (result.reason or "")
+    lake = tmp_path / "real-lake"
+    evaluate_and_record(harness, item, lake_dir=lake, run_id="r")  # type: ignore[arg-type]
+    assert has_result(lake, "oracle", "owner/repo-1") and task_key("owner/repo-1") != "owner/repo-1"
+    assert [row["task_id"] for row in read_results(lake, "oracle")] == ["owner/repo-1"]
+
+
+def test_an_agent_is_named_the_same_from_the_cli_and_the_ui(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    agent = tmp_path / "my-agent"
+    agent.mkdir()
+    monkeypatch.chdir(tmp_path)
+    relative = HarnessConfig(agent="command", agent_dir=Path("my-agent"), agent_cmd="python -m a")
+    absolute = HarnessConfig(agent="command", agent_dir=agent, agent_cmd="python -m a")
+    assert relative.agent_label == absolute.agent_label == f"python -m a @ {agent}"
