@@ -104,8 +104,9 @@ def test_recipe_store_is_per_repo_and_per_base_image(tmp_path: Path) -> None:
 def test_environment_images_go_stale_when_dependencies_change_not_on_a_version_bump(tmp_path: Path) -> None:
     import subprocess
 
+    from swe_forge_dagster.execution.environment import Environments
     from swe_forge_dagster.execution.repo_cache import RepoCache
-    from swe_forge_dagster.tasks.prove import TaskExecutor
+    from swe_forge_dagster.execution.sandbox import SandboxConfig
 
     origin = tmp_path / "o" / "r.git"
     work = tmp_path / "work"
@@ -122,8 +123,8 @@ def test_environment_images_go_stale_when_dependencies_change_not_on_a_version_b
     subprocess.run(["git", "clone", "-q", "--bare", str(work), str(origin)], check=True)
     cache = RepoCache(tmp_path / "cache", f"file://{tmp_path}/{{repo}}.git")
     cache.fetch("o/r", shas)
-    executor = TaskExecutor(None, cache)  # type: ignore[arg-type]  # fingerprints need no engine
-    first, bumped, added = (executor.dependency_fingerprint("o/r", sha) for sha in shas)
+    environments = Environments(None, cache, SandboxConfig(image="unused"))  # type: ignore[arg-type]  # no engine needed
+    first, bumped, added = (environments.dependency_fingerprint("o/r", sha) for sha in shas)
     assert first == bumped and bumped != added
 
 

@@ -36,10 +36,10 @@ def eval_result(
     if task.get("status") != "accepted" or not task.get("task_dir"):
         context.log.info(f"{context.partition_key} was not exported ({task.get('status')}): nothing to evaluate")
         return dg.MaterializeResult(metadata={"evaluated": False, "task_status": str(task.get("status"))})
-    config = harness.config(context.run_id)
+    config = harness.config(context.run.run_id)
     loaded = load_task_dir(task["task_dir"], default_image=config.docker_image)
     with Harness(config) as runner:  # each stage (environment, sanity, agent, verify) shows up in the run's log
-        result = evaluate_and_record(runner, loaded, lake_dir=lake.lake_dir, run_id=context.run_id,
+        result = evaluate_and_record(runner, loaded, lake_dir=lake.lake_dir, run_id=context.run.run_id,
                                      on_stage=lambda stage: context.log.info(f"{loaded.task_id}: {stage}"))  # fmt: skip
     path = result_path(lake.lake_dir, config.agent_label, result.task_id)
     context.log.info(f"{result.task_id}: {result.status.value} ({result.reason or 'no reason given'})")
