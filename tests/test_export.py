@@ -49,9 +49,11 @@ def _assert_same_as_raw(raw: dict[str, Any], back: SWEBenchInstance, *, with_ext
             assert dumped[key] == value, key
         else:
             assert key not in dumped, key
-    # Nothing invented: keys not in the original are null.
+    # Nothing invented: keys not in the original are null (our full-id lists: empty, i.e. unknown).
     for key, value in dumped.items():
-        if key not in raw and key not in TEST_LISTS:
+        if key in ("fail_to_pass_full", "pass_to_pass_full") and key not in raw:
+            assert value == [], key
+        elif key not in raw and key not in TEST_LISTS:
             assert value is None, key
 
 

@@ -55,3 +55,33 @@ def test_an_agent_is_named_the_same_from_the_cli_and_the_ui(tmp_path: Path, monk
     relative = HarnessConfig(agent="command", agent_dir=Path("my-agent"), agent_cmd="python -m a")
     absolute = HarnessConfig(agent="command", agent_dir=agent, agent_cmd="python -m a")
     assert relative.agent_label == absolute.agent_label == f"python -m a @ {agent}"
+
+
+@pytest.mark.docker
+def test_a_swebench_instance_is_graded_by_its_cut_ids_in_a_real_run(docker_client: object) -> None:
+    """In a container: a suite whose ids have spaces, checked with the ids SWE-bench lists (cut at the first
+    whitespace) and with our full ids; both forms give the same verdicts, and an id in the wrong form is missing."""
+    from swe_forge_dagster.execution.repo_box import put_files
+    from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig
+    from swe_forge_dagster.harness.checks import run_checks
+    from swe_forge_dagster.harness.models import HarnessTask
+    from tests.support.common import BASE_IMAGE
+
+    module = (
+        b"import pytest\n\n@pytest.mark.parametrize('m', ['custom-Custom error message.', 'plain'])\n"
+        b"def test_fail(m):\n    assert m != 'plain'\n\ndef test_ok():\n    pass\n"
+    )
+    full = ("tests/test_m.py::test_fail[custom-Custom error message.]", "tests/test_m.py::test_ok")
+    cut = ("tests/test_m.py::test_fail[custom-Custom", "tests/test_m.py::test_ok")
+    common = {"repo": "o/r", "base_commit": "0" * 40, "prompt": "p", "mode": "tests", "image": BASE_IMAGE,
+              "test_command": PYTEST, "run_files": ("tests/test_m.py",)}  # fmt: skip
+    with Sandbox.start(docker_client, SandboxConfig(image=BASE_IMAGE, network="none"), name_hint="ids") as box:  # type: ignore[arg-type]
+        put_files(box, {"/repo/tests/test_m.py": module})
+        graded = {}
+        for name, ids, form in (("cut", cut, "swebench"), ("full", full, "full"), ("wrong", cut, "full")):
+            task = HarnessTask(task_id=name, fail_to_pass=ids[:1], pass_to_pass=ids[1:], id_form=form, **common)
+            run = run_checks(box, task, 120)
+            graded[name] = [(c.test_id, c.outcome) for c in run.fail_to_pass + run.pass_to_pass]
+    assert graded["cut"] == [(cut[0], "passed"), (cut[1], "passed")]
+    assert graded["full"] == [(full[0], "passed"), (full[1], "passed")]
+    assert graded["wrong"] == [(cut[0], "missing"), (cut[1], "passed")]

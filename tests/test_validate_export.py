@@ -66,7 +66,11 @@ def test_validate_reproves_tasks_at_any_depth_and_flags_a_tampered_one(
     write_task_dir(tasks / "nested" / "deeper", record)
     tampered = record.model_copy(deep=True)
     tampered.instance = tampered.instance.model_copy(
-        update={"instance_id": "acme-labs__tinycalc-1200", "FAIL_TO_PASS": record.instance.FAIL_TO_PASS[:1]}
+        update={
+            "instance_id": "acme-labs__tinycalc-1200",
+            "FAIL_TO_PASS": record.instance.FAIL_TO_PASS[:1],
+            "fail_to_pass_full": record.instance.fail_to_pass_full[:1],
+        }
     )
     write_task_dir(tasks, tampered)
     shutil.copytree(seed_workspace(shared_fixtures), tasks / "seed" / "some-task")

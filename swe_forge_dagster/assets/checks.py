@@ -61,7 +61,7 @@ def swe_task_has_fail_to_pass(
         task = read_task_dir(row["task_dir"])
     except (TaskDirError, ValueError, TypeError) as exc:
         return dg.AssetCheckResult(passed=False, metadata={"problem": f"task directory unreadable: {exc}"})
-    ids, commands = task.instance.FAIL_TO_PASS, task.fail_to_pass_commands
+    ids, commands = task.instance.fail_to_pass_full or task.instance.FAIL_TO_PASS, task.fail_to_pass_commands
     passed = bool(ids) and len(commands) == len(ids)
     return dg.AssetCheckResult(
         passed=passed, metadata={"exported": True, "fail_to_pass": len(ids), "fail_to_pass_commands": len(commands)}

@@ -103,6 +103,11 @@ def pytest_id(classname: str, name: str, file: str | None = None, modules: dict[
     return "::".join([path, *(classes.split(".") if classes else []), name])
 
 
+def worst(a: Outcome, b: Outcome) -> Outcome:
+    """The more severe of two outcomes (error > failed > skipped > passed)."""
+    return a if _SEVERITY[a] >= _SEVERITY[b] else b
+
+
 def _dotted_modules(files: Iterable[str]) -> dict[str, str]:
     modules = {}
     for file in files:

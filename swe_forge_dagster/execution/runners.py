@@ -12,17 +12,19 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from swe_forge_dagster.execution.junit import Outcome, parse_junit
+from swe_forge_dagster.execution.junit import Outcome, parse_junit, worst
 
 JUNIT = "/tmp/junit.xml"
 """The report path written in stored test commands; each run substitutes its own fresh path."""
 PYTEST = (
     "python -m pytest -p no:cacheprovider --continue-on-collection-errors -o junit_family=xunit1 "
-    f"--junitxml={JUNIT} -q {{tests}}"
+    f"--junitxml={JUNIT} -rA -q {{tests}}"
 )
+"""The default pytest command: JUnit for our ids, `-rA` so the console log is the one SWE-bench's
+log parser reads (a `PASSED <id>` / `FAILED <id> - ...` line per test)."""
 
 
 _JUNITXML = re.compile(r"--junit-?xml[= ](?P<path>'[^']+'|\"[^\"]+\"|\S+)")
@@ -49,6 +51,8 @@ class Runner:
     name: str
     parse: Callable[[bytes, Iterable[str]], dict[str, Outcome]]
     single_test: Callable[[str], str]
+    grading_id: Callable[[str], str]
+    """A full test id in the form SWE-bench's log parser for this runner produces (its lists use it)."""
     report_kind: str = "JUnit"
 
     def command(self, template: str, files: Iterable[str], report: str) -> tuple[str, str]:
@@ -70,6 +74,8 @@ PYTEST_RUNNER = Runner(
     name="pytest",
     parse=lambda xml, files: parse_junit(xml, known_files=files),
     single_test=lambda test_id: f"python -m pytest -p no:cacheprovider -q {shlex.quote(test_id)}",
+    # `parse_log_pytest` keeps the first whitespace-delimited token after the status word.
+    grading_id=lambda test_id: (test_id.split() or [test_id])[0],
 )
 RUNNERS = {runner.name: runner for runner in (PYTEST_RUNNER,)}
 
@@ -80,3 +86,19 @@ def runner_for(name: str = "pytest") -> Runner:
         return RUNNERS[name]
     except KeyError:
         raise ValueError(f"unknown test runner {name!r} (known: {', '.join(sorted(RUNNERS))})") from None
+
+
+def swebench_ids(runner: Runner, full_ids: Iterable[str]) -> list[str]:
+    """The ids as SWE-bench lists them (`runner.grading_id`), in order, each once."""
+    return list(dict.fromkeys(runner.grading_id(test_id) for test_id in full_ids))
+
+
+def graded_outcomes(runner: Runner, outcomes: Mapping[str, Outcome]) -> dict[str, Outcome]:
+    """Outcomes keyed by SWE-bench's ids. Tests whose ids cut to the same one share it, and the worst
+    outcome wins, as in SWE-bench, whose parser keeps the last line for an id and pytest's `-rA`
+    summary prints passes first and failures last."""
+    graded: dict[str, Outcome] = {}
+    for test_id, outcome in outcomes.items():
+        key = runner.grading_id(test_id)
+        graded[key] = outcome if key not in graded else worst(graded[key], outcome)
+    return graded

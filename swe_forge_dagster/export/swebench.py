@@ -53,11 +53,15 @@ SWEBENCH_COLUMNS: tuple[str, ...] = (
 )
 """The 12 SWE-bench columns, in the order of the HF-hub datasets."""
 
-EXTRA_COLUMNS: tuple[str, ...] = ("difficulty", "difficulty_score", "quality_score", "language", "license")
-"""Our additions; swe-forge's own Parquet export uses the same names for the first four."""
+EXTRA_COLUMNS: tuple[str, ...] = (
+    "difficulty", "difficulty_score", "quality_score", "language", "license", "fail_to_pass_full", "pass_to_pass_full",
+)  # fmt: skip
+"""Our additions; swe-forge's own Parquet export uses the same names for the first four. The `*_full`
+lists hold the runner's full test ids (FAIL_TO_PASS / PASS_TO_PASS hold them in SWE-bench's form, as
+its log parser cuts them); empty when unknown (instances from elsewhere)."""
 
 FLOAT_COLUMNS = frozenset({"difficulty_score", "quality_score"})
-TEST_LIST_COLUMNS = ("FAIL_TO_PASS", "PASS_TO_PASS")
+TEST_LIST_COLUMNS = ("FAIL_TO_PASS", "PASS_TO_PASS", "fail_to_pass_full", "pass_to_pass_full")
 DIFFICULTIES = frozenset({"easy", "medium", "hard"})
 
 PARQUET_SCHEMA = pa.schema(
@@ -124,8 +128,10 @@ class SWEBenchInstance(BaseModel):
     quality_score: float | None = None
     language: str | None = None
     license: str | None = None
+    fail_to_pass_full: list[str] = Field(default_factory=list)
+    pass_to_pass_full: list[str] = Field(default_factory=list)
 
-    @field_validator("FAIL_TO_PASS", "PASS_TO_PASS", mode="before")
+    @field_validator("FAIL_TO_PASS", "PASS_TO_PASS", "fail_to_pass_full", "pass_to_pass_full", mode="before")
     @classmethod
     def _tests(cls, value: Any) -> list[str]:
         return decode_test_list(value)

@@ -62,6 +62,8 @@ _SWEBENCH_KEYS = (
     "PASS_TO_PASS",
     "difficulty",
     "license",
+    "fail_to_pass_full",
+    "pass_to_pass_full",
 )
 
 

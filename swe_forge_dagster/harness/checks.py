@@ -29,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from swe_forge_dagster.execution.repo_box import REPO_DIR
+from swe_forge_dagster.execution.runners import graded_outcomes, runner_for
 from swe_forge_dagster.execution.sandbox import Sandbox
 from swe_forge_dagster.execution.suite import MAX_OUTPUT, NO_AUTOLOAD, run_suite
 from swe_forge_dagster.harness.models import CheckResult, HarnessTask
@@ -80,6 +81,8 @@ def sanity_problems(run: CheckRun) -> list[str]:
 def _run_test_ids(box: Sandbox, task: HarnessTask, timeout: float, plugin_autoload: bool) -> CheckRun:
     suite = run_suite(box, task.test_command, task.run_files, timeout, plugin_autoload=plugin_autoload)
     outcomes = suite.outcomes
+    if outcomes is not None and task.id_form == "swebench":  # as SWE-bench's parser would read the run's log
+        outcomes = graded_outcomes(runner_for("pytest"), outcomes)
     duration_ms = int(suite.seconds * 1000)
 
     def checks(kind: str, ids: tuple[str, ...]) -> list[CheckResult]:

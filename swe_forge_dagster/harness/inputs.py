@@ -134,11 +134,16 @@ def checked(task: HarnessTask) -> HarnessTask:
 
 
 def task_from_record(record: TaskRecord, *, source: str = "") -> HarnessTask:
-    """Our task directory: test ids checked through JUnit with the recipe the task was validated with."""
+    """Our task directory: test ids checked through JUnit with the recipe the task was validated with.
+
+    Graded by the full ids (`fail_to_pass_full`; older directories hold full ids in FAIL_TO_PASS)."""
     inst = record.instance
     test_patch = inst.test_patch or ""
     hidden = _unique([*record.test_files, *patch_files(test_patch)])
-    ids = (tuple(inst.FAIL_TO_PASS), tuple(inst.PASS_TO_PASS))
+    if inst.fail_to_pass_full:
+        ids = (tuple(inst.fail_to_pass_full), tuple(inst.pass_to_pass_full))
+    else:
+        ids = (tuple(inst.FAIL_TO_PASS), tuple(inst.PASS_TO_PASS))
     if not ids[0]:  # a task without test ids: fall back to its runnable commands
         ids = (tuple(record.fail_to_pass_commands), tuple(record.pass_to_pass_commands))
         mode = "commands"
@@ -170,17 +175,25 @@ def task_from_seed(seed: SeedTask, *, default_image: str) -> HarnessTask:
 
 
 def task_from_instance(inst: SWEBenchInstance, spec: EnvSpec | None, *, default_image: str) -> HarnessTask:
-    """A SWE-bench instance with the environment `spec` (or the defaults)."""
+    """A SWE-bench instance with the environment `spec` (or the defaults).
+
+    Graded as SWE-bench grades it: its ids are in the form its log parser produces (a pytest id cut at
+    the first whitespace), so the run's ids are cut the same way before matching (`id_form`); an
+    instance of ours that carries its full ids is graded by those.
+    """
     spec = spec or EnvSpec()
     test_patch = inst.test_patch or ""
     hidden = patch_files(test_patch)
     install = spec.install_commands if spec.image else (ENSURE_GIT, *spec.install_commands)
+    full = bool(inst.fail_to_pass_full)
+    f2p = tuple(inst.fail_to_pass_full if full else inst.FAIL_TO_PASS)
+    p2p = tuple(inst.pass_to_pass_full if full else inst.PASS_TO_PASS)
     return HarnessTask(
         task_id=inst.instance_id, repo=inst.repo, base_commit=inst.base_commit, prompt=inst.problem_statement,
         gold_patch=inst.patch, test_patch=test_patch, hidden_files=tuple(hidden), mode="tests",
-        fail_to_pass=tuple(inst.FAIL_TO_PASS), pass_to_pass=tuple(inst.PASS_TO_PASS),
-        run_files=tuple(run_files(tuple(inst.FAIL_TO_PASS) + tuple(inst.PASS_TO_PASS), hidden)),
+        fail_to_pass=f2p, pass_to_pass=p2p, run_files=tuple(run_files(f2p + p2p, hidden)),
         image=spec.image or default_image, install_commands=tuple(install), test_command=spec.test_command,
+        id_form="full" if full else "swebench",
     )  # fmt: skip
 
 

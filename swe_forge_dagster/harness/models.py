@@ -74,6 +74,11 @@ class HarnessTask(BaseModel):
     fail_to_pass_commands: tuple[str, ...] = Field(default=(), description="tests mode: per-id commands, for display")
     pass_to_pass_commands: tuple[str, ...] = ()
     run_files: tuple[str, ...] = Field(default=(), description="tests mode: the files given to the test command")
+    id_form: Literal["full", "swebench"] = Field(
+        default="full",
+        description="tests mode: `full` ids (ours) match the runner's ids exactly; `swebench` ids (a SWE-bench "
+        "instance) are matched as SWE-bench's log parser would cut the runner's ids",
+    )
     image: str
     install_commands: tuple[str, ...] = ()
     test_command: str

@@ -43,7 +43,7 @@ __all__ = ["AgentFailed", "find_environment", "recipe_test_command", "run_agent"
 ENV_STAGE = "environment_agent"
 TEST_STAGE = "test_agent"
 # What the harness needs from every pytest run (as in `execution.runners.PYTEST`); added to agent commands.
-JUNIT_OPTIONS = f"-p no:cacheprovider --continue-on-collection-errors -o junit_family=xunit1 --junitxml={JUNIT}"
+JUNIT_OPTIONS = f"-p no:cacheprovider --continue-on-collection-errors -o junit_family=xunit1 --junitxml={JUNIT} -rA"
 TEST_TIMEOUT_S = 900.0  # as `TaskExecutor.validate_pr`
 # Each submission is replayed: a sample of the suite shows it starts without running it all every time.
 REPLAY_TEST_FILES = 20

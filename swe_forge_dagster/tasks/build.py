@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from swe_forge_dagster.execution.environment import EnvRecipe
+from swe_forge_dagster.execution.runners import runner_for, swebench_ids
 from swe_forge_dagster.export.swebench import SWEBenchInstance
 from swe_forge_dagster.export.task_dir import TaskRecord
 from swe_forge_dagster.llm.client import LLMClient
@@ -96,7 +97,16 @@ def task_record(
 def make_task_record(
     pr: PRContext, proof: Proof, recipe: EnvRecipe, statement: str, quality: QualityJudgement | None = None
 ) -> TaskRecord:
-    """The task directory's record (and the dataset row) from the PR, its proof and its recipe."""
+    """The task directory's record (and the dataset row) from the PR, its proof and its recipe.
+
+    FAIL_TO_PASS / PASS_TO_PASS are in SWE-bench's form (what its log parser makes of our run's log:
+    `runners.swebench_ids`), so its grader can match them; the full ids are kept beside them. An id
+    that stands for tests of both lists is FAIL_TO_PASS only: SWE-bench reads one status per id, and
+    a failing test makes it fail before the fix.
+    """
+    runner = runner_for("pytest")
+    fail_to_pass = swebench_ids(runner, proof.fail_to_pass)
+    pass_to_pass = [test_id for test_id in swebench_ids(runner, proof.pass_to_pass) if test_id not in fail_to_pass]
     instance = SWEBenchInstance(
         instance_id=pr.instance_id,
         repo=pr.repo,
@@ -108,8 +118,10 @@ def make_task_record(
         created_at=pr.created_at,
         version=None,
         environment_setup_commit=proof.base_commit,
-        FAIL_TO_PASS=proof.fail_to_pass,
-        PASS_TO_PASS=proof.pass_to_pass,
+        FAIL_TO_PASS=fail_to_pass,
+        PASS_TO_PASS=pass_to_pass,
+        fail_to_pass_full=proof.fail_to_pass,
+        pass_to_pass_full=proof.pass_to_pass,
         difficulty=quality.difficulty if quality else pr.difficulty,
         difficulty_score=quality.difficulty_score if quality else pr.difficulty_score,
         quality_score=quality.quality_score if quality else None,

@@ -67,14 +67,17 @@ def revalidate_dir(
         # The machine, not the task: a missing image, a Docker API error. Reported, and the scan goes on.
         return Revalidation(task.task_id, str(path), ERROR, f"could not run the proof: {type(exc).__name__}: {exc}")
     verdict = result.validation
+    # compared by full ids when the task has them (ours since they were kept), else as recorded
+    recorded_f2p = inst.fail_to_pass_full or inst.FAIL_TO_PASS
+    recorded_p2p = inst.pass_to_pass_full if inst.fail_to_pass_full else inst.PASS_TO_PASS
     report = Revalidation(task.task_id, str(path), VALID, None, verdict.fail_to_pass, verdict.pass_to_pass,
-                          sorted(set(inst.FAIL_TO_PASS) - set(verdict.fail_to_pass)), result.seconds)  # fmt: skip
+                          sorted(set(recorded_f2p) - set(verdict.fail_to_pass)), result.seconds)  # fmt: skip
     if not verdict.accepted:
         report.status, report.reason = INVALID, verdict.reason
-    elif (verdict.fail_to_pass, verdict.pass_to_pass) != (sorted(inst.FAIL_TO_PASS), sorted(inst.PASS_TO_PASS)):
+    elif (verdict.fail_to_pass, verdict.pass_to_pass) != (sorted(recorded_f2p), sorted(recorded_p2p)):
         report.status = CHANGED
-        report.reason = (f"FAIL_TO_PASS {len(inst.FAIL_TO_PASS)} recorded / {len(verdict.fail_to_pass)} now, "
-                         f"PASS_TO_PASS {len(inst.PASS_TO_PASS)} / {len(verdict.pass_to_pass)}")  # fmt: skip
+        report.reason = (f"FAIL_TO_PASS {len(recorded_f2p)} recorded / {len(verdict.fail_to_pass)} now, "
+                         f"PASS_TO_PASS {len(recorded_p2p)} / {len(verdict.pass_to_pass)}")  # fmt: skip
     if llm is not None:
         try:
             judgement = score_quality(llm, inst.repo, inst.problem_statement, inst.patch, inst.test_patch or "",
