@@ -20,6 +20,9 @@ import pytest
 from swe_forge_dagster.settings import Settings
 from tests.support.common import BASE_IMAGE, SHARED_FIXTURES, SettingsFactory
 
+# Fixtures that several test modules share, defined beside their helpers.
+pytest_plugins = ["tests.support.download", "tests.support.mining_sensor"]
+
 
 @pytest.fixture
 def shared_fixtures() -> Path:

@@ -26,10 +26,7 @@ from tests.support.download import (
     SleepLog,
     assert_complete,
     fetcher_for,
-    mirror_fixture,  # noqa: F401 (fixture)
     part_files,
-    server_fixture,  # noqa: F401 (fixture)
-    sleeps_fixture,  # noqa: F401 (fixture)
 )
 from tests.support.gharchive_server import GharchiveServer
 

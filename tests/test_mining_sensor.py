@@ -27,7 +27,6 @@ from swe_forge_dagster.resources import GharchiveResource, LakeResource
 from swe_forge_dagster.sensors.mining import PublicationCheckError, build_mining_sensor, gharchive_mining_sensor
 from tests.support.mining_sensor import (
     Archive,
-    archive_fixture,  # noqa: F401 (fixture)
     at,
     key,
 )

@@ -15,7 +15,6 @@ import pytest
 from tests.support.common import REPO_ROOT
 from tests.support.mining_sensor import (
     Archive,
-    archive_fixture,  # noqa: F401 (fixture)
     at,
     key,
 )

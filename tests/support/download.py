@@ -1,7 +1,7 @@
 """The GH Archive hour, loopback-twin fixtures and helpers the ArchiveFetcher test modules share.
 
-The fixtures are registered under their short names (`mirror`, `server`, `sleeps`); a test module
-imports the `*_fixture` functions explicitly to use them.
+The fixtures are registered under their short names (`mirror`, `server`, `sleeps`); conftest.py
+registers them for every test module (`pytest_plugins`).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The hour helpers and the GH Archive twin the mining-sensor test modules share.
 
 `at(hour)` and `key(hour)` name hours of 2015-01-01 (or another January day); the `archive` fixture
-(import `archive_fixture` explicitly to use it) is a loopback twin whose hours are published by
+(registered for every module by conftest.py's `pytest_plugins`) is a loopback twin whose hours are published by
 writing their files.
 """
 
