@@ -278,6 +278,18 @@ def test_no_fail_to_pass() -> None:
     assert result.pass_to_pass == sorted([P, Q])
 
 
+def test_tests_failing_before_and_after_mean_a_broken_environment_not_a_useless_fix() -> None:
+    before: dict[str, Outcome] = {P: "error", Q: "failed", R: "passed"}
+    after: dict[str, Outcome] = {P: "error", Q: "failed", R: "passed"}
+    result = validate(before, [after] * 3)
+    stuck = sorted([P, Q])
+    assert not result.accepted and result.stuck == stuck and result.pass_to_pass == [R]
+    assert (
+        result.reason
+        == f"no FAIL_TO_PASS: environment broken: 2 tests fail before and after the fix ({', '.join(stuck)})"
+    )
+
+
 def test_pass_to_fail_regression() -> None:
     before: dict[str, Outcome] = {P: "failed", Q: "passed", R: "passed"}
     after: dict[str, Outcome] = {P: "passed", Q: "error"}  # R vanished: its module no longer imports

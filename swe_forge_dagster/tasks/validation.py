@@ -19,13 +19,16 @@ to catch flakiness). The rules, and the choices the brief left open:
   tests. None or empty skips the check: not being able to name the tests is no evidence against it.
 
 When several reasons apply, the first in this order is reported: did not start, regression, flaky,
-no FAIL_TO_PASS, no FAIL_TO_PASS from the test patch. The lists are filled either way, sorted.
+no FAIL_TO_PASS, no FAIL_TO_PASS from the test patch. "No FAIL_TO_PASS" says which: when some tests
+fail before AND in every run with the fix (`stuck`), the environment is the likely cause ("environment
+broken: N tests fail before and after the fix"), not a fix that changes nothing ("the tests pass
+without the fix"). The lists are filled either way, sorted.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from swe_forge_dagster.execution.junit import Outcome
 
@@ -43,6 +46,7 @@ class Validation:
     reason: str | None
     flaky: list[str]
     broken: list[str]
+    stuck: list[str] = field(default_factory=list)  # failed before and in every after run
 
 
 def validate(
@@ -60,7 +64,7 @@ def validate(
 
     before_results: Results = before or {}
     after_runs: list[Results] = [run for run in after if run]
-    fail_to_pass, pass_to_pass, flaky, broken = [], [], [], []
+    fail_to_pass, pass_to_pass, flaky, broken, stuck = [], [], [], [], []
     for test_id in sorted(set(before_results).union(*after_runs)):
         outcomes = {run.get(test_id) for run in after_runs}
         if len(outcomes) > 1:
@@ -74,17 +78,23 @@ def validate(
             pass_to_pass.append(test_id)
         elif was == "passed" and (now is None or now in _FAILING):
             broken.append(test_id)
+        elif was in _FAILING and now in _FAILING:
+            stuck.append(test_id)
 
     reason = None
     if broken:
         reason = f"PASS→FAIL regression: {_quote(broken)}"
     elif flaky:
         reason = f"flaky: {_quote(flaky)}"
+    elif not fail_to_pass and stuck:
+        reason = (
+            f"no FAIL_TO_PASS: environment broken: {len(stuck)} tests fail before and after the fix ({_quote(stuck)})"
+        )
     elif not fail_to_pass:
         reason = "no FAIL_TO_PASS: the tests pass without the fix"
     elif test_ids_in_test_patch and not any(_matches(t, test_ids_in_test_patch) for t in fail_to_pass):
         reason = f"no FAIL_TO_PASS among the test patch's tests (FAIL_TO_PASS: {_quote(fail_to_pass)})"
-    return Validation(reason is None, fail_to_pass, pass_to_pass, reason, flaky, broken)
+    return Validation(reason is None, fail_to_pass, pass_to_pass, reason, flaky, broken, stuck)
 
 
 def _matches(test_id: str, selectors: Collection[str]) -> bool:
