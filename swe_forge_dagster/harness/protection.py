@@ -171,7 +171,7 @@ done < "{WORK_DIR}/configs.list"
 """
 
 
-def apply_agent_diff(box: Sandbox, diff: str, task_files: Collection[str]) -> list[str]:
+def apply_agent_diff(box: Sandbox, diff: str, task_files: Collection[str], *, protect: bool = True) -> list[str]:
     """Apply the agent's (text-filtered) diff in the verification container, then reset every protected
     path it really changed, whatever its text claimed; the reset paths. PatchRejected: git refused it.
 
@@ -183,6 +183,8 @@ def apply_agent_diff(box: Sandbox, diff: str, task_files: Collection[str]) -> li
     if exit_code == 3:
         raise PatchRejected("the agent's diff", stderr.decode("utf-8", "replace").strip()[-1500:])
     changes = changed_paths(exit_code, stdout, stderr, "applying the agent's diff")
+    if not protect:  # the oracle's gold patch: trusted, applied whole
+        return []
     reset = [path for status, path in changes if is_protected(path, task_files, new=status == "A")]
     configs = [path for _s, path in changes if PurePosixPath(path).name in PYTEST_SECTION_FILES and path not in reset]
     if configs:

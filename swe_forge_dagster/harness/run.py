@@ -186,7 +186,8 @@ class Harness:
         if run.failure:
             raise _Outcome(Status.AGENT_ERROR, run.failure)
         try:
-            diff, result.dropped_paths = filter_diff(run.diff, task.protected_files)
+            trusted = config.agent == "oracle"  # the gold patch applies whole; protection is for agents' diffs
+            diff, result.dropped_paths = (run.diff, []) if trusted else filter_diff(run.diff, task.protected_files)
         except ValueError as exc:
             raise _Outcome(Status.AGENT_ERROR, f"the agent's diff is not a git diff: {exc}") from exc
         result.model_patch = diff
@@ -217,7 +218,7 @@ class Harness:
         changed are listed by git after it applies, and protected ones are reset (`apply_agent_diff`).
         """
         try:
-            reset = apply_agent_diff(box, diff, task.protected_files)
+            reset = apply_agent_diff(box, diff, task.protected_files, protect=self.config.agent != "oracle")
         except PatchRejected as exc:
             raise _Outcome(Status.AGENT_ERROR, f"{exc} (at base)") from exc
         result.dropped_paths += [path for path in reset if path not in result.dropped_paths]
