@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Build the local sandbox base image without a registry: Debian bookworm via debootstrap,
-# loaded with `docker import`. Cached by tag: does nothing when the image already exists.
-# Usage: scripts/build-base-image.sh [TAG]   (default: swe-forge-base:bookworm)
+# Build a local sandbox base image without a registry: a Debian suite via debootstrap, loaded
+# with `docker import`. Cached by tag: does nothing when the image already exists.
+# Usage: scripts/build-base-image.sh [TAG [SUITE]]   (default: swe-forge-base:bookworm bookworm)
+# Suites and their Pythons: bullseye 3.9, bookworm 3.11, trixie 3.13 (swe-forge-base:<suite>).
 set -euo pipefail
 TAG="${1:-${SWE_FORGE_BASE_IMAGE:-swe-forge-base:bookworm}}"
+SUITE="${2:-${TAG##*:}}"
+case "$SUITE" in bullseye|bookworm|trixie) ;; *) SUITE=bookworm ;; esac
 if docker image inspect "$TAG" >/dev/null 2>&1; then
   echo "base image $TAG present"
   exit 0
@@ -11,10 +14,10 @@ fi
 command -v debootstrap >/dev/null || { echo "debootstrap missing: apt-get install -y debootstrap" >&2; exit 1; }
 ROOTFS="$(mktemp -d /tmp/swe-forge-rootfs.XXXXXX)"
 trap 'rm -rf "$ROOTFS"' EXIT
-echo "building $TAG with debootstrap (about a minute)"
+echo "building $TAG from Debian $SUITE with debootstrap (about a minute)"
 debootstrap --variant=minbase \
   --include=python3,python3-venv,python3-pip,python3-pytest,git,ca-certificates \
-  bookworm "$ROOTFS" "${DEBIAN_MIRROR:-http://deb.debian.org/debian}" >/tmp/swe-forge-debootstrap.log 2>&1 \
+  "$SUITE" "$ROOTFS" "${DEBIAN_MIRROR:-http://deb.debian.org/debian}" >/tmp/swe-forge-debootstrap.log 2>&1 \
   || { tail -20 /tmp/swe-forge-debootstrap.log >&2; exit 1; }
 # `python` as well as `python3`, as in the python:* images that tasks expect.
 ln -sf /usr/bin/python3 "$ROOTFS/usr/bin/python"

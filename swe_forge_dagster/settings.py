@@ -22,6 +22,8 @@ from swe_forge_dagster.common.home import HomeLayout
 DEFAULT_DOCKER_IMAGE = "python:3.12-slim"
 DEFAULT_BASE_IMAGE = "swe-forge-base:bookworm"
 """The local sandbox image `scripts/build-base-image.sh` builds with debootstrap (no registry needed)."""
+PYTHON_BASE_IMAGES = {"3.11": DEFAULT_BASE_IMAGE, "3.9": "swe-forge-base:bullseye", "3.13": "swe-forge-base:trixie"}
+"""Python version -> local base image (`scripts/build-base-image.sh swe-forge-base:<suite>`), default first."""
 DEFAULT_GIT_URL = "https://github.com/{repo}.git"
 DEFAULT_LANGUAGES = "python,javascript,typescript,go,rust,java"
 DEFAULT_AGENT_CMD = "python -m baseagent"

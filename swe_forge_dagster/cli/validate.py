@@ -1,4 +1,8 @@
-"""`swe-forge validate`: the seed's `swe validate`, re-proving task directories (found at any depth) by execution.
+"""`swe-forge validate`: the seed's `swe validate`, re-proving tasks by execution.
+
+`-i` takes task directories (ours, found at any depth) or a SWE-bench JSON/JSONL/Parquet file:
+its instances' environments are found from the repositories' own manifests (no LLM, no
+`--env-spec` needed) and their lists compared in SWE-bench's id form.
 
 Exit codes: 0 every task still valid; 1 some task invalid, changed or unreadable; 2 bad usage.
 """
@@ -14,7 +18,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from swe_forge_dagster.cli.common import err, input_dir, out
+from swe_forge_dagster.cli.common import err, input_dir, out, usage_error
 from swe_forge_dagster.settings import get_settings
 
 
@@ -29,10 +33,13 @@ def _explain_unreadable(path: Path, problem: str) -> str:
 
 
 def validate(
-    input_path: Annotated[Path | None, typer.Option("--input", "-i", help="task directories (any depth)")] = None,
+    input_path: Annotated[
+        Path | None, typer.Option("--input", "-i", help="task directories (any depth), or a SWE-bench file")
+    ] = None,
     api_key: Annotated[str | None, typer.Option("--api-key", help="also score quality afresh with the LLM")] = None,
     after_runs: Annotated[int, typer.Option("--after-runs", min=3, help="suite runs with the fix")] = 3,
     as_json: Annotated[bool, typer.Option("--json", "-j", help="JSON output")] = False,
+    git_url: Annotated[str | None, typer.Option(help="clone URL template [default: SWE_FORGE_GIT_URL]")] = None,
 ) -> None:
     """Re-prove exported tasks by execution in Docker: do FAIL_TO_PASS / PASS_TO_PASS still hold?"""
     import docker
@@ -44,10 +51,14 @@ def validate(
     from swe_forge_dagster.llm.ledger import LLM_CALLS, CallLedger
     from swe_forge_dagster.tasks.prove import TaskExecutor
     from swe_forge_dagster.tasks.revalidate import ERROR, VALID, revalidate_dir
+    from swe_forge_dagster.tasks.revalidate_instances import revalidate_instance
 
     settings = get_settings()
-    root = input_dir(input_path)
-    dirs = find_task_dirs(root)
+    if input_path is not None and input_path.is_file():
+        root, jobs = input_path.resolve(), _instance_jobs(input_path)
+    else:
+        root = input_dir(input_path)
+        jobs = [(path.name, path) for path in find_task_dirs(root)]
     try:
         client = docker.from_env()
         client.ping()
@@ -55,7 +66,7 @@ def validate(
         err.print(f"[red]error:[/] no Docker engine answers ({exc}); validation runs the tests in containers")
         raise typer.Exit(1) from None
     sandbox = SandboxConfig(image=settings.docker_image, ca_bundle=settings.ca_bundle)
-    executor = TaskExecutor(client, RepoCache(settings.layout.repos, settings.git_url), sandbox)
+    executor = TaskExecutor(client, RepoCache(settings.layout.repos, git_url or settings.git_url), sandbox)
     llm = None
     if api_key:  # a fresh score (no answer cache), recorded in the call ledger like every call
         llm = LLMClient(settings.llm_base_url, api_key, settings.model,
@@ -63,17 +74,20 @@ def validate(
     results = []
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err, disable=as_json) as bar:  # fmt: skip
-        job = bar.add_task("validating", total=len(dirs))
-        for path in dirs:
-            bar.update(job, description=f"validating {path.name}")
-            result = revalidate_dir(path, executor, after_runs, llm)
-            if result.status == ERROR:
-                result.reason = _explain_unreadable(path, result.reason or "")
+        job = bar.add_task("validating", total=len(jobs))
+        for name, item in jobs:
+            bar.update(job, description=f"validating {name}")
+            if isinstance(item, Path):
+                result = revalidate_dir(item, executor, after_runs, llm)
+                if result.status == ERROR:
+                    result.reason = _explain_unreadable(item, result.reason or "")
+            else:
+                result = revalidate_instance(item, executor, str(root), after_runs)
             results.append(result)
             bar.advance(job)
     summary = {"input": str(root), "total": len(results),
                "by_status": {s: sum(r.status == s for r in results) for s in sorted({r.status for r in results})},
-               "results": [asdict(r) for r in results]}  # fmt: skip
+               "results": [{"instance_id": r.task_id, **asdict(r)} for r in results]}  # fmt: skip
     if as_json:
         out.print_json(json.dumps(summary))
     else:
@@ -86,3 +100,13 @@ def validate(
                           f"{r.seconds:.1f}", (r.reason or "")[:120])  # fmt: skip
         out.print(table)
     raise typer.Exit(0 if all(r.status == VALID for r in results) else 1)
+
+
+def _instance_jobs(path: Path) -> list[tuple[str, object]]:
+    """(instance id, instance) of every instance in a SWE-bench file; exit 2 when it does not read."""
+    from swe_forge_dagster.export.swebench import InstanceFormatError, read_instances
+
+    try:
+        return [(inst.instance_id, inst) for inst in read_instances(path)]
+    except (InstanceFormatError, ValueError, OSError) as exc:
+        raise usage_error(f"--input {path}: {exc}") from None

@@ -181,7 +181,7 @@ def task_from_instance(inst: SWEBenchInstance, spec: EnvSpec | None, *, default_
     the first whitespace), so the run's ids are cut the same way before matching (`id_form`); an
     instance of ours that carries its full ids is graded by those.
     """
-    spec = spec or EnvSpec()
+    given, spec = spec is not None, spec or EnvSpec()
     test_patch = inst.test_patch or ""
     hidden = patch_files(test_patch)
     install = spec.install_commands if spec.image else (ENSURE_GIT, *spec.install_commands)
@@ -193,7 +193,7 @@ def task_from_instance(inst: SWEBenchInstance, spec: EnvSpec | None, *, default_
         gold_patch=inst.patch, test_patch=test_patch, hidden_files=tuple(hidden), mode="tests",
         fail_to_pass=f2p, pass_to_pass=p2p, run_files=tuple(run_files(f2p + p2p, hidden)),
         image=spec.image or default_image, install_commands=tuple(install), test_command=spec.test_command,
-        id_form="full" if full else "swebench",
+        id_form="full" if full else "swebench", environment="given" if given else "manifest",
     )  # fmt: skip
 
 

@@ -74,6 +74,11 @@ class HarnessTask(BaseModel):
     fail_to_pass_commands: tuple[str, ...] = Field(default=(), description="tests mode: per-id commands, for display")
     pass_to_pass_commands: tuple[str, ...] = ()
     run_files: tuple[str, ...] = Field(default=(), description="tests mode: the files given to the test command")
+    environment: Literal["given", "manifest"] = Field(
+        default="given",
+        description="`manifest`: no recipe was given (a SWE-bench instance without --env-spec); the harness finds "
+        "one from the repository's manifests, as `swe-forge validate` does, and reuses the image that built",
+    )
     id_form: Literal["full", "swebench"] = Field(
         default="full",
         description="tests mode: `full` ids (ours) match the runner's ids exactly; `swebench` ids (a SWE-bench "

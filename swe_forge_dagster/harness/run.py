@@ -31,6 +31,7 @@ import docker
 from docker.errors import DockerException, ImageNotFound
 
 from swe_forge_dagster.execution.environment import EnvironmentBuildError, Environments, EnvRecipe
+from swe_forge_dagster.execution.manifest import manifest_candidates
 from swe_forge_dagster.execution.ownership import KEEP_LABEL
 from swe_forge_dagster.execution.repo_box import (
     PatchRejected,
@@ -235,6 +236,8 @@ class Harness:
         The base image is only needed (and pulled with --pull) when a build is.
         """
         assert self.environments is not None
+        if task.environment == "manifest":
+            return self._manifest_environment(task)
         recipe = EnvRecipe(tuple(task.install_commands), task.test_command or PYTEST, task.image)
         try:
             try:
@@ -245,6 +248,19 @@ class Harness:
         except EnvironmentBuildError as exc:
             raise _Outcome(Status.SETUP_ERROR, f"the environment of {task.repo} does not build: {exc}") from exc
         return image
+
+    def _manifest_environment(self, task: HarnessTask) -> str:
+        """The first recipe from the repository's manifests whose image builds (one `swe-forge validate` built
+        is reused: same recipe, same tag); the sanity check then shows whether its tests run."""
+        assert self.environments is not None
+        problems = []
+        for recipe in manifest_candidates(self.cache, task.repo, task.base_commit):
+            try:
+                return self.environments.image(task.repo, task.base_commit, recipe)[0]
+            except (ImageNotFound, EnvironmentBuildError) as exc:
+                problems.append(f"{recipe.base_image}: {str(exc)[:300]}")
+        why = "; ".join(problems) or "not a Python project (no setup.py, setup.cfg or pyproject.toml)"
+        raise _Outcome(Status.SETUP_ERROR, f"no environment from the manifests of {task.repo} ({why}); pass --env-spec")
 
     def _base_image(self, image: str) -> None:
         assert self.client is not None

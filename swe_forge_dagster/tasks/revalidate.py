@@ -39,6 +39,17 @@ class Revalidation:
     seconds: float = 0.0
     quality_score: float | None = None
     quality_passed: bool | None = None
+    # SWE-bench inputs (`revalidate_instances`): the lists compared in the input's id form, and the environment
+    fail_to_pass_missing: list[str] = field(default_factory=list)
+    fail_to_pass_extra: list[str] = field(default_factory=list)
+    pass_to_pass_missing: list[str] = field(default_factory=list)
+    pass_to_pass_extra: list[str] = field(default_factory=list)
+    recipe: str | None = None
+    recipes_tried: list[str] = field(default_factory=list)
+
+    @property
+    def instance_id(self) -> str:
+        return self.task_id
 
 
 def _split(task: TaskRecord) -> SplitPatch:

@@ -1,0 +1,105 @@
+"""Real SWE-bench Lite instances on their real repository: marshmallow-1359 and -1343.
+
+The repository is the git bundle in `../shared/fixtures/repos/`; the instances are SWE-bench Lite
+dev's. No environment is given: `swe-forge validate` finds it from the repository's manifests (a
+Python 3.9 base image for a project that declares py35–py37, its `tests` extra; no LLM) and must
+re-derive both instances' lists id for id; the harness then resolves both with the oracle and
+neither with the empty agent; and SWE-bench's own log parser, run over our validation log,
+reads exactly the ids we derive. Needs Docker, the `swe-forge-base:bullseye` image and PyPI
+(through the host CA bundle).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import docker
+import pytest
+
+from swe_forge_dagster.execution.repo_cache import RepoCache
+from swe_forge_dagster.execution.runners import runner_for, swebench_ids
+from swe_forge_dagster.execution.sandbox import SandboxConfig
+from swe_forge_dagster.export.swebench import SWEBenchInstance, read_instances, write_jsonl
+from swe_forge_dagster.settings import PYTHON_BASE_IMAGES
+from swe_forge_dagster.tasks.prove import TaskExecutor
+from swe_forge_dagster.tasks.revalidate_instances import prove_with_manifests
+from tests.support.common import EXAMPLES, SHARED_FIXTURES
+
+pytestmark = pytest.mark.docker
+IDS = ("marshmallow-code__marshmallow-1359", "marshmallow-code__marshmallow-1343")
+BUNDLE = SHARED_FIXTURES / "repos" / "marshmallow-code+marshmallow.bundle"
+LITE_DEV = SHARED_FIXTURES / "swebench" / "lite-dev" / "princeton-nlp-SWE-bench_Lite-dev.json"
+HOST_CA = Path("/etc/ssl/certs/ca-certificates.crt")
+BULLSEYE = PYTHON_BASE_IMAGES["3.9"]
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory, docker_client: docker.DockerClient) -> dict:
+    if not BUNDLE.is_file() or not LITE_DEV.is_file():
+        pytest.skip(f"real fixtures missing ({BUNDLE.name} or SWE-bench Lite dev)")
+    try:
+        docker_client.images.get(BULLSEYE)
+    except docker.errors.ImageNotFound:
+        message = f"{BULLSEYE} missing: scripts/build-base-image.sh {BULLSEYE}"
+        if os.environ.get("SWE_FORGE_REQUIRE_DOCKER") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    root = tmp_path_factory.mktemp("real-swebench")
+    remote = root / "remotes" / "marshmallow-code" / "marshmallow.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(BUNDLE), str(remote)], check=True, timeout=300)
+    instances = [inst for inst in read_instances(LITE_DEV) if inst.instance_id in IDS]
+    assert len(instances) == 2
+    write_jsonl(instances, root / "instances.jsonl")
+    return {"root": root, "git_url": f"file://{root}/remotes/{{repo}}.git", "instances": instances}
+
+
+def cli(world: dict, *args: str) -> dict:
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("SWE_FORGE_")},
+           "SWE_FORGE_HOME": str(world["root"] / "home"), "SWE_FORGE_START_DATE": "2015-01-01"}  # fmt: skip
+    if HOST_CA.is_file():
+        env["SWE_FORGE_CA_BUNDLE"] = str(HOST_CA)
+    done = subprocess.run([sys.executable, "-m", "swe_forge_dagster.cli", *args, "--json"], env=env,
+                          capture_output=True, text=True, timeout=1800)  # fmt: skip
+    assert done.stdout.strip(), done.stderr[-3000:]
+    return json.loads(done.stdout)
+
+
+def test_validate_finds_the_environments_and_rederives_both_instances_id_for_id(world: dict) -> None:
+    summary = cli(world, "validate", "-i", str(world["root"] / "instances.jsonl"), "--git-url", world["git_url"])
+    by_id = {row["instance_id"]: row for row in summary["results"]}
+    for inst in world["instances"]:
+        row = by_id[inst.instance_id]
+        assert row["status"] == "valid", (inst.instance_id, row["reason"], row["recipes_tried"])
+        assert sorted(row["fail_to_pass"]) == sorted(inst.FAIL_TO_PASS)
+        assert sorted(row["pass_to_pass"]) == sorted(inst.PASS_TO_PASS)
+        assert len(row["recipes_tried"]) == 1 and BULLSEYE in row["recipes_tried"][0]  # the first guess, no LLM
+    assert any("[custom-Custom" in test_id for row in by_id.values() for test_id in row["pass_to_pass"])
+
+
+def test_the_harness_resolves_both_with_the_oracle_and_neither_with_the_empty_agent(world: dict) -> None:
+    common = ("harness", "-i", str(world["root"] / "instances.jsonl"), "--git-url", world["git_url"])
+    oracle = cli(world, *common, "--agent", "oracle")
+    assert (oracle["total"], oracle["resolved"]) == (2, 2), [(r["task_id"], r["error"]) for r in oracle["results"]]
+    empty = cli(world, *common, "--agent-dir", str(EXAMPLES / "emptyagent"), "--agent-cmd", "python -m emptyagent")
+    assert (empty["total"], empty["unresolved"]) == (2, 2)
+
+
+def test_swebenchs_own_parser_reads_our_ids_from_our_validation_log(world: dict, docker_client: object) -> None:
+    parsers = pytest.importorskip("swebench.harness.log_parsers.python", reason="`swebench` not installed")
+    inst: SWEBenchInstance = next(i for i in world["instances"] if i.instance_id == IDS[0])
+    cache = RepoCache(world["root"] / "api-repos", world["git_url"])
+    sandbox = SandboxConfig(image=BULLSEYE, ca_bundle=HOST_CA if HOST_CA.is_file() else None)
+    executor = TaskExecutor(docker_client, cache, sandbox)  # type: ignore[arg-type]
+    result, problem, _ = prove_with_manifests(inst, executor)
+    assert result is not None, problem
+    runner = runner_for("pytest")
+    ours = swebench_ids(runner, result.validation.fail_to_pass + result.validation.pass_to_pass)
+    after = parsers.parse_log_pytest(result.after[0].output, None)
+    assert sorted(test_id for test_id, status in after.items() if status == "PASSED") == sorted(ours)
+    before = parsers.parse_log_pytest(result.before.output, None)
+    fail_to_pass = swebench_ids(runner, result.validation.fail_to_pass)
+    assert fail_to_pass == inst.FAIL_TO_PASS and all(before.get(t) != "PASSED" for t in fail_to_pass)
