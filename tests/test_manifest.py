@@ -1,0 +1,43 @@
+"""Recipes and Python versions read from a repository's own files (`execution.manifest`), no LLM."""
+
+from __future__ import annotations
+
+from swe_forge_dagster.execution.manifest import declared_pythons, python_images, python_recipes
+
+IMAGES = {"3.11": "img:bookworm", "3.9": "img:bullseye", "3.13": "img:trixie"}
+OLD_SETUP = """
+EXTRAS_REQUIRE = {"tests": ["pytest", "pytz"], "lint": ["flake8"]}
+EXTRAS_REQUIRE["dev"] = EXTRAS_REQUIRE["tests"] + ["tox"]
+setup(name="m", extras_require=EXTRAS_REQUIRE, python_requires=">=3.5",
+      classifiers=["Programming Language :: Python :: 3.6"])
+"""
+TOX = "[tox]\nenvlist = lint,py35,py36,py37\n\n[testenv]\nextras = tests,reco\ncommands = pytest {posargs}\n"
+
+
+def test_an_old_project_gets_the_nearest_python_and_its_own_test_extras() -> None:
+    manifests = {"setup.py": OLD_SETUP, "tox.ini": TOX}
+    assert declared_pythons(manifests)[0] == [(3, 5), (3, 6), (3, 7)]
+    assert python_images(manifests, IMAGES) == ["img:bullseye", "img:bookworm", "img:trixie"]
+    installs = [r.install_commands[-1] for r in python_recipes(manifests, set(), "img:bullseye")]
+    assert installs == ["pip install -e '.[tests,reco]' pytest", "pip install -e '.[tests]' pytest",
+                        "pip install -e . pytest"]  # fmt: skip
+    assert all(
+        r.install_commands[0].startswith("python3 -m venv /opt/venv") for r in python_recipes(manifests, set(), "x")
+    )
+
+
+def test_requires_python_filters_and_a_new_project_gets_a_new_python() -> None:
+    pyproject = (
+        '[project]\nname = "n"\nrequires-python = ">=3.10"\nclassifiers = ["Programming Language :: Python :: 3.13"]\n'
+        '[project.optional-dependencies]\ntesting = ["pytest"]\n'
+    )
+    manifests = {"pyproject.toml": pyproject}
+    assert python_images(manifests, IMAGES) == ["img:trixie", "img:bookworm"]  # 3.9 excluded by requires-python
+    installs = [r.install_commands[-1] for r in python_recipes(manifests, {"requirements-dev.txt"}, "img:trixie")]
+    assert installs == ["pip install -e '.[testing]' pytest", "pip install -r requirements-dev.txt -e . pytest",
+                        "pip install -e . pytest"]  # fmt: skip
+
+
+def test_nothing_declared_keeps_the_default_order_and_a_non_python_repo_has_no_recipe() -> None:
+    assert python_images({"setup.py": "setup(name='x')"}, IMAGES) == ["img:bookworm", "img:bullseye", "img:trixie"]
+    assert python_recipes({"package.json": "{}"}, set(), "img") == []
