@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import types
 from pathlib import Path
 
@@ -85,3 +86,41 @@ def test_a_swebench_instance_is_graded_by_its_cut_ids_in_a_real_run(docker_clien
     assert graded["cut"] == [(cut[0], "passed"), (cut[1], "passed")]
     assert graded["full"] == [(full[0], "passed"), (full[1], "passed")]
     assert graded["wrong"] == [(cut[0], "missing"), (cut[1], "passed")]
+
+
+@pytest.mark.docker
+def test_an_environment_rebuilt_for_new_dependencies_replaces_the_old_image(
+    tmp_path: Path, docker_client: object
+) -> None:
+    import subprocess
+
+    import docker
+
+    from swe_forge_dagster.execution.environment import Environments, env_image_tag
+    from swe_forge_dagster.execution.repo_cache import RepoCache
+    from swe_forge_dagster.execution.sandbox import SandboxConfig
+    from tests.support.common import BASE_IMAGE
+
+    work, shas = tmp_path / "work", []
+    subprocess.run(["git", "init", "-q", "-b", "main", str(work)], check=True)
+    for deps in ('["attrs"]', '["attrs", "httpx"]'):
+        (work / "pyproject.toml").write_text(f'[project]\nname = "r"\nversion = "1"\ndependencies = {deps}\n')
+        git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(work)]
+        subprocess.run([*git, "add", "-A"], check=True)
+        subprocess.run([*git, "commit", "-qm", deps], check=True)
+        shas.append(subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip())
+    subprocess.run(["git", "clone", "-q", "--bare", str(work), str(tmp_path / "o" / "r.git")], check=True)
+    cache = RepoCache(tmp_path / "cache", f"file://{tmp_path}/{{repo}}.git")
+    cache.fetch("o/r", shas)
+    environments = Environments(docker_client, cache, SandboxConfig(image=BASE_IMAGE, network="none"))  # type: ignore[arg-type]
+    recipe = EnvRecipe(("true",), PYTEST, BASE_IMAGE)
+    tag = env_image_tag("o/r", recipe)
+    try:
+        first = (environments.image("o/r", shas[0], recipe), docker_client.images.get(tag).id)  # type: ignore[attr-defined]
+        assert environments.image("o/r", shas[0], recipe) == (tag, True)  # same dependencies: reused
+        assert environments.image("o/r", shas[1], recipe) == (tag, False)  # new dependencies: rebuilt
+        with pytest.raises(docker.errors.ImageNotFound):
+            docker_client.images.get(first[1])  # type: ignore[attr-defined]  # the stale build is gone, not dangling
+    finally:
+        with contextlib.suppress(docker.errors.ImageNotFound):
+            docker_client.images.remove(tag, force=True)  # type: ignore[attr-defined]

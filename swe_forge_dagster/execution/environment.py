@@ -9,6 +9,7 @@ lock file per tag), so parallel tasks of one repository do not build it twice.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -113,12 +114,18 @@ class Environments:
         tag = env_image_tag(repo, recipe)
         with self._build_lock(tag):
             deps = self.dependency_fingerprint(repo, base_sha)
+            replaced = None
             try:
-                if self.client.images.get(tag).labels.get(DEPS_LABEL) == deps:
+                current = self.client.images.get(tag)
+                if current.labels.get(DEPS_LABEL) == deps:
                     return tag, True
+                replaced = current.id
             except docker.errors.ImageNotFound:
                 pass
             self._build(repo, base_sha, recipe, tag, deps)
+            if replaced is not None:  # the stale build would pile up untagged: remove it (unless still in use)
+                with contextlib.suppress(docker.errors.APIError):
+                    self.client.images.remove(replaced)
         return tag, False
 
     def _build(self, repo: str, base_sha: str, recipe: EnvRecipe, tag: str, deps: str) -> None:
