@@ -26,13 +26,40 @@ from pathlib import Path
 
 import docker
 
-from swe_forge_dagster.execution.repo_box import TREE_NAME, write_tree_archive
+from swe_forge_dagster.execution.repo_box import ENV_DIR, TREE_NAME, write_tree_archive
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.execution.runners import PYTEST, fill_tests
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig
 from swe_forge_dagster.settings import DEFAULT_BASE_IMAGE
 
 DEPS_LABEL = "swe-forge.deps"
+RECORD_BASE_TREE = (
+    f"mkdir -p {ENV_DIR} && (find . -mindepth 1 \\( -type f -o -type l \\) -printf '%P\\0' > {ENV_DIR}/base.list)"
+)
+"""Run in /repo before the install: the build tree's files, which a run replaces by its own tree."""
+OUTPUTS_SCRIPT = f"""import os
+base = set(open("{ENV_DIR}/base.list", encoding="utf-8", errors="surrogateescape").read().split("\\0")) - {{""}}
+dirs = {{os.path.dirname(path) for path in base}}
+for path in list(dirs):
+    while path:
+        path = os.path.dirname(path)
+        dirs.add(path)
+outputs = []
+for root, subdirs, files in os.walk("."):
+    rel = os.path.relpath(root, ".")
+    rel = "" if rel == "." else rel
+    for name in list(subdirs):
+        path = os.path.join(rel, name)
+        if path not in dirs:
+            outputs.append(path)
+            subdirs.remove(name)
+    outputs += [os.path.join(rel, name) for name in files if os.path.join(rel, name) not in base]
+with open("{ENV_DIR}/outputs.list", "w", encoding="utf-8", errors="surrogateescape") as out:
+    out.writelines(path + "\\n" for path in sorted(outputs) if "\\n" not in path)
+"""
+"""Run in /repo after the install: the topmost paths the install added (kept by every run, out of git)."""
+PRETEND_VERSION_VARS = ("SETUPTOOLS_SCM_PRETEND_VERSION",)
+"""Read by setuptools-scm and hatch-vcs (which uses it) when there is no git metadata to read."""
 INSTALL_TIMEOUT_S = 1800
 # Root-level manifests whose change means the environment must be installed again.
 DEPENDENCY_FILES = (
@@ -129,16 +156,24 @@ class Environments:
         return tag, False
 
     def _build(self, repo: str, base_sha: str, recipe: EnvRecipe, tag: str, deps: str) -> None:
-        config = self.sandbox.model_copy(update={"image": recipe.base_image})
+        # The tree has no .git: setuptools-scm / hatch-vcs projects get the version git would give them.
+        version = self.cache.release_version(repo, base_sha) or "0.0.0"
+        env = {**self.sandbox.env, **dict.fromkeys(PRETEND_VERSION_VARS, version)}
+        config = self.sandbox.model_copy(update={"image": recipe.base_image, "env": env})
         with tempfile.TemporaryDirectory() as tmp, Sandbox.start(self.client, config, name_hint="env") as box:
             box.copy_in(self.export_tree(repo, base_sha, Path(tmp) / "tree"), "/repo")
             box.run("cd /repo")
+            recorded = box.run(RECORD_BASE_TREE)
+            if recorded.exit_code != 0:
+                raise EnvironmentBuildError(f"recording the build tree failed: {recorded.output[-500:]}")
             for command in recipe.install_commands:
                 result = box.run(command, timeout=INSTALL_TIMEOUT_S)
                 if result.exit_code != 0:
                     raise EnvironmentBuildError(
                         f"install step failed ({result.exit_code}): {command}\n{result.output[-2000:]}"
                     )
+            box.write_file(f"{ENV_DIR}/outputs.py", OUTPUTS_SCRIPT)
+            box.run(f"cd /repo && (python3 {ENV_DIR}/outputs.py || true); cd /repo")  # no python3: no outputs list
             repository, _, version = tag.partition(":")
             box.commit(
                 repository, version, {"swe-forge.repo": repo, "swe-forge.recipe": recipe.key(), DEPS_LABEL: deps}

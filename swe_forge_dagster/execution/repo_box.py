@@ -32,6 +32,9 @@ REPO_DIR = "/repo"
 WORK_DIR = "/tmp/.swe-forge-harness"
 """Where patches and files are staged in a container; removed once they are applied."""
 TREE_NAME = ".swe-forge-tree"
+ENV_DIR = "/.swe-forge-env"
+"""In an environment image: `base.list` (the build tree's files, NUL-separated) and `outputs.list` (what
+the install added to /repo, one topmost path a line); see PREPARE_SCRIPT."""
 
 GIT = [
     "git", "-c", "user.name=swe-forge", "-c", "user.email=swe-forge@localhost", "-c", "commit.gpgsign=false",
@@ -94,20 +97,43 @@ def write_tree_archive(cache: RepoCache, repo: str, sha: str, dest: Path) -> Pat
 # --- containers -------------------------------------------------------------------------------
 
 # Arguments: the paths to hide. Replaces the image's /repo (built at whatever commit the cached
-# environment was made from) by the base tree, keeping the `*.egg-info` editable installs point
-# at (as the task builder's suite runs do), commits it, then applies the staged patches in order
+# environment was made from) by the base tree, commits it, then applies the staged patches in order
 # and copies the staged files in. Exit 3 + "PATCH <n>" names a patch git refused.
+# An environment image records the tree it was built from (`ENV_DIR/base.list`) and what its install
+# added (`outputs.list`): only the former is removed, so the install's outputs (a src/ layout's
+# egg-info, generated version files, node_modules) stay, kept out of git (`.git/info/exclude`) and out
+# of every diff; the base commit holds exactly the tree's files (tracked-but-ignored ones included).
+# Images without the record (older builds, other images) keep only top-level `*.egg-info`.
 PREPARE_SCRIPT = f"""set -e
 tree=/tmp/{TREE_NAME}
 mkdir -p {REPO_DIR} "$tree"
-for kept in "$tree"/*.egg-info; do if [ -e "$kept" ]; then rm -rf "{REPO_DIR}/${{kept##*/}}"; fi; done
-find {REPO_DIR} -mindepth 1 -maxdepth 1 ! -name '*.egg-info' -exec rm -rf {{}} +
-find "$tree" -mindepth 1 -maxdepth 1 -exec mv -t {REPO_DIR} {{}} +
-rm -rf "$tree"
-cd {REPO_DIR}
-if [ "$#" -gt 0 ]; then rm -rf -- "$@"; fi
-{" ".join(GIT)} init -q
-git add -A -f
+if [ -f {ENV_DIR}/base.list ]; then
+  (cd {REPO_DIR} && xargs -0 -r rm -f -- < {ENV_DIR}/base.list)
+  if [ "$#" -gt 0 ]; then (cd "$tree" && rm -rf -- "$@"); fi
+  (cd "$tree" && find . -mindepth 1 \\( -type f -o -type l \\) -printf '%P\\0') > /tmp/.swe-forge-tree.list
+  cp -a "$tree"/. {REPO_DIR}/
+  rm -rf "$tree"
+  cd {REPO_DIR}
+  if [ "$#" -gt 0 ]; then rm -rf -- "$@"; fi
+  {" ".join(GIT)} init -q
+  if [ -f {ENV_DIR}/outputs.list ]; then
+    sed -e 's/[][*?\\\\!#]/\\\\&/g' -e 's|^|/|' {ENV_DIR}/outputs.list >> .git/info/exclude
+  fi
+  git add -A
+  if [ -s /tmp/.swe-forge-tree.list ]; then
+    git --literal-pathspecs add -f --pathspec-from-file=/tmp/.swe-forge-tree.list --pathspec-file-nul
+  fi
+  rm -f /tmp/.swe-forge-tree.list
+else
+  for kept in "$tree"/*.egg-info; do if [ -e "$kept" ]; then rm -rf "{REPO_DIR}/${{kept##*/}}"; fi; done
+  find {REPO_DIR} -mindepth 1 -maxdepth 1 ! -name '*.egg-info' -exec rm -rf {{}} +
+  find "$tree" -mindepth 1 -maxdepth 1 -exec mv -t {REPO_DIR} {{}} +
+  rm -rf "$tree"
+  cd {REPO_DIR}
+  if [ "$#" -gt 0 ]; then rm -rf -- "$@"; fi
+  {" ".join(GIT)} init -q
+  git add -A -f
+fi
 {" ".join(GIT)} commit -q --no-verify --allow-empty -m base
 sha=$(git rev-parse HEAD)
 n=0

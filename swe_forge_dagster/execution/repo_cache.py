@@ -212,6 +212,23 @@ class RepoCache:
 
     # -- reading ------------------------------------------------------------------------------
 
+    def release_version(self, repo: str, sha: str) -> str | None:
+        """The version of the newest release tag reachable from `sha` (`v3.12.1` -> `3.12.1`), or None.
+
+        What setuptools-scm / hatch-vcs would derive from the repository's git metadata, for installs
+        that run without it (the tree in a sandbox has no `.git`)."""
+        path = self.ensure(repo)
+        proc = self._run(["describe", "--tags", "--abbrev=0", sha], cwd=path, check=False)
+        if proc.returncode != 0:  # the cache fetches without tags: get them once (tag refs are small)
+            with self.lock(repo):
+                self._sync_remote(repo, path)
+                self._run(["fetch", "--quiet", "--no-write-fetch-head", "origin", "+refs/tags/*:refs/tags/*"],
+                          cwd=path, check=False)  # fmt: skip
+            proc = self._run(["describe", "--tags", "--abbrev=0", sha], cwd=path, check=False)
+        tag = proc.stdout.strip() if proc.returncode == 0 else ""
+        version = re.sub(r"^[^0-9]*", "", tag)
+        return version if re.fullmatch(r"[0-9]+(\.[0-9]+)*([a-z0-9.+-]*)", version) else None
+
     def resolve(self, repo: str, rev: str) -> str:
         """The commit sha `rev` names in the cache; it must have been fetched already."""
         path = self.ensure(repo)
