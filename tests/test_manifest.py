@@ -1,8 +1,17 @@
-"""Recipes and Python versions read from a repository's own files (`execution.manifest`), no LLM."""
+"""Recipes, Python versions and the release version read from a repository's own files, no LLM."""
 
 from __future__ import annotations
 
+import subprocess
+from pathlib import Path
+
+import pytest
+
 from swe_forge_dagster.execution.manifest import declared_pythons, python_images, python_recipes
+from swe_forge_dagster.execution.repo_cache import RepoCache
+from swe_forge_dagster.export.swebench import read_instances
+from swe_forge_dagster.tasks.build import swebench_version
+from tests.support.common import SHARED_FIXTURES
 
 IMAGES = {"3.11": "img:bookworm", "3.9": "img:bullseye", "3.13": "img:trixie"}
 OLD_SETUP = """
@@ -41,3 +50,20 @@ def test_requires_python_filters_and_a_new_project_gets_a_new_python() -> None:
 def test_nothing_declared_keeps_the_default_order_and_a_non_python_repo_has_no_recipe() -> None:
     assert python_images({"setup.py": "setup(name='x')"}, IMAGES) == ["img:bookworm", "img:bullseye", "img:trixie"]
     assert python_recipes({"package.json": "{}"}, set(), "img") == []
+
+
+def test_the_version_is_swebenchs_for_real_instances(tmp_path: Path) -> None:
+    """SWE-bench's `version` of marshmallow-1359 / -1343 (3.0 / 2.20) from the real repository's release tags."""
+    bundle = SHARED_FIXTURES / "repos" / "marshmallow-code+marshmallow.bundle"
+    lite = SHARED_FIXTURES / "swebench" / "lite-dev" / "princeton-nlp-SWE-bench_Lite-dev.json"
+    if not bundle.is_file() or not lite.is_file():
+        pytest.skip("real fixtures missing (marshmallow bundle, SWE-bench Lite dev)")
+    remote = tmp_path / "marshmallow-code" / "marshmallow.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(bundle), str(remote)], check=True)
+    cache = RepoCache(tmp_path / "cache", f"file://{tmp_path}/{{repo}}.git")
+    instances = [i for i in read_instances(lite) if i.repo == "marshmallow-code/marshmallow"]
+    assert len(instances) == 2
+    for inst in instances:
+        cache.fetch(inst.repo, [inst.base_commit])
+        assert swebench_version(cache.release_version(inst.repo, inst.base_commit)) == inst.version
+    assert swebench_version("3.0.0rc3") == "3.0" and swebench_version(None) is None

@@ -8,6 +8,7 @@ separate fields.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -57,6 +58,13 @@ def problem_statement(pr: PRContext, test_files: Sequence[str], client: LLMClien
     return f"{written.title}\n\n{written.statement}", "llm"
 
 
+def swebench_version(release: str | None) -> str | None:
+    """SWE-bench's `version`: the package's `major.minor` at the base commit (`3.0.0rc3` -> `3.0`), here
+    from the newest release tag reachable from it; None when the repository has no release tag."""
+    match = re.match(r"(\d+)\.(\d+)", release or "")
+    return f"{match.group(1)}.{match.group(2)}" if match else None
+
+
 @dataclass(frozen=True)
 class Proof:
     """What validation by execution established about a task (the parts of the record it decides)."""
@@ -95,7 +103,12 @@ def task_record(
 
 
 def make_task_record(
-    pr: PRContext, proof: Proof, recipe: EnvRecipe, statement: str, quality: QualityJudgement | None = None
+    pr: PRContext,
+    proof: Proof,
+    recipe: EnvRecipe,
+    statement: str,
+    quality: QualityJudgement | None = None,
+    release: str | None = None,
 ) -> TaskRecord:
     """The task directory's record (and the dataset row) from the PR, its proof and its recipe.
 
@@ -116,7 +129,7 @@ def make_task_record(
         problem_statement=statement,
         hints_text="",
         created_at=pr.created_at,
-        version=None,
+        version=swebench_version(release),
         environment_setup_commit=proof.base_commit,
         FAIL_TO_PASS=fail_to_pass,
         PASS_TO_PASS=pass_to_pass,

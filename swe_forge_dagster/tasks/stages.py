@@ -227,7 +227,8 @@ class TaskBuilder:
                       pass_to_pass=proven["PASS_TO_PASS"], fail_to_pass_commands=proven["fail_to_pass_commands"],
                       pass_to_pass_commands=proven["pass_to_pass_commands"])  # fmt: skip
         judgement = QualityJudgement.model_validate({k: v for k, v in quality.items() if k != "passed"})
-        record = make_task_record(pr, proof, _recipe(env), patch["problem_statement"], judgement)
+        release = self.executor.cache.release_version(pr.repo, proven["base_commit"])
+        record = make_task_record(pr, proof, _recipe(env), patch["problem_statement"], judgement, release)
         path = write_task_dir(self.output_dir, record)
         read_task_dir(path)  # what we wrote must read back
         work.save("export", {"task_dir": str(path), "instance_id": record.task_id})
