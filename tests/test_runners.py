@@ -124,3 +124,50 @@ def test_an_environment_rebuilt_for_new_dependencies_replaces_the_old_image(
     finally:
         with contextlib.suppress(docker.errors.ImageNotFound):
             docker_client.images.remove(tag, force=True)  # type: ignore[attr-defined]
+
+
+@pytest.mark.docker
+def test_runs_keep_what_the_install_made_and_keep_it_out_of_git(tmp_path: Path, docker_client: object) -> None:
+    """An install's outputs (a src/ layout's egg-info, a generated version file) survive into every run at
+    another commit, are in no commit and no diff; the build tree's record is gone from the container."""
+    import subprocess
+
+    import docker
+
+    from swe_forge_dagster.execution.environment import Environments
+    from swe_forge_dagster.execution.repo_box import exec_checked, start_repo_box, write_tree_archive
+    from swe_forge_dagster.execution.repo_cache import RepoCache
+    from swe_forge_dagster.execution.sandbox import SandboxConfig
+    from tests.support.common import BASE_IMAGE
+
+    work, shas = tmp_path / "work", []
+    subprocess.run(["git", "init", "-q", "-b", "main", str(work)], check=True)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(work)]
+    (work / "src" / "pkg").mkdir(parents=True)
+    (work / ".gitignore").write_text("*.egg-info/\n")
+    for body in ("x = 1\n", "x = 2\n"):
+        (work / "src" / "pkg" / "mod.py").write_text(body)
+        subprocess.run([*git, "add", "-A"], check=True)
+        subprocess.run([*git, "commit", "-qm", body], check=True)
+        shas.append(subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip())
+    subprocess.run(["git", "clone", "-q", "--bare", str(work), str(tmp_path / "o" / "r.git")], check=True)
+    cache = RepoCache(tmp_path / "cache", f"file://{tmp_path}/{{repo}}.git")
+    cache.fetch("o/r", shas)
+    install = "mkdir -p src/pkg.egg-info && echo meta > src/pkg.egg-info/PKG-INFO && echo v=1 > src/pkg/_version.py"
+    recipe = EnvRecipe((install,), PYTEST, BASE_IMAGE)
+    environments = Environments(docker_client, cache, SandboxConfig(image=BASE_IMAGE, network="none"))  # type: ignore[arg-type]
+    image, _ = environments.image("o/r", shas[0], recipe)
+    try:
+        archive = write_tree_archive(cache, "o/r", shas[1], tmp_path / "tree.tar")
+        config = SandboxConfig(image=image, network="none")
+        box, _sha = start_repo_box(docker_client, config, archive, name_hint="outputs")  # type: ignore[arg-type]
+        with box:
+            script = ("cd /repo && cat src/pkg/mod.py src/pkg/_version.py src/pkg.egg-info/PKG-INFO "
+                      "&& git status --porcelain && git ls-files && ls /.swe-forge-env 2>&1 || true")  # fmt: skip
+            seen = exec_checked(box, ["bash", "-c", script], "looking")
+        assert seen.splitlines()[:3] == ["x = 2", "v=1", "meta"]  # the commit under test, the install's outputs
+        assert seen.splitlines()[3:5] == [".gitignore", "src/pkg/mod.py"]  # clean status; the tree only in git
+        assert "No such file" in seen  # no record of the build tree left for an agent to read
+    finally:
+        with contextlib.suppress(docker.errors.ImageNotFound):
+            docker_client.images.remove(image, force=True)  # type: ignore[attr-defined]

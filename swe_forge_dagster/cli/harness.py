@@ -4,6 +4,7 @@
         --agent-timeout 600 --parallel 2 --json
     swe-forge harness --input ./tasks --agent oracle          # the gold patches: should resolve 100%
     swe-forge harness --input swebench.jsonl --env-spec envs.json --agent-dir ./agent
+    swe-forge harness --input swebench.jsonl --agent oracle   # environments from the repositories' manifests
 
 Exit codes (for CI): 0 every task evaluated, 1 some task could not be evaluated (setup_error or
 test_error), 2 bad usage, 130 interrupted (Ctrl-C or SIGTERM: the summary and `--output` are still

@@ -14,6 +14,7 @@ import fcntl
 import hashlib
 import json
 import re
+import shlex
 import shutil
 import tarfile
 import tempfile
@@ -50,16 +51,18 @@ for root, subdirs, files in os.walk("."):
     rel = "" if rel == "." else rel
     for name in list(subdirs):
         path = os.path.join(rel, name)
-        if path not in dirs:
-            outputs.append(path)
+        if path not in dirs:  # not a directory of the tree (a symlink of the tree is not descended into either)
+            if path not in base:
+                outputs.append(path)
             subdirs.remove(name)
     outputs += [os.path.join(rel, name) for name in files if os.path.join(rel, name) not in base]
 with open("{ENV_DIR}/outputs.list", "w", encoding="utf-8", errors="surrogateescape") as out:
     out.writelines(path + "\\n" for path in sorted(outputs) if "\\n" not in path)
 """
 """Run in /repo after the install: the topmost paths the install added (kept by every run, out of git)."""
-PRETEND_VERSION_VARS = ("SETUPTOOLS_SCM_PRETEND_VERSION",)
-"""Read by setuptools-scm and hatch-vcs (which uses it) when there is no git metadata to read."""
+PRETEND_VERSION = "SETUPTOOLS_SCM_PRETEND_VERSION"
+"""Read by setuptools-scm (and hatch-vcs, which uses it) when there is no git metadata; `_FOR_<DIST>` scopes it
+to one distribution, so dependencies built from sdists keep their own versions."""
 INSTALL_TIMEOUT_S = 1800
 # Root-level manifests whose change means the environment must be installed again.
 DEPENDENCY_FILES = (
@@ -88,6 +91,15 @@ class EnvRecipe:
     def tests_command(self, test_files: list[str]) -> str:
         """The test command for `test_files`, filled as validation and the harness fill it."""
         return fill_tests(self.test_command, test_files)
+
+
+def image_available(client: docker.DockerClient, image: str) -> bool:
+    """Whether `image` is on the engine (a local base image may not have been built)."""
+    try:
+        client.images.get(image)
+    except docker.errors.ImageNotFound:
+        return False
+    return True
 
 
 def env_image_tag(repo: str, recipe: EnvRecipe) -> str:
@@ -156,16 +168,15 @@ class Environments:
         return tag, False
 
     def _build(self, repo: str, base_sha: str, recipe: EnvRecipe, tag: str, deps: str) -> None:
-        # The tree has no .git: setuptools-scm / hatch-vcs projects get the version git would give them.
-        version = self.cache.release_version(repo, base_sha) or "0.0.0"
-        env = {**self.sandbox.env, **dict.fromkeys(PRETEND_VERSION_VARS, version)}
-        config = self.sandbox.model_copy(update={"image": recipe.base_image, "env": env})
+        config = self.sandbox.model_copy(update={"image": recipe.base_image})
+        pretend = self._pretend_version(repo, base_sha)
         with tempfile.TemporaryDirectory() as tmp, Sandbox.start(self.client, config, name_hint="env") as box:
             box.copy_in(self.export_tree(repo, base_sha, Path(tmp) / "tree"), "/repo")
             box.run("cd /repo")
             recorded = box.run(RECORD_BASE_TREE)
             if recorded.exit_code != 0:
                 raise EnvironmentBuildError(f"recording the build tree failed: {recorded.output[-500:]}")
+            box.run(f"export {pretend}")  # for the installs only: unset before the image is committed
             for command in recipe.install_commands:
                 result = box.run(command, timeout=INSTALL_TIMEOUT_S)
                 if result.exit_code != 0:
@@ -174,10 +185,25 @@ class Environments:
                     )
             box.write_file(f"{ENV_DIR}/outputs.py", OUTPUTS_SCRIPT)
             box.run(f"cd /repo && (python3 {ENV_DIR}/outputs.py || true); cd /repo")  # no python3: no outputs list
+            box.run(f"unset {pretend.split('=', 1)[0]}")
             repository, _, version = tag.partition(":")
             box.commit(
                 repository, version, {"swe-forge.repo": repo, "swe-forge.recipe": recipe.key(), DEPS_LABEL: deps}
             )
+
+    def _pretend_version(self, repo: str, sha: str) -> str:
+        """`NAME=version` for the install: the tree has no .git, so a setuptools-scm / hatch-vcs project gets the
+        version git would give it (its release tag), scoped to its own distribution when its name is known."""
+        version = self.cache.release_version(repo, sha) or "0.0.0"
+        name = None
+        for manifest in ("pyproject.toml", "setup.cfg", "setup.py"):
+            text = (self.cache.show_file(repo, sha, manifest) or b"").decode("utf-8", "replace")
+            match = re.search(r"(?m)^\s*name\s*=\s*['\"]?([A-Za-z0-9][A-Za-z0-9._-]*)", text)
+            if match:
+                name = match.group(1)
+                break
+        suffix = f"_FOR_{re.sub(r'[^A-Za-z0-9]+', '_', name).upper()}" if name else ""
+        return f"{PRETEND_VERSION}{suffix}={shlex.quote(version)}"
 
     @contextmanager
     def _build_lock(self, tag: str) -> Iterator[None]:

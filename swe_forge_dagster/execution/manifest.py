@@ -18,9 +18,12 @@ from __future__ import annotations
 
 import ast
 import configparser
+import json
+import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from pathlib import Path
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
@@ -77,7 +80,7 @@ def _tox_extras(text: str | None) -> list[str]:
     """The extras of tox's main `[testenv]` (what the project's CI installs to run its tests)."""
     tox = _ini(text)
     value = tox.get("testenv", "extras", fallback="") if tox is not None and tox.has_section("testenv") else ""
-    return [item.strip() for item in re.split(r"[,\s]+", value) if item.strip() and "{" not in item]
+    return [item.strip() for item in re.split(r"[,\s]+", value) if item.strip() and not set(item) & set("{}:!")]
 
 
 def declared_pythons(manifests: Mapping[str, str]) -> tuple[list[tuple[int, int]], SpecifierSet | None]:
@@ -123,7 +126,9 @@ def _setup_py_extras(text: str) -> set[str]:
         return set(re.findall(r"['\"](tests?|testing|dev)['\"]\s*:", text))
     found: set[str] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Dict):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict":
+            found |= {keyword.arg for keyword in node.keywords if keyword.arg}  # extras_require=dict(tests=[...])
+        elif isinstance(node, ast.Dict):
             keys = {k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
             if keys & set(TEST_EXTRAS) or any(isinstance(v, ast.List) for v in node.values):
                 found |= keys
@@ -154,13 +159,47 @@ def _toml(text: str | None) -> dict:
         return {}
 
 
-def manifest_candidates(cache: RepoCache, repo: str, sha: str, images: Mapping[str, str] = PYTHON_BASE_IMAGES,
-                        max_candidates: int = 6) -> list[EnvRecipe]:  # fmt: skip
-    """The recipes to try for `repo` at `sha`, in order: each base image (nearest Python first) with each
-    install candidate; empty when the repository is not a Python project."""
+def manifest_candidates(
+    cache: RepoCache, repo: str, sha: str, images: Mapping[str, str] = PYTHON_BASE_IMAGES, max_candidates: int = 6,
+    available: Callable[[str], bool] | None = None,
+) -> list[EnvRecipe]:  # fmt: skip
+    """The recipes to try for `repo` at `sha`, in order: the one a previous proof chose (`remember`), then each
+    base image (nearest Python first, only those `available` on the engine) with each install candidate;
+    empty when the repository is not a Python project."""
     manifests = {name: text.decode("utf-8", "replace") for name in MANIFESTS
                  if (text := cache.show_file(repo, sha, name)) is not None}  # fmt: skip
     present = {name for name in TEST_REQUIREMENTS if cache.show_file(repo, sha, name) is not None}
-    recipes = [recipe for image in python_images(manifests, images)
-               for recipe in python_recipes(manifests, present, image)]  # fmt: skip
+    usable = [image for image in python_images(manifests, images) if available is None or available(image)]
+    recipes = [recipe for image in usable for recipe in python_recipes(manifests, present, image)]
+    chosen = remembered(cache, repo, sha)
+    if chosen is not None:
+        recipes = [chosen, *(recipe for recipe in recipes if recipe != chosen)]
     return recipes[:max_candidates]
+
+
+def _memory(cache: RepoCache) -> Path:
+    return cache.root / "manifest-recipes.json"
+
+
+def remembered(cache: RepoCache, repo: str, sha: str) -> EnvRecipe | None:
+    """The recipe a proof settled on for `repo` at `sha` (so the harness uses what `validate` proved)."""
+    try:
+        entry = json.loads(_memory(cache).read_text(encoding="utf-8")).get(f"{repo}@{sha}")
+    except (OSError, ValueError):
+        return None
+    return EnvRecipe(tuple(entry["install_commands"]), entry["test_command"], entry["base_image"]) if entry else None
+
+
+def remember(cache: RepoCache, repo: str, sha: str, recipe: EnvRecipe) -> None:
+    """Record the recipe whose suite ran for `repo` at `sha` (atomically; last writer wins)."""
+    path = _memory(cache)
+    try:
+        known = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        known = {}
+    known[f"{repo}@{sha}"] = {"install_commands": list(recipe.install_commands), "test_command": recipe.test_command,
+                              "base_image": recipe.base_image}  # fmt: skip
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(known, indent=1, sort_keys=True), encoding="utf-8")
+    os.replace(tmp, path)

@@ -109,15 +109,19 @@ tree=/tmp/{TREE_NAME}
 mkdir -p {REPO_DIR} "$tree"
 if [ -f {ENV_DIR}/base.list ]; then
   (cd {REPO_DIR} && xargs -0 -r rm -f -- < {ENV_DIR}/base.list)
+  find {REPO_DIR} -depth -mindepth 1 -type d -empty -delete
   if [ "$#" -gt 0 ]; then (cd "$tree" && rm -rf -- "$@"); fi
   (cd "$tree" && find . -mindepth 1 \\( -type f -o -type l \\) -printf '%P\\0') > /tmp/.swe-forge-tree.list
+  while IFS= read -r -d '' path; do  # a directory left where the tree now has a file: the tree wins
+    if [ -d "{REPO_DIR}/$path" ] && [ ! -L "{REPO_DIR}/$path" ]; then rm -rf -- "{REPO_DIR}/$path"; fi
+  done < /tmp/.swe-forge-tree.list
   cp -a "$tree"/. {REPO_DIR}/
   rm -rf "$tree"
   cd {REPO_DIR}
   if [ "$#" -gt 0 ]; then rm -rf -- "$@"; fi
   {" ".join(GIT)} init -q
   if [ -f {ENV_DIR}/outputs.list ]; then
-    sed -e 's/[][*?\\\\!#]/\\\\&/g' -e 's|^|/|' {ENV_DIR}/outputs.list >> .git/info/exclude
+    sed -e 's/[][*?\\\\!#]/\\\\&/g' -e 's/ $/\\\\ /' -e 's|^|/|' {ENV_DIR}/outputs.list >> .git/info/exclude
   fi
   git add -A
   if [ -s /tmp/.swe-forge-tree.list ]; then
@@ -142,7 +146,7 @@ while [ -f "{WORK_DIR}/$n.diff" ]; do
   n=$((n + 1))
 done
 if [ -d {WORK_DIR}/files ]; then cp -a {WORK_DIR}/files/. {REPO_DIR}/; fi
-rm -rf {WORK_DIR}
+rm -rf {WORK_DIR} {ENV_DIR}
 echo "$sha"
 """
 

@@ -30,6 +30,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from packaging.version import InvalidVersion, Version
+
 from swe_forge_dagster.settings import DEFAULT_GIT_URL
 
 _REPO_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
@@ -81,6 +83,7 @@ class RepoCache:
     ) -> None:
         if "{repo}" not in url_template:
             raise RepoCacheError(f"url_template must contain '{{repo}}', got {url_template!r}")
+        self._tags_fetched: set[str] = set()
         self.root = Path(root).absolute()
         self.url_template = url_template
         self.git = git
@@ -218,16 +221,19 @@ class RepoCache:
         What setuptools-scm / hatch-vcs would derive from the repository's git metadata, for installs
         that run without it (the tree in a sandbox has no `.git`)."""
         path = self.ensure(repo)
-        proc = self._run(["describe", "--tags", "--abbrev=0", sha], cwd=path, check=False)
-        if proc.returncode != 0:  # the cache fetches without tags: get them once (tag refs are small)
+        if repo not in self._tags_fetched:  # the cache fetches without tags: get them once per process
             with self.lock(repo):
                 self._sync_remote(repo, path)
                 self._run(["fetch", "--quiet", "--no-write-fetch-head", "origin", "+refs/tags/*:refs/tags/*"],
                           cwd=path, check=False)  # fmt: skip
-            proc = self._run(["describe", "--tags", "--abbrev=0", sha], cwd=path, check=False)
-        tag = proc.stdout.strip() if proc.returncode == 0 else ""
-        version = re.sub(r"^[^0-9]*", "", tag)
-        return version if re.fullmatch(r"[0-9]+(\.[0-9]+)*([a-z0-9.+-]*)", version) else None
+            self._tags_fetched.add(repo)
+        describe = ["describe", "--tags", "--abbrev=0", "--match", "*[0-9]*", sha]  # release-like tags only
+        proc = self._run(describe, cwd=path, check=False)
+        version = re.sub(r"^[^0-9]*", "", proc.stdout.strip()) if proc.returncode == 0 else ""
+        try:
+            return str(Version(version)) if version else None
+        except InvalidVersion:
+            return None
 
     def resolve(self, repo: str, rev: str) -> str:
         """The commit sha `rev` names in the cache; it must have been fetched already."""

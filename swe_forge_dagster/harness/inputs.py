@@ -197,7 +197,7 @@ def seed_image(python: str, default_image: str) -> str:
         return default_image
     if default_image in PYTHON_BASE_IMAGES.values():
         wanted = int(match.group(1))
-        nearest = min(PYTHON_BASE_IMAGES, key=lambda v: (abs(int(v.split(".")[1]) - wanted), -int(v.split(".")[1])))
+        nearest = min(PYTHON_BASE_IMAGES, key=lambda v: (abs(int(v.split(".")[1]) - wanted), int(v.split(".")[1])))
         return PYTHON_BASE_IMAGES[nearest]
     if re.fullmatch(r"python:3\.\d+(-slim|-bookworm|-bullseye)?", default_image):
         return f"python:3.{match.group(1)}-slim"

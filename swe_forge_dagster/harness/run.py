@@ -24,13 +24,14 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import docker
 from docker.errors import DockerException, ImageNotFound
 
-from swe_forge_dagster.execution.environment import EnvironmentBuildError, Environments, EnvRecipe
+from swe_forge_dagster.execution.environment import EnvironmentBuildError, Environments, EnvRecipe, image_available
 from swe_forge_dagster.execution.manifest import manifest_candidates
 from swe_forge_dagster.execution.ownership import KEEP_LABEL
 from swe_forge_dagster.execution.repo_box import (
@@ -250,11 +251,13 @@ class Harness:
         return image
 
     def _manifest_environment(self, task: HarnessTask) -> str:
-        """The first recipe from the repository's manifests whose image builds (one `swe-forge validate` built
-        is reused: same recipe, same tag); the sanity check then shows whether its tests run."""
-        assert self.environments is not None
+        """The recipe `swe-forge validate` proved for this repository and commit when there is one (its image is
+        reused: same recipe, same tag), else the first from the manifests whose image builds; the sanity
+        check then shows whether its tests run."""
+        assert self.environments is not None and self.client is not None
         problems = []
-        for recipe in manifest_candidates(self.cache, task.repo, task.base_commit):
+        for recipe in manifest_candidates(self.cache, task.repo, task.base_commit,
+                                          available=partial(image_available, self.client)):  # fmt: skip
             try:
                 return self.environments.image(task.repo, task.base_commit, recipe)[0]
             except (ImageNotFound, EnvironmentBuildError) as exc:

@@ -10,9 +10,12 @@ instance's in the instance's own id form (SWE-bench's cut ids, `runners.swebench
 
 from __future__ import annotations
 
+from functools import partial
+
 from docker.errors import ImageNotFound
 
-from swe_forge_dagster.execution.manifest import manifest_candidates
+from swe_forge_dagster.execution.environment import image_available
+from swe_forge_dagster.execution.manifest import manifest_candidates, remember
 from swe_forge_dagster.execution.patch import SplitPatch, split_diff
 from swe_forge_dagster.execution.runners import runner_for, swebench_ids
 from swe_forge_dagster.export.swebench import SWEBenchInstance
@@ -35,7 +38,9 @@ def prove_with_manifests(
     """(the first proof that gives a verdict, why none did, the recipes tried as `image: install`)."""
     executor.cache.ensure(inst.repo)
     executor.cache.fetch(inst.repo, [inst.base_commit])
-    recipes = manifest_candidates(executor.cache, inst.repo, inst.base_commit)
+    recipes = manifest_candidates(
+        executor.cache, inst.repo, inst.base_commit, available=partial(image_available, executor.client)
+    )
     if not recipes:
         return None, "not a Python project this can build from its manifests (no setup.py/setup.cfg/pyproject)", []
     tried: list[str] = []
@@ -50,9 +55,11 @@ def prove_with_manifests(
         except TaskBuildError as exc:
             problem = str(exc)[:1000]
             continue
-        if (result.validation.reason or "").startswith(NOT_STARTED):
-            problem = result.validation.reason
-            continue  # an old code base on a new Python: try the next image
+        verdict = result.validation
+        if (verdict.reason or "").startswith(NOT_STARTED) or (not verdict.fail_to_pass and verdict.stuck):
+            problem = verdict.reason
+            continue  # an old code base on a new Python (no report, or modules that fail to import): next one
+        remember(executor.cache, inst.repo, inst.base_commit, recipe)
         return result, None, tried
     return None, problem, tried
 
