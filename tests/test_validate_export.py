@@ -15,6 +15,7 @@ import docker
 import pytest
 
 from swe_forge_dagster.demo.worlds.git_world import GitWorld, build_git_world
+from swe_forge_dagster.demo.worlds.harness_task import write_world_seed_workspace
 from swe_forge_dagster.demo.worlds.world_agent import VENV_INSTALL
 from swe_forge_dagster.execution.environment import EnvRecipe, env_image_tag
 from swe_forge_dagster.execution.repo_cache import RepoCache
@@ -73,17 +74,22 @@ def test_validate_reproves_tasks_at_any_depth_and_flags_a_tampered_one(
         }
     )
     write_task_dir(tasks, tampered)
-    shutil.copytree(seed_workspace(shared_fixtures), tasks / "seed" / "some-task")
+    shutil.copytree(seed_workspace(shared_fixtures), tasks / "seed" / "some-task")  # its repository is not here
+    world_seed = write_world_seed_workspace(tasks / "seed-format", RepoCache(tmp_path / "c", world.url_template),
+                                            world.pr("acme-labs/tinycalc", 12))  # fmt: skip
     run = cli(world, tmp_path / "home", "validate", "--input", str(tasks), "--json")
     assert run.returncode == 1, run.stderr[-2000:]  # not every task is still valid
     summary = json.loads(run.stdout)
     by_id = {r["task_id"]: r for r in summary["results"]}
-    assert summary["total"] == 3
+    assert summary["total"] == 4
     good = by_id["acme-labs__tinycalc-12"]
     assert good["status"] == "valid" and good["fail_to_pass"] == record.instance.FAIL_TO_PASS
     assert by_id["acme-labs__tinycalc-1200"]["status"] == "changed"
-    (seed,) = [r for r in summary["results"] if r["status"] == "error"]
-    assert "seed" in seed["reason"] and "harness" in seed["reason"]
+    # the seed's format: its shell-command checks re-proved by exit code, in the harness's environment for it
+    seed = by_id["acme-labs/tinycalc-12"]
+    assert seed["status"] == "valid" and seed["path"] == str(world_seed), seed["reason"]
+    (foreign,) = [r for r in summary["results"] if r["status"] == "error"]
+    assert "could not run the proof" in foreign["reason"]  # a real seed task whose repository is not reachable
 
 
 def test_export_flattens_our_and_the_seeds_directories_and_writes_the_dataset(

@@ -1,6 +1,7 @@
 """`swe-forge validate`: the seed's `swe validate`, re-proving tasks by execution.
 
-`-i` takes task directories (ours, found at any depth) or a SWE-bench JSON/JSONL/Parquet file:
+`-i` takes task directories (ours and the seed's, found at any depth; the seed's shell-command
+checks are re-proved by exit code) or a SWE-bench JSON/JSONL/Parquet file:
 its instances' environments are found from the repositories' own manifests (no LLM, no
 `--env-spec` needed) and their lists compared in SWE-bench's id form.
 
@@ -22,14 +23,14 @@ from swe_forge_dagster.cli.common import err, input_dir, out, usage_error
 from swe_forge_dagster.settings import get_settings
 
 
-def _explain_unreadable(path: Path, problem: str) -> str:
+def _is_seed_workspace(path: Path) -> bool:
     from swe_forge_dagster.export.seed_format import SeedFormatError, read_seed_workspace
 
     try:
         read_seed_workspace(path)
     except SeedFormatError:
-        return problem
-    return "a swe-forge (seed) workspace: its checks are shell commands, not test ids; evaluate it with `harness`"
+        return False
+    return True
 
 
 def validate(
@@ -52,6 +53,7 @@ def validate(
     from swe_forge_dagster.tasks.prove import TaskExecutor
     from swe_forge_dagster.tasks.revalidate import ERROR, VALID, revalidate_dir
     from swe_forge_dagster.tasks.revalidate_instances import revalidate_instance
+    from swe_forge_dagster.tasks.revalidate_seed import revalidate_seed
 
     settings = get_settings()
     if input_path is not None and input_path.is_file():
@@ -79,8 +81,8 @@ def validate(
             bar.update(job, description=f"validating {name}")
             if isinstance(item, Path):
                 result = revalidate_dir(item, executor, after_runs, llm)
-                if result.status == ERROR:
-                    result.reason = _explain_unreadable(item, result.reason or "")
+                if result.status == ERROR and _is_seed_workspace(item):  # the seed's format: its commands
+                    result = revalidate_seed(item, executor, settings.docker_image, after_runs)
             else:
                 result = revalidate_instance(item, executor, str(root), after_runs)
             results.append(result)

@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from swe_forge_dagster.execution.patch import split_sections
 from swe_forge_dagster.execution.runners import PYTEST
+from swe_forge_dagster.execution.seed_env import ENSURE_GIT, seed_image, seed_install_commands, seed_test_files
 from swe_forge_dagster.export.seed_format import SeedFormatError, SeedTask, find_task_dirs, read_seed_workspace
 from swe_forge_dagster.export.swebench import InstanceFormatError, SWEBenchInstance, read_instances
 from swe_forge_dagster.export.task_dir import (
@@ -41,19 +42,7 @@ from swe_forge_dagster.export.task_dir import (
     read_task_dir,
 )
 from swe_forge_dagster.harness.models import HarnessTask, TaskLoadError
-from swe_forge_dagster.settings import PYTHON_BASE_IMAGES
 
-ENSURE_GIT = (
-    "command -v git >/dev/null 2>&1 || (apt-get update -qq "
-    "&& apt-get install -y -qq --no-install-recommends git ca-certificates >/dev/null)"
-)
-"""First install step for tasks without their own recipe: the harness snapshots the repo with git."""
-
-SEED_VENV = (
-    "python3 -m venv --system-site-packages /tmp/venv && . /tmp/venv/bin/activate "
-    "&& (python -c 'import pytest' 2>/dev/null || pip install -q pytest)"
-)
-"""Where the seed's Python tasks expect their environment (their checks call /tmp/venv/bin/python)."""
 INSTANCE_SUFFIXES = (".json", ".jsonl", ".ndjson", ".parquet")
 DEFAULT_SPEC_KEY = "*"
 _REPO_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
@@ -169,39 +158,18 @@ def task_from_record(record: TaskRecord, *, source: str = "") -> HarnessTask:
 def task_from_seed(seed: SeedTask, *, default_image: str) -> HarnessTask:
     """The seed's workspace: shell-command checks, tests in meta.test_files.
 
-    The image follows its `install_config` (`seed_image`), and a Python install goes into a virtual
-    environment at `/tmp/venv`, where the seed's own checks look for it (`/tmp/venv/bin/python -m pytest`),
-    never into the system Python (which PEP 668 protects on Debian images).
+    The image and the install follow its `install_config` (`execution.seed_env`, shared with `validate`).
     """
-    extra = {_repo_relative(item.path): item.content for item in seed.test_files}
-    install = seed.install_config.get("install", "").strip()
-    python = str(seed.install_config.get("python") or "")
-    if install and (python or re.search(r"\bpip\b|python", install)):
-        install = f"{SEED_VENV} && {install}"
+    extra = seed_test_files(seed.test_files)
     return HarnessTask(
         task_id=seed.id, repo=seed.repo, base_commit=seed.base_commit, prompt=seed.prompt, gold_patch=seed.patch,
         test_patch=seed.test_patch or "", extra_test_files=extra,
         hidden_files=tuple(_unique([*extra, *patch_files(seed.test_patch or "")])), mode="commands",
         fail_to_pass=tuple(seed.fail_to_pass), pass_to_pass=tuple(seed.pass_to_pass),
-        image=seed_image(python, default_image),
-        install_commands=(ENSURE_GIT, install) if install else (ENSURE_GIT,),
+        image=seed_image(str(seed.install_config.get("python") or ""), default_image),
+        install_commands=seed_install_commands(seed.install_config),
         test_command=seed.install_config.get("test_cmd", ""), source=str(seed.source_path.parent),
     )  # fmt: skip
-
-
-def seed_image(python: str, default_image: str) -> str:
-    """The image for a seed task that asks for Python `python` (`3.11`): with our local base images, the one
-    of the nearest version; with an official `python:X-slim` default, `python:<version>-slim`; else the default."""
-    match = re.fullmatch(r"3\.(\d+)(\.\d+)?", python.strip())
-    if not match:
-        return default_image
-    if default_image in PYTHON_BASE_IMAGES.values():
-        wanted = int(match.group(1))
-        nearest = min(PYTHON_BASE_IMAGES, key=lambda v: (abs(int(v.split(".")[1]) - wanted), int(v.split(".")[1])))
-        return PYTHON_BASE_IMAGES[nearest]
-    if re.fullmatch(r"python:3\.\d+(-slim|-bookworm|-bullseye)?", default_image):
-        return f"python:3.{match.group(1)}-slim"
-    return default_image
 
 
 def task_from_instance(inst: SWEBenchInstance, spec: EnvSpec | None, *, default_image: str) -> HarnessTask:
@@ -256,15 +224,6 @@ def run_files(ids: Sequence[str], fallback: Iterable[str]) -> list[str]:
     if files and all(f.endswith(".py") for f in files):
         return _unique(files)
     return [f for f in fallback if f.endswith(".py")] or list(fallback)
-
-
-def _repo_relative(path: str) -> str:
-    """A seed test file's path inside the repo; real ones are relative or (some) absolute under /repo."""
-    relative = path.removeprefix("/repo/")
-    parts = Path(relative).parts
-    if not relative or Path(relative).is_absolute() or ".." in parts or "\x00" in relative:
-        raise ValueError(f"test file path {path!r} must stay inside the repository")
-    return relative
 
 
 def _unique(items: Iterable[str]) -> list[str]:

@@ -24,8 +24,8 @@ from swe_forge_dagster.execution.patch import SplitPatch, check_applies, split_d
 from swe_forge_dagster.execution.repo_box import PatchRejected, WorkspaceError, start_repo_box, write_tree_archive
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.execution.runners import runner_for
-from swe_forge_dagster.execution.sandbox import SandboxConfig
-from swe_forge_dagster.execution.suite import SuiteRun, run_suite
+from swe_forge_dagster.execution.sandbox import CommandResult, SandboxConfig
+from swe_forge_dagster.execution.suite import MAX_OUTPUT, SuiteRun, run_suite
 from swe_forge_dagster.settings import DEFAULT_BASE_IMAGE
 from swe_forge_dagster.tasks.validation import Validation, validate
 
@@ -87,6 +87,27 @@ class TaskExecutor:
             run = run_suite(box, recipe.test_command, test_files, timeout, plugin_autoload=True)
         run.seconds = round(time.perf_counter() - started, 2)  # the whole run: container, tree, patches, tests
         return run
+
+    def run_commands(
+        self, image: str, archive: Path, patches: list[tuple[str, str]], files: dict[str, str],
+        commands: list[str], timeout: float,
+    ) -> list[CommandResult]:  # fmt: skip
+        """A fresh no-network container: the base tree, `patches`, `files` written; each command's result.
+
+        Each command runs in /repo in a subshell (its `cd`/`export` do not leak into the next), with a
+        timeout that kills its process group: how the seed's shell-command checks are run.
+        """
+        config = self.sandbox.model_copy(update={"image": image, "network": "none", "workdir": "/repo"})
+        try:
+            box, _sha = start_repo_box(self.client, config, archive, name_hint="checks", patches=patches,
+                                       repo_files=files)  # fmt: skip
+        except PatchRejected as exc:
+            raise TaskBuildError(f"in the sandbox, {exc}") from exc
+        except WorkspaceError as exc:
+            raise TaskBuildError(f"could not prepare the base tree: {exc}") from exc
+        with box:
+            return [box.run(f"cd /repo && (\n{command}\n)", timeout=timeout, max_output=MAX_OUTPUT)
+                    for command in commands]  # fmt: skip
 
     # -- the whole proof ------------------------------------------------------------------
     def validate_pr(

@@ -1,0 +1,45 @@
+"""A seed task's environment from its `install_config` (`execution.seed_env`): image, install, test files."""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+
+from swe_forge_dagster.execution.seed_env import (
+    ENSURE_GIT,
+    SEED_VENV,
+    seed_image,
+    seed_install_commands,
+    seed_test_files,
+)
+from swe_forge_dagster.settings import PYTHON_BASE_IMAGES
+
+BOOKWORM, BULLSEYE = PYTHON_BASE_IMAGES["3.11"], PYTHON_BASE_IMAGES["3.9"]
+
+
+def test_the_image_follows_the_python_the_task_asks_for() -> None:
+    assert seed_image("3.11", BOOKWORM) == BOOKWORM
+    assert seed_image("3.8", BOOKWORM) == BULLSEYE  # nearest local base image
+    assert seed_image("3.12", BOOKWORM) == BOOKWORM  # a tie goes to the older, more often built one
+    assert seed_image("3.10", "python:3.12-slim") == "python:3.10-slim"
+    assert seed_image("", BOOKWORM) == BOOKWORM and seed_image("3.11", "my/image:1") == "my/image:1"
+
+
+def test_python_installs_go_into_the_venv_the_seeds_checks_use() -> None:
+    python = seed_install_commands({"install": "pip install -e .", "python": "3.11"})
+    assert python == (ENSURE_GIT, f"{SEED_VENV} && pip install -e .")
+    assert "/tmp/venv" in SEED_VENV and "--system-site-packages" in SEED_VENV
+    assert seed_install_commands({"install": "npm install", "node": "20"}) == (ENSURE_GIT, "npm install")
+    assert seed_install_commands({}) == (ENSURE_GIT,)
+
+
+def test_test_files_stay_inside_the_repository() -> None:
+    def item(path: str) -> object:
+        return types.SimpleNamespace(path=path, content="x")
+
+    assert seed_test_files([item("tests/test_a.py"), item("/repo/tests/test_b.py")]) == {
+        "tests/test_a.py": "x", "tests/test_b.py": "x"}  # fmt: skip
+    for bad in ("../escape.py", "/etc/passwd", ""):
+        with pytest.raises(ValueError, match="inside the repository"):
+            seed_test_files([item(bad)])
