@@ -17,6 +17,7 @@ bounded output; `take_diff` reads the agent's diff as a stream and abandons it p
 from __future__ import annotations
 
 import io
+import re
 import subprocess
 import tarfile
 import time
@@ -185,9 +186,11 @@ def start_repo_box(
         put_files(box, {**staged, **(files or {})})
         exit_code, output = box.container.exec_run(["bash", "-c", PREPARE_SCRIPT, "prepare", *hide], workdir="/")
         text = output.decode("utf-8", "replace").strip()
-        if exit_code == 3 and text.splitlines()[-1].startswith("PATCH "):
-            name = named[int(text.splitlines()[-1].split()[1])][0]
-            raise PatchRejected(name, "\n".join(text.splitlines()[:-1])[-1500:])
+        # git's error (stderr) and our marker (stdout) arrive in either order: find the marker line
+        marker = re.search(r"^PATCH ([0-9]+)$", text, re.MULTILINE) if exit_code == 3 else None
+        if marker is not None and int(marker.group(1)) < len(named):
+            git_error = (text[: marker.start()] + text[marker.end() :]).strip()
+            raise PatchRejected(named[int(marker.group(1))][0], git_error[-1500:])
         if exit_code != 0:
             hint = " (is git installed in the image?)" if exit_code == 127 else ""
             raise WorkspaceError(f"preparing /repo failed ({exit_code}){hint}: {text[-1500:]}")

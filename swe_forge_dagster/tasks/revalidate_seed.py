@@ -37,7 +37,7 @@ def revalidate_seed(path: Path, executor: TaskExecutor, default_image: str, afte
     try:
         before, after = _runs(seed, executor, default_image, after_runs)
     except (TaskBuildError, ValueError) as exc:
-        return Revalidation(seed.id, str(path), INVALID, f"does not build: {str(exc)[:1500]}")
+        return Revalidation(seed.id, str(path), INVALID, str(exc)[:1500])  # an install or a patch that fails
     except Exception as exc:  # the machine, not the task (Docker, git): reported, the scan goes on
         return Revalidation(seed.id, str(path), ERROR, f"could not run the proof: {type(exc).__name__}: {exc}")
     f2p_count = len(seed.fail_to_pass)
