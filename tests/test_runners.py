@@ -92,26 +92,17 @@ def test_a_swebench_instance_is_graded_by_its_cut_ids_in_a_real_run(docker_clien
 def test_an_environment_rebuilt_for_new_dependencies_replaces_the_old_image(
     tmp_path: Path, docker_client: object
 ) -> None:
-    import subprocess
-
     import docker
 
     from swe_forge_dagster.execution.environment import Environments, env_image_tag
-    from swe_forge_dagster.execution.repo_cache import RepoCache
     from swe_forge_dagster.execution.sandbox import SandboxConfig
     from tests.support.common import BASE_IMAGE
+    from tests.support.git_repos import repo_with_commits
 
-    work, shas = tmp_path / "work", []
-    subprocess.run(["git", "init", "-q", "-b", "main", str(work)], check=True)
-    for deps in ('["attrs"]', '["attrs", "httpx"]'):
-        (work / "pyproject.toml").write_text(f'[project]\nname = "r"\nversion = "1"\ndependencies = {deps}\n')
-        git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(work)]
-        subprocess.run([*git, "add", "-A"], check=True)
-        subprocess.run([*git, "commit", "-qm", deps], check=True)
-        shas.append(subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip())
-    subprocess.run(["git", "clone", "-q", "--bare", str(work), str(tmp_path / "o" / "r.git")], check=True)
-    cache = RepoCache(tmp_path / "cache", f"file://{tmp_path}/{{repo}}.git")
-    cache.fetch("o/r", shas)
+    cache, shas = repo_with_commits(tmp_path, [
+        {"pyproject.toml": f'[project]\nname = "r"\nversion = "1"\ndependencies = {deps}\n'}
+        for deps in ('["attrs"]', '["attrs", "httpx"]')
+    ])  # fmt: skip
     environments = Environments(docker_client, cache, SandboxConfig(image=BASE_IMAGE, network="none"))  # type: ignore[arg-type]
     recipe = EnvRecipe(("true",), PYTEST, BASE_IMAGE)
     tag = env_image_tag("o/r", recipe)
@@ -130,29 +121,17 @@ def test_an_environment_rebuilt_for_new_dependencies_replaces_the_old_image(
 def test_runs_keep_what_the_install_made_and_keep_it_out_of_git(tmp_path: Path, docker_client: object) -> None:
     """An install's outputs (a src/ layout's egg-info, a generated version file) survive into every run at
     another commit, are in no commit and no diff; the build tree's record is gone from the container."""
-    import subprocess
-
     import docker
 
     from swe_forge_dagster.execution.environment import Environments
     from swe_forge_dagster.execution.repo_box import exec_checked, start_repo_box, write_tree_archive
-    from swe_forge_dagster.execution.repo_cache import RepoCache
     from swe_forge_dagster.execution.sandbox import SandboxConfig
     from tests.support.common import BASE_IMAGE
+    from tests.support.git_repos import repo_with_commits
 
-    work, shas = tmp_path / "work", []
-    subprocess.run(["git", "init", "-q", "-b", "main", str(work)], check=True)
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(work)]
-    (work / "src" / "pkg").mkdir(parents=True)
-    (work / ".gitignore").write_text("*.egg-info/\n")
-    for body in ("x = 1\n", "x = 2\n"):
-        (work / "src" / "pkg" / "mod.py").write_text(body)
-        subprocess.run([*git, "add", "-A"], check=True)
-        subprocess.run([*git, "commit", "-qm", body], check=True)
-        shas.append(subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip())
-    subprocess.run(["git", "clone", "-q", "--bare", str(work), str(tmp_path / "o" / "r.git")], check=True)
-    cache = RepoCache(tmp_path / "cache", f"file://{tmp_path}/{{repo}}.git")
-    cache.fetch("o/r", shas)
+    cache, shas = repo_with_commits(tmp_path, [
+        {".gitignore": "*.egg-info/\n", "src/pkg/mod.py": "x = 1\n"}, {"src/pkg/mod.py": "x = 2\n"}
+    ])  # fmt: skip
     install = "mkdir -p src/pkg.egg-info && echo meta > src/pkg.egg-info/PKG-INFO && echo v=1 > src/pkg/_version.py"
     recipe = EnvRecipe((install,), PYTEST, BASE_IMAGE)
     environments = Environments(docker_client, cache, SandboxConfig(image=BASE_IMAGE, network="none"))  # type: ignore[arg-type]
