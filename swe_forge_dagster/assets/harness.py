@@ -9,7 +9,7 @@ A task that was not exported (rejected, still building) has nothing to evaluate 
 import dagster as dg
 
 from swe_forge_dagster.assets.partitions import task_partitions
-from swe_forge_dagster.harness import Harness, load_task_dir
+from swe_forge_dagster.harness import Harness, Status, load_task_dir
 from swe_forge_dagster.harness.session import evaluate_and_record
 from swe_forge_dagster.harness.store import EVAL_RESULTS, read_results, result_path, summaries_by_agent, summary_of
 from swe_forge_dagster.resources import LakeResource
@@ -20,7 +20,7 @@ NOT_CONFIGURED = (
     "no agent configured: set SWE_FORGE_AGENT=oracle, or SWE_FORGE_AGENT_DIR and SWE_FORGE_AGENT_CMD "
     "(or the `harness` resource in the launchpad)"
 )
-STATUSES = ("resolved", "unresolved", "agent_error", "test_error", "setup_error", "sanity_fail")
+STATUSES = tuple(status.value for status in Status)
 
 
 @dg.asset(deps=["swe_task"], partitions_def=task_partitions, pool="docker_harness", group_name="harness",

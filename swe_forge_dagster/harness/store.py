@@ -16,7 +16,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from swe_forge_dagster.harness.models import TaskResult
+from swe_forge_dagster.harness.models import Status, TaskResult
 from swe_forge_dagster.harness.results import EVAL_RESULTS_SCHEMA, result_row
 from swe_forge_dagster.lake.writer import write_partition
 
@@ -71,8 +71,7 @@ def summaries_by_agent(rows: Iterable[dict]) -> dict[str, dict]:
 def summary_of(rows: Iterable[dict]) -> dict:
     """The seed's summary counts over stored rows (per-command details stay in the rows)."""
     rows = list(rows)
-    statuses = ("resolved", "unresolved", "agent_error", "test_error", "setup_error", "sanity_fail")
-    counts = {status: sum(row["status"] == status for row in rows) for status in statuses}
+    counts = {status.value: sum(row["status"] == status.value for row in rows) for status in Status}
     times = [row["agent_duration_secs"] for row in rows if row.get("agent_duration_secs") is not None]
     return {"total": len(rows), **counts, "avg_agent_time_secs": round(sum(times) / len(times), 2) if times else 0.0,
             "resolved_rate": round(counts["resolved"] / len(rows), 4) if rows else 0.0}  # fmt: skip
