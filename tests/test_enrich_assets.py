@@ -169,11 +169,14 @@ def stored_prs(settings: Settings) -> int:
     path = settings.home_abs / "cache" / "github" / "github.sqlite"
     if not path.exists():
         return 0
-    with sqlite3.connect(path) as con:
-        return (
-            con.execute("SELECT count(*) FROM enriched_prs").fetchone()[0]
-            + con.execute("SELECT count(*) FROM missing_prs").fetchone()[0]
-        )
+    try:
+        with sqlite3.connect(path) as con:
+            return (
+                con.execute("SELECT count(*) FROM enriched_prs").fetchone()[0]
+                + con.execute("SELECT count(*) FROM missing_prs").fetchone()[0]
+            )
+    except sqlite3.OperationalError:  # the crashing process created the file but not yet its tables
+        return 0
 
 
 def test_kill_mid_hour_then_rerun_loses_nothing_and_pays_only_the_rest(
