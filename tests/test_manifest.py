@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from swe_forge_dagster.execution.manifest import declared_pythons, python_images, python_recipes
+from swe_forge_dagster.execution.manifest import MANIFESTS, declared_pythons, python_images, python_recipes
 from swe_forge_dagster.execution.repo_cache import RepoCache
+from swe_forge_dagster.execution.test_sample import proof_sample
 from swe_forge_dagster.export.swebench import read_instances
 from swe_forge_dagster.tasks.build import swebench_version
 from tests.support.common import SHARED_FIXTURES
@@ -67,3 +68,30 @@ def test_the_version_is_swebenchs_for_real_instances(tmp_path: Path) -> None:
         cache.fetch(inst.repo, [inst.base_commit])
         assert swebench_version(cache.release_version(inst.repo, inst.base_commit)) == inst.version
     assert swebench_version("3.0.0rc3") == "3.0" and swebench_version(None) is None
+
+
+def test_pep735_groups_named_by_tox_toml_come_first_on_real_filelock(tmp_path: Path) -> None:
+    """tox-dev/filelock (hatch-vcs) keeps its test dependencies in `[dependency-groups] test`, which its tox.toml
+    installs (`dependency_groups = ["test"]`): the first recipe installs that group, as the project's CI does."""
+    bundle = SHARED_FIXTURES / "repos" / "tox-dev+filelock.bundle"
+    if not bundle.is_file():
+        pytest.skip("real fixture missing (filelock bundle)")
+    remote = tmp_path / "tox-dev" / "filelock.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(bundle), str(remote)], check=True)
+    base = subprocess.run(["git", "-C", str(remote), "rev-parse", "721b37b^"], capture_output=True, text=True,
+                          check=True).stdout.strip()  # fmt: skip
+    cache = RepoCache(tmp_path / "cache", f"file://{tmp_path}/{{repo}}.git")
+    cache.fetch("tox-dev/filelock", [base])
+    manifests = {name: (cache.show_file("tox-dev/filelock", base, name) or b"").decode() for name in MANIFESTS}
+    installs = [r.install_commands[-1] for r in python_recipes(manifests, set(), "img")]
+    assert installs[0] == "pip install -e . --group test pytest"
+    assert python_images(manifests, IMAGES)[0] == "img:trixie"  # requires-python >=3.10, classifiers up to 3.14
+    assert "tests/test_read_write_unit.py" in cache.list_files("tox-dev/filelock", base)
+
+
+def test_a_proof_sample_runs_the_prs_own_test_modules_first_and_spreads_the_rest() -> None:
+    files = [f"pkg/m{i}.py" for i in range(5)] + [f"tests/a/test_{i:02d}.py" for i in range(40)] + ["tests/helper.py"]
+    sample = proof_sample(files, preferred=["tests/a/test_39.py", "tests/gone/test_x.py", "pkg/m1.py"], limit=5)
+    assert "tests/a/test_39.py" in sample and len(sample) == 5
+    assert all(path.startswith("tests/a/test_") for path in sample)
+    assert sample == sorted(sample) and "tests/a/test_00.py" in sample  # spread from the start of the list

@@ -89,12 +89,14 @@ def test_a_swebench_instance_is_graded_by_its_cut_ids_in_a_real_run(docker_clien
 
 
 @pytest.mark.docker
-def test_an_environment_rebuilt_for_new_dependencies_replaces_the_old_image(
+def test_new_dependencies_get_a_thin_layer_and_alternating_tasks_rebuild_nothing(
     tmp_path: Path, docker_client: object
 ) -> None:
+    """Tasks alternating between two sets of manifests: the repository's image for one, a layer on it for the
+    other, each built once; the layer holds the other commit's install; a replaced layer does not pile up."""
     import docker
 
-    from swe_forge_dagster.execution.environment import Environments, env_image_tag
+    from swe_forge_dagster.execution.environment import BUILT_AT_LABEL, Environments, env_image_tag
     from swe_forge_dagster.execution.sandbox import SandboxConfig
     from tests.support.common import BASE_IMAGE
     from tests.support.git_repos import repo_with_commits
@@ -104,17 +106,35 @@ def test_an_environment_rebuilt_for_new_dependencies_replaces_the_old_image(
         for deps in ('["attrs"]', '["attrs", "httpx"]')
     ])  # fmt: skip
     environments = Environments(docker_client, cache, SandboxConfig(image=BASE_IMAGE, network="none"))  # type: ignore[arg-type]
-    recipe = EnvRecipe(("true",), PYTEST, BASE_IMAGE)
+    recipe = EnvRecipe(("grep -o httpx pyproject.toml > /opt/installed || echo none > /opt/installed",), PYTEST,
+                       BASE_IMAGE)  # fmt: skip
     tag = env_image_tag("o/r", recipe)
+
+    def installed(image: str) -> str:
+        return docker_client.containers.run(image, ["cat", "/opt/installed"], remove=True).decode().strip()  # type: ignore[attr-defined]
+
+    made: list[str] = []
     try:
-        first = (environments.image("o/r", shas[0], recipe), docker_client.images.get(tag).id)  # type: ignore[attr-defined]
-        assert environments.image("o/r", shas[0], recipe) == (tag, True)  # same dependencies: reused
-        assert environments.image("o/r", shas[1], recipe) == (tag, False)  # new dependencies: rebuilt
+        seen = [environments.image("o/r", shas[i % 2], recipe) for i in range(4)]
+        made = sorted({image for image, _ in seen})
+        layer = seen[1][0]
+        assert seen == [(tag, False), (layer, False), (tag, True), (layer, True)] and layer.startswith(f"{tag}-")
+        assert (installed(tag), installed(layer)) == ("none", "httpx")
+        images = {image: docker_client.images.get(image) for image in made}  # type: ignore[attr-defined]
+        assert images[layer].labels["swe-forge.from"] == images[tag].id  # on top of the repository's image
+        assert (environments.built_at(tag), environments.built_at(layer)) == (shas[0], shas[1])
+        assert 0 <= (environments.own_bytes(layer) or 0) < 5_000_000  # the tree and the install's change only
+        old_layer = images[layer].id
+        docker_client.images.remove(tag, force=True)  # type: ignore[attr-defined]  # the repository's image is rebuilt
+        assert environments.image("o/r", shas[0], recipe) == (tag, False)
+        assert environments.image("o/r", shas[1], recipe) == (layer, False)  # over the new image
         with pytest.raises(docker.errors.ImageNotFound):
-            docker_client.images.get(first[1])  # type: ignore[attr-defined]  # the stale build is gone, not dangling
+            docker_client.images.get(old_layer)  # type: ignore[attr-defined]  # the replaced layer is gone
+        assert images[layer].labels[BUILT_AT_LABEL] == shas[1]
     finally:
-        with contextlib.suppress(docker.errors.ImageNotFound):
-            docker_client.images.remove(tag, force=True)  # type: ignore[attr-defined]
+        for image in made or [tag]:
+            with contextlib.suppress(docker.errors.ImageNotFound):
+                docker_client.images.remove(image, force=True)  # type: ignore[attr-defined]
 
 
 @pytest.mark.docker

@@ -1,10 +1,12 @@
 """Environment images: a repository installed by a recipe, built once per (repo, recipe) and cached by tag.
 
-Task building and evaluation both take their images from here (`Environments.image`). A cached
-image is reused only while the repository's dependency manifests at the wanted commit are the ones
-it was built from (a label on the image); a commit that changed them rebuilds it, so new
-dependencies are installed. One build of a tag runs at a time, across threads and processes (a
-lock file per tag), so parallel tasks of one repository do not build it twice.
+Task building and evaluation both take their images from here (`Environments.image`). The first
+build of (repo, recipe) is the repository's environment image; a task whose base commit has the same
+dependency manifests (a label on the image) reuses it as is. A task whose manifests differ gets a
+thin layer on top of it, tagged by its manifests' fingerprint: the new tree installed again over the
+existing environment, so only what changed is downloaded and stored, and tasks that alternate
+between two sets of manifests reuse both images instead of rebuilding one. One build per (repo,
+recipe) runs at a time, across threads and processes (a lock file per tag).
 """
 
 from __future__ import annotations
@@ -27,13 +29,19 @@ from pathlib import Path
 
 import docker
 
-from swe_forge_dagster.execution.repo_box import ENV_DIR, TREE_NAME, write_tree_archive
+from swe_forge_dagster.execution.repo_box import ENV_DIR, GIT, TREE_NAME, write_tree_archive
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.execution.runners import PYTEST, fill_tests
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig
 from swe_forge_dagster.settings import DEFAULT_BASE_IMAGE
 
 DEPS_LABEL = "swe-forge.deps"
+BUILT_AT_LABEL = "swe-forge.built-at"
+"""The commit whose tree was installed: SWE-bench's `environment_setup_commit` of the tasks that use the image."""
+FROM_LABEL = "swe-forge.from"
+"""The image the build started from (a base image, or the environment image a layer sits on)."""
+VARIANT_OF_LABEL = "swe-forge.variant-of"
+"""On a per-manifests image: the id of the repository's environment image it stands in for."""
 RECORD_BASE_TREE = (
     f"mkdir -p {ENV_DIR} && (find . -mindepth 1 \\( -type f -o -type l \\) -printf '%P\\0' > {ENV_DIR}/base.list)"
 )
@@ -64,6 +72,9 @@ PRETEND_VERSION = "SETUPTOOLS_SCM_PRETEND_VERSION"
 """Read by setuptools-scm (and hatch-vcs, which uses it) when there is no git metadata; `_FOR_<DIST>` scopes it
 to one distribution, so dependencies built from sdists keep their own versions."""
 INSTALL_TIMEOUT_S = 1800
+INDEX_PROBE = "python3 -m pip download --no-deps --retries 0 --timeout 15 -d /tmp/swe-forge-probe pip"
+"""Fetches one small package from the package index pip is configured with (the CA bundle mounted as installs see
+it): when this fails, every recipe that installs from the index fails too, so none is worth a build."""
 # Root-level manifests whose change means the environment must be installed again.
 DEPENDENCY_FILES = (
     "pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "requirements-dev.txt", "requirements-test.txt",
@@ -119,6 +130,24 @@ class Environments:
         self.lock_dir = lock_dir or cache.root / ".image-locks"
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
+        self._index: dict[str, str | None] = {}
+
+    def index_problem(self, base_image: str) -> str | None:
+        """Why installs from the package index cannot work in `base_image`'s sandbox, or None when they can.
+
+        Asked once per image and process (a probe is a container start and one download, ~2 s): a
+        machine whose sandboxes cannot reach PyPI (no route, or a TLS proxy without the CA bundle) then
+        skips the manifest recipes at once instead of spending pip's retries on each one.
+        """
+        if base_image not in self._index:
+            config = self.sandbox.model_copy(update={"image": base_image})
+            with Sandbox.start(self.client, config, name_hint="index-probe") as box:
+                result = box.run(INDEX_PROBE, timeout=120)
+            self._index[base_image] = None if result.ok else (
+                f"the package index is unreachable from the sandbox (behind a TLS proxy, set SWE_FORGE_CA_BUNDLE): "
+                f"{result.output.strip().splitlines()[-1][:300] if result.output.strip() else result.exit_code}"
+            )  # fmt: skip
+        return self._index[base_image]
 
     def export_tree(self, repo: str, sha: str, into: Path) -> Path:
         """The files of `sha` (no .git) in a host folder, exactly as every container sees the tree:
@@ -145,7 +174,7 @@ class Environments:
         return digest.hexdigest()[:16]
 
     def image(self, repo: str, base_sha: str, recipe: EnvRecipe) -> tuple[str, bool]:
-        """(tag, reused) of the repo's environment for `recipe` at `base_sha`; built when missing or stale.
+        """(tag, reused) of the repo's environment for `recipe` at `base_sha` (see the module docstring).
 
         docker's ImageNotFound propagates when the recipe's base image is absent; EnvironmentBuildError
         when an install step fails (its output tail in the message).
@@ -153,43 +182,82 @@ class Environments:
         tag = env_image_tag(repo, recipe)
         with self._build_lock(tag):
             deps = self.dependency_fingerprint(repo, base_sha)
-            replaced = None
+            current = self._get(tag)
+            if current is None:
+                self._build(repo, base_sha, recipe, tag, deps, recipe.base_image)
+                return tag, False
+            if current.labels.get(DEPS_LABEL) == deps:
+                return tag, True
+            layer = f"{tag}-{deps[:12]}"
+            existing = self._get(layer)
+            if existing is not None and existing.labels.get(VARIANT_OF_LABEL) == current.id:
+                return layer, True
+            variant = {VARIANT_OF_LABEL: current.id}
             try:
-                current = self.client.images.get(tag)
-                if current.labels.get(DEPS_LABEL) == deps:
-                    return tag, True
-                replaced = current.id
-            except docker.errors.ImageNotFound:
-                pass
-            self._build(repo, base_sha, recipe, tag, deps)
-            if replaced is not None:  # the stale build would pile up untagged: remove it (unless still in use)
+                self._build(repo, base_sha, recipe, layer, deps, current.id, variant)
+            except EnvironmentBuildError:  # the new manifests do not install over the old environment: from scratch
+                self._build(repo, base_sha, recipe, layer, deps, recipe.base_image, variant)
+            if existing is not None:  # a layer over an older environment image would pile up untagged
                 with contextlib.suppress(docker.errors.APIError):
-                    self.client.images.remove(replaced)
-        return tag, False
+                    self.client.images.remove(existing.id)
+        return layer, False
 
-    def _build(self, repo: str, base_sha: str, recipe: EnvRecipe, tag: str, deps: str) -> None:
-        config = self.sandbox.model_copy(update={"image": recipe.base_image})
+    def built_at(self, tag: str) -> str | None:
+        """The commit the image's environment was installed from (`environment_setup_commit`)."""
+        image = self._get(tag)
+        return image.labels.get(BUILT_AT_LABEL) if image is not None else None
+
+    def own_bytes(self, tag: str) -> int | None:
+        """What the image adds on disk over the image it was built from (a layer: what one task costs)."""
+        image = self._get(tag)
+        parent = self._get(image.labels.get(FROM_LABEL, "")) if image is not None else None
+        if image is None or parent is None:
+            return None
+        return int(image.attrs.get("Size") or 0) - int(parent.attrs.get("Size") or 0)
+
+    def _get(self, name: str) -> docker.models.images.Image | None:
+        if not name:
+            return None
+        try:
+            return self.client.images.get(name)
+        except docker.errors.ImageNotFound:
+            return None
+
+    def _build(
+        self, repo: str, base_sha: str, recipe: EnvRecipe, tag: str, deps: str, start: str,
+        extra_labels: dict[str, str] | None = None,
+    ) -> None:  # fmt: skip
+        """Install `recipe` on the tree of `base_sha` in a container of `start` and commit it as `tag`.
+
+        Over an environment image (a layer) the old tree and whatever its install left in /repo are
+        removed first, so the layer's /repo is exactly this commit's tree plus its own install outputs.
+        """
+        config = self.sandbox.model_copy(update={"image": start})
         pretend = self._pretend_version(repo, base_sha)
         with tempfile.TemporaryDirectory() as tmp, Sandbox.start(self.client, config, name_hint="env") as box:
+            if start != recipe.base_image:
+                box.run("find /repo -mindepth 1 -delete; cd /repo")
             box.copy_in(self.export_tree(repo, base_sha, Path(tmp) / "tree"), "/repo")
             box.run("cd /repo")
             recorded = box.run(RECORD_BASE_TREE)
             if recorded.exit_code != 0:
                 raise EnvironmentBuildError(f"recording the build tree failed: {recorded.output[-500:]}")
             box.run(f"export {pretend}")  # for the installs only: unset before the image is committed
+            box.run(_install_git(self.cache.release_version(repo, base_sha)))
             for command in recipe.install_commands:
                 result = box.run(command, timeout=INSTALL_TIMEOUT_S)
                 if result.exit_code != 0:
                     raise EnvironmentBuildError(
                         f"install step failed ({result.exit_code}): {command}\n{result.output[-2000:]}"
                     )
+            box.run("rm -rf /repo/.git; cd /repo")  # runs make their own history: the install's is not an output
             box.write_file(f"{ENV_DIR}/outputs.py", OUTPUTS_SCRIPT)
             box.run(f"cd /repo && (python3 {ENV_DIR}/outputs.py || true); cd /repo")  # no python3: no outputs list
             box.run(f"unset {pretend.split('=', 1)[0]}")
             repository, _, version = tag.partition(":")
-            box.commit(
-                repository, version, {"swe-forge.repo": repo, "swe-forge.recipe": recipe.key(), DEPS_LABEL: deps}
-            )
+            labels = {"swe-forge.repo": repo, "swe-forge.recipe": recipe.key(), DEPS_LABEL: deps,
+                      BUILT_AT_LABEL: base_sha, FROM_LABEL: start, **(extra_labels or {})}  # fmt: skip
+            box.commit(repository, version, labels)
 
     def _pretend_version(self, repo: str, sha: str) -> str:
         """`NAME=version` for the install: the tree has no .git, so a setuptools-scm / hatch-vcs project gets the
@@ -215,6 +283,22 @@ class Environments:
         with thread_lock, path.open("a") as handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
             yield
+
+
+def _install_git(version: str | None) -> str:
+    """A one-commit `.git` in /repo, tagged with the release version, for the install to read.
+
+    setuptools-scm, hatch-vcs, versioneer and the like compute the version from git metadata; the
+    pretend-version variable covers only those that know their distribution name (hatch-vcs does
+    not pass it), so the install sees the history git would show at a release: the tag at HEAD.
+    No git in the image: nothing (the variable alone then).
+    """
+    git = " ".join(GIT)
+    tag = f" && {git} tag {shlex.quote(version)}" if version else ""
+    return (
+        f"command -v git >/dev/null 2>&1 && (cd /repo && {git} init -q && {git} add -A -f && "
+        f"{git} commit -q --no-verify --allow-empty -m base{tag}) >/dev/null 2>&1; cd /repo"
+    )
 
 
 def _dependency_part(name: str, content: bytes) -> bytes:

@@ -32,7 +32,7 @@ from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.execution.runners import PYTEST
 from swe_forge_dagster.settings import PYTHON_BASE_IMAGES
 
-MANIFESTS = ("setup.py", "setup.cfg", "pyproject.toml", "tox.ini")
+MANIFESTS = ("setup.py", "setup.cfg", "pyproject.toml", "tox.ini", "tox.toml")
 """The files `python_recipes` and `python_images` read (the caller passes their text at the base commit)."""
 TEST_EXTRAS = ("tests", "test", "testing", "dev")
 TEST_REQUIREMENTS = (
@@ -48,7 +48,13 @@ def python_recipes(manifests: Mapping[str, str], tree: set[str], base_image: str
     if not any(name in manifests for name in ("setup.py", "setup.cfg", "pyproject.toml")):
         return []
     installs: list[str] = []
-    tox_extras = _tox_extras(manifests.get("tox.ini"))  # what the project's own test runs install
+    tox_groups, tox_extras = _tox_toml(manifests.get("tox.toml"))
+    tox_extras = _tox_extras(manifests.get("tox.ini")) or tox_extras  # what the project's own test runs install
+    groups = _dependency_groups(manifests.get("pyproject.toml"))
+    wanted = [g for g in tox_groups if g in groups] or [next((g for g in TEST_EXTRAS if g in groups), "")]
+    if any(wanted):  # PEP 735 groups: `pip install --group` (pip >= 25.1, which the venv step upgrades to)
+        target = f"'.[{','.join(tox_extras)}]'" if tox_extras else "."
+        installs.append(f"pip install -e {target} {' '.join(f'--group {g}' for g in wanted)} pytest")
     if tox_extras:
         installs.append(f"pip install -e '.[{','.join(tox_extras)}]' pytest")
     declared = declared_extras(manifests)
@@ -74,6 +80,19 @@ def declared_extras(manifests: Mapping[str, str]) -> set[str]:
     pyproject = _toml(manifests.get("pyproject.toml"))
     found |= set(((pyproject.get("project") or {}).get("optional-dependencies") or {}).keys())
     return found | set(_tox_extras(manifests.get("tox.ini")))
+
+
+def _dependency_groups(pyproject: str | None) -> set[str]:
+    """The PEP 735 `[dependency-groups]` of pyproject.toml."""
+    return set((_toml(pyproject).get("dependency-groups") or {}).keys())
+
+
+def _tox_toml(text: str | None) -> tuple[list[str], list[str]]:
+    """(dependency groups, extras) that tox.toml's `env_run_base` installs for the test runs."""
+    base = _toml(text).get("env_run_base") or {}
+    groups, extras = base.get("dependency_groups") or [], base.get("extras") or []
+    return ([g for g in groups if isinstance(g, str)] if isinstance(groups, list) else [],
+            [e for e in extras if isinstance(e, str)] if isinstance(extras, list) else [])  # fmt: skip
 
 
 def _tox_extras(text: str | None) -> list[str]:

@@ -286,6 +286,12 @@ class RepoCache:
         proc = self._run(["cat-file", "blob", oid], cwd=repo_path, text=False, what=f"cannot read {path}")
         return proc.stdout
 
+    def list_files(self, repo: str, sha: str) -> list[str]:
+        """Every file path of commit `sha` (trees only: no blob is fetched from a partial clone)."""
+        listing = self._run(["ls-tree", "-r", "-z", "--name-only", self.resolve(repo, sha)], cwd=self.ensure(repo),
+                            what=f"cannot list {repo}")  # fmt: skip
+        return [name for name in listing.stdout.split("\0") if name]
+
     @contextmanager
     def worktree(self, repo: str, sha: str) -> Iterator[Path]:
         """A detached checkout of `sha` in a fresh directory under `root/worktrees`.

@@ -28,6 +28,7 @@ from swe_forge_dagster.execution.patch import patch_adding_files
 from swe_forge_dagster.execution.repo_box import GIT
 from swe_forge_dagster.execution.runners import JUNIT
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig
+from swe_forge_dagster.execution.test_sample import proof_sample
 from swe_forge_dagster.llm.client import LLMClient
 from swe_forge_dagster.llm.prompts import data
 from swe_forge_dagster.tasks.agent_tools import (
@@ -45,8 +46,6 @@ TEST_STAGE = "test_agent"
 # What the harness needs from every pytest run (as in `execution.runners.PYTEST`); added to agent commands.
 JUNIT_OPTIONS = f"-p no:cacheprovider --continue-on-collection-errors -o junit_family=xunit1 --junitxml={JUNIT} -rA"
 TEST_TIMEOUT_S = 900.0  # as `TaskExecutor.validate_pr`
-# Each submission is replayed: a sample of the suite shows it starts without running it all every time.
-REPLAY_TEST_FILES = 20
 TAIL = 3000
 # What `execution.repo_box.PREPARE_SCRIPT` does before the tests: a fresh copy of the tree (only
 # *.egg-info of the install survives) committed as the base, with /repo the current directory.
@@ -177,7 +176,7 @@ def find_environment(
     behind a TLS-intercepting proxy); its image is replaced by `base_image`.
     """
     config = (sandbox or SandboxConfig(image=base_image)).model_copy(update={"image": base_image})
-    tests = _sample(_test_files(tree))
+    tests = proof_sample(p.relative_to(tree).as_posix() for p in tree.rglob("*.py") if p.is_file())
 
     def on_submit(args: SubmitEnvironment) -> str | EnvRecipe:
         try:
@@ -350,21 +349,3 @@ def _outcomes(xml: bytes | None) -> dict[str, Outcome]:
 
 def _ours(outcomes: dict[str, Outcome], files: dict[str, str]) -> dict[str, Outcome]:
     return {test_id: o for test_id, o in outcomes.items() if test_id.split("::")[0] in files}
-
-
-def _test_files(tree: Path) -> list[str]:
-    """The repository's pytest modules (what the replay can run), sorted."""
-    found = []
-    for path in tree.rglob("*.py"):
-        relative = path.relative_to(tree).as_posix()
-        if is_test_path(relative) and re.fullmatch(r"test_.*\.py|.*_test\.py", path.name) and path.is_file():
-            found.append(relative)
-    return sorted(found)
-
-
-def _sample(files: list[str], limit: int = REPLAY_TEST_FILES) -> list[str]:
-    """At most `limit` files spread evenly over the sorted list (so more than one package is tried)."""
-    if len(files) <= limit:
-        return files
-    step = len(files) / limit
-    return [files[int(i * step)] for i in range(limit)]

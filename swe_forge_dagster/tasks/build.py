@@ -37,6 +37,7 @@ class PRContext:
     license: str | None = None
     difficulty: str | None = None
     difficulty_score: float | None = None
+    hints_text: str = ""  # SWE-bench's: the closing issues' comments before the first commit (tasks/hints.py)
 
     @property
     def instance_id(self) -> str:
@@ -77,6 +78,7 @@ class Proof:
     pass_to_pass: list[str]
     fail_to_pass_commands: list[str]
     pass_to_pass_commands: list[str]
+    environment_setup_commit: str | None = None  # where the environment was installed; the base when unknown
 
 
 def task_record(
@@ -98,6 +100,7 @@ def task_record(
         pass_to_pass=result.validation.pass_to_pass,
         fail_to_pass_commands=result.fail_to_pass_commands,
         pass_to_pass_commands=result.pass_to_pass_commands,
+        environment_setup_commit=result.environment_setup_commit,
     )
     return make_task_record(pr, proof, recipe, statement, quality)
 
@@ -127,10 +130,10 @@ def make_task_record(
         patch=proof.patch,
         test_patch=proof.test_patch,
         problem_statement=statement,
-        hints_text="",
+        hints_text=pr.hints_text,
         created_at=pr.created_at,
         version=swebench_version(release),
-        environment_setup_commit=proof.base_commit,
+        environment_setup_commit=proof.environment_setup_commit or proof.base_commit,
         FAIL_TO_PASS=fail_to_pass,
         PASS_TO_PASS=pass_to_pass,
         fail_to_pass_full=proof.fail_to_pass,

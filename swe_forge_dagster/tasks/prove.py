@@ -47,6 +47,7 @@ class TaskValidation:
     fail_to_pass_commands: list[str] = field(default_factory=list)
     pass_to_pass_commands: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    environment_setup_commit: str | None = None  # the commit the image's environment was installed from
 
 
 class TaskExecutor:
@@ -160,6 +161,7 @@ class TaskExecutor:
             fail_to_pass_commands=[runner.single_test(t) for t in verdict.fail_to_pass],
             pass_to_pass_commands=[runner.single_test(t) for t in verdict.pass_to_pass],
             seconds=round(time.perf_counter() - started, 2),
+            environment_setup_commit=self.environments.built_at(image) or base,
         )  # fmt: skip
 
 

@@ -25,19 +25,22 @@ class RecipeStore:
         return self.root / f"{owner}__{name}.json"
 
     def get(self, repo: str, base_image: str) -> EnvRecipe | None:
-        """The stored recipe of `repo` for `base_image` (a recipe found on another image does not carry over)."""
+        """The stored recipe of `repo`: an agent's only for `base_image` (what it was found on does not carry over
+        to another configured image), a manifest recipe on whichever image its Python chose."""
         try:
             data = json.loads(self._path(repo).read_text())
         except (FileNotFoundError, ValueError):
             return None
-        if data.get("base_image") != base_image:
+        if data.get("base_image") != base_image and data.get("source") != "manifest":
             return None
         return EnvRecipe(tuple(data["install_commands"]), data["test_command"], data["base_image"])
 
-    def put(self, repo: str, recipe: EnvRecipe, found_at: str) -> None:
+    def put(self, repo: str, recipe: EnvRecipe, found_at: str, source: str = "agent") -> None:
+        """Keep `recipe` for the repository's next tasks; `source` is `manifest` or `agent` (who found it)."""
         self.root.mkdir(parents=True, exist_ok=True)
         data = {"repo": repo, "install_commands": list(recipe.install_commands), "test_command": recipe.test_command,
-                "base_image": recipe.base_image, "key": recipe.key(), "found_at_commit": found_at}  # fmt: skip
+                "base_image": recipe.base_image, "key": recipe.key(), "found_at_commit": found_at,
+                "source": source}  # fmt: skip
         fd, tmp = tempfile.mkstemp(prefix=".recipe.", dir=self.root)
         with os.fdopen(fd, "w") as handle:
             json.dump(data, handle, indent=1)

@@ -28,6 +28,7 @@ from swe_forge_dagster.tasks.agent_tools import AgentFailed
 from swe_forge_dagster.tasks.agents import find_environment, write_tests
 from swe_forge_dagster.tasks.build import PRContext, Proof, make_task_record, problem_statement
 from swe_forge_dagster.tasks.lookup import find_pr
+from swe_forge_dagster.tasks.manifest_env import find_manifest_environment
 from swe_forge_dagster.tasks.prove import TaskBuildError, TaskExecutor
 from swe_forge_dagster.tasks.recipes import RecipeStore
 from swe_forge_dagster.tasks.work import TaskWork, split_task_id
@@ -115,6 +116,10 @@ class TaskBuilder:
                 return self._save_environment(work, stored, image, cached, "store")
             except TaskBuildError:
                 self.recipes.drop(pr.repo)  # no longer installs at this commit: find a new one
+        manifest = find_manifest_environment(self.executor, pr.repo, base, work.load("patch").get("test_files") or ())
+        if manifest.recipe is not None and manifest.image is not None:
+            self.recipes.put(pr.repo, manifest.recipe, base, source="manifest")
+            return self._save_environment(work, manifest.recipe, manifest.image, manifest.image_cached, "manifest")
         with tempfile.TemporaryDirectory(prefix="swe-forge-env-") as tmp:
             tree = self.executor.export_tree(pr.repo, base, Path(tmp) / "tree")
             try:
@@ -124,22 +129,28 @@ class TaskBuilder:
                                               transcript_path=work.path("environment.transcript.jsonl"),
                                               item=task_id)  # fmt: skip
             except AgentFailed as exc:
-                return self._reject(work, "environment", f"environment agent: {exc}")
+                why = f"environment agent: {exc} (before it, manifest recipes: {manifest.problem})"
+                return self._reject(work, "environment", why)
         try:
             image, cached = self.executor.environment_image(pr.repo, base, recipe)
         except TaskBuildError as exc:
             return self._reject(work, "environment", str(exc))
-        self.recipes.put(pr.repo, recipe, base)
-        return self._save_environment(work, recipe, image, cached, "agent")
+        self.recipes.put(pr.repo, recipe, base, source="agent")
+        return self._save_environment(work, recipe, image, cached, "agent", manifest.problem)
 
     def _save_environment(
-        self, work: TaskWork, recipe: EnvRecipe, image: str, cached: bool, source: str
-    ) -> StageOutcome:
+        self, work: TaskWork, recipe: EnvRecipe, image: str, cached: bool, source: str,
+        manifest_problem: str | None = None,
+    ) -> StageOutcome:  # fmt: skip
+        """Save the environment; `manifest_problem` says why no manifest recipe served when the agent found it."""
         data = {"install_commands": list(recipe.install_commands), "test_command": recipe.test_command,
                 "base_image": recipe.base_image, "image": image, "image_cached": cached,
-                "recipe_source": source}  # fmt: skip
+                "recipe_source": source, "manifest_problem": manifest_problem,
+                "image_adds_bytes": self.executor.environments.own_bytes(image)}  # fmt: skip
         work.save("environment", data)
-        return StageOutcome("done", facts={"image": image, "image_cached": cached, "recipe_source": source})
+        facts = {"image": image, "image_cached": cached, "recipe_source": source,
+                 "image_adds_mb": round((data["image_adds_bytes"] or 0) / 1e6, 1)}  # fmt: skip
+        return StageOutcome("done", facts=facts)
 
     # -- tests ------------------------------------------------------------------------------------
     def tests(self, task_id: str, llm: ClientFactory) -> StageOutcome:
@@ -188,6 +199,7 @@ class TaskBuilder:
                 "fail_to_pass_commands": result.fail_to_pass_commands,
                 "pass_to_pass_commands": result.pass_to_pass_commands, "base_commit": result.base_commit,
                 "image": result.image, "runs": runs, "seconds": result.seconds,
+                "environment_setup_commit": result.environment_setup_commit,
                 "before_output_tail": result.before.output[-3000:]}  # fmt: skip
         work.save("validation", data)
         facts = {"fail_to_pass": len(verdict.fail_to_pass), "pass_to_pass": len(verdict.pass_to_pass),
@@ -225,7 +237,8 @@ class TaskBuilder:
         proof = Proof(base_commit=proven["base_commit"], patch=patch["patch"], test_patch=tests["test_patch"],
                       test_files=tests["test_files"], fail_to_pass=proven["FAIL_TO_PASS"],
                       pass_to_pass=proven["PASS_TO_PASS"], fail_to_pass_commands=proven["fail_to_pass_commands"],
-                      pass_to_pass_commands=proven["pass_to_pass_commands"])  # fmt: skip
+                      pass_to_pass_commands=proven["pass_to_pass_commands"],
+                      environment_setup_commit=proven.get("environment_setup_commit"))  # fmt: skip
         judgement = QualityJudgement.model_validate({k: v for k, v in quality.items() if k != "passed"})
         release = self.executor.cache.release_version(pr.repo, proven["base_commit"])
         record = make_task_record(pr, proof, _recipe(env), patch["problem_statement"], judgement, release)

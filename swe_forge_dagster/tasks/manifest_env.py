@@ -1,0 +1,85 @@
+"""An environment for a task from the repository's own manifests, before the environment agent is asked.
+
+The environment stage tries, in order: the repository's stored recipe, then the recipes its
+packaging files suggest (`execution.manifest`: an install per test extra / requirements file, on
+the base image of the Python it declares), then the LLM agent. A manifest recipe is proven the way
+the agent's submissions are: its install must succeed and a run of the repository's own tests at
+the base commit (the PR's test modules that exist there first, then a spread sample) must pass at
+least one test. An image whose suite does not start (an old code base on a new Python: nothing
+passes) moves on to the next candidate, so the next Python is tried.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+
+from docker.errors import ImageNotFound
+
+from swe_forge_dagster.execution.environment import EnvRecipe, image_available
+from swe_forge_dagster.execution.manifest import manifest_candidates, remember
+from swe_forge_dagster.execution.repo_box import write_tree_archive
+from swe_forge_dagster.execution.test_sample import proof_sample
+from swe_forge_dagster.tasks.prove import TaskBuildError, TaskExecutor
+
+PROOF_TIMEOUT_S = 900.0
+
+
+@dataclass
+class ManifestEnvironment:
+    """What the search found: the recipe and its image, or why none (with each candidate's failure)."""
+
+    recipe: EnvRecipe | None = None
+    image: str | None = None
+    image_cached: bool = False
+    problem: str | None = None
+    tried: list[str] = field(default_factory=list)
+
+
+def find_manifest_environment(
+    executor: TaskExecutor, repo: str, base: str, preferred_tests: Sequence[str] = (), timeout: float = PROOF_TIMEOUT_S
+) -> ManifestEnvironment:
+    """The first manifest recipe of `repo` at `base` that installs and passes a test; see the module docstring."""
+    found = ManifestEnvironment()
+    available = partial(image_available, executor.client)
+    candidates = manifest_candidates(executor.cache, repo, base, available=available)
+    if not candidates:
+        found.problem = "none (not a Python project with setup.py/setup.cfg/pyproject.toml, or no base image)"
+        return found
+    if problem := executor.environments.index_problem(candidates[0].base_image):
+        found.problem = problem
+        return found
+    sample = proof_sample(executor.cache.list_files(repo, base), preferred_tests)
+    if not sample:
+        found.problem = "the repository has no pytest modules at the base commit to prove an environment with"
+        return found
+    with tempfile.TemporaryDirectory(prefix="swe-forge-manifest-") as tmp:
+        archive = write_tree_archive(executor.cache, repo, base, Path(tmp) / "tree.tar")
+        for recipe in candidates:
+            label = f"{recipe.base_image}: {recipe.install_commands[-1]}"
+            try:
+                image, cached = executor.environment_image(repo, base, recipe)
+            except (TaskBuildError, ImageNotFound) as exc:
+                found.tried.append(f"{label}: {_first_line(str(exc))}")
+                continue
+            run = executor.run_tests(image, archive, [], recipe, sample, timeout)
+            counts = Counter((run.outcomes or {}).values())
+            if counts["passed"]:
+                remember(executor.cache, repo, base, recipe)  # the harness then uses what was proven here
+                found.recipe, found.image, found.image_cached = recipe, image, cached
+                return found
+            ran = ", ".join(f"{n} {o}" for o, n in sorted(counts.items())) or run.error or "no test ran"
+            found.tried.append(f"{label}: no passing test ({_first_line(ran)})")
+    found.problem = "no manifest recipe passed a test: " + "; ".join(found.tried)
+    return found
+
+
+def _first_line(text: str, limit: int = 300) -> str:
+    """The first line of a failure, and its last when there are more (where pip and pytest say why)."""
+    lines = [line for line in text.strip().splitlines() if line.strip()] or [""]
+    gist = lines[0] if len(lines) == 1 else f"{lines[0]} … {lines[-1].strip()}"
+    return gist[:limit]
