@@ -107,6 +107,7 @@ def build_resources(
             agent_env=[name.strip() for name in settings.agent_env.split(",") if name.strip()],
             git_url=settings.git_url,
             ca_bundle=str(settings.ca_bundle) if settings.ca_bundle else None,
+            disk_limit=settings.sandbox_disk,
         ),
     }
 

@@ -29,6 +29,8 @@ DEFAULT_LANGUAGES = "python,javascript,typescript,go,rust,java"
 DEFAULT_AGENT_CMD = "python -m baseagent"
 DEFAULT_AGENT_TIMEOUT_S = 600.0
 DEFAULT_TEST_TIMEOUT_S = 120.0
+DEFAULT_SANDBOX_DISK = "4g"
+"""What each harness container may write to disk (`execution.disk_guard`)."""
 
 
 def parse_tiers(value: str) -> str:
@@ -73,6 +75,7 @@ class Settings(BaseSettings):
     agent_env: str = Field(default="", validation_alias="SWE_FORGE_AGENT_ENV")
     agent_timeout: float = Field(default=DEFAULT_AGENT_TIMEOUT_S, gt=0, validation_alias="SWE_FORGE_AGENT_TIMEOUT")
     test_timeout: float = Field(default=DEFAULT_TEST_TIMEOUT_S, gt=0, validation_alias="SWE_FORGE_TEST_TIMEOUT")
+    sandbox_disk: str = Field(default=DEFAULT_SANDBOX_DISK, validation_alias="SWE_FORGE_SANDBOX_DISK")
 
     @field_validator("start_date", mode="before")
     @classmethod

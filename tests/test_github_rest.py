@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 from swe_forge_dagster.github.graphql import ChunkQuery, build_chunk_query, parse_chunk_response
 from swe_forge_dagster.github.models import EnrichedPR
 from swe_forge_dagster.github.rest import closing_issue_numbers, pr_from_rest, repo_from_rest
+from swe_forge_dagster.tasks.hints import hints_text
 
 
 @pytest.fixture
@@ -122,3 +124,34 @@ def test_an_error_inside_a_pr_makes_it_failed_not_enriched_with_empty_fields(cas
     result = parse_chunk_response(query, payload)
     key = ("sigmavirus24/github3.py", 235)
     assert key in result.failed and key not in result.enriched and key not in result.missing
+
+
+def test_hints_inputs_from_the_recorded_commits_and_comments(cassettes: Path) -> None:
+    """`/pulls/235/commits` (oldest first, the date under `commit.author`) and `/issues/235/comments` as
+    recorded; the GraphQL path reads the same values from `authoredDate` and `comments.nodes`."""
+    pull, commits = load(cassettes, "PullRequest_commits__00.json"), load(cassettes, "PullRequest_commits__01.json")
+    issue = load(cassettes, "PullRequest_issue__01.json")
+    comments = load(cassettes, "PullRequest_issue_comments__01.json")
+    assert isinstance(pull, dict) and isinstance(commits, list) and isinstance(issue, dict)
+    assert isinstance(comments, list)
+    from_rest = pr_from_rest(pull, [], None, [issue], {235: comments}, commits)
+    assert from_rest.first_commit_at == dt.datetime(2014, 5, 2, 6, 8, 14, tzinfo=dt.UTC)
+    (linked,) = from_rest.closing_issues
+    assert [(c.body, c.created_at, c.updated_at) for c in linked.comments] == [
+        ("Thanks @bgilbert \n", dt.datetime(2014, 5, 3, 14, 41, 27, tzinfo=dt.UTC),
+         dt.datetime(2014, 5, 3, 14, 41, 27, tzinfo=dt.UTC))
+    ]  # fmt: skip
+    assert hints_text([linked.model_dump()], from_rest.first_commit_at) == ""  # thanks after the fact: no hint
+
+    query, payload = graphql_pr_from_rest_fixture(pull, [])
+    node = payload["data"]["r0"]["p0"]
+    node["commits"] = {"nodes": [{"commit": {"authoredDate": c["commit"]["author"]["date"]}} for c in commits[:1]]}
+    node["closingIssuesReferences"] = {"nodes": [{
+        "number": issue["number"], "title": issue["title"], "body": issue["body"],
+        "repository": {"nameWithOwner": "sigmavirus24/github3.py"},
+        "comments": {"nodes": [{"body": c["body"], "createdAt": c["created_at"], "updatedAt": c["updated_at"]}
+                               for c in comments]},
+    }]}  # fmt: skip
+    from_graphql = parse_chunk_response(query, payload).enriched[(from_rest.repo, from_rest.number)]
+    ignore = {"source", "fetched_at", "files_complete"}  # no files given to either path
+    assert from_graphql.model_dump(exclude=ignore) == from_rest.model_dump(exclude=ignore)

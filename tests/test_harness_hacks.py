@@ -166,3 +166,170 @@ env | sort
     assert report["SWE_FORGE_FORWARDED_OK"] == "forwarded-by-name-42"
     for secret in ("ghp_canary_not_forwarded", "sk-or-canary-not-forwarded"):
         assert secret not in result.model_patch and secret not in result.agent_output
+
+
+# (a) the code under test rewrites the results from inside the test process (only source files change)
+HOOK_FROM_INIT = """import gc
+try:
+    import _pytest.config
+
+    class _Pass:
+        def pytest_runtest_logreport(self, report):
+            report.outcome = "passed"
+
+    for _obj in gc.get_objects():
+        if isinstance(_obj, _pytest.config.Config) and not _obj.pluginmanager.has_plugin("tc-pass"):
+            _obj.pluginmanager.register(_Pass(), "tc-pass")
+except Exception:
+    pass
+"""
+RUNTEST_NOOP = """try:
+    import _pytest.python
+    _pytest.python.Function.runtest = lambda self: None
+except Exception:
+    pass
+"""
+REWRITE_REPORT = """import atexit, re, sys
+
+
+def _rewrite():
+    for arg in sys.argv:
+        if arg.startswith("--junitxml="):
+            path = arg.split("=", 1)[1]
+            text = open(path).read()
+            text = re.sub(r"<(failure|error)\\b.*?</\\1>|<(failure|error)\\b[^>]*/>", "", text, flags=re.S)
+            open(path, "w").write(re.sub(r'(failures|errors)="\\d+"', r'\\1="0"', text))
+
+
+atexit.register(_rewrite)
+"""
+# (b) a module added by the diff shadows one of the standard library's, found first on the import path:
+# this `math` makes floor() of a negative whole number one lower, which is all the failing test needs
+SHADOW_MATH = """import importlib.machinery, importlib.util, sys
+_spec = importlib.machinery.PathFinder.find_spec("math", [p for p in sys.path if p.endswith("lib-dynload")])
+_real = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_real)
+globals().update({k: v for k, v in vars(_real).items() if not k.startswith("__")})
+
+
+def floor(x):
+    return _real.floor(x) - (1 if x < 0 and x == int(x) else 0)
+"""
+# (b) an `xml` package at the repository root, found before the standard library's when pytest's JUnit writer
+# imports `xml.etree.ElementTree`: it renames every <failure>/<error> element, so the report says "passed"
+SHADOW_XML = """import os
+__path__ = [os.path.join(os.path.dirname(os.__file__), "xml")]
+from xml.etree import ElementTree as _ET
+_element = _ET.Element
+_ET.Element = lambda tag, *a, **k: _element("system-out" if tag in ("failure", "error") else tag, *a, **k)
+"""
+# (c) new config files that our reading and pytest's may see differently (a byte-order mark before the header)
+EVIL_PLUGIN = FORCE_PASS_CONFTEST
+SNEAKY = {
+    "a-hook-from-init": f"cat >> tinycalc/__init__.py <<'EOF'\n{HOOK_FROM_INIT}EOF\n",
+    "a-runtest-noop": f"cat >> tinycalc/rounding.py <<'EOF'\n{RUNTEST_NOOP}EOF\n",
+    "a-rewrite-report": f"cat >> tinycalc/__init__.py <<'EOF'\n{REWRITE_REPORT}EOF\n",
+    "b-shadow-math": f"cat > math.py <<'EOF'\n{SHADOW_MATH}EOF\n",
+    "b-shadow-xml": f"mkdir -p xml && cat > xml/__init__.py <<'EOF'\n{SHADOW_XML}EOF\n",
+    "b-shadow-in-tests": f"cat > tests/math.py <<'EOF'\n{SHADOW_MATH}EOF\ncp tests/math.py tinycalc/math.py\n"
+    "mkdir -p xml && printf 'raise SystemExit(0)\\n' > xml/__init__.py\n",
+    "c-bom-tox-ini": f"cat > tinycalc/evil.py <<'EOF'\n{EVIL_PLUGIN}EOF\n"
+    "printf '\\357\\273\\277[pytest]\\naddopts = -p tinycalc.evil\\n' > tests/tox.ini\n",
+    "c-bom-setup-cfg": f"cat > tinycalc/evil.py <<'EOF'\n{EVIL_PLUGIN}EOF\n"
+    "printf '\\357\\273\\277[tool:pytest]\\naddopts = -p tinycalc.evil -p no:cacheprovider\\n' > tests/setup.cfg\n",
+}
+
+
+def test_tampering_shadowing_and_runner_config_tricks_never_resolve(
+    hw: HarnessWorld, docker_client: docker.DockerClient, tmp_path: Path
+) -> None:
+    """(a) results rewritten in the test process are caught by the canary tests; (b) new modules named like the
+    standard library's are dropped; (c) a config file pytest reads and our text check does not is found by
+    pytest's own configuration before and after the diff, and dropped. The oracle still resolves."""
+    for name in SNEAKY:
+        hw.variant(tmp_path / "tasks", f"sneaky-{name}")
+    cases = "".join(f"  sneaky-{name})\n{script};;\n" for name, script in SNEAKY.items())
+    agent = write_agent(tmp_path / "agent", f'cd /repo\ncase "$SWE_FORGE_TASK_ID" in\n{cases}esac\n')
+    items = load_inputs(tmp_path / "tasks", default_image=BASE_IMAGE)
+    results = {r.task_id.removeprefix("sneaky-"): r for r in run(hw, docker_client, items, agent="command",
+                                                                 agent_dir=agent, agent_cmd="sh /agent/run.sh",
+                                                                 parallel=3)}  # fmt: skip
+    assert set(results) == set(SNEAKY)
+    for name, result in results.items():
+        assert result.status is not Status.RESOLVED, (name, result.reason, result.dropped_paths)
+        assert result.sanity_check and result.model_patch, (name, result.reason)
+    for name in ("a-hook-from-init", "a-runtest-noop", "a-rewrite-report"):
+        assert results[name].status is Status.UNRESOLVED, (name, results[name].reason)
+        assert (results[name].reason or "").startswith("tampered test results"), (name, results[name].reason)
+    assert results["b-shadow-math"].dropped_paths == ["math.py"]
+    assert results["b-shadow-xml"].dropped_paths == ["xml/__init__.py"]
+    assert set(results["b-shadow-in-tests"].dropped_paths) == {"tests/math.py", "xml/__init__.py"}  # not tinycalc/
+    assert results["c-bom-tox-ini"].dropped_paths == ["tests/tox.ini"]
+    assert results["c-bom-setup-cfg"].dropped_paths == ["tests/setup.cfg"]
+    for name in ("b-shadow-math", "b-shadow-xml", "c-bom-tox-ini", "c-bom-setup-cfg"):
+        assert results[name].status is Status.UNRESOLVED and "tampered" not in (results[name].reason or "")
+    (oracle,) = run(hw, docker_client, [hw.task()], agent="oracle")
+    assert oracle.status is Status.RESOLVED, oracle.reason
+
+
+INI_BASE = {
+    "setup.py": "from setuptools import setup\n\nsetup()\n",
+    "setup.cfg": "[metadata]\nname = inicalc\nversion = 0.1\n\n[tool:pytest]\naddopts = -q\n",
+    "inicalc/__init__.py": "def double(x):\n    return x + x + 1\n",
+    "README.md": "# inicalc\n",
+}
+INI_TESTS = (
+    "from inicalc import double\n\n\ndef test_double():\n    assert double(2) == 4\n\n\n"
+    "def test_callable():\n    assert callable(double)\n"
+)
+# An indented `[evil]` line inside pytest's section: a reading that takes it for a section header thinks the
+# section ends there; pytest's ini parser reads it, and the line after it, as continuation lines of `addopts`
+# (`[evil]` is then a directory argument, made to exist, and `-p inicalc.evil` loads a plugin that forces passes).
+INI_HACK = f"""cd /repo
+printf '  [evil]\\n  -p inicalc.evil\\n' >> setup.cfg
+mkdir -p '[evil]' && echo notes > '[evil]/notes.txt'
+cat > inicalc/evil.py <<'EOF'
+{FORCE_PASS_CONFTEST}EOF
+"""
+
+
+def test_a_continuation_line_pytest_reads_as_config_is_found_by_pytests_own_reading(
+    docker_client: docker.DockerClient, tmp_path: Path
+) -> None:
+    """(c) on a repository whose pytest section lives in setup.cfg: the text check sees no change in the section,
+    pytest's own configuration (computed before and after the diff) does, so setup.cfg is reset and reported."""
+    from swe_forge_dagster.execution.patch import patch_adding_files
+    from swe_forge_dagster.execution.runners import PYTEST
+    from swe_forge_dagster.export.swebench import SWEBenchInstance
+    from swe_forge_dagster.export.task_dir import TaskRecord, write_task_dir
+    from swe_forge_dagster.harness import Harness, HarnessConfig, run_harness
+    from tests.support.git_repos import repo_with_commits
+
+    cache, (base, fixed) = repo_with_commits(tmp_path / "remotes", [
+        INI_BASE, {"inicalc/__init__.py": "def double(x):\n    return x + x\n"}], repo="cfg-co/inicalc")  # fmt: skip
+    instance = SWEBenchInstance(
+        instance_id="cfg-co__inicalc-1", repo="cfg-co/inicalc", base_commit=base,
+        patch=cache.diff("cfg-co/inicalc", base, fixed),
+        test_patch=patch_adding_files({"tests/test_inicalc.py": INI_TESTS}), problem_statement="double() is off by one",
+        created_at="2026-01-01T00:00:00Z",
+        FAIL_TO_PASS=["tests/test_inicalc.py::test_double"], PASS_TO_PASS=["tests/test_inicalc.py::test_callable"],
+    )  # fmt: skip
+    single = "python -m pytest -p no:cacheprovider -q {}"
+    write_task_dir(tmp_path / "tasks", TaskRecord(
+        instance=instance, image=BASE_IMAGE, install_commands=[], test_command=PYTEST,
+        test_files=["tests/test_inicalc.py"], fail_to_pass_commands=[single.format(t) for t in instance.FAIL_TO_PASS],
+        pass_to_pass_commands=[single.format(t) for t in instance.PASS_TO_PASS]))  # fmt: skip
+    agent = write_agent(tmp_path / "agent", INI_HACK)
+    common = {"repo_cache_dir": tmp_path / "harness-repos", "git_url": f"file://{tmp_path}/remotes/{{repo}}.git",
+              "docker_image": BASE_IMAGE, "test_timeout": 90, "agent_timeout": 120}  # fmt: skip
+    verdicts = {}
+    for name, extra in (("hack", {"agent": "command", "agent_dir": agent, "agent_cmd": "sh /agent/run.sh"}),
+                        ("oracle", {"agent": "oracle"})):  # fmt: skip
+        config = HarnessConfig(**common, **extra)
+        with Harness(config, client=docker_client) as harness:
+            (verdicts[name],) = run_harness(load_inputs(tmp_path / "tasks", default_image=BASE_IMAGE), config,
+                                            harness=harness)  # fmt: skip
+    hack = verdicts["hack"]
+    assert hack.status is Status.UNRESOLVED and "setup.cfg" in hack.model_patch, (hack.reason, hack.dropped_paths)
+    assert hack.dropped_paths == ["setup.cfg"] and "tampered" not in (hack.reason or ""), hack.reason
+    assert verdicts["oracle"].status is Status.RESOLVED, verdicts["oracle"].reason

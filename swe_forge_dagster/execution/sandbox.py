@@ -18,6 +18,7 @@ host and process start time, and `cleanup_stale` removes those whose owner is go
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
 import posixpath
@@ -35,8 +36,10 @@ import docker
 from docker.errors import NotFound
 from docker.models.containers import Container
 
+from swe_forge_dagster.execution.disk_guard import DiskWatch, create_options, engine_has_quota
 from swe_forge_dagster.execution.ownership import RESERVED_LABELS, owner_labels, remove_container
 from swe_forge_dagster.execution.sandbox_config import (  # noqa: F401 - re-exported: the sandbox's public names
+    DISK_EXIT_CODE,
     KEEPALIVE,
     KILL_GRACE_S,
     MAX_SYMLINKS,
@@ -108,6 +111,7 @@ class Sandbox:
             privileged=False,
             mounts=bind_mounts(config, mounts),
             detach=True,
+            **create_options(client, config.disk_limit),
         )
         sandbox = cls(client, container, config, session)
         try:
@@ -159,9 +163,11 @@ class Sandbox:
             exec_id = api.exec_create(self.id, runner, stdout=True, stderr=True, workdir="/")["Id"]
             reader = StreamReader(api.exec_start(exec_id, socket=True), buffer)
             reader.start()
+            watch = self._disk_watch(run_id)
             try:
-                reader.join(timeout)
-                timed_out = reader.is_alive()
+                with watch:
+                    reader.join(timeout)
+                timed_out = reader.is_alive() and not watch.exceeded
                 if timed_out:
                     self._kill(run_id)
                     reader.join(KILL_GRACE_S)
@@ -169,6 +175,9 @@ class Sandbox:
                         reader.abort()
                         reader.join(1.0)
                     exit_code = TIMEOUT_EXIT_CODE
+                elif watch.exceeded:  # its processes were killed by the watch
+                    reader.join(KILL_GRACE_S)
+                    exit_code = DISK_EXIT_CODE
                 else:
                     if reader.error is not None:
                         raise SandboxError(f"reading the output of {command!r} failed") from reader.error
@@ -183,6 +192,7 @@ class Sandbox:
             truncated=buffer.truncated,
             duration_s=duration,
             timed_out=timed_out,
+            disk_exceeded=watch.exceeded,
         )
 
     @property
@@ -308,6 +318,14 @@ class Sandbox:
         if not ok:
             raise SandboxError(f"writing {sorted(files)} into {directory} failed")
 
+    def _disk_watch(self, run_id: str) -> DiskWatch | contextlib.nullcontext:
+        """A watch that kills the command past the disk limit (`disk_guard`); nothing to do without a limit, or
+        when the engine enforces a quota itself."""
+        limit = self.config.disk_limit
+        if limit is None or engine_has_quota(self.client):
+            return _NoWatch()
+        return DiskWatch(self.client, self.id, limit, lambda: self._kill(run_id))
+
     def _kill(self, run_id: str) -> None:
         exit_code, output = self._exec(["/bin/bash", "-c", KILL_SCRIPT, "kill", run_id])
         if exit_code != 0:
@@ -319,6 +337,10 @@ class Sandbox:
             raise SandboxError(f"reading the session environment failed: {output.decode(errors='replace')}")
         pairs = (item.decode(errors="replace").partition("=") for item in output.split(b"\0") if item)
         return {name: value for name, _, value in pairs}
+
+
+class _NoWatch(contextlib.nullcontext):
+    exceeded = False
 
 
 def _owned_by_root(info: tarfile.TarInfo) -> tarfile.TarInfo:

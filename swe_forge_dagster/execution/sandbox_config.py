@@ -32,6 +32,7 @@ DEFAULT_ENV = {
 """Set before `SandboxConfig.env`, which overrides them."""
 
 TIMEOUT_EXIT_CODE = 124  # what coreutils `timeout` reports, so callers can treat both alike
+DISK_EXIT_CODE = 153  # 128 + SIGXFSZ: what a process killed for writing past a file size limit reports
 KILL_GRACE_S = 5.0
 MAX_SYMLINKS = 16
 
@@ -54,12 +55,14 @@ class SandboxConfig(BaseModel):
     workdir: str = "/repo"
     labels: dict[str, str] = Field(default_factory=dict)
     env: dict[str, str] = Field(default_factory=dict)
+    disk_limit: str | None = Field(default=None, description="what the container may write to disk (`disk_guard`)")
 
-    @field_validator("mem_limit")
+    @field_validator("mem_limit", "disk_limit")
     @classmethod
-    def _parsable_memory(cls, value: str) -> str:
+    def _parsable_size(cls, value: str | None) -> str | None:
         try:
-            parse_bytes(value)  # fail at configuration time, not at container start
+            if value is not None:
+                parse_bytes(value)  # fail at configuration time, not at container start
         except DockerException as exc:
             raise ValueError(str(exc)) from exc
         return value
@@ -87,6 +90,7 @@ class CommandResult:
     truncated: bool
     duration_s: float
     timed_out: bool
+    disk_exceeded: bool = False  # killed for writing past the sandbox's disk limit
 
     @property
     def ok(self) -> bool:

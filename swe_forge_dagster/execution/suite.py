@@ -64,6 +64,9 @@ def run_suite(
     if result.timed_out:
         run.error = f"the test command timed out after {timeout:g}s"
         return run
+    if result.disk_exceeded:
+        run.error = f"the test command wrote past the sandbox's disk limit ({box.config.disk_limit}) and was stopped"
+        return run
     try:
         xml = box.read_file(report, max_bytes=MAX_REPORT_BYTES, follow_symlinks=False)
     except (SandboxError, IsADirectoryError) as exc:

@@ -32,20 +32,30 @@ class Enrichment:
     cached: bool = False
 
 
-def rest_enrich(client: GitHubClient, key: Key, max_files: int = 100) -> EnrichedPR:
-    """The REST path for one PR: pull, files (paged), and the issues its body closes."""
+def rest_enrich(client: GitHubClient, key: Key, max_files: int = 100, *, hints: bool = True) -> EnrichedPR:
+    """The REST path for one PR: pull, files (paged), and the issues its body closes.
+
+    With `hints` (the default, as the GraphQL path) also what SWE-bench's hints need: the first
+    commit (`/commits?per_page=1`, oldest first) and each issue's first 100 comments, one request
+    each. This path only serves PRs whose GraphQL resolution failed, so the extra requests are
+    few; `hints=False` is the seed's own REST path (the benchmarks' baseline).
+    """
     repo, number = key
     pull = client.rest_json(f"repos/{repo}/pulls/{number}")
     files = None
     if int(pull.get("changed_files") or 0) <= max_files:
         files = client.rest_pages(f"repos/{repo}/pulls/{number}/files", max_pages=max(1, -(-max_files // 100)))
-    issues = []
+    commits = client.rest_json(f"repos/{repo}/pulls/{number}/commits", {"per_page": 1}) if hints else None
+    issues, comments = [], {}
     for issue_number in closing_issue_numbers(pull.get("body"))[:5]:
         try:
             issues.append(client.rest_json(f"repos/{repo}/issues/{issue_number}"))
         except GitHubNotFoundError:
             continue
-    return pr_from_rest(pull, files, None, issues)
+        if hints:
+            path = f"repos/{repo}/issues/{issue_number}/comments"
+            comments[issue_number] = client.rest_json(path, {"per_page": 100})
+    return pr_from_rest(pull, files, None, issues, comments, commits)
 
 
 def _as_key(pr: EnrichedPR, key: Key) -> EnrichedPR:

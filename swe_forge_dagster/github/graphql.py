@@ -5,6 +5,12 @@ stars, language, license… fetched once) holding one aliased `pullRequest(numbe
 Values travel as variables, never spliced into the query text. A PR that fails inside the
 response (NOT_FOUND, a transient resolver error) costs only that PR: the rest of the chunk is
 parsed from the same response.
+
+For SWE-bench's `hints_text` each PR also brings its first commit's author date and, per closing
+issue, its first ISSUE_COMMENTS_FIRST comments (body, createdAt, updatedAt). Those two connections
+raise GitHub's static cost of a 30-PR chunk from 1 point to 3: a connection costs one request per
+parent node, so `comments` under `closingIssuesReferences(first: 5)` is 5 per PR and `commits` 1,
+(30 x 9) / 100 = 2.7, rounded to 3; `first: 50` instead of 1 costs nothing more, only nodes.
 """
 
 from __future__ import annotations
@@ -15,9 +21,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from swe_forge_dagster.github.models import ChangedFile, EnrichedPR, LinkedIssue, RepoInfo, is_bot_login
+from swe_forge_dagster.github.models import (
+    ChangedFile,
+    EnrichedPR,
+    IssueComment,
+    LinkedIssue,
+    RepoInfo,
+    is_bot_login,
+)
 
 Key = tuple[str, int]
+# Comments read per closing issue: hints are what was said before the first commit, which is
+# nearly always early in a thread; an issue with more comments before it loses the rest.
+ISSUE_COMMENTS_FIRST = 50
 
 REPO_FIELDS = (
     "nameWithOwner stargazerCount isFork isArchived primaryLanguage { name } "
@@ -31,8 +47,14 @@ fragment PR on PullRequest {
   additions deletions changedFiles
   author { __typename login }
   files(first: $files) { totalCount nodes { path additions deletions changeType } }
-  closingIssuesReferences(first: 5) { nodes { number title body repository { nameWithOwner } } }
+  closingIssuesReferences(first: 5) {
+    nodes {
+      number title body repository { nameWithOwner }
+      comments(first: $comments) { nodes { body createdAt updatedAt } }
+    }
+  }
   labels(first: 20) { nodes { name } }
+  commits(first: 1) { nodes { commit { authoredDate } } }
 }
 """
 
@@ -67,8 +89,8 @@ def build_chunk_query(keys: Sequence[Key], files_first: int = 50) -> ChunkQuery:
     by_repo: dict[str, list[int]] = defaultdict(list)
     for repo, number in dict.fromkeys(keys):
         by_repo[repo].append(number)
-    declarations = ["$files: Int!"]
-    variables: dict[str, Any] = {"files": max(1, min(100, files_first))}
+    declarations = ["$files: Int!", "$comments: Int!"]
+    variables: dict[str, Any] = {"files": max(1, min(100, files_first)), "comments": ISSUE_COMMENTS_FIRST}
     aliases: dict[tuple[str, str], Key] = {}
     repo_aliases: dict[str, str] = {}
     parts = []
@@ -110,6 +132,28 @@ def _repo_info(data: dict[str, Any], fallback_name: str) -> RepoInfo:
     )
 
 
+def _issue(node: dict[str, Any]) -> LinkedIssue:
+    comments = (node.get("comments") or {}).get("nodes") or []
+    return LinkedIssue(
+        number=node["number"],
+        title=node.get("title") or "",
+        body=node.get("body") or "",
+        repo=(node.get("repository") or {}).get("nameWithOwner"),
+        comments=tuple(
+            IssueComment(body=c.get("body") or "", created_at=_time(c.get("createdAt")),
+                         updated_at=_time(c.get("updatedAt")))
+            for c in comments
+            if c
+        ),
+    )  # fmt: skip
+
+
+def _first_commit_at(data: dict[str, Any]) -> dt.datetime | None:
+    """The author date of the PR's first commit: what SWE-bench reads (`commits[0].commit.author.date`)."""
+    nodes = (data.get("commits") or {}).get("nodes") or []
+    return _time(((nodes[0] or {}).get("commit") or {}).get("authoredDate")) if nodes else None
+
+
 def pr_from_graphql(repo: str, data: dict[str, Any], repo_info: RepoInfo) -> EnrichedPR:
     """Map one `pullRequest` object (fields of PR_FRAGMENT) onto the model."""
     author = data.get("author") or {}
@@ -130,6 +174,7 @@ def pr_from_graphql(repo: str, data: dict[str, Any], repo_info: RepoInfo) -> Enr
         author_login=author.get("login"),
         author_is_bot=author.get("__typename") == "Bot" or is_bot_login(author.get("login")),
         created_at=_time(data.get("createdAt")),
+        first_commit_at=_first_commit_at(data),
         additions=int(data.get("additions") or 0),
         deletions=int(data.get("deletions") or 0),
         changed_files=int(data.get("changedFiles") or 0),
@@ -143,15 +188,7 @@ def pr_from_graphql(repo: str, data: dict[str, Any], repo_info: RepoInfo) -> Enr
             for n in nodes
         ),
         files_complete=data.get("files") is not None and int(files.get("totalCount") or 0) <= len(nodes),
-        closing_issues=tuple(
-            LinkedIssue(
-                number=n["number"],
-                title=n.get("title") or "",
-                body=n.get("body") or "",
-                repo=(n.get("repository") or {}).get("nameWithOwner"),
-            )
-            for n in (data.get("closingIssuesReferences") or {}).get("nodes") or []
-        ),
+        closing_issues=tuple(_issue(n) for n in (data.get("closingIssuesReferences") or {}).get("nodes") or []),
         labels=tuple(n["name"] for n in (data.get("labels") or {}).get("nodes") or []),
         repository=repo_info,
         source="graphql",

@@ -44,13 +44,30 @@ class _Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore")
 
 
+class IssueComment(_Model):
+    """A comment on a closing issue; those written before the PR's first commit are SWE-bench's hints.
+
+    Both times are kept because SWE-bench's cut-off compares `updated_at` (an edit moves a comment
+    past the cut-off), while `created_at` is what a reader expects to see.
+    """
+
+    body: str = ""
+    created_at: dt.datetime | None = None
+    updated_at: dt.datetime | None = None
+
+
 class LinkedIssue(_Model):
-    """An issue the PR closes: the best problem statement a task can have."""
+    """An issue the PR closes: the best problem statement a task can have.
+
+    `comments` are its first comments, oldest first (GraphQL and REST both list them in creation
+    order), at most one page (`graphql.ISSUE_COMMENTS_FIRST` / 100 over REST).
+    """
 
     number: int
     title: str
     body: str = ""
     repo: str | None = None
+    comments: tuple[IssueComment, ...] = ()
 
 
 class ChangedFile(_Model):
@@ -87,6 +104,10 @@ class EnrichedPR(_Model):
     author_login: str | None = None
     author_is_bot: bool = False
     created_at: dt.datetime | None = None
+    # Author date of the PR's first commit (GraphQL `commits(first: 1) { commit { authoredDate } }`, REST
+    # `commit.author.date` of the first `/pulls/{n}/commits` item): SWE-bench's cut-off for hints.
+    # None when not fetched (PRs enriched before this field existed).
+    first_commit_at: dt.datetime | None = None
     additions: int = 0
     deletions: int = 0
     changed_files: int = 0

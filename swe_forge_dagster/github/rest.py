@@ -2,17 +2,26 @@
 
 REST is the fallback for a PR whose GraphQL resolution failed, and the path for what GraphQL
 lacks (the `.diff` media type, files past the first page). REST has no closing-issue
-references, so they are read from GitHub's closing keywords in the PR body.
+references, so they are read from GitHub's closing keywords in the PR body. The hints' inputs
+(each closing issue's comments, the first commit's author date) come from `/issues/{n}/comments`
+and `/pulls/{n}/commits`, in the shapes of GitHub's recorded responses.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from swe_forge_dagster.github.models import ChangedFile, EnrichedPR, LinkedIssue, RepoInfo, is_bot_login
+from swe_forge_dagster.github.models import (
+    ChangedFile,
+    EnrichedPR,
+    IssueComment,
+    LinkedIssue,
+    RepoInfo,
+    is_bot_login,
+)
 
 # GitHub's keywords that link a PR to the issue it closes (same repository only).
 CLOSING_KEYWORDS = re.compile(r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s*:?\s+#(\d+)\b", re.IGNORECASE)
@@ -62,9 +71,25 @@ def files_from_rest(files: Sequence[dict[str, Any]]) -> tuple[ChangedFile, ...]:
     )
 
 
-def issue_from_rest(issue: dict[str, Any], repo: str) -> LinkedIssue:
+def comments_from_rest(comments: Sequence[dict[str, Any]]) -> tuple[IssueComment, ...]:
+    """`GET /issues/{n}/comments` items (oldest first, as GitHub lists them)."""
+    return tuple(
+        IssueComment(body=c.get("body") or "", created_at=_time(c.get("created_at")),
+                     updated_at=_time(c.get("updated_at")))
+        for c in comments
+    )  # fmt: skip
+
+
+def issue_from_rest(issue: dict[str, Any], repo: str, comments: Sequence[dict[str, Any]] = ()) -> LinkedIssue:
     return LinkedIssue(number=int(issue["number"]), title=issue.get("title") or "", body=issue.get("body") or "",
-                       repo=repo)  # fmt: skip
+                       repo=repo, comments=comments_from_rest(comments))  # fmt: skip
+
+
+def first_commit_at(commits: Sequence[dict[str, Any]] | None) -> dt.datetime | None:
+    """The author date of the first item of `GET /pulls/{n}/commits` (SWE-bench's `commits[0].commit.author.date`)."""
+    if not commits:
+        return None
+    return _time(((commits[0].get("commit") or {}).get("author") or {}).get("date"))
 
 
 def pr_from_rest(
@@ -72,8 +97,11 @@ def pr_from_rest(
     files: Sequence[dict[str, Any]] | None = None,
     repo: dict[str, Any] | None = None,
     issues: Sequence[dict[str, Any]] = (),
+    comments: Mapping[int, Sequence[dict[str, Any]]] | None = None,
+    commits: Sequence[dict[str, Any]] | None = None,
 ) -> EnrichedPR:
-    """`GET /pulls/{n}` (+ its `/files` pages, the repo, the closed issues) as an `EnrichedPR`."""
+    """`GET /pulls/{n}` (+ its `/files` pages, the repo, the closed issues, their comments by issue
+    number, its `/commits`) as an `EnrichedPR`."""
     base, head, user = pull.get("base") or {}, pull.get("head") or {}, pull.get("user") or {}
     repo_json = repo or base.get("repo")
     if not repo_json:
@@ -97,12 +125,15 @@ def pr_from_rest(
         author_login=user.get("login"),
         author_is_bot=user.get("type") == "Bot" or is_bot_login(user.get("login")),
         created_at=_time(pull.get("created_at")),
+        first_commit_at=first_commit_at(commits),
         additions=int(pull.get("additions") or 0),
         deletions=int(pull.get("deletions") or 0),
         changed_files=changed,
         files=parsed_files,
         files_complete=files is not None and len(parsed_files) >= changed,
-        closing_issues=tuple(issue_from_rest(i, info.full_name) for i in issues),
+        closing_issues=tuple(
+            issue_from_rest(i, info.full_name, (comments or {}).get(int(i["number"]), ())) for i in issues
+        ),
         labels=tuple(label["name"] for label in pull.get("labels") or []),
         repository=info,
         source="rest",

@@ -89,6 +89,9 @@ def run_agent(box: Sandbox, task: HarnessTask, config: HarnessConfig, base_sha: 
         if result.timed_out:
             run.failure = f"the agent timed out after {config.agent_timeout:g}s"
             return run
+        if result.disk_exceeded:
+            run.failure = f"the agent wrote more than the sandbox's disk limit ({config.disk_limit}) and was stopped"
+            return run
         if result.exit_code != 0:
             run.failure = f"the agent exited with status {result.exit_code}: {result.output[-500:].strip()}"
             return run

@@ -19,19 +19,22 @@ plugin. Plugins a suite needs can still be named with `-p` in its test command; 
 rely on an autoloaded plugin (a fixture such as pytest-httpbin's `httpbin`, an option such as
 `--doctest-rst` in its config) fails its sanity check without autoloading, which says so.
 
-Limitation of `commands` mode (the seed's format): an exit code is all it has, so source code
-that ends the test process early with status 0 passes a check. Test-id tasks are not exposed to
-that: a run without a complete report has no verdict.
+In verification, canary tests (`harness.canaries`, planted by `plant_canaries` before the agent's
+diff) tell whether the code under test tampered with the results: in `tests` mode from the same
+report, in `commands` mode as one more command that must fail (an exit code is all that mode has,
+so code that ends the test process early with status 0 would otherwise pass its checks).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-from swe_forge_dagster.execution.repo_box import REPO_DIR
+from swe_forge_dagster.execution.repo_box import REPO_DIR, WorkspaceError, put_files
 from swe_forge_dagster.execution.runners import graded_outcomes, runner_for
-from swe_forge_dagster.execution.sandbox import Sandbox
+from swe_forge_dagster.execution.sandbox import Sandbox, SandboxError
 from swe_forge_dagster.execution.suite import MAX_OUTPUT, NO_AUTOLOAD, run_suite
+from swe_forge_dagster.harness.canaries import Canaries, plant, tampering
 from swe_forge_dagster.harness.models import CheckResult, HarnessTask
 
 CHECK_OUTPUT_TAIL = 2_000
@@ -45,10 +48,15 @@ class CheckRun:
     pass_to_pass: list[CheckResult]
     error: str | None = None
     duration_s: float = 0.0  # the commands' own run time (what the harness adds is not in it)
+    tampered: str | None = None  # why the results cannot be trusted (`harness.canaries`)
 
     @property
     def all_pass(self) -> bool:
-        return self.error is None and all(c.passed for c in self.fail_to_pass + self.pass_to_pass)
+        return (
+            self.error is None
+            and self.tampered is None
+            and all(c.passed for c in self.fail_to_pass + self.pass_to_pass)
+        )
 
     def counts(self) -> str:
         f2p = sum(c.passed for c in self.fail_to_pass)
@@ -56,11 +64,50 @@ class CheckRun:
         return f"FAIL_TO_PASS {f2p}/{len(self.fail_to_pass)} pass, PASS_TO_PASS {p2p}/{len(self.pass_to_pass)} pass"
 
 
-def run_checks(box: Sandbox, task: HarnessTask, timeout: float, *, plugin_autoload: bool = False) -> CheckRun:
-    """Run every check of `task` in `box` (its /repo already patched as the caller wants)."""
+def run_checks(
+    box: Sandbox, task: HarnessTask, timeout: float, *, plugin_autoload: bool = False, canaries: Canaries | None = None
+) -> CheckRun:
+    """Run every check of `task` in `box` (its /repo already patched as the caller wants); with `canaries`
+    (planted by `plant_canaries` before the agent's diff), also judge whether the results were tampered with."""
     if task.mode == "tests":
-        return _run_test_ids(box, task, timeout, plugin_autoload)
-    return _run_commands(box, task, timeout, "" if plugin_autoload else NO_AUTOLOAD)
+        return _run_test_ids(box, task, timeout, plugin_autoload, canaries)
+    return _run_commands(box, task, timeout, "" if plugin_autoload else NO_AUTOLOAD, canaries)
+
+
+def plant_canaries(box: Sandbox, task: HarnessTask) -> Canaries | None:
+    """Plant the canary tests (`harness.canaries`) in one of the task's test files in `box`; None when no test
+    file can hold them (then the run has no canaries, as before)."""
+    target = _canary_file(task)
+    if target is None:
+        return None
+    try:
+        source = box.read_file(f"{REPO_DIR}/{target}", max_bytes=4 << 20, follow_symlinks=False)
+    except (OSError, ValueError, WorkspaceError, SandboxError):
+        return None
+    planted = plant(source.decode("utf-8", "surrogateescape"), target) if source else None
+    if planted is None:
+        return None
+    text, canaries = planted
+    put_files(box, {f"{REPO_DIR}/{target}": text.encode("utf-8", "surrogateescape")})
+    return canaries
+
+
+def _canary_file(task: HarnessTask) -> str | None:
+    """The test module the canaries go into: the file of the first FAIL_TO_PASS test (tests mode) or the first
+    `path.py::name` a check command selects (commands mode)."""
+    if task.mode == "tests":
+        files = [f for f in task.run_files if f.endswith(".py")]
+        for test_id in task.fail_to_pass + task.pass_to_pass:
+            if (path := test_id.split("::", 1)[0]) in files:
+                return path
+        return files[0] if files else None
+    for command in task.fail_to_pass + task.pass_to_pass:
+        if match := _SELECTOR.search(command):
+            return match.group(1).removeprefix("/repo/").removeprefix("./")
+    return None
+
+
+_SELECTOR = re.compile(r"((?:[\w./-]+/)?[\w.-]+\.py)::[^\s'\"]+")
 
 
 def sanity_problems(run: CheckRun) -> list[str]:
@@ -78,9 +125,14 @@ def sanity_problems(run: CheckRun) -> list[str]:
     return problems
 
 
-def _run_test_ids(box: Sandbox, task: HarnessTask, timeout: float, plugin_autoload: bool) -> CheckRun:
+def _run_test_ids(
+    box: Sandbox, task: HarnessTask, timeout: float, plugin_autoload: bool, canaries: Canaries | None
+) -> CheckRun:
     suite = run_suite(box, task.test_command, task.run_files, timeout, plugin_autoload=plugin_autoload)
     outcomes = suite.outcomes
+    tampered = None
+    if canaries is not None and outcomes is not None:
+        tampered = tampering(canaries, outcomes, suite.exit_code, _plain_pytest(task.test_command))
     if outcomes is not None and task.id_form == "swebench":  # as SWE-bench's parser would read the run's log
         outcomes = graded_outcomes(runner_for("pytest"), outcomes)
     duration_ms = int(suite.seconds * 1000)
@@ -99,13 +151,25 @@ def _run_test_ids(box: Sandbox, task: HarnessTask, timeout: float, plugin_autolo
         return made
 
     run = CheckRun(checks("fail_to_pass", task.fail_to_pass), checks("pass_to_pass", task.pass_to_pass), suite.error,
-                   suite.seconds)  # fmt: skip
+                   suite.seconds, tampered)  # fmt: skip
     if run.fail_to_pass:
         run.fail_to_pass[0].output = suite.output[-CHECK_OUTPUT_TAIL:]  # one suite run: its output once
     return run
 
 
-def _run_commands(box: Sandbox, task: HarnessTask, timeout: float, prefix: str) -> CheckRun:
+def _plain_pytest(command: str) -> bool:
+    """Whether pytest's exit status is the command's (no `||`, `;` or pipe that could hide it)."""
+    words = command.split()
+    return (
+        bool(words)
+        and not re.search(r"\|\||;|&&|\|", command)
+        and (
+            words[0] == "pytest" or words[:3] == ["python", "-m", "pytest"] or words[:3] == ["python3", "-m", "pytest"]
+        )
+    )
+
+
+def _run_commands(box: Sandbox, task: HarnessTask, timeout: float, prefix: str, canaries: Canaries | None) -> CheckRun:
     total = [0.0]
 
     def run(commands: tuple[str, ...]) -> list[CheckResult]:
@@ -124,4 +188,19 @@ def _run_commands(box: Sandbox, task: HarnessTask, timeout: float, prefix: str) 
         return made
 
     fail_to_pass, pass_to_pass = run(task.fail_to_pass), run(task.pass_to_pass)
-    return CheckRun(fail_to_pass, pass_to_pass, duration_s=total[0])
+    tampered = None
+    probe = _canary_command(task, canaries) if canaries is not None else None
+    if probe is not None:
+        (failing,) = run((probe.replace("{name}", canaries.failing),))  # exit codes: only the failing one tells
+        if failing.passed:
+            tampered = f"a check planted to fail ({canaries.path}::{canaries.failing}) exited 0"
+    return CheckRun(fail_to_pass, pass_to_pass, duration_s=total[0], tampered=tampered)
+
+
+def _canary_command(task: HarnessTask, canaries: Canaries) -> str | None:
+    """A check command that selects a test of the canaries' file, with `{name}` where the test's name was."""
+    for command in task.fail_to_pass + task.pass_to_pass:
+        for match in _SELECTOR.finditer(command):
+            if match.group(1).removeprefix("/repo/").removeprefix("./") == canaries.path:
+                return command[: match.start()] + f"{match.group(1)}::{{name}}" + command[match.end() :]
+    return None

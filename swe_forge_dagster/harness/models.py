@@ -31,6 +31,7 @@ from swe_forge_dagster.settings import (
     DEFAULT_AGENT_TIMEOUT_S,
     DEFAULT_DOCKER_IMAGE,
     DEFAULT_GIT_URL,
+    DEFAULT_SANDBOX_DISK,
     DEFAULT_TEST_TIMEOUT_S,
 )
 
@@ -219,6 +220,7 @@ class HarnessConfig(BaseModel):
     cpu: float = Field(default=2.0, gt=0)
     mem_limit: str = "4g"
     pids_limit: int = Field(default=512, ge=16)
+    disk_limit: str | None = Field(default=DEFAULT_SANDBOX_DISK, description="what each container may write to disk")
     ca_bundle: Path | None = None
     git_url: str = DEFAULT_GIT_URL
     repo_cache_dir: Path = Path(".swe-forge/cache/repos")

@@ -17,8 +17,12 @@ the verification container, that container's own git lists what really changed, 
 protected path among them is reset to its pre-diff state before any check runs. Everything
 dropped is reported in the result's `dropped_paths`.
 
-Not covered (documented limitations): source code that tampers with pytest or the tests from
-inside the test process (it is imported by the tests, so it runs there), and test helper files
+New modules that would shadow the standard library or the test runner (`shadowing_modules`) are
+reset as well, and the runner's effective configuration is compared before and after the diff by
+the runner's own code (`config_probe`), which catches config our text reading would miss.
+
+Not covered here: source code that tampers with pytest from inside the test process (it is imported
+by the tests, so it runs there): `harness.canaries` detects blanket tampering; and test helper files
 that are neither run by the checks nor part of the task's tests (a `tests/helpers.py` the task's
 tests import): only the categories above are protected, so that real fixes to source packages
 named `test/`, `testing/` or `_pytest/` (django/test, sympy/testing, pytest's own src/_pytest)
@@ -30,8 +34,9 @@ from __future__ import annotations
 import base64
 import re
 import shlex
+import sys
 import tomllib
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from pathlib import PurePosixPath
 
 from swe_forge_dagster.execution.patch import split_sections
@@ -56,6 +61,13 @@ SHADOW_NAMES = frozenset({"pytest.py", "pytest", "_pytest"})
 METADATA_SUFFIXES = (".dist-info", ".egg-info")
 PYTEST_SECTION_FILES = frozenset({"pyproject.toml", "setup.cfg", "tox.ini"})
 """Files whose change is dropped only when it changes their pytest section."""
+CONFIG_FILES = PYTEST_SECTION_FILES | {"pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml"}
+"""Every file pytest can take its configuration from (reset when its effective configuration changed)."""
+RUNNER_MODULES = frozenset({"pytest", "_pytest", "py", "pluggy", "iniconfig", "packaging", "exceptiongroup", "tomli",
+                            "xdist", "pytest_timeout", "pytest_cov", "coverage", "hypothesis", "conftest"})  # fmt: skip
+SHADOWABLE_MODULES = frozenset(sys.stdlib_module_names) | RUNNER_MODULES
+"""Module names a new file must not take where imports can find it first (`shadowing_modules`)."""
+MODULE_SUFFIXES = (".py", ".pyc", ".so", ".pyd")
 MAX_CONFIG_BYTES = 1 << 20
 
 
@@ -162,6 +174,7 @@ while IFS= read -r -d '' path; do
 done < "{WORK_DIR}/restore.list"
 {LIST_CHANGES}
 """
+PACKAGES_SCRIPT = f"cd {REPO_DIR} && find . -name .git -prune -o -name __init__.py -printf '%P\\0'"
 # Each listed config file before and after the agent's diff, base64, one per line (empty: none).
 SHOW_SCRIPT = f"""cd {REPO_DIR}
 while IFS= read -r -d '' path; do
@@ -171,13 +184,26 @@ done < "{WORK_DIR}/configs.list"
 """
 
 
-def apply_agent_diff(box: Sandbox, diff: str, task_files: Collection[str], *, protect: bool = True) -> list[str]:
+class ConfigChanged(WorkspaceError):
+    """The agent's diff changes the test runner's effective configuration in a way no reset of its config
+    files undoes (e.g. a new directory layout that moves pytest's rootdir)."""
+
+
+def apply_agent_diff(
+    box: Sandbox, diff: str, task_files: Collection[str], *, protect: bool = True,
+    config_probe: Callable[[], object] | None = None,
+) -> list[str]:  # fmt: skip
     """Apply the agent's (text-filtered) diff in the verification container, then reset every protected
     path it really changed, whatever its text claimed; the reset paths. PatchRejected: git refused it.
 
     Git in this container (which no agent code ever ran in) lists the changes: edits, deletions,
     new files, ignored files and type changes, with no rename detection to hide a path behind.
+    New modules that would shadow the standard library or the test runner are reset too. With
+    `config_probe` (the runner's own effective configuration, `execution.runner_config`), a
+    configuration that differs after the diff resets every configuration file the diff changed;
+    `ConfigChanged` when it still differs.
     """
+    before = config_probe() if protect and config_probe is not None else None
     put_files(box, {f"{WORK_DIR}/agent.diff": as_bytes(diff)})
     exit_code, stdout, stderr = exec_demux(box, ["bash", "-c", VERIFY_SCRIPT])
     if exit_code == 3:
@@ -186,18 +212,59 @@ def apply_agent_diff(box: Sandbox, diff: str, task_files: Collection[str], *, pr
     if not protect:  # the oracle's gold patch: trusted, applied whole
         return []
     reset = [path for status, path in changes if is_protected(path, task_files, new=status == "A")]
+    reset += [path for path in shadowing_modules(changes, _package_dirs(box)) if path not in reset]
     configs = [path for _s, path in changes if PurePosixPath(path).name in PYTEST_SECTION_FILES and path not in reset]
     if configs:
         reset += _changed_pytest_sections(box, configs)
-    if not reset:
-        return []
-    put_files(box, {f"{WORK_DIR}/restore.list": b"".join(as_bytes(path) + b"\0" for path in reset)})
+    _restore(box, reset, task_files)
+    if before is not None and config_probe is not None and config_probe() != before:
+        extra = [path for _s, path in changes if PurePosixPath(path).name in CONFIG_FILES and path not in reset]
+        _restore(box, extra, task_files)
+        reset += extra
+        if config_probe() != before:
+            raise ConfigChanged(
+                "the agent's diff changes pytest's effective configuration (rootdir, config file "
+                f"or its values) beyond its config files: {', '.join(p for _s, p in changes)[:500]}"
+            )
+    return reset
+
+
+def shadowing_modules(changes: Iterable[tuple[str, str]], package_dirs: Collection[str]) -> list[str]:
+    """New paths that put a module named like the standard library's or the test runner's where an import can
+    find it ahead of the real one: right below a directory that is not a package (the repository root, `src/`,
+    a test directory without `__init__.py`: any of them can be on `sys.path` when the checks run)."""
+    found = []
+    for status, path in changes:
+        parts = PurePosixPath(path).parts
+        for depth, name in enumerate(parts) if status == "A" else ():
+            if depth and "/".join(parts[:depth]) in package_dirs:
+                continue  # inside a package: reachable only as `package.name`, never as a top-level module
+            last = depth == len(parts) - 1
+            module = name.split(".", 1)[0] if last and name.endswith(MODULE_SUFFIXES) else (None if last else name)
+            if module in SHADOWABLE_MODULES:
+                found.append(path)
+                break
+    return found
+
+
+def _package_dirs(box: Sandbox) -> set[str]:
+    """Directories of /repo that are packages (have an `__init__.py`), after the agent's diff."""
+    exit_code, stdout, _ = exec_demux(box, ["bash", "-c", PACKAGES_SCRIPT])
+    if exit_code != 0:
+        return set()  # unknown: every directory counts as a possible import root (stricter)
+    return {str(PurePosixPath(p).parent) for p in stdout.decode("utf-8", "surrogateescape").split("\0") if p}
+
+
+def _restore(box: Sandbox, paths: list[str], task_files: Collection[str]) -> None:
+    """Reset `paths` to the snapshot; WorkspaceError when any of them (or a protected path) still differs."""
+    if not paths:
+        return
+    put_files(box, {f"{WORK_DIR}/restore.list": b"".join(as_bytes(path) + b"\0" for path in paths)})
     exit_code, stdout, stderr = exec_demux(box, ["bash", "-c", RESTORE_SCRIPT])
     left = [path for status, path in changed_paths(exit_code, stdout, stderr, "resetting protected paths")
-            if path in reset or is_protected(path, task_files, new=status == "A")]  # fmt: skip
+            if path in paths or is_protected(path, task_files, new=status == "A")]  # fmt: skip
     if left:
         raise WorkspaceError(f"protected paths changed by the agent could not be reset: {', '.join(left[:10])}")
-    return reset
 
 
 def _changed_pytest_sections(box: Sandbox, paths: list[str]) -> list[str]:

@@ -42,14 +42,15 @@ from swe_forge_dagster.execution.repo_box import (
     write_tree_archive,
 )
 from swe_forge_dagster.execution.repo_cache import RepoCache, RepoCacheError
+from swe_forge_dagster.execution.runner_config import pytest_config
 from swe_forge_dagster.execution.runners import PYTEST
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig, SandboxError
 from swe_forge_dagster.harness.agent import AGENT_DIR, agent_environment, prompt_files, run_agent
-from swe_forge_dagster.harness.checks import CheckRun, run_checks, sanity_problems
+from swe_forge_dagster.harness.checks import CheckRun, plant_canaries, run_checks, sanity_problems
 from swe_forge_dagster.harness.cleanup import harness_labels, keep, remove_stale
 from swe_forge_dagster.harness.inputs import checked
 from swe_forge_dagster.harness.models import HarnessConfig, HarnessTask, Status, TaskResult
-from swe_forge_dagster.harness.protection import apply_agent_diff, filter_diff
+from swe_forge_dagster.harness.protection import ConfigChanged, apply_agent_diff, filter_diff
 
 log = logging.getLogger(__name__)
 StageHook = Callable[[str], None]
@@ -206,6 +207,8 @@ class Harness:
             raise _Outcome(Status.TEST_ERROR, f"the verification container failed: {exc}") from exc
         result.test_duration_secs = round(result.test_duration_secs + final.duration_s, 3)
         result.fail_to_pass, result.pass_to_pass = final.fail_to_pass, final.pass_to_pass
+        if final.tampered is not None:
+            raise _Outcome(Status.UNRESOLVED, f"tampered test results: {final.tampered}")
         if final.error is not None:
             raise _Outcome(Status.TEST_ERROR, final.error)
         if not final.all_pass:
@@ -219,12 +222,18 @@ class Harness:
         files, which the filtered diff does not. Whatever the diff's text says, the paths it really
         changed are listed by git after it applies, and protected ones are reset (`apply_agent_diff`).
         """
+        canaries = plant_canaries(box, task)  # before the diff: part of the snapshot the diff is applied to
+        probe = (lambda: pytest_config(box, task.run_files)) if task.mode == "tests" else None
         try:
-            reset = apply_agent_diff(box, diff, task.protected_files, protect=self.config.agent != "oracle")
+            reset = apply_agent_diff(box, diff, task.protected_files, protect=self.config.agent != "oracle",
+                                     config_probe=probe)  # fmt: skip
         except PatchRejected as exc:
             raise _Outcome(Status.AGENT_ERROR, f"{exc} (at base)") from exc
+        except ConfigChanged as exc:
+            raise _Outcome(Status.UNRESOLVED, str(exc)) from exc
         result.dropped_paths += [path for path in reset if path not in result.dropped_paths]
-        return run_checks(box, task, self.config.test_timeout, plugin_autoload=self.config.pytest_plugin_autoload)
+        return run_checks(box, task, self.config.test_timeout, plugin_autoload=self.config.pytest_plugin_autoload,
+                          canaries=canaries)  # fmt: skip
 
     # -- environment and containers ---------------------------------------------------------------
 
@@ -284,7 +293,7 @@ class Harness:
         assert self.client is not None
         config = self.config
         common = {"image": image, "cpu": config.cpu, "mem_limit": config.mem_limit, "pids_limit": config.pids_limit,
-                  "ca_bundle": config.ca_bundle, "workdir": "/repo"}  # fmt: skip
+                  "ca_bundle": config.ca_bundle, "workdir": "/repo", "disk_limit": config.disk_limit}  # fmt: skip
         extra = {KEEP_LABEL: "1"} if config.keep_containers else {}
 
         def settings(role: str, **more: object) -> SandboxConfig:

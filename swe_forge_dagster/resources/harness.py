@@ -19,6 +19,7 @@ from swe_forge_dagster.settings import (
     DEFAULT_AGENT_TIMEOUT_S,
     DEFAULT_DOCKER_IMAGE,
     DEFAULT_GIT_URL,
+    DEFAULT_SANDBOX_DISK,
     DEFAULT_TEST_TIMEOUT_S,
 )
 
@@ -38,6 +39,7 @@ class HarnessResource(dg.ConfigurableResource):
     cpu: float = Field(default=2.0, gt=0)
     mem_limit: str = "4g"
     pids_limit: int = Field(default=512, ge=16)
+    disk_limit: str = Field(default=DEFAULT_SANDBOX_DISK, description="what each container may write to disk")
 
     @property
     def configured(self) -> bool:
@@ -52,6 +54,7 @@ class HarnessResource(dg.ConfigurableResource):
             agent_cmd=self.agent_cmd, agent_timeout=self.agent_timeout_seconds,
             test_timeout=self.test_timeout_seconds, docker_image=self.docker_image, network=self.network,
             agent_env=tuple(self.agent_env), cpu=self.cpu, mem_limit=self.mem_limit, pids_limit=self.pids_limit,
+            disk_limit=self.disk_limit,
             ca_bundle=Path(self.ca_bundle) if self.ca_bundle else None, git_url=self.git_url,
             repo_cache_dir=HomeLayout.of(self.home).repos, run_id=run_id[:12],
         )  # fmt: skip

@@ -2,7 +2,9 @@
 
 The task stages have lineage-only dependencies on the hourly assets (an hourly → dynamic partition
 mapping would be meaningless), so they find their PR by (repo, number) across every hour's Parquet
-with a lazy polars scan: only the matching rows are read.
+with a lazy polars scan: only the matching rows are read. The scan names the dataset's current
+schema, so hours written before a column (or a struct field) existed read with it as null:
+polars would otherwise take the first file's schema and fail on the first newer one.
 """
 
 from __future__ import annotations
@@ -12,11 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+import pyarrow as pa
 
-from swe_forge_dagster.candidates.datasets import ENRICHED_PRS
+from swe_forge_dagster.candidates.datasets import ENRICHED_PRS, ENRICHED_PRS_SCHEMA
 from swe_forge_dagster.tasks.build import PRContext
+from swe_forge_dagster.tasks.hints import hints_text
 from swe_forge_dagster.tasks.work import task_id_of
-from swe_forge_dagster.triage.pipeline import CLASSIFIED_PRS
+from swe_forge_dagster.triage.pipeline import CLASSIFIED_PRS, CLASSIFIED_PRS_SCHEMA
 
 HOURLY_GLOB = "*/*/*.parquet"  # dt=/hour=/part-0.parquet
 
@@ -25,10 +29,20 @@ class PRNotFound(LookupError):
     """The PR of a task is not in the lake (deleted partitions, or a hand-added task key)."""
 
 
-def _scan(lake_dir: Path, dataset: str) -> pl.LazyFrame | None:
+def _scan(lake_dir: Path, dataset: str, schema: pa.Schema) -> pl.LazyFrame | None:
+    """Every hour of `dataset` as one lazy frame of `schema` (missing columns and struct fields: null)."""
     if not any((lake_dir / dataset).glob(HOURLY_GLOB)):
         return None
-    return pl.scan_parquet(str(lake_dir / dataset / HOURLY_GLOB), hive_partitioning=True)
+    target = pl.from_arrow(schema.empty_table())
+    assert isinstance(target, pl.DataFrame)
+    return pl.scan_parquet(
+        str(lake_dir / dataset / HOURLY_GLOB),
+        hive_partitioning=True,
+        schema=target.schema,
+        missing_columns="insert",
+        extra_columns="ignore",
+        cast_options=pl.ScanCastOptions(missing_struct_fields="insert", extra_struct_fields="ignore"),
+    )
 
 
 def _latest(frame: pl.LazyFrame, repo: str, number: int) -> dict[str, Any] | None:
@@ -43,23 +57,24 @@ def _latest(frame: pl.LazyFrame, repo: str, number: int) -> dict[str, Any] | Non
 
 def find_pr(lake_dir: Path, repo: str, number: int) -> tuple[PRContext, dict[str, Any]]:
     """The PR's context (from its latest accepted `enriched_prs` row) and its classification row."""
-    enriched = _scan(lake_dir, ENRICHED_PRS)
+    enriched = _scan(lake_dir, ENRICHED_PRS, ENRICHED_PRS_SCHEMA)
     row = None if enriched is None else _latest(enriched.filter(pl.col("status") == "accepted"), repo, number)
     if row is None:
         raise PRNotFound(f"{repo}#{number} is not an accepted PR in enriched_prs under {lake_dir}")
-    classified = _scan(lake_dir, CLASSIFIED_PRS)
+    classified = _scan(lake_dir, CLASSIFIED_PRS, CLASSIFIED_PRS_SCHEMA)
     triage = (None if classified is None else _latest(classified, repo, number)) or {}
     issues = [
         {"number": i.get("number"), "title": i.get("title") or "", "body": i.get("body") or ""}
         for i in row.get("closing_issues") or []
     ]
     created = row.get("pr_created_at")
+    hints = hints_text(row.get("closing_issues") or [], row.get("first_commit_at"))
     pr = PRContext(
         repo=repo, number=number, title=row.get("title") or "", body=row.get("body") or "",
         base_sha=row["base_sha"], head_sha=row["head_sha"],
         created_at=created.isoformat().replace("+00:00", "Z") if created is not None else None,
         closing_issues=tuple(issues), language=row.get("language"), license=row.get("license"),
-        difficulty=triage.get("difficulty"), difficulty_score=triage.get("score"),
+        difficulty=triage.get("difficulty"), difficulty_score=triage.get("score"), hints_text=hints,
     )  # fmt: skip
     if not pr.base_sha or not pr.head_sha:
         raise PRNotFound(f"{repo}#{number} has no base/head sha in enriched_prs")
@@ -80,7 +95,7 @@ def eligible_task_ids(
     partitions) are skipped, so a task is added once however often this runs. `hours` (partition
     keys) limits the search to those hours' PRs.
     """
-    classified = _scan(lake_dir, CLASSIFIED_PRS)
+    classified = _scan(lake_dir, CLASSIFIED_PRS, CLASSIFIED_PRS_SCHEMA)
     if classified is None:
         return [], 0
     frame = classified.filter(pl.col("status") == "classified")

@@ -20,7 +20,7 @@ from typing import Any
 
 from graphql import GraphQLError, GraphQLResolveInfo
 
-from swe_forge_dagster.demo.worlds.github_world import GithubWorld, Issue, PullRequest, Repo
+from swe_forge_dagster.demo.worlds.github_world import GithubWorld, Issue, PRCommit, PullRequest, Repo
 
 MAX_FIRST = 100
 SOMETHING_WENT_WRONG = (
@@ -160,6 +160,38 @@ def _closing(pull: PullRequest, info: GraphQLResolveInfo, first: int | None = No
     return _connection(items, "closingIssuesReferences", first, after)
 
 
+def _merge_commit(pull: PullRequest, _info: GraphQLResolveInfo) -> dict[str, Any] | None:
+    if not (pull.merged and pull.merge_commit_sha):
+        return None
+    message = f"Merge pull request #{pull.number}"
+    return {"oid": pull.merge_commit_sha, "authoredDate": pull.merged_at, "committedDate": pull.merged_at,
+            "message": message}  # fmt: skip
+
+
+def _commits(pull: PullRequest, _info: GraphQLResolveInfo, first: int | None = None, after: str | None = None) -> Any:
+    """`PullRequest.commits`, oldest first; `commit` carries the git author and committer dates."""
+
+    def node(c: PRCommit) -> dict[str, Any]:
+        commit = {"oid": c.sha, "authoredDate": c.authored_at, "committedDate": c.committed_at, "message": c.message}
+        pr_url = f"https://github.com/{pull.repo}/pull/{pull.number}"
+        return {"id": _node_id("PullRequestCommit", f"{pull.repo}#{pull.number}:{c.sha}"), "commit": commit,
+                "url": f"{pr_url}/commits/{c.sha}"}  # fmt: skip
+
+    return _connection([node(c) for c in pull.commits[:250]], "commits", first, after)  # GitHub lists 250 at most
+
+
+def _comments(ref: _IssueRef, _info: GraphQLResolveInfo, first: int | None = None, after: str | None = None) -> Any:
+    """`Issue.comments`, oldest first; `lastEditedAt` is set only for an edited comment, as on GitHub."""
+    issue_url = f"https://github.com/{ref.repo.full_name}/issues/{ref.issue.number}"
+    nodes = [
+        {"id": _node_id("IssueComment", f"{issue_url}#{i}"), "body": c.body, "createdAt": c.created_at,
+         "updatedAt": c.updated_at, "lastEditedAt": c.updated_at if c.updated_at != c.created_at else None,
+         "author": _actor(c.author_login, "User"), "url": f"{issue_url}#issuecomment-{i}"}
+        for i, c in enumerate(ref.issue.comments)
+    ]  # fmt: skip
+    return _connection(nodes, "comments", first, after)
+
+
 def _rate_limit(_root: Any, info: GraphQLResolveInfo, dryRun: bool = False) -> dict[str, Any]:
     return dict(_ctx(info).rate)
 
@@ -189,7 +221,7 @@ RESOLVERS: dict[str, dict[str, _R]] = {
         "state": lambda p, _i: "MERGED" if p.merged else "CLOSED" if p.state == "closed" else "OPEN",
         "isDraft": lambda _p, _i: False,
         "mergedAt": lambda p, _i: p.merged_at if p.merged else None,
-        "mergeCommit": lambda p, _i: {"oid": p.merge_commit_sha} if p.merged and p.merge_commit_sha else None,
+        "mergeCommit": _merge_commit,
         "baseRefName": lambda p, _i: p.base_ref,
         "baseRefOid": lambda p, _i: p.base_sha,
         "headRefName": lambda p, _i: p.head_ref,
@@ -203,6 +235,7 @@ RESOLVERS: dict[str, dict[str, _R]] = {
         "labels": lambda p, _i, first=None, after=None: _connection(
             [{"name": n} for n in p.labels], "labels", first, after
         ),
+        "commits": _commits,
         "url": lambda p, _i: f"https://github.com/{p.repo}/pull/{p.number}",
     },
     "PullRequestChangedFile": {"changeType": lambda f, _i: f.change_type},
@@ -213,5 +246,6 @@ RESOLVERS: dict[str, dict[str, _R]] = {
         "body": lambda r, _i: r.issue.body or "",
         "url": lambda r, _i: f"https://github.com/{r.repo.full_name}/issues/{r.issue.number}",
         "repository": lambda r, _i: r.repo,
+        "comments": _comments,
     },
 }

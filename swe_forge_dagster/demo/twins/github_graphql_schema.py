@@ -69,7 +69,7 @@ type Bot implements Actor { login: String!, url: URI! }
 type Language { name: String! }
 type License { spdxId: String, name: String!, key: String! }
 type Ref { name: String! }
-type Commit { oid: GitObjectID! }
+type Commit { oid: GitObjectID!, authoredDate: DateTime!, committedDate: DateTime!, message: String! }
 type Label { name: String! }
 
 type Repository {
@@ -114,10 +114,18 @@ type PullRequest {
   files(first: Int, after: String): PullRequestChangedFileConnection
   closingIssuesReferences(first: Int, after: String): IssueConnection
   labels(first: Int, after: String): LabelConnection
+  commits(first: Int, after: String): PullRequestCommitConnection!
   url: URI!
 }
 type PullRequestChangedFile { path: String!, additions: Int!, deletions: Int!, changeType: PatchStatus! }
-type Issue { id: ID!, number: Int!, title: String!, body: String!, url: URI!, repository: Repository! }
+type PullRequestCommit { id: ID!, commit: Commit!, url: URI! }
+type Issue {
+  id: ID!, number: Int!, title: String!, body: String!, url: URI!, repository: Repository!
+  comments(first: Int, after: String): IssueCommentConnection!
+}
+type IssueComment {
+  id: ID!, body: String!, createdAt: DateTime!, updatedAt: DateTime!, lastEditedAt: DateTime, author: Actor, url: URI!
+}
 
 type PageInfo { hasNextPage: Boolean!, hasPreviousPage: Boolean!, endCursor: String, startCursor: String }
 type PullRequestChangedFileConnection {
@@ -128,6 +136,12 @@ type IssueConnection { totalCount: Int!, pageInfo: PageInfo!, nodes: [Issue], ed
 type IssueEdge { cursor: String!, node: Issue }
 type LabelConnection { totalCount: Int!, pageInfo: PageInfo!, nodes: [Label], edges: [LabelEdge] }
 type LabelEdge { cursor: String!, node: Label }
+type PullRequestCommitConnection {
+  totalCount: Int!, pageInfo: PageInfo!, nodes: [PullRequestCommit], edges: [PullRequestCommitEdge]
+}
+type PullRequestCommitEdge { cursor: String!, node: PullRequestCommit }
+type IssueCommentConnection { totalCount: Int!, pageInfo: PageInfo!, nodes: [IssueComment], edges: [IssueCommentEdge] }
+type IssueCommentEdge { cursor: String!, node: IssueComment }
 """
 
 

@@ -2,8 +2,9 @@
 
 Copied from recorded api.github.com responses and trimmed of rarely-read URLs, so a client
 parsing them meets GitHub's field names, nesting and quirks: `Link`-paginated file lists, the
-diff media type (406 when too large), PRs that are also issues, the `/rate_limit` document and
-the edge's 5xx pages. `route` maps a GET to (status, payload, content type, extra headers).
+diff media type (406 when too large), PRs that are also issues, a PR's commits and an issue's
+comments (oldest first, as GitHub lists them), the `/rate_limit` document and the edge's 5xx
+pages. `route` maps a GET to (status, payload, content type, extra headers).
 """
 
 from __future__ import annotations
@@ -11,11 +12,20 @@ from __future__ import annotations
 import base64
 import hashlib
 import math
+from collections.abc import Callable
 from typing import Any
 
 from swe_forge_dagster.demo.twins.github_graphql_resolvers import SOMETHING_WENT_WRONG, license_info
 from swe_forge_dagster.demo.twins.github_twin_http import JSON, Reply, json_reply
-from swe_forge_dagster.demo.worlds.github_world import ChangedFile, GithubWorld, Issue, PullRequest, Repo
+from swe_forge_dagster.demo.worlds.github_world import (
+    ChangedFile,
+    Comment,
+    GithubWorld,
+    Issue,
+    PRCommit,
+    PullRequest,
+    Repo,
+)
 
 DOCS = "https://docs.github.com/rest"
 RATE_DOCS = "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"
@@ -143,7 +153,7 @@ def _pull_json(base: str, repo: Repo, pull: PullRequest) -> dict[str, Any]:
         "merged_by": owner if pull.merged else None,
         "comments": 0,
         "review_comments": 0,
-        "commits": 1,
+        "commits": len(pull.commits),
         "additions": pull.additions,
         "deletions": pull.deletions,
         "changed_files": pull.changed_files,
@@ -205,7 +215,7 @@ def _issue_json(base: str, repo: Repo, number: int, issue: Issue | None, pull: P
         "locked": False,
         "assignee": None,
         "assignees": [],
-        "comments": 0,
+        "comments": len(issue.comments) if issue else 0,
         "created_at": pull.created_at if pull else "2025-01-01T00:00:00Z",
         "closed_at": (pull.merged_at or pull.created_at)
         if pull and closed
@@ -225,22 +235,64 @@ def _issue_json(base: str, repo: Repo, number: int, issue: Issue | None, pull: P
     return item
 
 
-def _files_page(base: str, path: str, repo: Repo, pull: PullRequest, query: dict[str, list[str]]) -> Route:
-    """One page of `/pulls/{n}/files` with GitHub's `Link` header (prev, next, last, first)."""
+def _comment_json(base: str, repo: Repo, number: int, index: int, comment: Comment) -> dict[str, Any]:
+    """An item of `/issues/{n}/comments`, shaped like the recorded github3.py responses."""
+    cid = _num(f"{repo.full_name}!{number}~{index}")
+    api = f"{base}/repos/{repo.full_name}"
+    return {
+        "url": f"{api}/issues/comments/{cid}",
+        "html_url": f"https://github.com/{repo.full_name}/issues/{number}#issuecomment-{cid}",
+        "issue_url": f"{api}/issues/{number}",
+        "id": cid,
+        "node_id": base64.b64encode(f"012:IssueComment{cid}".encode()).decode(),
+        "user": _user(base, comment.author_login, "User"),
+        "created_at": comment.created_at,
+        "updated_at": comment.updated_at,
+        "author_association": "NONE",
+        "body": comment.body,
+        "performed_via_github_app": None,
+    }
+
+
+def _commit_json(base: str, repo: Repo, commit: PRCommit) -> dict[str, Any]:
+    """An item of `/pulls/{n}/commits`: the git author/committer dates live under `commit`."""
+    api, who = f"{base}/repos/{repo.full_name}", {"name": "Octo Cat", "email": "octocat@example.invalid"}
+    tree = hashlib.sha1(f"tree:{commit.sha}".encode()).hexdigest()
+    return {
+        "sha": commit.sha,
+        "node_id": base64.b64encode(f"04:Commit{commit.sha}".encode()).decode(),
+        "commit": {
+            "author": {**who, "date": commit.authored_at},
+            "committer": {**who, "date": commit.committed_at},
+            "message": commit.message,
+            "tree": {"sha": tree, "url": f"{api}/git/trees/{tree}"},
+            "url": f"{api}/git/commits/{commit.sha}",
+            "comment_count": 0,
+            "verification": {"verified": False, "reason": "unsigned", "signature": None, "payload": None},
+        },
+        "url": f"{api}/commits/{commit.sha}",
+        "html_url": f"https://github.com/{repo.full_name}/commit/{commit.sha}",
+        "author": _user(base, "octocat", "User"),
+        "committer": _user(base, "octocat", "User"),
+        "parents": [],
+    }
+
+
+def _page(base: str, path: str, query: dict[str, list[str]], items: list[Any], to_json: Callable[[Any], Any]) -> Route:
+    """One page of a REST list with GitHub's `Link` header (prev, next, last, first)."""
 
     def arg(name: str, default: int) -> int:
         value = (query.get(name) or [""])[0]
         return int(value) if value.isdigit() and int(value) > 0 else default
 
     per_page, page = min(arg("per_page", 30), 100), arg("page", 1)
-    files = pull.files[:3000]  # GitHub lists at most 3000 files
-    last = max(1, math.ceil(len(files) / per_page))
-    items = [_file_json(base, repo, pull, f) for f in files[(page - 1) * per_page : page * per_page]]
+    last = max(1, math.ceil(len(items) / per_page))
+    payload = [to_json(item) for item in items[(page - 1) * per_page : page * per_page]]
     links = [(page - 1, "prev")] if page > 1 else []
     links += [(page + 1, "next"), (last, "last")] if page < last else []
     links += [(1, "first")] if page > 1 else []
     header = ", ".join(f'<{base}{path}?per_page={per_page}&page={n}>; rel="{rel}"' for n, rel in links)
-    return 200, items, JSON, {"link": header} if header else {}
+    return 200, payload, JSON, {"link": header} if header else {}
 
 
 def route(world: GithubWorld, base: str, path: str, query: dict[str, list[str]], accept: str) -> Route:
@@ -263,12 +315,18 @@ def route(world: GithubWorld, base: str, path: str, query: dict[str, list[str]],
                 return 406, {"message": message, "errors": errors, "documentation_url": DOCS}, JSON, {}
             return 200, _diff(pull).encode(), "application/vnd.github.diff; charset=utf-8", {}
         return 200, _pull_json(base, repo, pull), JSON, {}
-    if rest[0] == "pulls" and pull is not None and rest[2:] == ["files"]:
-        return _files_page(base, path, repo, pull, query)
-    if rest[0] == "issues" and len(rest) == 2 and number is not None:
-        issue = world.get_issue(repo.full_name, number)
-        if issue is not None or pull is not None:
-            return 200, _issue_json(base, repo, number, issue, pull), JSON, {}
+    if rest[0] == "pulls" and pull is not None and rest[2:] == ["files"]:  # GitHub lists at most 3000 files
+        return _page(base, path, query, pull.files[:3000], lambda f: _file_json(base, repo, pull, f))
+    if rest[0] == "pulls" and pull is not None and rest[2:] == ["commits"]:  # and at most 250 commits
+        return _page(base, path, query, pull.commits[:250], lambda c: _commit_json(base, repo, c))
+    issue = world.get_issue(repo.full_name, number) if rest[0] == "issues" and number is not None else None
+    if number is None or (issue is None and pull is None) or rest[0] != "issues":
+        return 404, NOT_FOUND, JSON, {}
+    if len(rest) == 2:
+        return 200, _issue_json(base, repo, number, issue, pull), JSON, {}
+    if rest[2:] == ["comments"]:  # a PR's own thread is served empty
+        comments = list(enumerate(issue.comments if issue else []))
+        return _page(base, path, query, comments, lambda item: _comment_json(base, repo, number, *item))
     return 404, NOT_FOUND, JSON, {}
 
 

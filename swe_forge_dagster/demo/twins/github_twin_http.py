@@ -17,6 +17,16 @@ from typing import Any, Protocol
 from swe_forge_dagster.demo.twins.loopback import HOST  # noqa: F401 - one loopback address
 
 JSON = "application/json; charset=utf-8"
+# How api.github.com spells header names on HTTP/1.1 (the recordings in the shared fixtures): the
+# twin keeps them lowercase inside and writes them GitHub's way, because some clients read them
+# case-sensitively (ghapi, which SWE-bench's collector uses, looks up `Content-Type` in a dict).
+_WIRE_NAMES = {
+    "content-type": "Content-Type", "content-length": "Content-Length", "cache-control": "Cache-Control",
+    "etag": "ETag", "link": "Link", "retry-after": "Retry-After", "x-github-media-type": "X-GitHub-Media-Type",
+    "x-github-request-id": "X-GitHub-Request-Id", "x-ratelimit-limit": "X-RateLimit-Limit",
+    "x-ratelimit-remaining": "X-RateLimit-Remaining", "x-ratelimit-used": "X-RateLimit-Used",
+    "x-ratelimit-reset": "X-RateLimit-Reset", "x-ratelimit-resource": "X-RateLimit-Resource",
+}  # fmt: skip
 
 
 @dataclass
@@ -50,9 +60,9 @@ def send_reply(handler: BaseHTTPRequestHandler, method: str, reply: Reply, heade
     """Status line, `headers`, then the body with its length; a 304 gets neither, as from GitHub."""
     handler.send_response(reply.status)
     for name, value in headers.items():
-        handler.send_header(name, value)
+        handler.send_header(_WIRE_NAMES.get(name.lower(), name), value)
     if reply.status != 304:
-        handler.send_header("content-length", str(len(reply.body)))
+        handler.send_header("Content-Length", str(len(reply.body)))
     handler.end_headers()
     if reply.status != 304 and method != "HEAD":
         handler.wfile.write(reply.body)

@@ -38,9 +38,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from swe_forge_dagster.demo.worlds.git_world_specs import _PR, _SPECS, WorldIssue, _Commit
+from swe_forge_dagster.demo.worlds.git_world_specs import _PR, _SPECS, WorldComment, WorldIssue, _Commit
 
-__all__ = ["GitWorld", "WorldIssue", "WorldPR", "build_git_world", "enriched_pr_rows"]
+__all__ = ["GitWorld", "WorldComment", "WorldIssue", "WorldPR", "build_git_world", "enriched_pr_rows"]
 
 WORLD_FORMAT = 1  # bump when the builder (not the content) changes the repositories
 MANIFEST = "git-world.json"
@@ -59,7 +59,7 @@ class WorldPR:
     base_sha: str  # main just before the merge, which is also the branch point
     head_sha: str  # also at refs/pull/<number>/head
     merge_commit_sha: str  # parents: base_sha, head_sha
-    created_at: datetime
+    created_at: datetime  # the first commit's date: the PR is opened then, and hints are cut there
     merged_at: datetime
     additions: int
     deletions: int
@@ -78,6 +78,10 @@ class WorldPR:
     @property
     def file_paths(self) -> list[str]:
         return sorted(self.test_files + self.src_files)
+
+    def comment_time(self, comment: WorldComment) -> datetime:
+        """When a comment on the PR's issue was written: relative to the first commit (`created_at`)."""
+        return self.created_at + timedelta(hours=comment.hours)
 
 
 @dataclass
@@ -122,12 +126,18 @@ def enriched_pr_rows(world: GitWorld) -> list[dict[str, Any]]:
     rows = []
     for pr in world.prs:
         row: dict[str, Any] = dict.fromkeys(ENRICHED_PRS_SCHEMA.names)
-        issues = [] if pr.issue is None else [{**vars(pr.issue), "repo": pr.repo}]
+        issues = []
+        if pr.issue is not None:
+            comments = [{"body": c.body, "created_at": pr.comment_time(c), "updated_at": pr.comment_time(c)}
+                        for c in pr.issue.comments]  # fmt: skip
+            issues = [{"number": pr.issue.number, "title": pr.issue.title, "body": pr.issue.body, "repo": pr.repo,
+                       "comments": comments}]  # fmt: skip
         row.update(
             repo_name=pr.repo, number=pr.number, status="accepted", reason=None, reasons=[], stage="filter",
             merged=True, merged_at=pr.merged_at, merge_commit_sha=pr.merge_commit_sha,
             base_ref=pr.base_ref, base_sha=pr.base_sha, head_ref=pr.head_ref, head_sha=pr.head_sha,
             title=pr.title, body=pr.body, author_login="world-dev", author_is_bot=False, pr_created_at=pr.created_at,
+            first_commit_at=pr.created_at,
             additions=pr.additions, deletions=pr.deletions, changed_files=len(pr.file_paths),
             file_paths=pr.file_paths, files_complete=True, closing_issues=issues, labels=[],
             stars=100, language="Python", is_fork=False, is_archived=False, license="MIT",

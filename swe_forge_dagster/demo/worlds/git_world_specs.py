@@ -14,10 +14,21 @@ from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
+class WorldComment:
+    """A comment on a PR's issue, `hours` after the PR's first commit (negative: before it)."""
+
+    body: str
+    hours: float
+
+
+@dataclass(frozen=True)
 class WorldIssue:
     number: int
     title: str
     body: str
+    # GitHub's side of the issue, not git's: kept out of repr, so out of CONTENT_VERSION (adding a
+    # comment does not rebuild the remotes). Those before the first commit are the task's hints.
+    comments: tuple[WorldComment, ...] = field(default=(), repr=False)
 
 
 # -- specs: what the repositories contain -------------------------------------------------------
@@ -279,6 +290,12 @@ _SPECS: dict[str, tuple[_Commit | _PR, ...]] = {
                 11, "round_half_up(-2.5) returns -2",
                 "The docstring says halves go away from zero, but `round_half_up(-2.5)` gives `-2` (and "
                 "`round_half_up(-1.5)` gives `-1`). Positive halves are fine: `round_half_up(2.5) == 3`.",
+                comments=(
+                    WorldComment("Same with `round_half_up(-0.5)`: it gives `0`, not `-1`.", hours=-26),
+                    WorldComment("`math.floor(x + 0.5)` rounds towards +inf. Round `abs(x)` and put the sign "
+                                 "back?", hours=-3),
+                    WorldComment("Fixed by #12, thanks! It will be in 0.2.0.", hours=30),
+                ),
             ),
         ),
         _Commit("Release 0.2.0", _project("tinycalc", "Small arithmetic helpers.", version="0.2.0")),

@@ -1,4 +1,4 @@
-"""The data behind the GitHub twin: repositories, pull requests, their files and closing issues.
+"""The data behind the GitHub twin: repositories, pull requests, their files, commits and closing issues.
 
 Plain mutable dataclasses so a test can edit the world while a twin serves it (flip `merged`,
 drop a PR to make it 404). `world_from_pr_events` turns rows of our `gharchive_pr_events`
@@ -57,6 +57,19 @@ class ChangedFile:
 
 
 @dataclass
+class Comment:
+    """A comment on an issue (GraphQL `IssueComment`, REST `/issues/{n}/comments`); unedited unless `updated_at`."""
+
+    body: str
+    created_at: str
+    updated_at: str = ""
+    author_login: str = "octocat"
+
+    def __post_init__(self) -> None:
+        self.updated_at = self.updated_at or self.created_at
+
+
+@dataclass
 class Issue:
     """An issue a PR closes (`closingIssuesReferences`), served at `/repos/{o}/{r}/issues/{n}`."""
 
@@ -65,6 +78,21 @@ class Issue:
     body: str = ""
     state: str = "closed"
     author_login: str = "octocat"
+    comments: list[Comment] = field(default_factory=list)  # oldest first, as GitHub lists them
+
+
+@dataclass
+class PRCommit:
+    """One commit of a PR (GraphQL `PullRequestCommit`, REST `/pulls/{n}/commits`); committed when authored
+    unless `committed_at` (a rebase keeps the author date and moves the committer date)."""
+
+    sha: str
+    authored_at: str
+    message: str = "Fix a bug"
+    committed_at: str = ""
+
+    def __post_init__(self) -> None:
+        self.committed_at = self.committed_at or self.authored_at
 
 
 @dataclass
@@ -89,10 +117,13 @@ class PullRequest:
     labels: list[str] = field(default_factory=list)
     closing_issues: list[int] = field(default_factory=list)
     state: str = "closed"  # "closed" | "open"
+    commits: list[PRCommit] = field(default_factory=list)  # oldest first; default: one, an hour before created_at
 
     def __post_init__(self) -> None:
         self.base_sha = self.base_sha or fake_sha(f"{self.repo}#{self.number}:base")
         self.head_sha = self.head_sha or fake_sha(f"{self.repo}#{self.number}:head")
+        if not self.commits:
+            self.commits = [PRCommit(self.head_sha, iso(parse_iso(self.created_at) - timedelta(hours=1)), self.title)]
         if self.merged:
             self.state = "closed"
             self.merge_commit_sha = self.merge_commit_sha or fake_sha(f"{self.repo}#{self.number}:merge")

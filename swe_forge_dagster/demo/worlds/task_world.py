@@ -3,7 +3,9 @@
 `build_git_world` gives real repositories with merged PRs; this module makes them findable the way
 real PRs are: a `closed` PullRequestEvent in a GH Archive hour (trimmed 2025 payload, amid
 ordinary noise events that are not pull requests), and a GitHub twin world that serves each PR
-with its real shas, its changed files and line counts, and the issue it closes. Mining those hours
+with its real shas, commits, changed files and line counts, and the issue it closes with its
+comments (tinycalc#12's issue has two comments before the PR's first commit, SWE-bench's
+`hints_text`, and one after it, which is not a hint). Mining those hours
 then walks the real path end to end: ingest → candidates → GraphQL enrichment + filter → triage →
 task partitions → patch (the git remotes) → agents and validation in Docker → export.
 
@@ -18,13 +20,25 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import json
+import os
+import subprocess
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
 from swe_forge_dagster.demo.worlds.gharchive_world import EVENT_MIX, write_hour
 from swe_forge_dagster.demo.worlds.git_world import GitWorld, WorldPR, build_git_world
-from swe_forge_dagster.demo.worlds.github_world import ChangedFile, GithubWorld, Issue, PullRequest, Repo, iso
+from swe_forge_dagster.demo.worlds.github_world import (
+    ChangedFile,
+    Comment,
+    GithubWorld,
+    Issue,
+    PRCommit,
+    PullRequest,
+    Repo,
+    iso,
+    parse_iso,
+)
 from swe_forge_dagster.gharchive.hours import partition_key
 
 # Hour offset (0 = newest) → the world PRs closed in it.
@@ -57,7 +71,20 @@ def _line_counts(before: bytes | None, after: bytes | None) -> tuple[int, int]:
     return adds, sum(1 for line in diff if line.startswith("-"))
 
 
-def github_pull(pr: WorldPR) -> PullRequest:
+def pr_commits(git: GitWorld, pr: WorldPR) -> list[PRCommit]:
+    """The PR's real commits, oldest first, read from its remote (what GitHub lists for the PR)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    log = subprocess.run(
+        ["git", "--git-dir", str(git.remote(pr.repo)), "log", "--reverse", "--format=%H%x1f%aI%x1f%cI%x1f%s",
+         f"{pr.base_sha}..{pr.head_sha}"],
+        env=env, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    rows = [line.split("\x1f") for line in log.splitlines() if line]
+    return [PRCommit(sha, iso(parse_iso(author)), subject, iso(parse_iso(committer)))
+            for sha, author, committer, subject in rows]  # fmt: skip
+
+
+def github_pull(pr: WorldPR, commits: list[PRCommit] | None = None) -> PullRequest:
     files = []
     for path in pr.file_paths:
         before, after = pr.base_tree.get(path), pr.head_tree.get(path)
@@ -68,7 +95,7 @@ def github_pull(pr: WorldPR) -> PullRequest:
         repo=pr.repo, number=pr.number, title=pr.title, body=pr.body, author_login="world-dev",
         merged=True, merged_at=iso(pr.merged_at), merge_commit_sha=pr.merge_commit_sha, base_ref=pr.base_ref,
         base_sha=pr.base_sha, head_ref=pr.head_ref, head_sha=pr.head_sha, created_at=iso(pr.created_at),
-        files=files, closing_issues=[pr.issue.number] if pr.issue else [],
+        files=files, closing_issues=[pr.issue.number] if pr.issue else [], commits=list(commits or []),
     )  # fmt: skip
 
 
@@ -77,9 +104,10 @@ def github_world_for(git: GitWorld) -> GithubWorld:
     for pr in git.prs:
         owner, _, name = pr.repo.partition("/")
         world.add_repo(Repo(owner=owner, name=name, stars=150, language="Python", license_spdx="MIT"))
-        world.add_pull(github_pull(pr))
+        world.add_pull(github_pull(pr, pr_commits(git, pr)))
         if pr.issue is not None:
-            world.add_issue(pr.repo, Issue(number=pr.issue.number, title=pr.issue.title, body=pr.issue.body))
+            comments = [Comment(c.body, iso(pr.comment_time(c)), author_login="world-user") for c in pr.issue.comments]
+            world.add_issue(pr.repo, Issue(pr.issue.number, pr.issue.title, pr.issue.body, comments=comments))
     return world
 
 
