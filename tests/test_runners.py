@@ -167,6 +167,13 @@ def test_runs_keep_what_the_install_made_and_keep_it_out_of_git(tmp_path: Path, 
         assert seen.splitlines()[:3] == ["x = 2", "v=1", "meta"]  # the commit under test, the install's outputs
         assert seen.splitlines()[3:5] == [".gitignore", "src/pkg/mod.py"]  # clean status; the tree only in git
         assert "No such file" in seen  # no record of the build tree left for an agent to read
+        # the agents' sandboxes (test writer, its checks) are prepared the same way from a host tree
+        from swe_forge_dagster.tasks.agents import _prepared_box
+
+        tree = environments.export_tree("o/r", shas[1], tmp_path / "host-tree")
+        with _prepared_box(docker_client, config, tree, "agent-tree") as agent_box:  # type: ignore[arg-type]
+            seen = exec_checked(agent_box, ["bash", "-c", script], "looking")
+        assert seen.splitlines()[:5] == ["x = 2", "v=1", "meta", ".gitignore", "src/pkg/mod.py"]
     finally:
         with contextlib.suppress(docker.errors.ImageNotFound):
             docker_client.images.remove(image, force=True)  # type: ignore[attr-defined]

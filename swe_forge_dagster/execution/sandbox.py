@@ -267,7 +267,7 @@ class Sandbox:
         with tempfile.SpooledTemporaryFile(max_size=8 << 20) as spool:
             with tarfile.open(fileobj=spool, mode="w") as tar:
                 for entry in sorted(source.iterdir()):
-                    tar.add(entry, arcname=entry.name, filter=_owned_by_root)
+                    tar.add(entry, arcname=entry.name, filter=owned_by_root)
             spool.seek(0)
             if not self.container.put_archive(target, spool):
                 raise SandboxError(f"copying {source} into {target} failed")
@@ -309,7 +309,7 @@ class Sandbox:
             for name, data in files.items():
                 info = tarfile.TarInfo(name)
                 info.size, info.mode, info.mtime = len(data), mode, int(time.time())
-                tar.addfile(_owned_by_root(info), io.BytesIO(data))
+                tar.addfile(owned_by_root(info), io.BytesIO(data))
         try:
             ok = self.container.put_archive(directory, archive.getvalue())
         except NotFound:  # the parent folder is missing (or the state folder was deleted)
@@ -343,7 +343,8 @@ class _NoWatch(contextlib.nullcontext):
     exceeded = False
 
 
-def _owned_by_root(info: tarfile.TarInfo) -> tarfile.TarInfo:
+def owned_by_root(info: tarfile.TarInfo) -> tarfile.TarInfo:
+    """A tar member owned by root (the host uid means nothing in a container, and git refuses other owners)."""
     info.uid = info.gid = 0
     info.uname = info.gname = "root"
     return info

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import posixpath
 import re
+import tarfile
+import tempfile
 import xml.etree.ElementTree as ET
 from collections import Counter
 from pathlib import Path, PurePosixPath
@@ -25,9 +27,9 @@ from swe_forge_dagster.common.paths import is_test_path
 from swe_forge_dagster.execution.environment import INSTALL_TIMEOUT_S, EnvRecipe
 from swe_forge_dagster.execution.junit import Outcome, parse_junit
 from swe_forge_dagster.execution.patch import patch_adding_files
-from swe_forge_dagster.execution.repo_box import GIT
+from swe_forge_dagster.execution.repo_box import TREE_NAME, WorkspaceError, start_repo_box
 from swe_forge_dagster.execution.runners import JUNIT
-from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig
+from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig, owned_by_root
 from swe_forge_dagster.execution.test_sample import proof_sample
 from swe_forge_dagster.llm.client import LLMClient
 from swe_forge_dagster.llm.prompts import data
@@ -47,10 +49,6 @@ TEST_STAGE = "test_agent"
 JUNIT_OPTIONS = f"-p no:cacheprovider --continue-on-collection-errors -o junit_family=xunit1 --junitxml={JUNIT} -rA"
 TEST_TIMEOUT_S = 900.0  # as `TaskExecutor.validate_pr`
 TAIL = 3000
-# What `execution.repo_box.PREPARE_SCRIPT` does before the tests: a fresh copy of the tree (only
-# *.egg-info of the install survives) committed as the base, with /repo the current directory.
-RESET_REPO = "find /repo -mindepth 1 -maxdepth 1 ! -name '*.egg-info' -exec rm -rf {} + 2>/dev/null; true"
-COMMIT_REPO = f"cd /repo && git init -q && git add -A -f && {' '.join(GIT)} commit -qm base"
 
 
 class SubmitEnvironment(BaseModel):
@@ -232,8 +230,7 @@ def write_tests(
         problem = _check_written_tests(docker_client, config, tree_with_fix, files, patch, recipe)
         return problem if problem is not None else files
 
-    with Sandbox.start(docker_client, config, name_hint="test-agent") as box:
-        _fresh_repo(box, tree_with_fix)
+    with _prepared_box(docker_client, config, tree_with_fix, "test-agent") as box:
         return run_agent(
             client, box, TEST_PROMPT.format(test_command=recipe.tests_command(["tests/test_example.py"])),
             ["Write tests for this pull request.", data("pr_title", pr_title), data("pr_body", pr_body),
@@ -263,7 +260,7 @@ def _replay(
                 )
         if config.network == "bridge":  # validation runs the tests with no network
             docker_client.api.disconnect_container_from_network(box.id, "bridge")
-        _fresh_repo(box, tree)
+        # on the tree as installed, as validation runs on the environment image (install outputs kept)
         result = box.run(recipe.tests_command(tests), timeout=TEST_TIMEOUT_S)
         outcomes = _outcomes(box.read_file(JUNIT))
     counts = Counter(outcomes.values())
@@ -283,8 +280,7 @@ def _check_written_tests(
     """Run the files as a test_patch with the fix (all must pass), then with it reverted (one must fail)."""
     modules = sorted(p for p in files if p.endswith(".py") and PurePosixPath(p).name.startswith("test"))
     command = recipe.tests_command(modules)
-    with Sandbox.start(docker_client, config, name_hint="test-check") as box:
-        _fresh_repo(box, tree)
+    with _prepared_box(docker_client, config, tree, "test-check") as box:
         box.write_file("/tmp/tests.diff", patch_adding_files(files))
         applied = box.run("git apply /tmp/tests.diff")
         if not applied.ok:
@@ -330,12 +326,19 @@ def _checked_files(args: SubmitTests, tree: Path) -> dict[str, str] | str:
     return "; ".join(problems) if problems else files
 
 
-def _fresh_repo(box: Sandbox, tree: Path) -> None:
-    box.run(RESET_REPO)
-    box.copy_in(tree, "/repo")
-    setup = box.run(COMMIT_REPO)
-    if not setup.ok:
-        raise AgentFailed(f"could not set up /repo in the sandbox: {setup.output[-500:]}")
+def _prepared_box(docker_client: docker.DockerClient, config: SandboxConfig, tree: Path, name_hint: str) -> Sandbox:
+    """A sandbox of the environment image whose /repo is `tree` committed as the base, prepared exactly as
+    validation prepares its runs (`execution.repo_box.start_repo_box`): the install's outputs (a src/ layout's
+    egg-info, a generated version file) are kept and kept out of git."""
+    with tempfile.TemporaryDirectory(prefix="swe-forge-agent-tree-") as tmp:
+        archive = Path(tmp) / "tree.tar"
+        with tarfile.open(archive, "w") as tar:
+            tar.add(tree, arcname=TREE_NAME, filter=owned_by_root)
+        try:
+            box, _sha = start_repo_box(docker_client, config, archive, name_hint=name_hint)
+        except WorkspaceError as exc:
+            raise AgentFailed(f"could not set up /repo in the sandbox: {exc}") from exc
+    return box
 
 
 def _outcomes(xml: bytes | None) -> dict[str, Outcome]:
