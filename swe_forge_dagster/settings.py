@@ -24,6 +24,8 @@ DEFAULT_BASE_IMAGE = "swe-forge-base:bookworm"
 """The local sandbox image `scripts/build-base-image.sh` builds with debootstrap (no registry needed)."""
 PYTHON_BASE_IMAGES = {"3.11": DEFAULT_BASE_IMAGE, "3.9": "swe-forge-base:bullseye", "3.13": "swe-forge-base:trixie"}
 """Python version -> local base image (`scripts/build-base-image.sh swe-forge-base:<suite>`), default first."""
+NODE_IMAGE = "swe-forge-node:bookworm"
+"""The local Node.js toolchain image (`scripts/build-toolchain-image.sh node`: Debian's nodejs + npm)."""
 DEFAULT_GIT_URL = "https://github.com/{repo}.git"
 DEFAULT_LANGUAGES = "python,javascript,typescript,go,rust,java"
 DEFAULT_AGENT_CMD = "python -m baseagent"

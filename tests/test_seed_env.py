@@ -11,9 +11,10 @@ from swe_forge_dagster.execution.seed_env import (
     SEED_VENV,
     seed_image,
     seed_install_commands,
+    seed_task_image,
     seed_test_files,
 )
-from swe_forge_dagster.settings import PYTHON_BASE_IMAGES
+from swe_forge_dagster.settings import NODE_IMAGE, PYTHON_BASE_IMAGES
 
 BOOKWORM, BULLSEYE = PYTHON_BASE_IMAGES["3.11"], PYTHON_BASE_IMAGES["3.9"]
 
@@ -24,6 +25,14 @@ def test_the_image_follows_the_python_the_task_asks_for() -> None:
     assert seed_image("3.12", BOOKWORM) == BOOKWORM  # a tie goes to the older, more often built one
     assert seed_image("3.10", "python:3.12-slim") == "python:3.10-slim"
     assert seed_image("", BOOKWORM) == BOOKWORM and seed_image("3.11", "my/image:1") == "my/image:1"
+
+
+def test_a_javascript_task_runs_on_the_node_image() -> None:
+    """noi-techpark/opendatahub-gtfs-api-3 asks for `node: '20'`; TypeScript tasks may only name the language."""
+    assert seed_task_image({"install": "npm install", "node": "20"}, "javascript", BOOKWORM) == NODE_IMAGE
+    assert seed_task_image({"install": "npm ci"}, "typescript", BOOKWORM) == NODE_IMAGE
+    assert seed_task_image({"node": "20"}, "javascript", "python:3.12-slim") == "node:20-bookworm"
+    assert seed_task_image({"python": "3.9"}, "python", BOOKWORM) == BULLSEYE
 
 
 def test_python_installs_go_into_the_venv_the_seeds_checks_use() -> None:

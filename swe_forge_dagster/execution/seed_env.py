@@ -4,7 +4,10 @@ Shared by the harness (which evaluates seed tasks) and `swe-forge validate` (whi
 so both run a seed task in the same environment. The seed's Python tasks expect a virtual
 environment at `/tmp/venv` (their checks call `/tmp/venv/bin/python -m pytest`); the install goes
 there, never into the system Python, which PEP 668 protects on Debian images. The image is the
-local base image nearest to the Python version the task asks for.
+local base image nearest to the Python version the task asks for; a JavaScript/TypeScript task (its
+`install_config` names `node`, or its language is one of those) gets the Node.js toolchain image
+(`scripts/build-toolchain-image.sh node`), or `node:<version>-bookworm` when the default image is an
+official `python:*` one (a machine with a registry).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import PurePosixPath
 
-from swe_forge_dagster.settings import PYTHON_BASE_IMAGES
+from swe_forge_dagster.settings import NODE_IMAGE, PYTHON_BASE_IMAGES
 
 ENSURE_GIT = (
     "command -v git >/dev/null 2>&1 || (apt-get update -qq "
@@ -33,6 +36,22 @@ def seed_install_commands(install_config: Mapping[str, object]) -> tuple[str, ..
     if install and (python or re.search(r"\bpip\b|python", install)):
         install = f"{SEED_VENV} && {install}"
     return (ENSURE_GIT, install) if install else (ENSURE_GIT,)
+
+
+NODE_LANGUAGES = frozenset({"javascript", "typescript"})
+
+
+def seed_task_image(install_config: Mapping[str, object], language: str, default_image: str) -> str:
+    """The image a seed task runs on, from its `install_config` (and language); see the module docstring."""
+    node = str(install_config.get("node") or "").strip()
+    if node or (language or "").lower() in NODE_LANGUAGES:
+        if default_image in PYTHON_BASE_IMAGES.values():
+            return NODE_IMAGE
+        if re.fullmatch(r"python:3\.\d+(-slim|-bookworm|-bullseye)?", default_image):
+            major = re.match(r"\d+", node)
+            return f"node:{major.group(0) if major else '20'}-bookworm"
+        return default_image
+    return seed_image(str(install_config.get("python") or ""), default_image)
 
 
 def seed_image(python: str, default_image: str) -> str:

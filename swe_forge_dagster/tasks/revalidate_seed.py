@@ -17,7 +17,7 @@ from pathlib import Path
 from swe_forge_dagster.execution.environment import EnvRecipe
 from swe_forge_dagster.execution.repo_box import write_tree_archive
 from swe_forge_dagster.execution.sandbox import CommandResult
-from swe_forge_dagster.execution.seed_env import seed_image, seed_install_commands, seed_test_files
+from swe_forge_dagster.execution.seed_env import seed_install_commands, seed_task_image, seed_test_files
 from swe_forge_dagster.export.seed_format import SeedFormatError, SeedTask, read_seed_workspace
 from swe_forge_dagster.tasks.prove import TaskBuildError, TaskExecutor
 from swe_forge_dagster.tasks.revalidate import ERROR, INVALID, VALID, Revalidation
@@ -53,7 +53,7 @@ def revalidate_seed(path: Path, executor: TaskExecutor, default_image: str, afte
             problems.append(f"PASS_TO_PASS fails: {_shown(command, failing)}")
     seconds = round(time.perf_counter() - started, 2)
     report = Revalidation(seed.id, str(path), VALID, None, list(seed.fail_to_pass), list(seed.pass_to_pass),
-                          seconds=seconds, recipe=f"{seed_image(_python(seed), default_image)}")  # fmt: skip
+                          seconds=seconds, recipe=_image(seed, default_image))  # fmt: skip
     if problems:
         more = f" (+{len(problems) - SHOWN} more)" if len(problems) > SHOWN else ""
         report.status, report.reason = INVALID, "; ".join(problems[:SHOWN]) + more
@@ -65,7 +65,7 @@ def _runs(
 ) -> tuple[list[CommandResult], list[list[CommandResult]]]:
     """The checks' results at base + tests (once) and with the gold patch (`after_runs` times)."""
     recipe = EnvRecipe(seed_install_commands(seed.install_config), seed.install_config.get("test_cmd", ""),
-                       seed_image(_python(seed), default_image))  # fmt: skip
+                       _image(seed, default_image))  # fmt: skip
     executor.cache.ensure(seed.repo)
     executor.cache.fetch(seed.repo, [seed.base_commit])
     image, _cached = executor.environment_image(seed.repo, seed.base_commit, recipe)
@@ -80,8 +80,8 @@ def _runs(
     return before, after
 
 
-def _python(seed: SeedTask) -> str:
-    return str(seed.install_config.get("python") or "")
+def _image(seed: SeedTask, default_image: str) -> str:
+    return seed_task_image(seed.install_config, seed.language or "", default_image)
 
 
 def _shown(command: str, result: CommandResult) -> str:
