@@ -17,9 +17,12 @@ import pytest
 from swe_forge_dagster.export.swebench import (
     EXTRA_COLUMNS,
     SWEBENCH_COLUMNS,
+    BadRecord,
     InstanceFormatError,
     SWEBenchInstance,
+    read_instance_records,
     read_instances,
+    to_record,
     validate_instance,
     write_jsonl,
     write_parquet,
@@ -169,8 +172,8 @@ def test_test_lists_accept_strings_and_lists() -> None:
 
 def test_read_instances_errors_name_the_place(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
-    bad.write_text(json.dumps({"instance_id": "a__b-1"}) + "\n{oops\n")
-    with pytest.raises(InstanceFormatError, match=r"bad\.jsonl:2"):
+    bad.write_text(json.dumps(to_record(make_instance())) + "\n{oops\n")
+    with pytest.raises(InstanceFormatError, match=r"bad\.jsonl:2: invalid JSON"):
         read_instances(bad)
     missing = tmp_path / "missing.json"
     missing.write_text(json.dumps([{"instance_id": "a__b-1", "repo": "a/b"}]))
@@ -178,6 +181,39 @@ def test_read_instances_errors_name_the_place(tmp_path: Path) -> None:
         read_instances(missing)
     with pytest.raises(InstanceFormatError, match="unknown instance file type"):
         read_instances(tmp_path / "x.csv")
+
+
+def test_a_bad_record_is_reported_alone_in_every_format(tmp_path: Path) -> None:
+    """One broken record costs that record only: the others read, the bad one says where and why."""
+    good, other = to_record(make_instance()), to_record(make_instance(instance_id="octo__widgets-43"))
+    wrong_types = {**other, "instance_id": "octo__widgets-44", "base_commit": 7, "FAIL_TO_PASS": "not json"}
+    lines = [json.dumps(good), "{oops", json.dumps(["a list"]), json.dumps(wrong_types), json.dumps(other)]
+    jsonl = tmp_path / "mixed.jsonl"
+    jsonl.write_bytes(("\n".join(lines) + "\n").encode() + b"\xff\xfe\n")
+    records = read_instance_records(jsonl)
+    good_ids = [r.instance_id for r in records if isinstance(r, SWEBenchInstance)]
+    assert good_ids == ["octo__widgets-42", "octo__widgets-43"]
+    bad = {r.label: str(r) for r in records if isinstance(r, BadRecord)}
+    assert list(bad) == ["mixed.jsonl:2", "mixed.jsonl:3", "octo__widgets-44", "mixed.jsonl:6"]
+    assert "mixed.jsonl:2: invalid JSON" in bad["mixed.jsonl:2"] and "not a JSON object" in bad["mixed.jsonl:3"]
+    assert "base_commit: Input should be a valid string" in bad["octo__widgets-44"]
+    assert "FAIL_TO_PASS" in bad["octo__widgets-44"] and "not UTF-8" in bad["mixed.jsonl:6"]
+
+    listing = tmp_path / "mixed.json"
+    listing.write_text(json.dumps([good, 3, {"instance_id": "a__b-1"}]))
+    kinds = [type(r).__name__ for r in read_instance_records(listing)]
+    assert kinds == ["SWEBenchInstance", "BadRecord", "BadRecord"]
+    assert "patch: Field required" in str(read_instance_records(listing)[2])
+
+    table = pa.Table.from_pylist([good, {**other, "instance_id": None}])
+    pq.write_table(table, tmp_path / "mixed.parquet")
+    first, second = read_instance_records(tmp_path / "mixed.parquet")
+    assert isinstance(first, SWEBenchInstance) and isinstance(second, BadRecord)
+    assert second.label == "mixed.parquet[1]" and "instance_id" in second.problem
+
+    (tmp_path / "broken.parquet").write_bytes(b"not parquet")
+    with pytest.raises(InstanceFormatError, match="not a readable Parquet file"):
+        read_instance_records(tmp_path / "broken.parquet")
 
 
 def test_writers_are_atomic_and_leave_no_temp_files(tmp_path: Path) -> None:

@@ -19,10 +19,13 @@ from pydantic import ValidationError
 
 from swe_forge_dagster.execution.ownership import (
     LABEL,
-    OWNER_HOST_LABEL,
+    OWNER_BOOT_LABEL,
     OWNER_PID_LABEL,
+    OWNER_START_LABEL,
     SESSION_LABEL,
     cleanup_stale,
+    current_owner,
+    owner_labels,
     stale_reason,
 )
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig
@@ -71,19 +74,22 @@ def test_output_buffer_keeps_head_and_tail() -> None:
     assert not short.truncated and short.render() == "0123456789"
 
 
-def test_stale_reason_judges_pids_only_on_their_host() -> None:
+def test_stale_reason_judges_owners_only_where_their_pid_means_something() -> None:
+    """Same boot and pid namespace: judged by pid and start time; another boot: never (only by age)."""
     dead = subprocess.Popen(["true"])
     dead.wait()
-    mine = {OWNER_PID_LABEL: str(os.getpid()), OWNER_HOST_LABEL: "here"}
-    gone = {OWNER_PID_LABEL: str(dead.pid), OWNER_HOST_LABEL: "here"}
+    me = current_owner()
+    mine = owner_labels("s")
+    gone = {**mine, OWNER_PID_LABEL: str(dead.pid), OWNER_START_LABEL: ""}
     now = time.time()
-    assert stale_reason(mine, now, now=now, max_age_s=0, host="here") is None
-    assert "gone" in (stale_reason(gone, now, now=now, max_age_s=0, host="here") or "")
-    assert stale_reason(gone, now, now=now, max_age_s=0, host="elsewhere") is None
-    assert stale_reason({}, now, now=now, max_age_s=0, host="here") is None
-    assert "older" in (stale_reason(mine, now - 100, now=now, max_age_s=60, host="here") or "")
-    reused = {**mine, "swe-forge.owner-start": "1"}  # our pid, but another process's start time
-    assert "gone" in (stale_reason(reused, now, now=now, max_age_s=0, host="here") or "")
+    assert stale_reason(mine, now, now=now, max_age_s=0, me=me) is None
+    assert "gone" in (stale_reason(gone, now, now=now, max_age_s=0, me=me) or "")
+    assert stale_reason({**gone, OWNER_BOOT_LABEL: "another-machine"}, now, now=now, max_age_s=0, me=me) is None
+    assert stale_reason({OWNER_PID_LABEL: str(dead.pid)}, now, now=now, max_age_s=0, me=me) is None  # old labels
+    assert stale_reason({}, now, now=now, max_age_s=0, me=me) is None
+    assert "older" in (stale_reason(mine, now - 100, now=now, max_age_s=60, me=me) or "")
+    reused = {**mine, OWNER_START_LABEL: "1"}  # our pid, but another process's start time
+    assert "gone" in (stale_reason(reused, now, now=now, max_age_s=0, me=me) or "")
 
 
 def test_config_rejects_bad_values() -> None:
@@ -287,9 +293,8 @@ def test_cleanup_stale_removes_dead_owners_and_keeps_live_ones(
 ) -> None:
     dead = subprocess.Popen(["true"])
     dead.wait()
-    orphan = docker_client.containers.create(
-        BASE_IMAGE, ["sleep", "60"], labels={**TEST_LABELS, LABEL: "1", OWNER_PID_LABEL: str(dead.pid)}
-    )
+    orphan_labels = {**owner_labels("orphan"), OWNER_PID_LABEL: str(dead.pid), OWNER_START_LABEL: ""}
+    orphan = docker_client.containers.create(BASE_IMAGE, ["sleep", "60"], labels={**TEST_LABELS, **orphan_labels})
     try:
         removed = cleanup_stale(docker_client)
         assert orphan.id in removed

@@ -1,7 +1,10 @@
-"""What the commands share: the two consoles and the usage-error exit.
+"""What the commands share: the two consoles, labelled messages and the usage-error exit.
 
 Exit codes across commands: 0 success, 1 the work failed, 2 bad usage (each command's module
 docstring names its own extra codes).
+
+Messages carry text from outside (paths, ids, exception text that quotes a file or a repository),
+so `say` prints it as plain text (`common.terminal`): markup in it is shown, never obeyed.
 """
 
 from __future__ import annotations
@@ -10,6 +13,9 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.text import Text
+
+from swe_forge_dagster.common.terminal import inert
 
 EXIT_USAGE = 2
 
@@ -17,9 +23,14 @@ err = Console(stderr=True)
 out = Console()
 
 
+def say(label: str, style: str, message: object, console: Console = err) -> None:
+    """`label` in `style`, then `message` as inert text (`error:`, `warning:`, ...; its later lines indented)."""
+    console.print(Text.assemble((label, style), " ", inert(message, multiline=True)), highlight=False)
+
+
 def usage_error(message: str) -> typer.Exit:
     """Print `message` as an error and return the exit for bad usage (`raise usage_error(...)`)."""
-    err.print(f"[red]error:[/] {message}", highlight=False)
+    say("error:", "red", message)
     return typer.Exit(EXIT_USAGE)
 
 
@@ -28,8 +39,7 @@ def refresh_catalog_or_warn(catalog_path: Path, lake_dir: Path) -> None:
     from swe_forge_dagster.lake.catalog import refresh_catalog_or_warning
 
     if warning := refresh_catalog_or_warning(catalog_path, lake_dir):
-        err.print("[yellow]warning:[/] ", end="")
-        err.print(warning, markup=False, highlight=False)
+        say("warning:", "yellow", warning)
 
 
 def input_dir(given: Path | None) -> Path:

@@ -15,10 +15,10 @@ from swe_forge_dagster.settings import get_settings
 
 def dev(ctx: typer.Context) -> None:
     """`dagster dev` on the persistent instance (extra arguments are passed through)."""
-    from swe_forge_dagster.orchestration.instance import ensure_dagster_home
+    from swe_forge_dagster.orchestration.instance import open_instance
 
     settings = get_settings()
-    ensure_dagster_home(settings)
+    open_instance(settings)  # DAGSTER_HOME, pool limits, and runs of killed processes failed first
     target = ["-w", "workspace.yaml"] if Path("workspace.yaml").is_file() else ["-m", "swe_forge_dagster.definitions"]
     dagster = shutil.which("dagster") or str(Path(sys.executable).with_name("dagster"))
     err.print(f"DAGSTER_HOME={os.environ['DAGSTER_HOME']} dagster dev {' '.join(target + ctx.args)}")

@@ -14,7 +14,8 @@ from typing import Annotated, Any
 
 import typer
 
-from swe_forge_dagster.cli.common import err, input_dir, out, usage_error
+from swe_forge_dagster.cli.common import input_dir, out, say, usage_error
+from swe_forge_dagster.common.terminal import inert
 
 
 def export(
@@ -57,8 +58,8 @@ def export(
     if as_json:
         out.print_json(json.dumps(summary))
     else:
-        out.print(f"{len(directories)} task directories → {target}")
-        out.print(f"{len(report.instances)} SWE-bench instances → {report.jsonl.name}, {report.parquet.name}")
-        for path, why in skipped.items():
-            err.print(f"[yellow]left out[/] {os.path.relpath(path, root)}: {why}")
+        out.print(inert(f"{len(directories)} task directories → {target}"))
+        out.print(inert(f"{len(report.instances)} SWE-bench instances → {report.jsonl.name}, {report.parquet.name}"))
+        for path, why in skipped.items():  # paths and reasons quote the files: inert text
+            say("left out", "yellow", f"{os.path.relpath(path, root)}: {why}")
     raise typer.Exit(0 if not skipped else 1)

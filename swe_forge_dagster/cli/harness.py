@@ -9,8 +9,12 @@
 Exit codes (for CI): 0 every task evaluated, 1 some task could not be evaluated (setup_error or
 test_error), 2 bad usage, 130 interrupted (Ctrl-C or SIGTERM: the summary and `--output` are still
 written, with the finished tasks' results and every unfinished task as a `setup_error` saying the
-run was interrupted). `--json` prints only the seed's JSON summary on stdout; otherwise a
-progress bar runs on stderr and a table of results is printed at the end.
+run was interrupted). Progress goes to stderr in both modes (a line per finished task, and a bar
+on a terminal); stdout holds the seed's JSON summary with `--json`, else a table of results.
+
+Task ids, reasons and agent output are the agent's and the repositories' text: they are printed
+as inert text (`common.terminal`), so markup in them (`[/x]`, `[green]resolved[/]`) is shown as
+written, never obeyed or fatal, and escape sequences cannot recolour or rewrite the terminal.
 
 Heavy imports (docker, pyarrow) happen inside the command, so `swe-forge --help` stays fast.
 """
@@ -26,8 +30,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
-from swe_forge_dagster.cli.common import err, out, usage_error
+from swe_forge_dagster.cli.common import err, out, say, usage_error
+from swe_forge_dagster.common.terminal import inert, markup_safe
 from swe_forge_dagster.settings import DEFAULT_AGENT_CMD, DEFAULT_AGENT_TIMEOUT_S, DEFAULT_TEST_TIMEOUT_S
 
 if TYPE_CHECKING:
@@ -125,7 +131,7 @@ def _run(items: Items, config: HarnessConfig, *, json_output: bool, output: Path
     finished: list[TaskResult] = []
     interrupted = False
     try:
-        results = _evaluate(items, config, json_output=json_output, finished=finished, lake_dir=lake_dir)
+        results = _evaluate(items, config, finished=finished, lake_dir=lake_dir)
     except KeyboardInterrupt:
         interrupted = True
         results = _with_unfinished(items, finished)
@@ -142,7 +148,7 @@ def _run(items: Items, config: HarnessConfig, *, json_output: bool, output: Path
     else:
         _print_table(results, summary)
     if interrupted:
-        err.print("[red]interrupted:[/] unfinished tasks are reported as setup_error")
+        say("interrupted:", "red", "unfinished tasks are reported as setup_error")
         return EXIT_INTERRUPTED
     return exit_code(results)
 
@@ -165,9 +171,10 @@ def _with_unfinished(items: Items, finished: list[TaskResult]) -> list[TaskResul
 
 
 def _evaluate(
-    items: Items, config: HarnessConfig, *, json_output: bool, finished: list[TaskResult], lake_dir: Path | None
+    items: Items, config: HarnessConfig, *, finished: list[TaskResult], lake_dir: Path | None
 ) -> list[TaskResult]:
-    """Run the pool; without --json, with a progress bar and a line per finished task on stderr.
+    """Run the pool with a progress bar and a line per finished task on stderr (also with --json: stdout
+    then holds only the JSON, and a CI log still shows which task is done).
 
     Every result is appended to `finished` as it arrives, so an interrupt loses none of them.
     """
@@ -176,18 +183,17 @@ def _evaluate(
     from swe_forge_dagster.harness import run_harness
     from swe_forge_dagster.harness.summary import counts
 
-    if json_output:
-        return run_harness(items, config, on_result=finished.append, lake_dir=lake_dir)
     columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn())  # fmt: skip
     with Progress(*columns, console=err, transient=False) as progress:
-        bar = progress.add_task(f"{config.agent_label}: starting", total=len(items))
+        bar = progress.add_task(markup_safe(f"{config.agent_label}: starting"), total=len(items))
 
         def on_result(result: TaskResult) -> None:
             finished.append(result)
             style = STATUS_STYLE.get(result.status.value, "white")
             reason = f": {result.reason[:160]}" if result.reason else ""
-            progress.console.print(f"[{style}]{result.status.value:<11}[/] {result.task_id}{reason}", markup=True)
+            line = Text.assemble((f"{result.status.value:<11}", style), " ", inert(result.task_id), inert(reason))
+            progress.console.print(line, highlight=False)
             tally = ", ".join(f"{k} {v}" for k, v in counts(finished).items() if v)
             progress.update(bar, advance=1, description=tally)
 
@@ -202,8 +208,8 @@ def _print_table(results: list[TaskResult], summary: dict[str, Any]) -> None:
         f2p = f"{sum(c.passed for c in r.fail_to_pass)}/{len(r.fail_to_pass)}"
         p2p = f"{sum(c.passed for c in r.pass_to_pass)}/{len(r.pass_to_pass)}"
         style = STATUS_STYLE.get(r.status.value, "white")
-        table.add_row(r.task_id, f"[{style}]{r.status.value}[/]", f2p, p2p, f"{r.agent_duration_secs:.1f}",
-                      (r.reason or "")[:200])  # fmt: skip
+        table.add_row(inert(r.task_id), inert(r.status.value, style), f2p, p2p, f"{r.agent_duration_secs:.1f}",
+                      inert((r.reason or "")[:200]))  # fmt: skip
     out.print(table)
     totals = ", ".join(f"{k} {v}" for k, v in summary.items() if isinstance(v, int) and k != "total")
     out.print(f"total {summary['total']}: {totals}; avg agent time {summary['avg_agent_time_secs']}s")

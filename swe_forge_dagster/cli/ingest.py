@@ -1,6 +1,7 @@
 """`swe-forge ingest`: materialize the hourly assets for hours, in-process and recorded in the instance.
 
-Exit codes: 0 every hour materialized, 1 an hour failed (or GH Archive is unreachable), 2 bad usage.
+Exit codes: 0 every hour materialized, 1 an hour failed (or GH Archive is unreachable), 2 bad usage,
+130 interrupted (Ctrl-C or SIGTERM, also while a run waits for a pool slot: that run ends CANCELED).
 """
 
 from __future__ import annotations
@@ -9,9 +10,10 @@ from typing import Annotated
 
 import typer
 
-from swe_forge_dagster.cli.common import err, usage_error
+from swe_forge_dagster.cli.common import err, say, usage_error
 from swe_forge_dagster.settings import get_settings
 
+EXIT_INTERRUPTED = 130
 JOBS = {"events": "gharchive_job", "enriched": "candidates_job", "classified": "hourly_pipeline_job"}
 
 
@@ -52,8 +54,11 @@ def ingest(
     try:
         ok = ingest_hours(settings, keys, err, job_name=JOBS[through])
     except DownloadError as exc:  # e.g. GH Archive unreachable while checking publication
-        err.print(f"[red]error:[/] {exc}")
+        say("error:", "red", exc)
         raise typer.Exit(1) from None
     except IngestUsageError as exc:
         raise usage_error(str(exc)) from None
+    except KeyboardInterrupt as exc:
+        say("interrupted:", "red", exc or "stopped")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
     raise typer.Exit(0 if ok else 1)

@@ -16,8 +16,10 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
-from swe_forge_dagster.cli.common import err, out, refresh_catalog_or_warn, usage_error
+from swe_forge_dagster.cli.common import err, out, refresh_catalog_or_warn, say, usage_error
+from swe_forge_dagster.common.terminal import inert
 from swe_forge_dagster.settings import Settings, get_settings, parse_tiers
 
 LLM_KEY_ENV = "SWE_FORGE_LLM_API_KEY"
@@ -33,7 +35,8 @@ class ConsoleProgress:
 
     def task(self, task_id: str, status: str, reason: str | None) -> None:
         color = {"accepted": "green", "rejected": "yellow"}.get(status, "red")
-        self.console.print(f"  task {task_id}: [{color}]{status}[/]" + (f" ({reason[:160]})" if reason else ""))
+        detail = f" ({reason[:160]})" if reason else ""  # ids and reasons come from repositories: inert text
+        self.console.print(Text.assemble("  task ", inert(task_id), ": ", inert(status, color), inert(detail)))
 
 
 def mine(
@@ -75,7 +78,7 @@ def mine(
     miner = Miner(defs, instance, settings.lake_dir, fetcher.is_published, options,
                   None if as_json else ConsoleProgress(err), first_hour=first)  # fmt: skip
     tiers = ", ".join(settings.difficulty_list) or "any difficulty"
-    err.print(f"mining {max_tasks} task(s) of {tiers} from {settings.gharchive_url} into {settings.output_dir}")
+    err.print(inert(f"mining {max_tasks} task(s) of {tiers} from {settings.gharchive_url} into {settings.output_dir}"))
     interrupted = exhausted = False
     try:
         newest_walked = miner.walk_back(dt.datetime.now(dt.UTC))
@@ -88,7 +91,7 @@ def mine(
     except KeyboardInterrupt:
         interrupted = True
     except DownloadError as exc:
-        err.print(f"[red]error:[/] {exc}")
+        say("error:", "red", exc)
         raise typer.Exit(1) from None
     refresh_catalog_or_warn(settings.catalog_path, settings.lake_dir)
     summary = _summary(miner, settings, interrupted)
@@ -150,12 +153,12 @@ def _summary(miner: Any, settings: Settings, interrupted: bool) -> dict[str, Any
 
 
 def _print_summary(summary: dict[str, Any]) -> None:
-    table = Table(title=f"{summary['exported']}/{summary['max_tasks']} task(s) exported to {summary['output']}")
+    table = Table(title=inert(f"{summary['exported']}/{summary['max_tasks']} task(s) exported to {summary['output']}"))
     for column in ("task", "status", "stage", "reason / directory"):
         table.add_column(column)
     for task in summary["tasks"]:
         detail = task["task_dir"] if task["status"] == "accepted" else (task["reason"] or "")[:100]
-        table.add_row(task["task_id"], task["status"], task["stage"] or "", detail)
+        table.add_row(*(inert(cell) for cell in (task["task_id"], task["status"], task["stage"] or "", detail)))
     out.print(table)
     hours = summary["hours"]
     out.print(f"hours walked: {len(hours)} ({sum(h['status'] == 'mined' for h in hours)} mined now, "

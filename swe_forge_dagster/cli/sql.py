@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from swe_forge_dagster.cli.common import err, out, usage_error
+from swe_forge_dagster.cli.common import out, say, usage_error
 from swe_forge_dagster.settings import get_settings
 
 
@@ -27,11 +27,10 @@ def sql(
         try:
             refresh_catalog(settings.catalog_path, settings.lake_dir, lock_timeout=5)
         except CatalogBusyError as exc:
-            err.print(f"[yellow]warning:[/] catalog file not refreshed ({exc}); querying the lake directly")
+            say("warning:", "yellow", f"catalog file not refreshed ({exc}); querying the lake directly")
     try:
         table = run_query(settings.lake_dir, query)
     except QueryError as exc:
-        err.print("[red]SQL error:[/] ", end="")
-        err.print(str(exc), markup=False, highlight=False)
+        say("SQL error:", "red", exc)
         raise typer.Exit(1) from None
     render(table, fmt, out)

@@ -19,7 +19,8 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from swe_forge_dagster.cli.common import err, input_dir, out, usage_error
+from swe_forge_dagster.cli.common import err, input_dir, out, say, usage_error
+from swe_forge_dagster.common.terminal import inert, markup_safe
 from swe_forge_dagster.settings import get_settings
 
 
@@ -48,10 +49,11 @@ def validate(
     from swe_forge_dagster.execution.repo_cache import RepoCache
     from swe_forge_dagster.execution.sandbox import SandboxConfig
     from swe_forge_dagster.export.seed_format import find_task_dirs
+    from swe_forge_dagster.export.swebench import BadRecord
     from swe_forge_dagster.llm.client import LLMClient
     from swe_forge_dagster.llm.ledger import LLM_CALLS, CallLedger
     from swe_forge_dagster.tasks.prove import TaskExecutor
-    from swe_forge_dagster.tasks.revalidate import ERROR, VALID, revalidate_dir
+    from swe_forge_dagster.tasks.revalidate import ERROR, VALID, Revalidation, revalidate_dir
     from swe_forge_dagster.tasks.revalidate_instances import revalidate_instance
     from swe_forge_dagster.tasks.revalidate_seed import revalidate_seed
 
@@ -65,7 +67,7 @@ def validate(
         client = docker.from_env()
         client.ping()
     except docker.errors.DockerException as exc:
-        err.print(f"[red]error:[/] no Docker engine answers ({exc}); validation runs the tests in containers")
+        say("error:", "red", f"no Docker engine answers ({exc}); validation runs the tests in containers")
         raise typer.Exit(1) from None
     sandbox = SandboxConfig(image=settings.docker_image, ca_bundle=settings.ca_bundle)
     executor = TaskExecutor(client, RepoCache(settings.layout.repos, git_url or settings.git_url), sandbox)
@@ -78,13 +80,18 @@ def validate(
                   console=err, disable=as_json) as bar:  # fmt: skip
         job = bar.add_task("validating", total=len(jobs))
         for name, item in jobs:
-            bar.update(job, description=f"validating {name}")
-            if isinstance(item, Path):
-                result = revalidate_dir(item, executor, after_runs, llm)
-                if result.status == ERROR and _is_seed_workspace(item):  # the seed's format: its commands
-                    result = revalidate_seed(item, executor, settings.docker_image, after_runs)
-            else:
-                result = revalidate_instance(item, executor, str(root), after_runs)
+            bar.update(job, description=markup_safe(f"validating {name}"))
+            try:
+                if isinstance(item, BadRecord):  # a malformed record: its own error, the others go on
+                    result = Revalidation(item.label, str(root), ERROR, f"unreadable instance: {item}")
+                elif isinstance(item, Path):
+                    result = revalidate_dir(item, executor, after_runs, llm)
+                    if result.status == ERROR and _is_seed_workspace(item):  # the seed's format: its commands
+                        result = revalidate_seed(item, executor, settings.docker_image, after_runs)
+                else:
+                    result = revalidate_instance(item, executor, str(root), after_runs)
+            except Exception as exc:  # one task's unforeseen failure is that task's error, not the scan's end
+                result = Revalidation(name, str(item), ERROR, f"{type(exc).__name__}: {exc}")
             results.append(result)
             bar.advance(job)
     summary = {"input": str(root), "total": len(results),
@@ -93,22 +100,27 @@ def validate(
     if as_json:
         out.print_json(json.dumps(summary))
     else:
-        table = Table(title=f"{len(results)} task(s) under {root}")
+        table = Table(title=inert(f"{len(results)} task(s) under {root}"))
         for column in ("task", "status", "F2P", "P2P", "seconds", "reason"):
             table.add_column(column)
-        for r in results:
+        for r in results:  # ids and reasons come from the files and the repositories: shown as plain text
             color = "green" if r.status == VALID else "red"
-            table.add_row(r.task_id, f"[{color}]{r.status}[/]", str(len(r.fail_to_pass)), str(len(r.pass_to_pass)),
-                          f"{r.seconds:.1f}", (r.reason or "")[:120])  # fmt: skip
+            table.add_row(inert(r.task_id), inert(r.status, color), str(len(r.fail_to_pass)),
+                          str(len(r.pass_to_pass)), f"{r.seconds:.1f}", inert((r.reason or "")[:120]))  # fmt: skip
         out.print(table)
     raise typer.Exit(0 if all(r.status == VALID for r in results) else 1)
 
 
 def _instance_jobs(path: Path) -> list[tuple[str, object]]:
-    """(instance id, instance) of every instance in a SWE-bench file; exit 2 when it does not read."""
-    from swe_forge_dagster.export.swebench import InstanceFormatError, read_instances
+    """(instance id, instance or BadRecord) of every record of a SWE-bench file; exit 2 when the file does not read.
+
+    A malformed record is a job too: it is reported as that record's `error`, as the harness reports it as
+    that task's `setup_error`, and the other instances are validated.
+    """
+    from swe_forge_dagster.export.swebench import BadRecord, InstanceFormatError, read_instance_records
 
     try:
-        return [(inst.instance_id, inst) for inst in read_instances(path)]
-    except (InstanceFormatError, ValueError, OSError) as exc:
+        records = read_instance_records(path)
+    except (InstanceFormatError, OSError) as exc:
         raise usage_error(f"--input {path}: {exc}") from None
+    return [(record.label if isinstance(record, BadRecord) else record.instance_id, record) for record in records]

@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
+from rich.text import Text
 
+from swe_forge_dagster.common.terminal import inert
 from swe_forge_dagster.demo.worlds.gharchive_world import TRIMMED_SINCE, write_hour
 from swe_forge_dagster.gharchive.hours import partition_key
 from swe_forge_dagster.gharchive.parse import parse_hour
@@ -135,7 +137,7 @@ def run_demo(settings: Settings, home: Path, out: Console, err: Console) -> int:
     out.print("[bold]LLM calls[/] (the llm_calls view; the demo's twin bills like a priced model):")
     render(query(lake, LLM_SQL), "table", out)
     if tasks is None:
-        out.print(f"[red]Task stage skipped:[/] {docker_problem}")
+        out.print(Text.assemble(("Task stage skipped:", "red"), " ", inert(docker_problem, multiline=True)))
     else:
         _print_tasks(tasks, out)
         if tasks.accepted:
@@ -202,7 +204,8 @@ def _print_tasks(tasks: TaskStageResult, out: Console) -> None:
             f"tasks/{row['task_id']}/" if row["status"] == "accepted" else f"{row.get('stage')}: {row.get('reason')}"
         )
         counts = [str(len(row.get(name) or [])) for name in ("fail_to_pass", "pass_to_pass")]
-        table.add_row(row["task_id"], row["status"], row.get("test_source") or "", *counts, detail[:120])
+        cells = (row["task_id"], row["status"], row.get("test_source") or "", *counts, detail[:120])
+        table.add_row(*map(inert, cells))  # ids and reasons come from repositories: inert text
     out.print(table)
     if tasks.dataset is not None:
         out.print(f"SWE-bench dataset: {tasks.dataset} (and .parquet)")

@@ -5,15 +5,16 @@ never on the host. The task builder and the agents need a *session* rather than 
 `docker run`s (a `cd` or an activated venv carries over, a background server keeps running), so
 the container idles and each command is a `docker exec` through a bash runner that restores and
 saves the shell state (see `shell_state`). Limits bound what one command can do to the machine:
-CPU, memory (no extra swap), process count, the network mode, `no-new-privileges`, and a
-host-side timeout that kills the command's whole process group.
+CPU, memory (no extra swap), process count, what it may write to disk (`disk_guard`), the network
+mode, `no-new-privileges`, and a host-side timeout that kills the command's whole process group.
 
 Capabilities stay at Docker's default set (no `privileged`): that set already excludes the
 dangerous ones (SYS_ADMIN, NET_ADMIN, SYS_PTRACE, ...), while apt needs SETUID/SETGID/CHOWN/
 DAC_OVERRIDE/FOWNER to drop to its `_apt` user and pip builds need to chown and chmod.
 
-Crashed runs leave nothing behind: every container carries `swe-forge=1` and its owner's pid,
-host and process start time, and `cleanup_stale` removes those whose owner is gone.
+Crashed runs leave nothing behind: every container carries `swe-forge=1` and its owner's boot id,
+pid namespace, pid and process start time (`ownership`), and `cleanup_stale` removes those whose
+owner is gone.
 """
 
 from __future__ import annotations

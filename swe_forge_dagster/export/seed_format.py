@@ -147,7 +147,10 @@ def _prompt_from_markdown(directory: Path, task_id: str) -> str | None:
     path = directory / "prompt.md"
     if not path.is_file():
         return None
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SeedFormatError(path, f"cannot read: {exc}") from exc
     header = f"# {task_id}\n\n"
     text = text.removeprefix(header)
     return text.removesuffix("\n")

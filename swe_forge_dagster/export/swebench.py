@@ -30,12 +30,15 @@ import os
 import re
 import tempfile
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from swe_forge_dagster.export.instance_files import JSON_COLUMNS_METADATA_KEY, InstanceFormatError, read_records
 
 SWEBENCH_COLUMNS: tuple[str, ...] = (
     "repo",
@@ -70,15 +73,10 @@ PARQUET_SCHEMA = pa.schema(
         for name in SWEBENCH_COLUMNS + EXTRA_COLUMNS
     ]
 )
-JSON_COLUMNS_METADATA_KEY = b"swe_forge_dagster.json_columns"
 
 _SHA_RE = re.compile(r"^[0-9a-f]{40}$")
 _REPO_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 _INSTANCE_ID_RE = re.compile(r"^(?P<prefix>.+)-(?P<number>[0-9]+)$")
-
-
-class InstanceFormatError(ValueError):
-    """A file or record that cannot be read as SWE-bench instances (the message names where)."""
 
 
 def decode_test_list(value: Any) -> list[str]:
@@ -228,68 +226,64 @@ def write_parquet(
     return Path(path)
 
 
-def _read_parquet_records(path: Path) -> list[dict[str, Any]]:
-    table = pq.read_table(path)
-    metadata = table.schema.metadata or {}
-    json_columns = json.loads(metadata.get(JSON_COLUMNS_METADATA_KEY, b"[]"))
-    records = table.to_pylist()
-    for record in records:
-        for name in json_columns:
-            value = record.pop(name, None)
-            if value is not None:
-                record[name] = json.loads(value)
-    return records
+@dataclass(frozen=True)
+class BadRecord:
+    """A record of an instance file that is not a usable instance: where, the id it claims, and why.
+
+    Returned beside the good instances by `read_instance_records`, so that the harness and
+    `validate` report it as that one task's error and go on with the others.
+    """
+
+    where: str
+    label: str  # the claimed instance id, else the record's place (`file.jsonl:3`)
+    problem: str
+    instance_id: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.where}{f' ({self.instance_id})' if self.instance_id else ''}: {self.problem}"
 
 
-def _read_jsonl_records(path: Path) -> list[dict[str, Any]]:
-    records: list[dict[str, Any]] = []
-    with path.open(encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
+def _claimed_id(data: dict[str, Any] | None) -> str | None:
+    value = (data or {}).get("instance_id")
+    if isinstance(value, str) and value.strip():
+        return value
+    return None
+
+
+def _problems(exc: ValidationError) -> str:
+    """A pydantic error in one line: `field: message; ...` (its own text spans lines and links)."""
+    return "; ".join(f"{'.'.join(map(str, e['loc'])) or 'record'}: {e['msg']}" for e in exc.errors())
+
+
+def read_instance_records(path: str | Path) -> list[SWEBenchInstance | BadRecord]:
+    """Every record of a JSON, JSONL or Parquet file, in order: an instance, or a `BadRecord` saying why not.
+
+    Raises InstanceFormatError only when the file as a whole cannot be read (see `instance_files`).
+    """
+    records: list[SWEBenchInstance | BadRecord] = []
+    for raw in read_records(path):
+        claimed = _claimed_id(raw.data)
+        problem = raw.problem
+        if problem is None:
             try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise InstanceFormatError(f"{path}:{lineno}: invalid JSON: {exc}") from exc
+                records.append(SWEBenchInstance.model_validate(raw.data))
+                continue
+            except ValidationError as exc:
+                problem = _problems(exc)
+        records.append(BadRecord(raw.where, claimed or raw.label, problem, claimed))
     return records
-
-
-def _read_json_records(path: Path) -> list[dict[str, Any]]:
-    text = path.read_text(encoding="utf-8")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        if exc.msg == "Extra data":  # a .json file that is really JSON Lines
-            return _read_jsonl_records(path)
-        raise InstanceFormatError(f"{path}: invalid JSON: {exc}") from exc
-    if isinstance(data, dict):
-        return [data]
-    if not isinstance(data, list):
-        raise InstanceFormatError(f"{path}: expected a JSON list of instances, got {type(data).__name__}")
-    return data
 
 
 def read_instances(path: str | Path) -> list[SWEBenchInstance]:
-    """Read SWE-bench instances from JSON (a list), JSONL or Parquet, accepting every known variant."""
-    path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix == ".parquet":
-        records = _read_parquet_records(path)
-    elif suffix in (".jsonl", ".ndjson"):
-        records = _read_jsonl_records(path)
-    elif suffix == ".json":
-        records = _read_json_records(path)
-    else:
-        raise InstanceFormatError(f"{path}: unknown instance file type {suffix!r} (want .json, .jsonl or .parquet)")
+    """Read SWE-bench instances from JSON (a list), JSONL or Parquet, accepting every known variant.
+
+    Strict: the first bad record raises InstanceFormatError naming it (`read_instance_records` keeps going).
+    """
     instances: list[SWEBenchInstance] = []
-    for index, record in enumerate(records):
-        if not isinstance(record, dict):
-            raise InstanceFormatError(f"{path}: record {index} is a {type(record).__name__}, not an object")
-        try:
-            instances.append(SWEBenchInstance.model_validate(record))
-        except ValidationError as exc:
-            name = record.get("instance_id", "?")
-            raise InstanceFormatError(f"{path}: record {index} ({name}): {exc}") from exc
+    for record in read_instance_records(path):
+        if isinstance(record, BadRecord):
+            raise InstanceFormatError(str(record))
+        instances.append(record)
     return instances
 
 

@@ -362,6 +362,9 @@ def read_task_dir(path: str | Path) -> TaskRecord:
     missing = [k for k in ("instance_id", "repo", "base_commit", "patch", "fail_to_pass") if k not in data]
     if missing or "swebench_values" not in data:
         raise TaskDirError(f"{ws_path}: not written by write_task_dir (missing {missing or ['swebench_values']})")
+    bad = [key for key in ("swebench_values", "swebench_extra") if not isinstance(data.get(key) or {}, dict)]
+    if bad or not isinstance(env, dict):  # a hand edit: this task's error, not a crash of the whole scan
+        raise TaskDirError(f"{ws_path}: {bad[0]} is not a mapping" if bad else f"{env_path}: expected a mapping")
     exact = data.get("swebench_values") or {}
     fields: dict[str, Any] = dict(data.get("swebench_extra") or {})
     fields.update({key: data.get(key) for key in _SWEBENCH_KEYS})
@@ -392,5 +395,5 @@ def read_task_dir(path: str | Path) -> TaskRecord:
             quality_passed=bool(data.get("quality_passed", True)),
             docker_passed=bool(data.get("docker_passed", True)),
         )
-    except ValueError as exc:
+    except (ValueError, TypeError) as exc:
         raise TaskDirError(f"{root}: invalid task: {exc}") from exc

@@ -1,11 +1,12 @@
 """Harness container labels, and removal of the containers a killed run left behind.
 
-Every harness container carries the sandbox's ownership labels (session, owner pid, host, process
-start) plus the run, the task and its role, so `docker ps --filter label=swe-forge.harness.run=<id>`
-shows one run's containers. A harness killed with SIGKILL cannot remove its containers, so every
-harness start removes the labelled containers whose owner process is gone (the sandbox's
-`stale_reason`), except the ones a `--keep-containers` run kept on purpose: those stay until
-removed by hand (`docker rm -f $(docker ps -aq --filter label=swe-forge.keep=1)`).
+Every harness container carries the sandbox's ownership labels (session; the owner's boot id, pid
+namespace, pid and start time; host, for people) plus the run, the task and its role, so
+`docker ps --filter label=swe-forge.harness.run=<id>` shows one run's containers. A harness killed
+with SIGKILL cannot remove its containers, so every harness start removes the labelled containers
+whose owner process is certainly gone (`execution.ownership`: owners it cannot see, on another
+machine or in a sibling container, are never judged), except the ones a `--keep-containers` run
+kept on purpose: those stay until removed by hand (`docker rm -f $(docker ps -aq --filter label=swe-forge.keep=1)`).
 """
 
 from __future__ import annotations

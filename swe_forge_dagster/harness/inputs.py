@@ -3,7 +3,10 @@
 Why one loader for three formats: users point `--input` at whatever they have (a folder we
 exported, a folder of swe-forge's nested `owner/repo-N/workspace.yaml`, a SWE-bench JSONL or
 Parquet file), and a broken entry must not stop the run: it becomes a `TaskLoadError`, reported
-as that task's `setup_error` with the reason, while the other tasks run.
+as that task's `setup_error` with the reason, while the other tasks run. That holds per record in
+every format: a task directory whose files are unreadable or hold wrong types, a JSONL line that
+is not JSON, a list item or Parquet row that is not an instance (`read_instance_records`); only an
+input that is unusable as a whole (no such path, not an instance file at all) is bad usage.
 
 Where the environment comes from:
 - our directories carry their recipe (`environment.json`: image, install commands, test command),
@@ -30,20 +33,19 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from swe_forge_dagster.execution.patch import split_sections
 from swe_forge_dagster.execution.runners import PYTEST
-from swe_forge_dagster.execution.seed_env import ENSURE_GIT, seed_image, seed_install_commands, seed_test_files
-from swe_forge_dagster.export.seed_format import SeedFormatError, SeedTask, find_task_dirs, read_seed_workspace
-from swe_forge_dagster.export.swebench import InstanceFormatError, SWEBenchInstance, read_instances
+from swe_forge_dagster.execution.seed_env import ENSURE_GIT, seed_install_commands, seed_task_image, seed_test_files
+from swe_forge_dagster.export.instance_files import INSTANCE_SUFFIXES
+from swe_forge_dagster.export.seed_format import SeedTask, find_task_dirs, read_seed_workspace
+from swe_forge_dagster.export.swebench import BadRecord, InstanceFormatError, SWEBenchInstance, read_instance_records
 from swe_forge_dagster.export.task_dir import (
     ENVIRONMENT_FILE,
     WORKSPACE_FILE,
-    TaskDirError,
     TaskRecord,
     check_task_id,
     read_task_dir,
 )
 from swe_forge_dagster.harness.models import HarnessTask, TaskLoadError
 
-INSTANCE_SUFFIXES = (".json", ".jsonl", ".ndjson", ".parquet")
 DEFAULT_SPEC_KEY = "*"
 _REPO_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 _SHA_RE = re.compile(r"^[0-9a-f]{40}$")
@@ -93,10 +95,10 @@ def load_inputs(path: str | Path, *, default_image: str, env_specs: dict[str, En
         if root.suffix.lower() not in INSTANCE_SUFFIXES:
             raise InputError(f"--input {root}: want a directory, a workspace.yaml or a .json/.jsonl/.parquet file")
         try:
-            instances = read_instances(root)
+            records = read_instance_records(root)
         except InstanceFormatError as exc:
             raise InputError(str(exc)) from exc
-        return [_from_instance(inst, str(root), default_image, env_specs or {}) for inst in instances]
+        return [_from_record(record, str(root), default_image, env_specs or {}) for record in records]
     return [
         load_task_dir(directory, default_image=default_image, label=_label(root, directory))
         for directory in find_task_dirs(root)
@@ -111,8 +113,8 @@ def load_task_dir(directory: str | Path, *, default_image: str, label: str | Non
         if (directory / ENVIRONMENT_FILE).is_file():
             return checked(task_from_record(read_task_dir(directory), source=str(directory)))
         return checked(task_from_seed(read_seed_workspace(directory), default_image=default_image))
-    except (TaskDirError, SeedFormatError, ValueError) as exc:
-        return TaskLoadError(task_id=label, source=str(directory), reason=f"cannot load task: {exc}")
+    except Exception as exc:  # whatever is wrong with one task's files is that task's setup_error
+        return TaskLoadError(task_id=label, source=str(directory), reason=f"cannot load task: {_why(exc)}")
 
 
 def checked(task: HarnessTask) -> HarnessTask:
@@ -166,7 +168,7 @@ def task_from_seed(seed: SeedTask, *, default_image: str) -> HarnessTask:
         test_patch=seed.test_patch or "", extra_test_files=extra,
         hidden_files=tuple(_unique([*extra, *patch_files(seed.test_patch or "")])), mode="commands",
         fail_to_pass=tuple(seed.fail_to_pass), pass_to_pass=tuple(seed.pass_to_pass),
-        image=seed_image(str(seed.install_config.get("python") or ""), default_image),
+        image=seed_task_image(seed.install_config, seed.language or "", default_image),
         install_commands=seed_install_commands(seed.install_config),
         test_command=seed.install_config.get("test_cmd", ""), source=str(seed.source_path.parent),
     )  # fmt: skip
@@ -195,13 +197,19 @@ def task_from_instance(inst: SWEBenchInstance, spec: EnvSpec | None, *, default_
     )  # fmt: skip
 
 
-def _from_instance(inst: SWEBenchInstance, source: str, default_image: str, specs: dict[str, EnvSpec]) -> Loaded:
+def _from_record(
+    record: SWEBenchInstance | BadRecord, source: str, default_image: str, specs: dict[str, EnvSpec]
+) -> Loaded:
+    """One record of an instance file: its task, or its setup_error (a malformed record included)."""
+    if isinstance(record, BadRecord):
+        return TaskLoadError(task_id=record.label, source=source, reason=f"cannot load task: {record}")
     try:
-        spec = specs.get(inst.repo) or specs.get(DEFAULT_SPEC_KEY)
-        task = task_from_instance(inst, spec, default_image=default_image).model_copy(update={"source": source})
+        spec = specs.get(record.repo) or specs.get(DEFAULT_SPEC_KEY)
+        task = task_from_instance(record, spec, default_image=default_image).model_copy(update={"source": source})
         return checked(task)
-    except ValueError as exc:
-        return TaskLoadError(task_id=inst.instance_id, repo=inst.repo, source=source, reason=f"cannot load task: {exc}")
+    except Exception as exc:  # one record's problem, whatever it is, stays that record's
+        return TaskLoadError(task_id=record.instance_id, repo=record.repo, source=source,
+                             reason=f"cannot load task: {_why(exc)}")  # fmt: skip
 
 
 # --- helpers -----------------------------------------------------------------------------------
@@ -224,6 +232,11 @@ def run_files(ids: Sequence[str], fallback: Iterable[str]) -> list[str]:
     if files and all(f.endswith(".py") for f in files):
         return _unique(files)
     return [f for f in fallback if f.endswith(".py")] or list(fallback)
+
+
+def _why(exc: Exception) -> str:
+    """An exception as a reason: ours (ValueErrors) say what is wrong; anything else also says what it is."""
+    return str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
 
 
 def _unique(items: Iterable[str]) -> list[str]:

@@ -1,4 +1,8 @@
-"""Print a query result as a table, CSV or JSON."""
+"""Print a query result as a table, CSV or JSON.
+
+The table shows cells as inert text (markup and escape sequences spelled out, never obeyed); CSV
+and JSON are data for other programs and keep every value exactly (JSON escapes control characters).
+"""
 
 from __future__ import annotations
 
@@ -8,13 +12,17 @@ import polars as pl
 import pyarrow as pa
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
+
+from swe_forge_dagster.common.terminal import plain
 
 MAX_CELL = 80
 
 
-def _cell(value: object) -> str:
-    text = "NULL" if value is None else str(value)
-    return text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "…"
+def _cell(value: object) -> Text:
+    """A table cell as inert text: the lake holds PR titles, reasons and ids from outside (`common.terminal`)."""
+    text = "NULL" if value is None else plain(value)
+    return Text(text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "…")
 
 
 def _json_text(value: object) -> str:

@@ -28,7 +28,7 @@ def ingest_hours(
     """Run `job_name` for the hour `keys`, print a line per run; whether every hour succeeded.
 
     Raises `DownloadError` when GH Archive cannot even be asked whether an hour is published,
-    and `IngestUsageError` for keys outside the partitions.
+    `IngestUsageError` for keys outside the partitions, and KeyboardInterrupt when interrupted.
     """
     from swe_forge_dagster.definitions import build_definitions
     from swe_forge_dagster.gharchive.download import ArchiveFetcher
@@ -36,12 +36,16 @@ def ingest_hours(
     from swe_forge_dagster.orchestration.instance import open_instance
     from swe_forge_dagster.orchestration.launcher import materialize_hours
 
-    instance = open_instance(settings)
+    def notify(message: str) -> None:  # waits for pool slots, runs found dead
+        err.print(message, style="yellow", markup=False, highlight=False)
+
+    instance = open_instance(settings, notify)
     defs = build_definitions(settings, github_token_env, llm_key_envs)
     with err.status(f"running {job_name} for {len(keys)} hour(s) from {settings.gharchive_url}"):
         fetcher = ArchiveFetcher(settings.gharchive_url, settings.cache_dir)
         try:
-            outcomes = materialize_hours(defs, instance, keys, job_name=job_name, is_published=fetcher.is_published)
+            outcomes = materialize_hours(defs, instance, keys, job_name=job_name, is_published=fetcher.is_published,
+                                         notify=notify)  # fmt: skip
         except ValueError as exc:
             raise IngestUsageError(str(exc)) from exc
     ok = True

@@ -3,12 +3,18 @@
 Without `DAGSTER_HOME`, `dagster dev` uses a temporary home and deletes run history, partition
 status and sensor cursors on exit. Every `swe-forge` command calls `ensure_dagster_home` first,
 so the CLI, the demo and `swe-forge dev` share one instance.
+
+`open_instance` is where every command that runs jobs (and `setup`, `dev`) gets the instance, so
+it is also where runs left behind by killed processes are failed and their pool slots freed
+(`reaper.reap_dead_runs`): otherwise one `kill -9` blocks that pool for every later run.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -50,11 +56,19 @@ def set_pool_limits(instance: object, limits: dict[str, int] | None = None) -> d
     return dict(limits)
 
 
-def open_instance(settings: Settings) -> DagsterInstance:
-    """The persistent instance with its pool limits set: what every command and the demo run on."""
+def _to_stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def open_instance(settings: Settings, notify: Callable[[str], None] = _to_stderr) -> DagsterInstance:
+    """The persistent instance with its pool limits set and dead runs reaped (each one told to `notify`)."""
     import dagster as dg
+
+    from swe_forge_dagster.orchestration.reaper import reap_dead_runs
 
     ensure_dagster_home(settings)
     instance = dg.DagsterInstance.get()
     set_pool_limits(instance)
+    for reaped in reap_dead_runs(instance):
+        notify(reaped.describe())
     return instance

@@ -10,22 +10,62 @@ their runs appear in the UI exactly like UI-launched ones and run the same asset
 - `materialize_assets`: unpartitioned assets (`swe_dataset`, `eval_summary`).
 
 In-process runs log to the console at WARNING (the instance's event log keeps everything).
+Every run goes through `_execute`: it is tagged with the identity of the process running it
+(`processes`: what lets a later command see that a `kill -9`ed run is dead and free its pool
+slots, `reaper`), and watched while it waits for a pool slot (`slot_wait`: says what it waits for
+on stderr, and lets Ctrl-C stop the wait). An interrupted run (Ctrl-C, SIGTERM) raises
+KeyboardInterrupt here instead of returning a failed result, so no further run starts.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import sys
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import dagster as dg
+from dagster._core.events import RunFailureReason
 
 from swe_forge_dagster.gharchive.hours import parse_partition_key, partition_key
 from swe_forge_dagster.orchestration.instance import set_pool_limits
+from swe_forge_dagster.orchestration.processes import process_identity
+from swe_forge_dagster.orchestration.slot_wait import Notify, SlotWaitWatcher
 
 HOUR = dt.timedelta(hours=1)
 LAUNCHED_BY = {"swe_forge/launched_by": "cli"}
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+EPHEMERAL_JOB = "__ephemeral_asset_job__"  # the name `dg.materialize` gives its job
+
+
+def to_stderr(message: str) -> None:
+    """The default `notify`: a line on stderr (the CLI passes its own console)."""
+    print(message, file=sys.stderr, flush=True)
+
+
+def _interrupted(result: dg.ExecuteInProcessResult) -> bool:
+    """Whether the run ended because its process was interrupted (Ctrl-C, SIGTERM)."""
+    for event in result.all_events:
+        if event.event_type == dg.DagsterEventType.RUN_CANCELED:
+            return True
+        reason = getattr(event.event_specific_data, "failure_reason", None)
+        if event.event_type == dg.DagsterEventType.RUN_FAILURE and reason == RunFailureReason.UNEXPECTED_TERMINATION:
+            return True
+    return False
+
+
+def _execute(
+    job: dg.JobDefinition, instance: dg.DagsterInstance, notify: Notify, tags: dict[str, str], **kwargs: object
+) -> dg.ExecuteInProcessResult:
+    """`job.execute_in_process`, tagged with this process's identity and watched while it waits for slots."""
+    run_id = str(uuid.uuid4())
+    with SlotWaitWatcher(instance, run_id, notify) as watcher:
+        result = job.execute_in_process(instance=instance, run_id=run_id, raise_on_error=False,
+                                        tags={**tags, **process_identity(run_id)}, **kwargs)  # type: ignore[arg-type]  # fmt: skip
+    if watcher.interrupted or _interrupted(result):
+        raise KeyboardInterrupt(f"run {run_id} stopped")
+    return result
 
 
 @dataclass
@@ -81,8 +121,9 @@ def materialize_hours(
     max_per_run: int = 24,
     log_level: str = "INFO",
     is_published: Callable[[dt.datetime], bool] | None = None,
+    notify: Notify = to_stderr,
 ) -> list[RunOutcome]:
-    """Run the hourly asset for `keys` in-process; never raises for a failed hour."""
+    """Run the hourly asset for `keys` in-process; never raises for a failed hour (but does when interrupted)."""
     set_pool_limits(instance)
     job = defs.resolve_job_def(job_name)
     valid = set(job.partitions_def.get_partition_keys(dynamic_partitions_store=instance))
@@ -103,16 +144,9 @@ def materialize_hours(
             outcomes.append(RunOutcome("", [key], False, errors=[f"hour {key} is not published yet: retry later"]))
         keys = [k for k in keys if k not in missing]
     for block in contiguous_blocks(keys, max_per_run):
-        result = job.execute_in_process(
-            instance=instance,
-            tags={
-                "dagster/asset_partition_range_start": block[0],
-                "dagster/asset_partition_range_end": block[-1],
-                **LAUNCHED_BY,
-            },
-            run_config={"loggers": {"console": {"config": {"log_level": log_level}}}},
-            raise_on_error=False,
-        )
+        tags = {"dagster/asset_partition_range_start": block[0], "dagster/asset_partition_range_end": block[-1]}
+        result = _execute(job, instance, notify, {**tags, **LAUNCHED_BY},
+                          run_config={"loggers": {"console": {"config": {"log_level": log_level}}}})  # fmt: skip
         # From the instance, not the result: hours recorded before a partial failure count too.
         records = instance.all_logs(result.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION)
         by_asset: dict[str, set[str]] = {}
@@ -132,7 +166,7 @@ def materialize_hours(
 
 
 def run_partitions(
-    defs: dg.Definitions, instance: dg.DagsterInstance, job_name: str, keys: Sequence[str]
+    defs: dg.Definitions, instance: dg.DagsterInstance, job_name: str, keys: Sequence[str], notify: Notify = to_stderr
 ) -> dict[str, bool]:
     """One in-process run of `job_name` per partition key (dynamic partitions added first): key -> success."""
     job = defs.resolve_job_def(job_name)
@@ -141,14 +175,18 @@ def run_partitions(
         instance.add_dynamic_partitions(partitions.name, list(keys))
     outcomes = {}
     for key in keys:
-        result = job.execute_in_process(instance=instance, partition_key=key, raise_on_error=False,
-                                        tags=LAUNCHED_BY, run_config=QUIET)  # fmt: skip
+        result = _execute(job, instance, notify, LAUNCHED_BY, partition_key=key, run_config=QUIET)
         outcomes[key] = result.success
     return outcomes
 
 
-def materialize_assets(defs: dg.Definitions, instance: dg.DagsterInstance, asset_names: Sequence[str]) -> bool:
-    """Materialize unpartitioned assets in-process (one run); whether it succeeded."""
+def materialize_assets(
+    defs: dg.Definitions, instance: dg.DagsterInstance, asset_names: Sequence[str], notify: Notify = to_stderr
+) -> bool:
+    """Materialize unpartitioned assets in-process (one run); whether it succeeded.
+
+    The job `dg.materialize` would build, built here so that the run goes through `_execute`.
+    """
     assets = [defs.resolve_assets_def(name) for name in asset_names]
-    result = dg.materialize(assets, instance=instance, raise_on_error=False, run_config=QUIET, tags=LAUNCHED_BY)
-    return result.success
+    job = dg.Definitions(assets=assets, jobs=[dg.define_asset_job(EPHEMERAL_JOB)]).resolve_job_def(EPHEMERAL_JOB)
+    return _execute(job, instance, notify, LAUNCHED_BY, run_config=QUIET).success

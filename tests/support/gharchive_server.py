@@ -8,6 +8,7 @@ scripted per file name (the last path segment) and consumed in the order they we
         server.fail_next("2015-01-01-5.json.gz", 500)          # one 500, then the real file
         server.truncate_next("2015-01-01-5.json.gz")           # then a cut body, then the file
         server.delay("2015-01-01-6.json.gz", 0.2)              # every request waits 0.2 s
+        server.delay("2015-01-01-7.json.gz", 600, "GET")       # downloads hang, HEADs answer
 
 With `tls=True` it serves https with a self-signed certificate for 127.0.0.1 made by the
 `openssl` CLI; `ca_file` is that certificate, to pass as a client's CA bundle (`verify=`).
@@ -112,8 +113,8 @@ class _Handler(BaseHTTPRequestHandler):
         name = url_path.rsplit("/", 1)[-1]
         twin._begin(self.command, self.path)
         try:
-            seconds = twin._delays.get(name, 0.0)
-            if seconds:
+            seconds, method = twin._delays.get(name, (0.0, None))
+            if seconds and method in (None, self.command):
                 time.sleep(seconds)
             fault = twin._take_fault(name, self.command)
             file = twin._resolve(url_path)
@@ -169,7 +170,7 @@ class GharchiveServer:
         self.ca_file: Path | None = None
         self._lock = threading.Lock()
         self._faults: dict[str, collections.deque[_Fault]] = collections.defaultdict(collections.deque)
-        self._delays: dict[str, float] = {}
+        self._delays: dict[str, tuple[float, str | None]] = {}
         self._tmp: Path | None = None
         self._httpd = _Server((HOST, 0), _Handler)
         self._httpd.twin = self
@@ -204,10 +205,10 @@ class GharchiveServer:
             for _ in range(times):
                 self._faults[name].append(_Fault("truncate"))
 
-    def delay(self, name: str, seconds: float) -> None:
-        """Every request for `name` waits `seconds` before answering (0 to stop)."""
+    def delay(self, name: str, seconds: float, method: str | None = None) -> None:
+        """Every request (or every `method` request) for `name` waits `seconds` before answering (0 to stop)."""
         with self._lock:
-            self._delays[name] = seconds
+            self._delays[name] = (seconds, method)
 
     # -- observations ----------------------------------------------------------------------
 
