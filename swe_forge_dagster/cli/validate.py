@@ -91,7 +91,8 @@ def validate(
                 else:
                     result = revalidate_instance(item, executor, str(root), after_runs)
             except Exception as exc:  # one task's unforeseen failure is that task's error, not the scan's end
-                result = Revalidation(name, str(item), ERROR, f"{type(exc).__name__}: {exc}")
+                where = str(item) if isinstance(item, Path) else str(root)
+                result = Revalidation(name, where, ERROR, f"{type(exc).__name__}: {exc}")
             results.append(result)
             bar.advance(job)
     summary = {"input": str(root), "total": len(results),

@@ -7,14 +7,14 @@ two enforced bounds stand in for it:
 
 - `RLIMIT_FSIZE` (`--ulimit fsize`): no process in the container can grow one file past the limit
   (the kernel stops the write with EFBIG / SIGXFSZ);
-- a watchdog that, while a command runs, reads the container's writable-layer size every
-  `POLL_S` seconds (`docker inspect --size`) and kills the command's processes once it is over the
-  limit, so many smaller files are stopped too. The overshoot is bounded by what can be written in
-  one poll interval.
+- a watchdog that, from the sandbox's first command until it is closed, reads the container's
+  writable-layer size every `POLL_S` seconds (`docker inspect --size`), and kills the container (every
+  process in it, background writers too) once it has grown past the limit, so many smaller files are
+  stopped too. The overshoot is bounded by what can be written in one poll interval.
 
-The command then fails with `disk_exceeded` set, which the harness reports as the agent's error
-(or the checks' error) with the limit in the reason; the container is removed as always, which
-gives the space back.
+The running command then fails with `disk_exceeded` set, which the harness reports as the agent's
+error (or the checks' error) with the limit in the reason; the container is removed as always,
+which gives the space back.
 """
 
 from __future__ import annotations
@@ -36,22 +36,29 @@ def limit_bytes(limit: str) -> int:
     return int(parse_bytes(limit))
 
 
-def engine_has_quota(client: docker.DockerClient) -> bool:
-    """Whether the engine can enforce `--storage-opt size=` (overlay2 on xfs with project quotas), asked once."""
+def engine_has_quota(client: docker.DockerClient, image: str) -> bool:
+    """Whether the engine enforces `--storage-opt size=`: tried once per engine with a container that is never
+    started (overlay2 on xfs also needs the `pquota` mount option, which only the attempt tells)."""
     key = client.api.base_url
     with _QUOTA_LOCK:
         if key not in _QUOTA:
             info = client.info()
             status = dict(info.get("DriverStatus") or [])
-            _QUOTA[key] = info.get("Driver") == "overlay2" and status.get("Backing Filesystem") == "xfs"
+            supported = info.get("Driver") == "overlay2" and status.get("Backing Filesystem") == "xfs"
+            if supported:
+                try:
+                    client.containers.create(image, ["true"], storage_opt={"size": "64m"}).remove(force=True)
+                except docker.errors.APIError:
+                    supported = False
+            _QUOTA[key] = supported
         return _QUOTA[key]
 
 
-def create_options(client: docker.DockerClient, limit: str | None) -> dict[str, Any]:
+def create_options(client: docker.DockerClient, limit: str | None, image: str) -> dict[str, Any]:
     """Extra `containers.create` arguments for a disk limit: a quota when the engine has one, else the file limit."""
     if limit is None:
         return {}
-    if engine_has_quota(client):
+    if engine_has_quota(client, image):
         return {"storage_opt": {"size": limit}}
     size = limit_bytes(limit)
     return {"ulimits": [docker.types.Ulimit(name="fsize", soft=size, hard=size)]}
@@ -65,7 +72,9 @@ def written_bytes(client: docker.DockerClient, container_id: str) -> int:
 
 
 class DiskWatch:
-    """Polls a running command's container; `exceeded` once it is over the limit (then `on_exceed` has run)."""
+    """Polls a container for the rest of its life; once it has written more than `limit` beyond what it held when
+    the watch started (the harness's own tree and git objects are not the agent's), `exceeded` is set and
+    `on_exceed` runs (the sandbox kills the container: every process in it, background ones too)."""
 
     def __init__(
         self, client: docker.DockerClient, container_id: str, limit: str, on_exceed: Callable[[], None]
@@ -73,21 +82,18 @@ class DiskWatch:
         self.client, self.container_id, self.limit = client, container_id, limit_bytes(limit)
         self.on_exceed = on_exceed
         self.exceeded = False
+        self._baseline = written_bytes(client, container_id)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, name=f"disk-watch-{container_id[:12]}", daemon=True)
-
-    def __enter__(self) -> DiskWatch:
         self._thread.start()
-        return self
 
-    def __exit__(self, *exc_info: object) -> None:
+    def stop(self) -> None:
         self._stop.set()
-        self._thread.join(POLL_S * 5)
 
     def _watch(self) -> None:
         while not self._stop.wait(POLL_S):
             try:
-                if written_bytes(self.client, self.container_id) > self.limit:
+                if written_bytes(self.client, self.container_id) - self._baseline > self.limit:
                     self.exceeded = True
                     self.on_exceed()
                     return

@@ -32,7 +32,7 @@ import docker
 from swe_forge_dagster.execution.repo_box import ENV_DIR, GIT, TREE_NAME, write_tree_archive
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.execution.runners import PYTEST, fill_tests
-from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig
+from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig, SandboxError
 from swe_forge_dagster.settings import DEFAULT_BASE_IMAGE
 
 DEPS_LABEL = "swe-forge.deps"
@@ -141,8 +141,11 @@ class Environments:
         """
         if base_image not in self._index:
             config = self.sandbox.model_copy(update={"image": base_image})
-            with Sandbox.start(self.client, config, name_hint="index-probe") as box:
-                result = box.run(INDEX_PROBE, timeout=120)
+            try:
+                with Sandbox.start(self.client, config, name_hint="index-probe") as box:
+                    result = box.run(INDEX_PROBE, timeout=120)
+            except (docker.errors.DockerException, SandboxError) as exc:  # not cached: the next task asks again
+                return f"the package index probe could not run in {base_image}: {exc}"
             self._index[base_image] = None if result.ok else (
                 f"the package index is unreachable from the sandbox (behind a TLS proxy, set SWE_FORGE_CA_BUNDLE): "
                 f"{result.output.strip().splitlines()[-1][:300] if result.output.strip() else result.exit_code}"
@@ -236,14 +239,16 @@ class Environments:
         pretend = self._pretend_version(repo, base_sha)
         with tempfile.TemporaryDirectory() as tmp, Sandbox.start(self.client, config, name_hint="env") as box:
             if start != recipe.base_image:
-                box.run("find /repo -mindepth 1 -delete; cd /repo")
+                cleared = box.run("find /repo -mindepth 1 -delete && cd /repo")
+                if not cleared.ok:  # old modules left in a layer would shadow the new tree: build from scratch
+                    raise EnvironmentBuildError(f"clearing the old tree failed: {cleared.output[-500:]}")
             box.copy_in(self.export_tree(repo, base_sha, Path(tmp) / "tree"), "/repo")
             box.run("cd /repo")
             recorded = box.run(RECORD_BASE_TREE)
             if recorded.exit_code != 0:
                 raise EnvironmentBuildError(f"recording the build tree failed: {recorded.output[-500:]}")
             box.run(f"export {pretend}")  # for the installs only: unset before the image is committed
-            box.run(_install_git(self.cache.release_version(repo, base_sha)))
+            box.run(install_git_script(self.cache.release_version(repo, base_sha)))
             for command in recipe.install_commands:
                 result = box.run(command, timeout=INSTALL_TIMEOUT_S)
                 if result.exit_code != 0:
@@ -285,7 +290,7 @@ class Environments:
             yield
 
 
-def _install_git(version: str | None) -> str:
+def install_git_script(version: str | None) -> str:
     """A one-commit `.git` in /repo, tagged with the release version, for the install to read.
 
     setuptools-scm, hatch-vcs, versioneer and the like compute the version from git metadata; the

@@ -180,7 +180,7 @@ def owner_state(owner: Owner, me: Owner | None = None, processes: Processes = in
     me = me or current_owner()
     if owner.boot != me.boot:
         return None  # another machine, or a boot before the last (the engine's restart policy governs those)
-    if owner.pidns == me.pidns:
+    if owner.pidns and owner.pidns == me.pidns:  # an unreadable namespace ("") tells nothing
         return process_alive(owner.pid, owner.start)
     if _sees_every_process(me):
         return _seen_in_any_namespace(owner, processes())

@@ -84,6 +84,7 @@ class Sandbox:
         # Removes the container when closed, when garbage collected, or at interpreter exit,
         # whichever comes first, and only once: this is what makes close() idempotent.
         self._finalizer = weakref.finalize(self, remove_container, client.api, container.id)
+        self._watch: DiskWatch | None = None
 
     @classmethod
     def start(
@@ -112,7 +113,7 @@ class Sandbox:
             privileged=False,
             mounts=bind_mounts(config, mounts),
             detach=True,
-            **create_options(client, config.disk_limit),
+            **create_options(client, config.disk_limit, config.image),
         )
         sandbox = cls(client, container, config, session)
         try:
@@ -144,6 +145,8 @@ class Sandbox:
 
     def close(self) -> None:
         """Force-remove the container (and its anonymous volumes); safe to call again."""
+        if self._watch is not None:
+            self._watch.stop()
         self._finalizer()
 
     def run(self, command: str, timeout: float = 600, max_output: int = 30000) -> CommandResult:
@@ -164,10 +167,9 @@ class Sandbox:
             exec_id = api.exec_create(self.id, runner, stdout=True, stderr=True, workdir="/")["Id"]
             reader = StreamReader(api.exec_start(exec_id, socket=True), buffer)
             reader.start()
-            watch = self._disk_watch(run_id)
+            watch = self._disk_watch()
             try:
-                with watch:
-                    reader.join(timeout)
+                reader.join(timeout)
                 timed_out = reader.is_alive() and not watch.exceeded
                 if timed_out:
                     self._kill(run_id)
@@ -176,8 +178,11 @@ class Sandbox:
                         reader.abort()
                         reader.join(1.0)
                     exit_code = TIMEOUT_EXIT_CODE
-                elif watch.exceeded:  # its processes were killed by the watch
+                elif watch.exceeded:  # the watch killed the container
                     reader.join(KILL_GRACE_S)
+                    if reader.is_alive():
+                        reader.abort()
+                        reader.join(1.0)
                     exit_code = DISK_EXIT_CODE
                 else:
                     if reader.error is not None:
@@ -319,13 +324,20 @@ class Sandbox:
         if not ok:
             raise SandboxError(f"writing {sorted(files)} into {directory} failed")
 
-    def _disk_watch(self, run_id: str) -> DiskWatch | contextlib.nullcontext:
-        """A watch that kills the command past the disk limit (`disk_guard`); nothing to do without a limit, or
-        when the engine enforces a quota itself."""
+    def _disk_watch(self) -> DiskWatch | _NoWatch:
+        """The container's disk watch (`disk_guard`), started by the first command so that what the harness put in
+        /repo before it is not counted; nothing to do without a limit, or when the engine enforces a quota."""
         limit = self.config.disk_limit
-        if limit is None or engine_has_quota(self.client):
-            return _NoWatch()
-        return DiskWatch(self.client, self.id, limit, lambda: self._kill(run_id))
+        if limit is None or engine_has_quota(self.client, self.config.image):
+            return _NO_WATCH
+        if self._watch is None:
+            self._watch = DiskWatch(self.client, self.id, limit, self._stop_for_disk)
+        return self._watch
+
+    def _stop_for_disk(self) -> None:
+        log.warning("%s wrote past its disk limit (%s): killing it", self.name, self.config.disk_limit)
+        with contextlib.suppress(docker.errors.DockerException):
+            self.container.kill()
 
     def _kill(self, run_id: str) -> None:
         exit_code, output = self._exec(["/bin/bash", "-c", KILL_SCRIPT, "kill", run_id])
@@ -340,8 +352,14 @@ class Sandbox:
         return {name: value for name, _, value in pairs}
 
 
-class _NoWatch(contextlib.nullcontext):
+class _NoWatch:
     exceeded = False
+
+    def stop(self) -> None:
+        pass
+
+
+_NO_WATCH = _NoWatch()
 
 
 def owned_by_root(info: tarfile.TarInfo) -> tarfile.TarInfo:

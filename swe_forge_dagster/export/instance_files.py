@@ -61,7 +61,7 @@ def _jsonl_records(path: Path, raw: bytes) -> list[RawRecord]:
             continue
         index = len(records)
         try:
-            value = json.loads(chunk.decode("utf-8"))
+            value = json.loads(chunk.decode("utf-8").removeprefix("\ufeff"))
         except UnicodeDecodeError as exc:
             records.append(RawRecord(path, index, lineno, problem=f"not UTF-8: {exc}"))
             continue
@@ -74,7 +74,7 @@ def _jsonl_records(path: Path, raw: bytes) -> list[RawRecord]:
 
 def _json_records(path: Path, raw: bytes) -> list[RawRecord]:
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = json.loads(raw.decode("utf-8-sig"))
     except UnicodeDecodeError as exc:
         raise InstanceFormatError(f"{path}: not UTF-8: {exc}") from exc
     except json.JSONDecodeError as exc:

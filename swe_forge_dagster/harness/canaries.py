@@ -2,27 +2,31 @@
 
 The code under test runs inside the test process (the tests import it), so it can rewrite outcomes
 there: a hook that marks every test passed, a replaced test function, a JUnit report rewritten at
-exit, an early `os._exit(0)`. Before the agent's diff is applied, the verification container plants
-two tests with unpredictable names among the top-level statements of one of the task's own test
-files (so they share its imports, fixtures and module code, and nothing tells them apart from the
-task's tests): one must pass and one must fail. After the run, a canary with the wrong outcome, a
-canary missing from a report that has the file's other tests, or pytest's exit status 0 while its
-report holds a failure (the independent signal: a failing canary makes pytest exit 1) means the
-results were tampered with, and the task is `unresolved` with reason `tampered test results`.
+exit, an early `os._exit(0)`. Right before the checks run, a new test module with an unpredictable
+name is written next to the first FAIL_TO_PASS test file: it has that file's imports (so it loads
+the same code, and the same conftest files apply) and two tests with unpredictable names, one that
+must pass and one that must fail. In `tests` mode it runs in the same pytest session as the task's
+tests; afterwards, a planted test reported with the wrong outcome, the module missing from a report
+that has the task's tests, or pytest's exit status 0 while its report holds a failure (the
+independent signal: the failing canary makes pytest exit 1) means the results were tampered with,
+and the task is `unresolved` with reason `tampered test results`. In `commands` mode (the seed's
+shell checks: an exit code is all they have) the failing canary runs as one more command, built
+from a FAIL_TO_PASS command by selecting the canary instead of the task's test; it must exit non-zero.
 
-In `commands` mode (the seed's shell checks) the canaries run as two more commands: each command
-that selects a test of the canaries' file (`path.py::name`) is repeated with the canary's name; the
-failing one must exit non-zero, the passing one zero.
+The canaries are a separate module, never an edit of the task's files, so they cannot change how
+those collect or run. The sanity run (base + tests, no agent code) runs them too: a task whose
+canaries do not give their expected outcomes there (a `-k` in its test command, `python_functions`
+that do not match `test_*`, a directory that does not collect) runs without canaries.
 
-Not closed: code that recognises the canaries (it can read the test file as planted, and a canary
-does not exercise the package) and forges only the task's tests. The README's threat model says so.
+Not closed: code that recognises the canaries (it can list the planted module) and forges only the
+task's tests. The README's threat model says so.
 """
 
 from __future__ import annotations
 
 import ast
+import posixpath
 import random
-import re
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -38,48 +42,49 @@ WORDS = (
 
 @dataclass(frozen=True)
 class Canaries:
-    """Two planted tests in `path` (repo-relative): `passing` must pass, `failing` must fail."""
+    """A planted module `path` (repo-relative): its test `passing` must pass, `failing` must fail."""
 
     path: str
     passing: str
     failing: str
+    source: str
 
     def outcome(self, outcomes: Mapping[str, Outcome], name: str) -> Outcome | None:
-        """The outcome of the canary `name` (matched by its unique name: ids are relative to pytest's rootdir)."""
-        return next((o for test_id, o in outcomes.items() if test_id.split("::")[-1] == name), None)
+        """The outcome of the canary `name`, found by its unique name (report ids are relative to pytest's rootdir)."""
+        return next((o for test_id, o in outcomes.items() if test_id.rsplit("::", 1)[-1] == name), None)
+
+    def ran(self, outcomes: Mapping[str, Outcome]) -> bool:
+        """Whether the module's tests are in the report (a collection error is reported without `::`)."""
+        return any("::" in test_id and _same_file(test_id.split("::", 1)[0], self.path) for test_id in outcomes)
+
+    def expected(self, outcomes: Mapping[str, Outcome]) -> bool:
+        """Both canaries reported with their own outcome (checked at sanity, where no agent code runs)."""
+        return self.outcome(outcomes, self.passing) == "passed" and self.outcome(outcomes, self.failing) == "failed"
 
 
-def canary_names(taken: set[str]) -> tuple[str, str]:
-    """Two fresh test names that read like the repository's own."""
+def _words(rng: random.Random, count: int) -> str:
+    return "_".join(rng.sample(WORDS, count))
+
+
+def make_canaries(test_file: str, test_source: str) -> Canaries:
+    """A canary module for the directory of `test_file`, importing what `test_source` (its text) imports."""
     rng = random.SystemRandom()
-    names: list[str] = []
-    while len(names) < 2:
-        name = f"test_{'_'.join(rng.sample(WORDS, 3))}_{secrets.randbelow(90) + 10}"
-        if name not in taken and name not in names:
-            names.append(name)
-    return names[0], names[1]
-
-
-def plant(source: str, path: str) -> tuple[str, Canaries] | None:
-    """`source` (a test module) with the two canaries inserted at a random top-level position after its imports;
-    None when it is not a module they can go into (does not parse)."""
+    imports = []
     try:
-        tree = ast.parse(source)
+        for node in ast.parse(test_source).body:
+            if isinstance(node, ast.Import) or (isinstance(node, ast.ImportFrom) and node.module != "__future__"):
+                imports.append(ast.unparse(node))
     except (SyntaxError, ValueError):
-        return None
-    lines = source.splitlines(keepends=True)
-    if lines and not lines[-1].endswith("\n"):
-        lines[-1] += "\n"
-    body = tree.body
-    last_import = max((i for i, node in enumerate(body) if isinstance(node, ast.Import | ast.ImportFrom)), default=-1)
-    slots = [node.end_lineno for node in body[last_import:] if node.end_lineno] if last_import >= 0 else []
-    slots = slots or [node.end_lineno for node in body if node.end_lineno] or [len(lines)]
-    at = random.SystemRandom().choice(slots)
-    taken = {node.name for node in body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)}
-    passing, failing = canary_names(taken)
+        pass
+    passing = f"test_{_words(rng, 3)}_{secrets.randbelow(90) + 10}"
+    failing = passing
+    while failing == passing:
+        failing = f"test_{_words(rng, 3)}_{secrets.randbelow(90) + 10}"
     a, b = secrets.randbelow(900) + 100, secrets.randbelow(900) + 1000
-    code = f"\n\ndef {passing}():\n    assert {a} == {a}\n\n\ndef {failing}():\n    assert {a} == {b}\n\n"
-    return "".join(lines[:at]) + code + "".join(lines[at:]), Canaries(path, passing, failing)
+    header = "".join(f"try:\n    {line}\nexcept Exception:\n    pass\n" for line in imports)
+    source = f"{header}\n\ndef {passing}():\n    assert {a} == {a}\n\n\ndef {failing}():\n    assert {a} == {b}\n"
+    path = posixpath.join(posixpath.dirname(test_file), f"test_{_words(rng, 2)}_{secrets.token_hex(3)}.py")
+    return Canaries(path, passing, failing, source)
 
 
 def tampering(
@@ -89,15 +94,19 @@ def tampering(
     passing, failing = canaries.outcome(outcomes, canaries.passing), canaries.outcome(outcomes, canaries.failing)
     if failing == "passed":
         return f"a test planted to fail ({canaries.path}::{canaries.failing}) was reported passed"
-    if passing is None or failing is None:
-        siblings = [test_id for test_id in outcomes if _file_of(test_id) == _file_of(canaries.path)]
-        if siblings:  # the file ran, yet the planted tests are gone from the report: it was rewritten
-            return f"tests planted in {canaries.path} are missing from a report that has its other tests"
-        return None  # the file did not run at all (a collection error): the task's own tests say so
+    if passing is None and failing is None:
+        others = any(
+            not _same_file(test_id.split("::", 1)[0], canaries.path) for test_id in outcomes if "::" in test_id
+        )
+        collection_error = any(_same_file(test_id, canaries.path) for test_id in outcomes)
+        if others and not collection_error:
+            return f"the planted module {canaries.path} is missing from a report that has the task's tests"
+        return None  # the module did not run (a collection error): the task's own tests say what happened
     if exit_code_meaningful and exit_code == 0 and failing == "failed":
         return "pytest exited 0 although its report holds a failing test"
     return None
 
 
-def _file_of(test_id: str) -> str:
-    return re.split(r"::", test_id, maxsplit=1)[0].rsplit("/", 1)[-1]
+def _same_file(reported: str, path: str) -> bool:
+    """A report's file part (relative to pytest's rootdir) names `path` (relative to the repository)."""
+    return reported == path or path.endswith("/" + reported) or reported.endswith("/" + path)

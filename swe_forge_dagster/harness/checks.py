@@ -30,11 +30,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from swe_forge_dagster.execution.repo_box import REPO_DIR, WorkspaceError, put_files
+from swe_forge_dagster.execution.repo_box import REPO_DIR, put_files
 from swe_forge_dagster.execution.runners import graded_outcomes, runner_for
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxError
 from swe_forge_dagster.execution.suite import MAX_OUTPUT, NO_AUTOLOAD, run_suite
-from swe_forge_dagster.harness.canaries import Canaries, plant, tampering
+from swe_forge_dagster.harness.canaries import Canaries, make_canaries, tampering
 from swe_forge_dagster.harness.models import CheckResult, HarnessTask
 
 CHECK_OUTPUT_TAIL = 2_000
@@ -49,6 +49,7 @@ class CheckRun:
     error: str | None = None
     duration_s: float = 0.0  # the commands' own run time (what the harness adds is not in it)
     tampered: str | None = None  # why the results cannot be trusted (`harness.canaries`)
+    canaries_ok: bool | None = None  # the canaries gave their expected outcomes (None: none ran)
 
     @property
     def all_pass(self) -> bool:
@@ -68,43 +69,42 @@ def run_checks(
     box: Sandbox, task: HarnessTask, timeout: float, *, plugin_autoload: bool = False, canaries: Canaries | None = None
 ) -> CheckRun:
     """Run every check of `task` in `box` (its /repo already patched as the caller wants); with `canaries`
-    (planted by `plant_canaries` before the agent's diff), also judge whether the results were tampered with."""
+    (`prepare_canaries`), also run them and judge whether the results were tampered with."""
     if task.mode == "tests":
         return _run_test_ids(box, task, timeout, plugin_autoload, canaries)
     return _run_commands(box, task, timeout, "" if plugin_autoload else NO_AUTOLOAD, canaries)
 
 
-def plant_canaries(box: Sandbox, task: HarnessTask) -> Canaries | None:
-    """Plant the canary tests (`harness.canaries`) in one of the task's test files in `box`; None when no test
-    file can hold them (then the run has no canaries, as before)."""
+def prepare_canaries(box: Sandbox, task: HarnessTask) -> Canaries | None:
+    """Canaries (`harness.canaries`) for `task`, next to its first FAIL_TO_PASS test file as `box` has it (base +
+    the task's tests); None when no test file or (commands mode) no command selecting one can host them."""
     target = _canary_file(task)
-    if target is None:
+    if target is None or (task.mode == "commands" and _canary_command(task, target) is None):
         return None
     try:
-        source = box.read_file(f"{REPO_DIR}/{target}", max_bytes=4 << 20, follow_symlinks=False)
-    except (OSError, ValueError, WorkspaceError, SandboxError):
-        return None
-    planted = plant(source.decode("utf-8", "surrogateescape"), target) if source else None
-    if planted is None:
-        return None
-    text, canaries = planted
-    put_files(box, {f"{REPO_DIR}/{target}": text.encode("utf-8", "surrogateescape")})
-    return canaries
+        source = box.read_file(f"{REPO_DIR}/{target}", max_bytes=4 << 20, follow_symlinks=False) or b""
+    except (OSError, ValueError, SandboxError):
+        source = b""
+    return make_canaries(target, source.decode("utf-8", "replace"))
 
 
 def _canary_file(task: HarnessTask) -> str | None:
-    """The test module the canaries go into: the file of the first FAIL_TO_PASS test (tests mode) or the first
-    `path.py::name` a check command selects (commands mode)."""
+    """The test module the canaries sit next to: the file of the first FAIL_TO_PASS test (tests mode) or the first
+    `path.py::name` a FAIL_TO_PASS command selects (commands mode)."""
     if task.mode == "tests":
         files = [f for f in task.run_files if f.endswith(".py")]
-        for test_id in task.fail_to_pass + task.pass_to_pass:
+        for test_id in task.fail_to_pass:
             if (path := test_id.split("::", 1)[0]) in files:
                 return path
-        return files[0] if files else None
-    for command in task.fail_to_pass + task.pass_to_pass:
+        return None
+    for command in task.fail_to_pass:
         if match := _SELECTOR.search(command):
-            return match.group(1).removeprefix("/repo/").removeprefix("./")
+            return _repo_path(match.group(1))
     return None
+
+
+def _repo_path(path: str) -> str:
+    return path.removeprefix("/repo/").removeprefix("./")
 
 
 _SELECTOR = re.compile(r"((?:[\w./-]+/)?[\w.-]+\.py)::[^\s'\"]+")
@@ -128,11 +128,16 @@ def sanity_problems(run: CheckRun) -> list[str]:
 def _run_test_ids(
     box: Sandbox, task: HarnessTask, timeout: float, plugin_autoload: bool, canaries: Canaries | None
 ) -> CheckRun:
-    suite = run_suite(box, task.test_command, task.run_files, timeout, plugin_autoload=plugin_autoload)
+    files = task.run_files
+    if canaries is not None:
+        put_files(box, {f"{REPO_DIR}/{canaries.path}": canaries.source.encode()})
+        files = (*files, canaries.path)
+    suite = run_suite(box, task.test_command, files, timeout, plugin_autoload=plugin_autoload)
     outcomes = suite.outcomes
-    tampered = None
+    tampered = canaries_ok = None
     if canaries is not None and outcomes is not None:
         tampered = tampering(canaries, outcomes, suite.exit_code, _plain_pytest(task.test_command))
+        canaries_ok = canaries.expected(outcomes)
     if outcomes is not None and task.id_form == "swebench":  # as SWE-bench's parser would read the run's log
         outcomes = graded_outcomes(runner_for("pytest"), outcomes)
     duration_ms = int(suite.seconds * 1000)
@@ -151,7 +156,7 @@ def _run_test_ids(
         return made
 
     run = CheckRun(checks("fail_to_pass", task.fail_to_pass), checks("pass_to_pass", task.pass_to_pass), suite.error,
-                   suite.seconds, tampered)  # fmt: skip
+                   suite.seconds, tampered, canaries_ok)  # fmt: skip
     if run.fail_to_pass:
         run.fail_to_pass[0].output = suite.output[-CHECK_OUTPUT_TAIL:]  # one suite run: its output once
     return run
@@ -188,19 +193,37 @@ def _run_commands(box: Sandbox, task: HarnessTask, timeout: float, prefix: str, 
         return made
 
     fail_to_pass, pass_to_pass = run(task.fail_to_pass), run(task.pass_to_pass)
-    tampered = None
-    probe = _canary_command(task, canaries) if canaries is not None else None
-    if probe is not None:
-        (failing,) = run((probe.replace("{name}", canaries.failing),))  # exit codes: only the failing one tells
+    tampered = canaries_ok = None
+    target = _canary_file(task) if canaries is not None else None
+    probe = _canary_command(task, target) if target is not None else None
+    if canaries is not None and probe is not None:  # written only now: no task command ever collects it
+        put_files(box, {f"{REPO_DIR}/{canaries.path}": canaries.source.encode()})
+        probe = probe.replace("{path}", canaries.path)
+        passing, failing = run((probe.replace("{name}", canaries.passing), probe.replace("{name}", canaries.failing)))
+        canaries_ok = passing.passed and not failing.passed
         if failing.passed:
             tampered = f"a check planted to fail ({canaries.path}::{canaries.failing}) exited 0"
-    return CheckRun(fail_to_pass, pass_to_pass, duration_s=total[0], tampered=tampered)
+    return CheckRun(fail_to_pass, pass_to_pass, duration_s=total[0], tampered=tampered, canaries_ok=canaries_ok)
 
 
-def _canary_command(task: HarnessTask, canaries: Canaries) -> str | None:
-    """A check command that selects a test of the canaries' file, with `{name}` where the test's name was."""
-    for command in task.fail_to_pass + task.pass_to_pass:
-        for match in _SELECTOR.finditer(command):
-            if match.group(1).removeprefix("/repo/").removeprefix("./") == canaries.path:
-                return command[: match.start()] + f"{match.group(1)}::{{name}}" + command[match.end() :]
+def _canary_command(task: HarnessTask, target: str) -> str | None:
+    """The first FAIL_TO_PASS command selecting a test of `target`, with that selector turned into
+    `{path}::{name}` (the canary's) and every other `file.py::test` selector removed, so it runs the canary
+    alone (sanity shows its exit status is the test's)."""
+    for command in task.fail_to_pass:
+        matches = list(_QUOTED_SELECTOR.finditer(command))
+        chosen = next((m for m in matches if _repo_path(m.group(2)) == target), None)
+        if chosen is None:
+            continue
+        prefix = chosen.group(2)[: len(chosen.group(2)) - len(target)]  # keep a /repo/ or ./ prefix
+        parts, last = [], 0
+        for match in matches:
+            parts.append(command[last : match.start()])
+            if match is chosen:
+                parts.append(f"{match.group(1)}{prefix}{{path}}::{{name}}{match.group(1)}")
+            last = match.end()
+        return "".join(parts) + command[last:]
     return None
+
+
+_QUOTED_SELECTOR = re.compile(r"(['\"]?)((?:[\w./-]+/)?[\w.-]+\.py)::[^\s'\"]+\1")

@@ -63,8 +63,12 @@ PYTEST_SECTION_FILES = frozenset({"pyproject.toml", "setup.cfg", "tox.ini"})
 """Files whose change is dropped only when it changes their pytest section."""
 CONFIG_FILES = PYTEST_SECTION_FILES | {"pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml"}
 """Every file pytest can take its configuration from (reset when its effective configuration changed)."""
-RUNNER_MODULES = frozenset({"pytest", "_pytest", "py", "pluggy", "iniconfig", "packaging", "exceptiongroup", "tomli",
-                            "xdist", "pytest_timeout", "pytest_cov", "coverage", "hypothesis", "conftest"})  # fmt: skip
+RUNNER_MODULES = frozenset({
+    "pytest", "_pytest", "py", "pluggy", "iniconfig", "packaging", "exceptiongroup", "tomli", "xdist",
+    "pytest_timeout", "pytest_cov", "coverage", "hypothesis", "conftest", "attr", "attrs", "more_itertools", "six",
+    "wcwidth", "atomicwrites", "importlib_metadata", "zipp", "colorama", "typing_extensions", "pygments",
+})  # fmt: skip
+"""The test runner's modules and what pytest (also older releases) imports at start-up."""
 SHADOWABLE_MODULES = frozenset(sys.stdlib_module_names) | RUNNER_MODULES
 """Module names a new file must not take where imports can find it first (`shadowing_modules`)."""
 MODULE_SUFFIXES = (".py", ".pyc", ".so", ".pyd")
@@ -85,7 +89,8 @@ def is_protected(path: str, task_files: Collection[str] = (), *, new: bool = Fal
     return (
         path in task_files
         or pure.name in PROTECTED_NAMES
-        or pure.name.endswith((".pth", ".egg-link"))
+        or pure.name.endswith((".pth", ".egg-link", ".pyc", ".pyo"))  # bytecode: pytest loads a matching one
+        or "__pycache__" in pure.parts
         or any(part.endswith(METADATA_SUFFIXES) for part in pure.parts)
         or (new and any(part in SHADOW_NAMES for part in pure.parts))
     )
@@ -240,7 +245,10 @@ def shadowing_modules(changes: Iterable[tuple[str, str]], package_dirs: Collecti
             if depth and "/".join(parts[:depth]) in package_dirs:
                 continue  # inside a package: reachable only as `package.name`, never as a top-level module
             last = depth == len(parts) - 1
-            module = name.split(".", 1)[0] if last and name.endswith(MODULE_SUFFIXES) else (None if last else name)
+            if last and name.endswith(MODULE_SUFFIXES):
+                module = name.split(".", 1)[0]
+            else:  # a directory, or an extensionless name (a symlink can make it a package)
+                module = None if last and "." in name else name
             if module in SHADOWABLE_MODULES:
                 found.append(path)
                 break

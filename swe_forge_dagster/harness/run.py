@@ -46,7 +46,8 @@ from swe_forge_dagster.execution.runner_config import pytest_config
 from swe_forge_dagster.execution.runners import PYTEST
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig, SandboxError
 from swe_forge_dagster.harness.agent import AGENT_DIR, agent_environment, prompt_files, run_agent
-from swe_forge_dagster.harness.checks import CheckRun, plant_canaries, run_checks, sanity_problems
+from swe_forge_dagster.harness.canaries import Canaries
+from swe_forge_dagster.harness.checks import CheckRun, prepare_canaries, run_checks, sanity_problems
 from swe_forge_dagster.harness.cleanup import harness_labels, keep, remove_stale
 from swe_forge_dagster.harness.inputs import checked
 from swe_forge_dagster.harness.models import HarnessConfig, HarnessTask, Status, TaskResult
@@ -168,7 +169,10 @@ class Harness:
         config = self.config
         sanity_box, _ = boxes["sanity"]
         on_stage("sanity")
-        sanity = run_checks(sanity_box, task, config.test_timeout, plugin_autoload=config.pytest_plugin_autoload)
+        canaries = prepare_canaries(sanity_box, task)
+        sanity = run_checks(sanity_box, task, config.test_timeout, plugin_autoload=config.pytest_plugin_autoload,
+                            canaries=canaries)  # fmt: skip
+        canaries = canaries if sanity.canaries_ok else None  # they must work where no agent code runs
         result.test_duration_secs = round(sanity.duration_s, 3)
         self._dispose(boxes.pop("sanity")[0], result)
         problems = sanity_problems(sanity)
@@ -202,7 +206,7 @@ class Harness:
 
         on_stage("verify")
         try:
-            final = self._verify(task, boxes["verify"][0], diff, result)
+            final = self._verify(task, boxes["verify"][0], diff, result, canaries)
         except (DockerException, SandboxError, WorkspaceError) as exc:
             raise _Outcome(Status.TEST_ERROR, f"the verification container failed: {exc}") from exc
         result.test_duration_secs = round(result.test_duration_secs + final.duration_s, 3)
@@ -215,14 +219,15 @@ class Harness:
             raise _Outcome(Status.UNRESOLVED, _unresolved_reason(final))
         result.status, result.reason = Status.RESOLVED, None
 
-    def _verify(self, task: HarnessTask, box: Sandbox, diff: str, result: TaskResult) -> CheckRun:
+    def _verify(
+        self, task: HarnessTask, box: Sandbox, diff: str, result: TaskResult, canaries: Canaries | None
+    ) -> CheckRun:
         """The agent's (filtered) diff on base + the task's tests, protected paths reset, then every check.
 
         The task's tests went in when the container started: they touch only the task's test
         files, which the filtered diff does not. Whatever the diff's text says, the paths it really
         changed are listed by git after it applies, and protected ones are reset (`apply_agent_diff`).
         """
-        canaries = plant_canaries(box, task)  # before the diff: part of the snapshot the diff is applied to
         probe = (lambda: pytest_config(box, task.run_files)) if task.mode == "tests" else None
         try:
             reset = apply_agent_diff(box, diff, task.protected_files, protect=self.config.agent != "oracle",

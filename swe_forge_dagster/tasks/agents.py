@@ -24,7 +24,7 @@ import docker
 from pydantic import BaseModel, ConfigDict, Field
 
 from swe_forge_dagster.common.paths import is_test_path
-from swe_forge_dagster.execution.environment import INSTALL_TIMEOUT_S, EnvRecipe
+from swe_forge_dagster.execution.environment import INSTALL_TIMEOUT_S, EnvRecipe, install_git_script
 from swe_forge_dagster.execution.junit import Outcome, parse_junit
 from swe_forge_dagster.execution.patch import patch_adding_files
 from swe_forge_dagster.execution.repo_box import TREE_NAME, WorkspaceError, start_repo_box
@@ -250,6 +250,7 @@ def _replay(
     with Sandbox.start(docker_client, config, name_hint="env-replay") as box:
         box.copy_in(tree, "/repo")
         box.run("cd /repo")
+        box.run(install_git_script(None))  # as the image build: setuptools-scm / hatch-vcs installs need git
         for index, command in enumerate(recipe.install_commands, 1):
             result = box.run(command, timeout=INSTALL_TIMEOUT_S)
             if not result.ok:
@@ -258,6 +259,7 @@ def _replay(
                     f"replay failed: install command {index} of {len(recipe.install_commands)} {how}: "
                     f"{command}\n{clip(result.output, TAIL)}"
                 )
+        box.run("rm -rf /repo/.git; cd /repo")
         if config.network == "bridge":  # validation runs the tests with no network
             docker_client.api.disconnect_container_from_network(box.id, "bridge")
         # on the tree as installed, as validation runs on the environment image (install outputs kept)

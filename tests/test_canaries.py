@@ -1,0 +1,52 @@
+"""The canaries' rules without Docker: what counts as tampering, what does not, and the commands they run as."""
+
+from __future__ import annotations
+
+import ast
+import types
+
+from swe_forge_dagster.harness.canaries import make_canaries, tampering
+from swe_forge_dagster.harness.checks import _canary_command
+
+SOURCE = (
+    "from __future__ import annotations\nimport pytest\nfrom .helpers import make\n\n\ndef test_a():\n"
+    "    assert make()\n"
+)
+
+
+def test_a_canary_module_has_the_test_files_imports_and_two_fresh_tests() -> None:
+    canaries = make_canaries("tests/unit/test_a.py", SOURCE)
+    assert canaries.path.startswith("tests/unit/test_") and canaries.path.endswith(".py")
+    assert canaries.passing != canaries.failing and canaries.passing.startswith("test_")
+    tree = ast.parse(canaries.source)  # valid Python; `__future__` left out (it must come first in a module)
+    assert "__future__" not in canaries.source and "import pytest" in canaries.source and ".helpers" in canaries.source
+    assert {f.name for f in tree.body if isinstance(f, ast.FunctionDef)} == {canaries.passing, canaries.failing}
+    assert make_canaries("tests/test_a.py", SOURCE).path != make_canaries("tests/test_a.py", SOURCE).path
+
+
+def test_what_counts_as_tampering() -> None:
+    c = make_canaries("tests/test_a.py", SOURCE)
+    task = {"tests/test_a.py::test_a": "passed"}
+    honest = {**task, f"{c.path}::{c.passing}": "passed", f"{c.path}::{c.failing}": "failed"}
+    assert tampering(c, honest, 1, True) is None and c.expected(honest)
+    assert "reported passed" in (tampering(c, {**honest, f"{c.path}::{c.failing}": "passed"}, 0, True) or "")
+    assert "missing" in (tampering(c, task, 0, True) or "")  # the report lost the module, kept the task's tests
+    assert "exited 0" in (tampering(c, honest, 0, True) or "")
+    assert tampering(c, honest, 0, False) is None  # `... || true`: the exit status says nothing
+    collection_error = {**task, c.path: "error"}  # the module did not collect (an honest broken import)
+    assert tampering(c, collection_error, 1, True) is None and not c.expected(collection_error)
+    rootdir_relative = {"test_a.py::test_a": "passed", f"{c.path.removeprefix('tests/')}::{c.passing}": "passed",
+                        f"{c.path.removeprefix('tests/')}::{c.failing}": "failed"}  # fmt: skip
+    assert tampering(c, rootdir_relative, 1, True) is None and c.expected(rootdir_relative)
+
+
+def test_the_canary_command_selects_only_the_canary() -> None:
+    task = types.SimpleNamespace(fail_to_pass=(
+        "python -m pytest -q 'tests/test_r.py::test_neg' 'tests/test_r.py::test_half[-1.5--2]' tests/test_o.py::t",
+        "cd /repo && /tmp/venv/bin/python -m pytest /repo/tests/test_x.py::TestA::test_b -q",
+    ))  # fmt: skip
+    assert _canary_command(task, "tests/test_r.py") == "python -m pytest -q '{path}::{name}'  "  # type: ignore[arg-type]
+    assert _canary_command(task, "tests/test_x.py") == (  # type: ignore[arg-type]
+        "cd /repo && /tmp/venv/bin/python -m pytest /repo/{path}::{name} -q"
+    )
+    assert _canary_command(task, "tests/test_none.py") is None  # type: ignore[arg-type]
