@@ -196,7 +196,7 @@ class ConfigChanged(WorkspaceError):
 
 def apply_agent_diff(
     box: Sandbox, diff: str, task_files: Collection[str], *, protect: bool = True,
-    config_probe: Callable[[], object] | None = None,
+    config_probe: Callable[[], object] | None = None, config_before: object = None,
 ) -> list[str]:  # fmt: skip
     """Apply the agent's (text-filtered) diff in the verification container, then reset every protected
     path it really changed, whatever its text claimed; the reset paths. PatchRejected: git refused it.
@@ -204,11 +204,14 @@ def apply_agent_diff(
     Git in this container (which no agent code ever ran in) lists the changes: edits, deletions,
     new files, ignored files and type changes, with no rename detection to hide a path behind.
     New modules that would shadow the standard library or the test runner are reset too. With
-    `config_probe` (the runner's own effective configuration, `execution.runner_config`), a
-    configuration that differs after the diff resets every configuration file the diff changed;
-    `ConfigChanged` when it still differs.
+    `config_probe` (the runner's own effective configuration, `execution.runner_config`) and
+    `config_before` (its answer for the tree before the diff: the sanity container's), a configuration
+    that differs after the diff resets every configuration file the diff changed; `ConfigChanged` when
+    it still differs. The runner reads its configuration only from files with those names (and the
+    layout of the test files' directories, which the checks fix), so the probe runs only when the diff
+    really changed such a file.
     """
-    before = config_probe() if protect and config_probe is not None else None
+    before = config_before if protect and config_probe is not None else None
     put_files(box, {f"{WORK_DIR}/agent.diff": as_bytes(diff)})
     exit_code, stdout, stderr = exec_demux(box, ["bash", "-c", VERIFY_SCRIPT])
     if exit_code == 3:
@@ -222,7 +225,9 @@ def apply_agent_diff(
     if configs:
         reset += _changed_pytest_sections(box, configs)
     _restore(box, reset, task_files)
-    if before is not None and config_probe is not None and config_probe() != before:
+    touches_config = any(PurePosixPath(p).name in CONFIG_FILES or PurePosixPath(p).name == "setup.py"
+                         for _s, p in changes)  # fmt: skip
+    if before is not None and config_probe is not None and touches_config and config_probe() != before:
         extra = [path for _s, path in changes if PurePosixPath(path).name in CONFIG_FILES and path not in reset]
         _restore(box, extra, task_files)
         reset += extra

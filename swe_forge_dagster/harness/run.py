@@ -173,6 +173,9 @@ class Harness:
         sanity = run_checks(sanity_box, task, config.test_timeout, plugin_autoload=config.pytest_plugin_autoload,
                             canaries=canaries)  # fmt: skip
         canaries = canaries if sanity.canaries_ok else None  # they must work where no agent code runs
+        # the runner's configuration for the tree before any diff (the verify container starts from the same)
+        judged = task.mode == "tests" and config.agent != "oracle"  # the gold patch is applied whole
+        config_before = pytest_config(sanity_box, task.run_files) if judged else None
         result.test_duration_secs = round(sanity.duration_s, 3)
         self._dispose(boxes.pop("sanity")[0], result)
         problems = sanity_problems(sanity)
@@ -206,7 +209,7 @@ class Harness:
 
         on_stage("verify")
         try:
-            final = self._verify(task, boxes["verify"][0], diff, result, canaries)
+            final = self._verify(task, boxes["verify"][0], diff, result, canaries, config_before)
         except (DockerException, SandboxError, WorkspaceError) as exc:
             raise _Outcome(Status.TEST_ERROR, f"the verification container failed: {exc}") from exc
         result.test_duration_secs = round(result.test_duration_secs + final.duration_s, 3)
@@ -220,7 +223,13 @@ class Harness:
         result.status, result.reason = Status.RESOLVED, None
 
     def _verify(
-        self, task: HarnessTask, box: Sandbox, diff: str, result: TaskResult, canaries: Canaries | None
+        self,
+        task: HarnessTask,
+        box: Sandbox,
+        diff: str,
+        result: TaskResult,
+        canaries: Canaries | None,
+        config_before: object = None,
     ) -> CheckRun:
         """The agent's (filtered) diff on base + the task's tests, protected paths reset, then every check.
 
@@ -231,7 +240,7 @@ class Harness:
         probe = (lambda: pytest_config(box, task.run_files)) if task.mode == "tests" else None
         try:
             reset = apply_agent_diff(box, diff, task.protected_files, protect=self.config.agent != "oracle",
-                                     config_probe=probe)  # fmt: skip
+                                     config_probe=probe, config_before=config_before)  # fmt: skip
         except PatchRejected as exc:
             raise _Outcome(Status.AGENT_ERROR, f"{exc} (at base)") from exc
         except ConfigChanged as exc:
