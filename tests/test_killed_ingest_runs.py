@@ -42,7 +42,7 @@ def timed_ingest(hour: dt.datetime, env: dict[str, str], log: Path) -> float:
     started = time.monotonic()
     proc = ingest(hour, env, log)
     try:
-        assert proc.wait(timeout=60) == 0, log.read_text()[-3000:]
+        assert proc.wait(timeout=180) == 0, log.read_text()[-3000:]
     finally:
         os.killpg(proc.pid, signal.SIGKILL) if proc.poll() is None else None
     assert "hours materialized: gharchive_pr_events 1/1" in log.read_text()
@@ -90,17 +90,17 @@ def test_eight_killed_ingest_runs_do_not_block_the_next(tmp_path: Path, env: dic
                 return [slot.run_id for slot in storage.get_concurrency_info(POOL).claimed_slots]
 
             try:
-                wait_for(lambda: len(held()) == len(KILLED), "the 8 runs to hold every slot", 60)
-                wait_for(lambda: all(server.count(archive_file_name(h), "GET") for h in KILLED), "downloads", 10)
+                wait_for(lambda: len(held()) == len(KILLED), "the 8 runs to hold every slot", 240)
+                wait_for(lambda: all(server.count(archive_file_name(h), "GET") for h in KILLED), "downloads", 60)
                 holders = held()
 
                 waiter_log = logs / "waiter.log"
                 waiter = ingest(WAITER, env, waiter_log)
-                wait_for(lambda: "for a slot in pool 'gharchive_download'" in waiter_log.read_text(), "the notice", 40)
+                wait_for(lambda: "for a slot in pool 'gharchive_download'" in waiter_log.read_text(), "the notice", 180)
                 notice = waiter_log.read_text()
                 assert "8/8 slots held by run(s)" in notice and all(run[:8] in notice for run in holders)
                 os.killpg(waiter.pid, signal.SIGINT)  # Ctrl-C
-                assert waiter.wait(timeout=15) == 130, waiter_log.read_text()[-3000:]
+                assert waiter.wait(timeout=60) == 130, waiter_log.read_text()[-3000:]
             finally:
                 for proc in procs:  # kill -9, mid-step
                     os.killpg(proc.pid, signal.SIGKILL)
@@ -112,7 +112,7 @@ def test_eight_killed_ingest_runs_do_not_block_the_next(tmp_path: Path, env: dic
             after_log = logs / "after.log"
             after = timed_ingest(AFTER, env, after_log)  # ...until the next command sees them dead
             print(f"\nnormal ingest {baseline:.1f}s; after 8 killed runs {after:.1f}s")
-            assert after < 3 * baseline + 5, (baseline, after)
+            assert after < 3 * baseline + 15, (baseline, after)  # normal time, with room for a loaded CI machine
             assert held() == []
             for proc in procs:
                 (run,) = instance.get_runs(filters=dg.RunsFilter(tags={PID_TAG: str(proc.pid)}))
