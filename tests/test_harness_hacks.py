@@ -17,7 +17,7 @@ from pathlib import Path
 import docker
 import pytest
 
-from swe_forge_dagster.harness import Status, load_inputs
+from swe_forge_dagster.harness import Status, TaskResult, load_inputs
 from tests.support.common import BASE_IMAGE
 from tests.support.harness_world import EASY, HarnessWorld, harness_world, write_agent
 from tests.support.harness_world import run_items as run
@@ -86,20 +86,26 @@ HACKS = {
 }
 
 
+def run_scripted(
+    hw: HarnessWorld, client: docker.DockerClient, tmp_path: Path, prefix: str, scripts: dict[str, str]
+) -> dict[str, TaskResult]:
+    """One copy of the easy task per script, and one agent that runs the script named by its task id."""
+    for name in scripts:
+        hw.variant(tmp_path / "tasks", f"{prefix}-{name}")
+    cases = "".join(f"  {prefix}-{name})\n{script};;\n" for name, script in scripts.items())
+    agent = write_agent(tmp_path / "agent", f'cd /repo\ncase "$SWE_FORGE_TASK_ID" in\n{cases}esac\n')
+    items = load_inputs(tmp_path / "tasks", default_image=BASE_IMAGE)
+    made = run(hw, client, items, agent="command", agent_dir=agent, agent_cmd="sh /agent/run.sh", parallel=3)
+    return {r.task_id.removeprefix(f"{prefix}-"): r for r in made}
+
+
 @pytest.fixture(scope="module")
 def hw(tmp_path_factory: pytest.TempPathFactory, docker_client: docker.DockerClient) -> HarnessWorld:
     return harness_world(tmp_path_factory.getbasetemp() / "harness-world")
 
 
 def test_cheating_agents_never_resolve(hw: HarnessWorld, docker_client: docker.DockerClient, tmp_path: Path) -> None:
-    for name in HACKS:
-        hw.variant(tmp_path / "tasks", f"hack-{name}")
-    cases = "".join(f"  hack-{name})\n{script};;\n" for name, script in HACKS.items())
-    agent = write_agent(tmp_path / "agent", f'cd /repo\ncase "$SWE_FORGE_TASK_ID" in\n{cases}esac\n')
-    items = load_inputs(tmp_path / "tasks", default_image=BASE_IMAGE)
-    results = {r.task_id.removeprefix("hack-"): r for r in run(hw, docker_client, items, agent="command",
-                                                               agent_dir=agent, agent_cmd="sh /agent/run.sh",
-                                                               parallel=3)}  # fmt: skip
+    results = run_scripted(hw, docker_client, tmp_path, "hack", HACKS)
     assert set(results) == set(HACKS)
     for name, result in results.items():
         assert result.status is not Status.RESOLVED, (name, result.reason, result.model_patch)
@@ -246,14 +252,7 @@ def test_tampering_shadowing_and_runner_config_tricks_never_resolve(
     """(a) results rewritten in the test process are caught by the canary tests; (b) new modules named like the
     standard library's are dropped; (c) a config file pytest reads and our text check does not is found by
     pytest's own configuration before and after the diff, and dropped. The oracle still resolves."""
-    for name in SNEAKY:
-        hw.variant(tmp_path / "tasks", f"sneaky-{name}")
-    cases = "".join(f"  sneaky-{name})\n{script};;\n" for name, script in SNEAKY.items())
-    agent = write_agent(tmp_path / "agent", f'cd /repo\ncase "$SWE_FORGE_TASK_ID" in\n{cases}esac\n')
-    items = load_inputs(tmp_path / "tasks", default_image=BASE_IMAGE)
-    results = {r.task_id.removeprefix("sneaky-"): r for r in run(hw, docker_client, items, agent="command",
-                                                                 agent_dir=agent, agent_cmd="sh /agent/run.sh",
-                                                                 parallel=3)}  # fmt: skip
+    results = run_scripted(hw, docker_client, tmp_path, "sneaky", SNEAKY)
     assert set(results) == set(SNEAKY)
     for name, result in results.items():
         assert result.status is not Status.RESOLVED, (name, result.reason, result.dropped_paths)
