@@ -1,0 +1,551 @@
+"""The report parsers give SWE-bench's ids: each report here is a real one, next to the console log of the
+same run, which the `swebench` package's own log parser must read into the same ids and outcomes.
+
+The reports and logs were made with GoogleTest 1.12.1 (g++ 12), go 1.24.4 and 1.19.8, cargo 1.95, mocha
+10.8.2, jest 29.7.0, vitest 3.2.7 (node 18) and Maven Surefire 3.2.5 (JUnit 5.10.2); trimmed to keep the
+file short (timestamps, durations, stack traces and unrelated output removed); the mocha and jest JSON
+reports are rebuilt from the real ones' fields.
+Each run had a test that prints a fake result line, which only the console parser believes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+
+import pytest
+
+from swe_forge_dagster.execution import reports
+from swe_forge_dagster.execution.junit import Outcome
+
+_c = pytest.importorskip("swebench.harness.log_parsers.c", reason="`swebench` not installed")
+_go, _java, _js, _rust = (
+    pytest.importorskip(f"swebench.harness.log_parsers.{m}") for m in ("go", "java", "javascript", "rust")
+)
+_SWEBENCH: dict[str, Outcome] = {"PASSED": "passed", "FAILED": "failed", "SKIPPED": "skipped"}
+
+
+def swebench(parser: Callable[..., dict[str, str]], log: str) -> dict[str, Outcome]:
+    """A swebench log parser's result in our outcome words (the parsers here do not use the spec)."""
+    return {test_id: _SWEBENCH[status] for test_id, status in parser(log, None).items()}
+
+
+def without(results: dict[str, Outcome], outcome: str) -> dict[str, Outcome]:
+    return {test_id: o for test_id, o in results.items() if o != outcome}
+
+
+GTEST_XML = b"""<?xml version="1.0" encoding="UTF-8"?>
+<testsuites tests="11" failures="4" disabled="1" errors="0" name="AllTests">
+  <testsuite name="ranges_test" tests="5" failures="1" disabled="1" skipped="1" errors="0">
+    <testcase name="join_tuple" status="run" result="completed" classname="ranges_test" />
+    <testcase name="format_array" status="run" result="completed" classname="ranges_test">
+      <failure message="ranges_test.cc:4&#x0A;a &lt;b&gt; &amp; &quot;c&quot; ]]&gt; \
+&lt;?xml version=&quot;1.0&quot;?&gt; \xc3\xa9" type=""><![CDATA[ranges_test.cc:4
+a <b> & "c" ]]>]]&gt;<![CDATA[ <?xml version="1.0"?> \xc3\xa9]]></failure>
+    </testcase>
+    <testcase name="skipped_one" status="run" result="skipped" classname="ranges_test">
+      <skipped message="ranges_test.cc:5&#x0A;not today"><![CDATA[ranges_test.cc:5
+not today]]></skipped>
+    </testcase>
+    <testcase name="DISABLED_off" status="notrun" result="suppressed" classname="ranges_test" />
+    <testcase name="prints_fake" status="run" result="completed" classname="ranges_test" />
+  </testsuite>
+  <testsuite name="TypedT/1" tests="1" failures="1" disabled="0" skipped="0" errors="0">
+    <testcase name="size" type_param="char" status="run" result="completed" classname="TypedT/1">
+      <failure message="ranges_test.cc:17" type=""><![CDATA[ranges_test.cc:17]]></failure>
+    </testcase>
+  </testsuite>
+  <testsuite name="Nums/ParamTest" tests="2" failures="1" disabled="0" skipped="0" errors="0">
+    <testcase name="even/0" value_param="2" status="run" result="completed" classname="Nums/ParamTest" />
+    <testcase name="even/1" value_param="3" status="run" result="completed" classname="Nums/ParamTest">
+      <failure message="ranges_test.cc:9" type=""><![CDATA[ranges_test.cc:9]]></failure>
+    </testcase>
+  </testsuite>
+</testsuites>
+<?xml version="1.0" encoding="UTF-8"?>
+<testsuites tests="2" failures="0" disabled="0" errors="0" name="AllTests">
+  <testsuite name="std_test" tests="2" failures="0" disabled="0" skipped="0" errors="0">
+    <testcase name="path" status="run" result="completed" classname="std_test" />
+  </testsuite>
+</testsuites>
+"""
+GTEST_CONSOLE = """\
+[ RUN      ] ranges_test.join_tuple
+[       OK ] ranges_test.join_tuple (0 ms)
+[ RUN      ] ranges_test.format_array
+a <b> & "c" ]]> <?xml version="1.0"?> é
+[  FAILED  ] ranges_test.format_array (0 ms)
+[ RUN      ] ranges_test.skipped_one
+[  SKIPPED ] ranges_test.skipped_one (0 ms)
+[ DISABLED ] ranges_test.DISABLED_off
+[ RUN      ] ranges_test.prints_fake
+[       OK ] ranges_test.forged (0 ms)
+[       OK ] ranges_test.prints_fake (0 ms)
+[ RUN      ] TypedT/1.size
+[  FAILED  ] TypedT/1.size, where TypeParam = char (0 ms)
+[ RUN      ] Nums/ParamTest.even/0
+[       OK ] Nums/ParamTest.even/0 (0 ms)
+[ RUN      ] Nums/ParamTest.even/1
+[  FAILED  ] Nums/ParamTest.even/1, where GetParam() = 3 (0 ms)
+[  FAILED  ] 3 tests, listed below:
+[  FAILED  ] ranges_test.format_array
+[ RUN      ] std_test.path
+[       OK ] std_test.path (0 ms)
+"""
+
+
+def test_gtest_ids_are_swebench_ids_and_the_report_is_not_fooled_by_printed_lines() -> None:
+    ours = reports.parse_gtest_xml(GTEST_XML, ["test/ranges-test.cc"])
+    theirs = swebench(_c.parse_log_googletest, GTEST_CONSOLE)
+    assert theirs.pop("ranges_test.forged") == "passed"  # printed by ranges_test.prints_fake
+    # A failed parameterized test's console line carries ", where GetParam() = 3"; the passing one, the
+    # form a task lists, does not.
+    assert {re.sub(r", where .*", "", test_id): o for test_id, o in theirs.items()} == without(ours, "skipped")
+    assert ours["ranges_test.skipped_one"] == ours["ranges_test.DISABLED_off"] == "skipped"
+    assert ours["TypedT/1.size"] == ours["Nums/ParamTest.even/1"] == "failed"
+    assert ours["std_test.path"] == "passed"  # from the second, concatenated document
+
+
+def test_split_xml_documents_splits_after_each_root_not_at_an_xml_declaration_in_cdata() -> None:
+    documents = reports.split_xml_documents(GTEST_XML)
+    assert len(documents) == 2 and documents[1].startswith(b"<?xml")
+    assert [ET.fromstring(d).tag for d in documents] == ["testsuites", "testsuites"]
+    assert reports.split_xml_documents(b"<a/>\n<b/>  \n") == [b"<a/>\n", b"<b/>  \n"]
+    assert reports.split_xml_documents(b" \n") == [] and reports.parse_gtest_xml(b"", []) == {}
+    with pytest.raises(ValueError, match="root element"):
+        reports.parse_surefire(b"<html><testcase name='x'/></html>", [])
+
+
+@pytest.mark.parametrize("cut", [len(GTEST_XML) - 20, len(GTEST_XML) // 2, 60])
+def test_a_truncated_xml_report_is_unreadable(cut: int) -> None:
+    with pytest.raises(ValueError):
+        reports.parse_gtest_xml(GTEST_XML[:cut], [])
+
+
+@pytest.mark.parametrize(
+    "doctype",
+    [
+        b'<!DOCTYPE t [<!ENTITY e "passed">]>',
+        b'<!DOCTYPE t [<!ENTITY e SYSTEM "http://127.0.0.1:9/x">]>',
+        b'<!DOCTYPE t [<!ENTITY e SYSTEM "file:///etc/passwd">]>',
+        b'<!DOCTYPE t [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]>',
+    ],
+)
+def test_a_doctype_is_refused_so_no_entity_is_expanded_or_fetched(doctype: bytes) -> None:
+    report = b'<?xml version="1.0"?>' + doctype + b'<testsuite><testcase classname="c" name="&e;"/></testsuite>'
+    for parse in (reports.parse_gtest_xml, reports.parse_mocha_xunit, reports.parse_surefire):
+        with pytest.raises(ValueError, match="DOCTYPE"):
+            parse(report, [])
+
+
+GO_JSON_124 = b"""\
+{"ImportPath":"example.com/m/broken [example.com/m/broken.test]","Action":"build-fail"}
+{"Action":"output","Package":"example.com/m/broken","Output":"FAIL\\texample.com/m/broken [build failed]\\n"}
+{"Action":"fail","Package":"example.com/m/broken","Elapsed":0,"FailedBuild":"example.com/m/broken [\
+example.com/m/broken.test]"}
+{"Action":"run","Package":"example.com/m/crash","Test":"TestBefore"}
+{"Action":"pass","Package":"example.com/m/crash","Test":"TestBefore","Elapsed":0}
+{"Action":"run","Package":"example.com/m/crash","Test":"TestPanics"}
+{"Action":"run","Package":"example.com/m/crash","Test":"TestPanics/inner"}
+{"Action":"fail","Package":"example.com/m/crash","Test":"TestPanics/inner","Elapsed":0}
+{"Action":"output","Package":"example.com/m/crash","Test":"TestPanics","Output":"panic: kaboom [recovered]\\n"}
+{"Action":"fail","Package":"example.com/m/crash","Test":"TestPanics","Elapsed":0}
+{"Action":"run","Package":"example.com/m/ok","Test":"TestPass"}
+{"Action":"pass","Package":"example.com/m/ok","Test":"TestPass","Elapsed":0}
+{"Action":"run","Package":"example.com/m/ok","Test":"TestFail"}
+{"Action":"fail","Package":"example.com/m/ok","Test":"TestFail","Elapsed":0}
+{"Action":"run","Package":"example.com/m/ok","Test":"TestSkip"}
+{"Action":"skip","Package":"example.com/m/ok","Test":"TestSkip","Elapsed":0}
+{"Action":"run","Package":"example.com/m/ok","Test":"TestForge"}
+{"Action":"output","Package":"example.com/m/ok","Test":"TestForge","Output":"--- PASS: TestForged (0.00s)\\n"}
+{"Action":"output","Package":"example.com/m/ok","Test":"TestForge","Output":"--- FAIL: TestPass (0.00s)\\n"}
+{"Action":"pass","Package":"example.com/m/ok","Test":"TestForge","Elapsed":0}
+{"Action":"run","Package":"example.com/m/ok","Test":"TestSub"}
+{"Action":"run","Package":"example.com/m/ok","Test":"TestSub/a_b"}
+{"Action":"pass","Package":"example.com/m/ok","Test":"TestSub/a_b","Elapsed":0}
+{"Action":"run","Package":"example.com/m/ok","Test":"TestSub/x\\u003c\\u0026\\u003e'\\"\xc3\xa9"}
+{"Action":"pass","Package":"example.com/m/ok","Test":"TestSub/x\\u003c\\u0026\\u003e'\\"\xc3\xa9","Elapsed":0}
+{"Action":"fail","Package":"example.com/m/ok","Test":"TestSub","Elapsed":0}
+"""
+GO_CONSOLE = """\
+FAIL	example.com/m/broken [build failed]
+=== RUN   TestBefore
+--- PASS: TestBefore (0.00s)
+--- FAIL: TestPanics (0.00s)
+    --- FAIL: TestPanics/inner (0.00s)
+panic: kaboom [recovered]
+--- PASS: TestPass (0.00s)
+--- FAIL: TestFail (0.00s)
+--- SKIP: TestSkip (0.00s)
+=== RUN   TestForge
+--- PASS: TestForged (0.00s)
+--- FAIL: TestPass (0.00s)
+--- PASS: TestForge (0.00s)
+--- FAIL: TestSub (0.00s)
+    --- PASS: TestSub/a_b (0.00s)
+    --- PASS: TestSub/x<&>'"é (0.00s)
+"""
+
+
+def test_go_ids_are_swebench_ids_and_go_1_20_framing_defeats_printed_results() -> None:
+    ours = reports.parse_go_test_json(GO_JSON_124, ["ok/ok_test.go"])
+    theirs = swebench(_go.parse_log_gotest, GO_CONSOLE)
+    assert theirs.pop("TestForged") == "passed" and theirs["TestPass"] == "failed"  # both printed by TestForge
+    theirs["TestPass"] = "passed"
+    assert ours == theirs
+    assert ours["TestSub/x<&>'\"é"] == "passed" and "TestNeverBuilt" not in ours
+
+
+def test_go_1_19_stream_believes_a_printed_result_line() -> None:
+    """Go 1.19's test2json parses the binary's plain text: what TestForge printed became events."""
+    go_119 = b"""\
+FAIL	example.com/m/broken [build failed]
+{"Action":"run","Package":"example.com/m/ok","Test":"TestPass"}
+{"Action":"pass","Package":"example.com/m/ok","Test":"TestPass","Elapsed":0}
+{"Action":"run","Package":"example.com/m/ok","Test":"TestForge"}
+{"Action":"output","Package":"example.com/m/ok","Test":"TestForged","Output":"--- PASS: TestForged (0.00s)\\n"}
+{"Action":"pass","Package":"example.com/m/ok","Test":"TestForged","Elapsed":0}
+{"Action":"output","Package":"example.com/m/ok","Test":"TestPass","Output":"--- FAIL: TestPass (0.00s)\\n"}
+{"Action":"fail","Package":"example.com/m/ok","Test":"TestPass","Elapsed":0}
+{"Action":"pass","Package":"example.com/m/ok","Test":"TestForge","Elapsed":0}
+"""
+    assert reports.parse_go_test_json(go_119, []) == {
+        "TestPass": "failed",
+        "TestForged": "passed",
+        "TestForge": "passed",
+    }
+
+
+def test_a_go_test_that_started_but_never_finished_failed() -> None:
+    stream = b"""\
+{"Action":"run","Package":"p","Test":"TestHangs"}
+{"Action":"output","Package":"p","Test":"TestHangs","Output":"panic: test timed out after 1s\\n"}
+not json at all {
+{"Action":"fail","Package":"p","Elapsed":1.0}
+{"Action":"run","Package":"q","Test":"TestHangs"}
+{"Action":"pass","Package":"q","Test":"TestHangs","Elapsed":0}
+"""
+    assert reports.parse_go_test_json(stream, []) == {"TestHangs": "failed"}  # worst of the two packages
+    assert reports.parse_go_test_json(b"", []) == {}
+
+
+MOCHA_XUNIT = b"""\
+<testsuite name="Mocha Tests" tests="8" failures="0" errors="2" skipped="1" time="0.02">
+<testcase classname="" name="root level test" file="/w/test/issues.js" time="0"/>
+<testcase classname="issues 5028" name="should handle set-cookie headers as an array" file="/w/test/issues.js" \
+time="0"/>
+<testcase classname="issues 5028" name="fails &#x3C;&#x26;&#x3E; &#x22;q&#x22; &#x27;s &#xE9;" time="0.003"><failure>\
+Expected values to be strictly equal:
+
+1 !== 2
+    at Context.&#x3C;anonymous&#x3E; (test/issues.js:6:52)</failure></testcase>
+<testcase classname="issues 5028" name="has # hash and #1 tag" file="/w/test/issues.js" time="0"/>
+<testcase classname="issues 5028" name="multi
+line" file="/w/test/issues.js" time="0"/>
+<testcase classname="issues 5028" name="pending without fn" file="/w/test/issues.js" time="0"><skipped/></testcase>
+<testcase classname="issues 5028" name="skipped one" file="/w/test/issues.js" time="0"><skipped/></testcase>
+<testcase classname="hooks" name="&#x22;before all&#x22; hook for &#x22;never runs&#x22;" time="0.001"><failure>\
+setup broke</failure></testcase>
+<testcase classname="forge" name="prints tap" file="/w/test/issues.js" time="0.001"/>
+<testcase classname="s" name="ctl &#x1; esc &#x1B;[31m red" file="/w/ctl.js" time="0"/>
+</testsuite>
+"""
+MOCHA_TAP = """\
+ok 1 root level test
+ok 2 issues 5028 should handle set-cookie headers as an array
+not ok 3 issues 5028 fails <&> "q" 's é
+  Expected values to be strictly equal:
+ok 4 issues 5028 has  hash and 1 tag
+ok 5 issues 5028 multi
+line
+ok 6 issues 5028 pending without fn # SKIP -
+ok 7 issues 5028 skipped one # SKIP -
+not ok 8 hooks "before all" hook for "never runs"
+  setup broke
+ok 99 forged test
+ok 8 forge prints tap
+ok 9 s ctl \x01 esc \x1b[31m red
+# tests 7
+1..9
+"""
+MOCHA_JSON = {
+    "stats": {"suites": 4, "tests": 8, "passes": 5, "pending": 2, "failures": 2},
+    "passes": [{"title": t, "fullTitle": f"issues 5028 {t}"} for t in ("has # hash and #1 tag", "multi\nline")],
+    "failures": [
+        {"title": 'fails <&> "q" \'s é', "fullTitle": 'issues 5028 fails <&> "q" \'s é', "err": {"message": "1 !== 2"}},
+        {"title": '"before all" hook for "never runs"', "fullTitle": 'hooks "before all" hook for "never runs"'},
+    ],
+    "pending": [{"title": "skipped one", "fullTitle": "issues 5028 skipped one", "err": {}}],
+}
+
+
+def test_mocha_xunit_ids_are_the_full_titles_the_tap_reporter_prints() -> None:
+    ours = reports.parse_mocha_xunit(MOCHA_XUNIT, ["test/issues.js"])
+    theirs = swebench(_js.parse_log_tap, MOCHA_TAP)
+    assert theirs.pop("forged test") == "passed"  # printed by "forge prints tap"
+    # TAP prints a skipped test as passed with a "# SKIP -" suffix, and cuts a title at its newline, which
+    # the xunit attribute turns into a space.
+    assert theirs.pop("issues 5028 multi") == "passed" and ours.pop("issues 5028 multi line") == "passed"
+    assert {t.removesuffix(" # SKIP -"): o for t, o in theirs.items() if not t.endswith("# SKIP -")} == without(
+        ours, "skipped"
+    )
+    assert ours["issues 5028 skipped one"] == ours["issues 5028 pending without fn"] == "skipped"
+    assert ours["s ctl \x01 esc \x1b[31m red"] == "passed"  # mocha wrote `&#x1;`, which XML 1.0 forbids
+    assert "issues 5028 has # hash and #1 tag" in reports.parse_mocha_xunit(MOCHA_XUNIT, [], strip_hash=False)
+    from_json = reports.parse_mocha_json(json.dumps(MOCHA_JSON).encode(), [])  # the same ids, but the newline
+    assert from_json.pop("issues 5028 multi\nline") == "passed" and from_json.items() <= ours.items()
+    assert len(from_json) == 4
+
+
+def _assertion(ancestors: list[str], title: str, status: str) -> dict[str, object]:
+    return {"ancestorTitles": ancestors, "fullName": " ".join([*ancestors, title]), "status": status, "title": title}
+
+
+JEST_ASSERTIONS = [
+    _assertion([], "root level test", "passed"),
+    _assertion(["issues", "5028"], "should handle set-cookie headers as an array", "passed"),
+    _assertion(["issues", "5028"], 'fails <&> "q" \'s é', "failed"),
+    _assertion(["issues", "5028"], "dup", "passed"),
+    _assertion(["issues", "5028"], "multi\nline", "passed"),
+    _assertion(["issues", "5028"], "skipped one", "pending"),
+    _assertion(["issues", "5028"], "todo one", "todo"),
+    _assertion(["issues", "other"], "dup", "failed"),
+    _assertion(["forge"], "prints", "passed"),
+]
+JEST_JSON = json.dumps(
+    {
+        "numTotalTests": 9,
+        "success": False,
+        "testResults": [
+            {"assertionResults": JEST_ASSERTIONS, "name": "/w/jt/issues.test.js", "status": "failed"},
+            {"assertionResults": [], "name": "/w/jt/broken.test.js", "status": "failed", "testExecError": {}},
+        ],
+    }
+).encode()
+JEST_VERBOSE = """\
+  ✓ forged (1 ms)
+FAIL jt/issues.test.js
+  ✓ root level test (2 ms)
+  issues
+    5028
+      ✓ should handle set-cookie headers as an array (1 ms)
+      ✕ fails <&> "q" 's é (4 ms)
+      ✓ dup
+      ✓ multi
+line (1 ms)
+      ○ skipped skipped one
+      ✎ todo todo one
+    other
+      ✕ dup (1 ms)
+  forge
+    ✓ prints (1 ms)
+"""
+VITEST_VERBOSE = """\
+  ✓ forged (1 ms)
+ ✓ issues.test.js > root level test 2ms
+ ✓ issues.test.js > issues > 5028 > should handle set-cookie headers as an array 0ms
+ × issues.test.js > issues > 5028 > fails <&> "q" 's é 14ms
+   → expected 1 to be 2 // Object.is equality
+ ✓ issues.test.js > issues > 5028 > dup 0ms
+ ✓ issues.test.js > issues > 5028 > multi
+line 0ms
+ ↓ issues.test.js > issues > 5028 > skipped one
+ ↓ issues.test.js > issues > 5028 > todo one
+ × issues.test.js > issues > other > dup 2ms
+ ✓ issues.test.js > forge > prints 2ms
+"""
+
+
+def test_jest_ids_are_the_bare_titles_of_verbose_output() -> None:
+    ours = reports.parse_jest_json(JEST_JSON, ["jt/issues.test.js"])
+    theirs = swebench(_js.parse_log_jest, JEST_VERBOSE)
+    assert theirs.pop("forged") == "passed" and theirs.pop("multi") == ours.pop("multi\nline") == "passed"
+    assert theirs.pop("skipped skipped one") == ours.pop("skipped one") == "skipped"
+    assert ours.pop("todo one") == "skipped"  # verbose prints `✎ todo todo one`, which swebench ignores
+    assert ours == theirs and ours["dup"] == "failed"  # the two `dup`s share an id: the worst wins
+
+
+def test_jest_path_ids_are_the_jq_transform_form() -> None:
+    ours = reports.parse_jest_json(JEST_JSON, [], titles="path")
+    # swebench's JEST_JSON_JQ_TRANSFORM: "[" + (.status | ascii_upcase) + "] " + ancestors joined " > " + title
+    log = "".join(
+        f"[{a['status'].upper()}] {' > '.join([*a['ancestorTitles'], a['title']])}\n" for a in JEST_ASSERTIONS
+    )
+    theirs = swebench(_js.parse_log_jest_json, log)
+    assert theirs.pop("issues > 5028 > multi") == ours.pop("issues > 5028 > multi\nline") == "passed"
+    assert theirs == without(ours, "skipped")
+    assert ours["issues > other > dup"] == "failed" and ours["issues > 5028 > dup"] == "passed"
+
+
+def test_vitest_ids_are_file_and_title_path_of_verbose_output() -> None:
+    report = JEST_JSON.replace(b"/w/jt/", b"/w/vt/").replace(b'"pending"', b'"skipped"')
+    ours = reports.parse_vitest_json(report, ["./issues.test.js", "other.test.js"])
+    theirs = swebench(_js.parse_log_vitest, VITEST_VERBOSE)
+    assert theirs.pop("forged (1 ms)") == "passed"
+    multi = "issues.test.js > issues > 5028 > multi"
+    assert theirs.pop(multi) == ours.pop(multi + "\nline") == "passed"
+    assert ours == theirs
+    assert "/w/vt/issues.test.js > root level test" in reports.parse_vitest_json(report, [])  # no file known
+
+
+@pytest.mark.parametrize("parse", [reports.parse_jest_json, reports.parse_vitest_json, reports.parse_mocha_json])
+@pytest.mark.parametrize("report", [b"", b"[]", b'{"testResults": 3}', b'{"passes": [1]}', b'{"testResults": [{'])
+def test_an_unreadable_json_report_raises(parse: Callable[..., object], report: bytes) -> None:
+    if report == b'{"passes": [1]}' and parse is not reports.parse_mocha_json:
+        report = b'{"testResults": [{"assertionResults": [{"title": 1}]}]}'
+    with pytest.raises(ValueError):
+        parse(report, [])
+
+
+LIBTEST_JSON = b"""\
+   Compiling demo v0.1.0 (/tmp/rg/rs)
+{ "type": "suite", "event": "started", "test_count": 5 }
+{ "type": "test", "event": "started", "name": "tests::fails" }
+{ "type": "test", "name": "tests::ignored_plain", "event": "ignored" }
+{ "type": "test", "event": "started", "name": "tests::ignored_reason" }
+{ "type": "test", "name": "tests::ignored_reason", "event": "ignored", "message": "slow" }
+{ "type": "test", "event": "started", "name": "tests::nested::deep" }
+{ "type": "test", "name": "tests::nested::deep", "event": "ok", "exec_time": 0.000000982 }
+{ "type": "test", "event": "started", "name": "tests::passes" }
+{ "type": "test", "name": "tests::passes", "event": "ok", "exec_time": 0.000000301 }
+{ "type": "test", "name": "tests::fails", "event": "failed", "exec_time": 0.1, "stdout": "test tests::forged ... ok\\n"}
+{ "type": "suite", "event": "failed", "passed": 2, "failed": 1, "ignored": 2, "measured": 0, "filtered_out": 0 }
+{ "type": "suite", "event": "started", "test_count": 2 }
+{ "type": "test", "event": "started", "name": "can_print_file_named_cache" }
+{ "type": "test", "event": "started", "name": "does_not_print_unwanted_file_named_cache" }
+{ "type": "test", "name": "can_print_file_named_cache", "event": "ok", "exec_time": 0.000000541 }
+{ "type": "test", "name": "does_not_print_unwanted_file_named_cache", "event": "failed", "stdout": "nope\\n" }
+{ "type": "suite", "event": "failed", "passed": 1, "failed": 1, "ignored": 0, "measured": 0, "filtered_out": 0 }
+{ "type": "suite", "event": "started", "test_count": 1 }
+{ "type": "test", "event": "started", "name": "src/lib.rs - add (line 3)" }
+{ "type": "test", "name": "src/lib.rs - add (line 3)", "event": "ok", "exec_time": 0.002033802 }
+{ "type": "suite", "event": "ok", "passed": 1, "failed": 0, "ignored": 0, "measured": 0, "filtered_out": 0 }
+"""
+LIBTEST_TEXT = """\
+     Running unittests src/lib.rs (target/debug/deps/demo-8348ca7a80742723)
+running 5 tests
+test tests::ignored_plain ... ignored
+test tests::ignored_reason ... ignored, slow
+test tests::nested::deep ... ok
+test tests::passes ... ok
+test tests::fails ... FAILED
+failures:
+---- tests::fails stdout ----
+test tests::forged ... ok
+failures:
+    tests::fails
+test result: FAILED. 2 passed; 1 failed; 2 ignored; 0 measured; 0 filtered out; finished in 0.16s
+     Running tests/integration.rs (target/debug/deps/integration-95c18cfe0a4e431d)
+running 2 tests
+test can_print_file_named_cache ... ok
+test does_not_print_unwanted_file_named_cache ... FAILED
+failures:
+---- does_not_print_unwanted_file_named_cache stdout ----
+failures:
+    does_not_print_unwanted_file_named_cache
+test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.17s
+   Doc-tests demo
+running 1 test
+test src/lib.rs - add (line 3) ... ok
+test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s
+"""
+
+
+def test_libtest_json_and_text_give_the_ids_of_parse_log_cargo() -> None:
+    ours = reports.parse_libtest(LIBTEST_JSON, ["src/lib.rs", "tests/integration.rs"])
+    assert reports.parse_libtest(LIBTEST_TEXT.encode(), []) == ours
+    theirs = swebench(_rust.parse_log_cargo, LIBTEST_TEXT)
+    assert theirs.pop("tests::forged") == "passed"  # a failed test's captured output, in its failures section
+    assert ours.pop("src/lib.rs - add (line 3)") == "passed"  # swebench's `\S+` skips doctests
+    assert theirs == without(ours, "skipped")
+    assert ours["tests::ignored_reason"] == "skipped"
+
+
+def test_libtest_json_ignores_text_lines_and_fails_tests_of_an_aborted_binary() -> None:
+    report = b"""\
+{ "type": "suite", "event": "started", "test_count": 2 }
+{ "type": "test", "event": "started", "name": "a::ok" }
+{ "type": "test", "event": "started", "name": "a::aborts" }
+{ "type": "test", "name": "a::ok", "event": "ok" }
+test a::printed ... ok
+{ "type": "suite", "event": "started", "test_count": 1 }
+{ "type": "test", "event": "started", "name": "b::ok" }
+{ "type": "test", "name": "b::ok", "event": "ok" }
+"""
+    assert reports.parse_libtest(report, []) == {"a::ok": "passed", "a::aborts": "failed", "b::ok": "passed"}
+    assert reports.parse_libtest(b"error[E0425]: cannot find value `x`\n", []) == {}
+
+
+SUREFIRE_HEAD = (
+    '<?xml version="1.0" encoding="UTF-8"?>\n<testsuite xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" '
+    'xsi:noNamespaceSchemaLocation="https://maven.apache.org/surefire/maven-surefire-plugin/xsd/'
+    'surefire-test-report-3.0.xsd" version="3.0" '
+)
+SUREFIRE_XML = f"""{SUREFIRE_HEAD}name="com.google.gson.stream.JsonReaderTest" time="0.024" tests="1" errors="0" \
+skipped="0" failures="0">
+  <properties>
+    <property name="java.version" value="17.0.15"/>
+  </properties>
+  <testcase name="testSkipValue" classname="com.google.gson.stream.JsonReaderTest" time="0.001"/>
+</testsuite>
+{SUREFIRE_HEAD}name="com.google.gson.stream.JsonWriterTest" time="0.438" tests="6" errors="1" skipped="1" failures="1">
+  <properties>
+  </properties>
+  <testcase name="testParam(int)[1]" classname="com.google.gson.stream.JsonWriterTest" time="0.11"/>
+  <testcase name="testNonFiniteDoublesWhenLenient" classname="com.google.gson.stream.JsonWriterTest" time="0.032">
+    <failure message="expected: &lt;&lt;&amp;&gt;&quot;é&gt; but was: &lt;x&gt;" \
+type="org.opentest4j.AssertionFailedError"><![CDATA[org.opentest4j.AssertionFailedError: expected: <<&>"é> but was: <x>
+	at com.google.gson.stream.JsonWriterTest.testNonFiniteDoublesWhenLenient(JsonWriterTest.java:11)
+]]></failure>
+  </testcase>
+  <testcase name="testIgnored" classname="com.google.gson.stream.JsonWriterTest" time="0.0">
+    <skipped message="later"/>
+  </testcase>
+  <testcase name="testDoubles" classname="com.google.gson.stream.JsonWriterTest" time="0.012">
+    <system-out><![CDATA[Tests run: 1, <&> ]]]]><![CDATA[> é
+]]></system-out>
+  </testcase>
+  <testcase name="testThrows" classname="com.google.gson.stream.JsonWriterTest" time="0.021">
+    <error message="boom" type="java.lang.IllegalStateException"><![CDATA[java.lang.IllegalStateException: boom
+]]></error>
+  </testcase>
+</testsuite>
+""".encode()
+MAVEN_EACH = """\
++ mvn -o -B test -Dtest=com.google.gson.stream.JsonWriterTest#testDoubles
+Tests run: 1, <&> ]]> é
+[INFO] BUILD SUCCESS
++ mvn -o -B test -Dtest=com.google.gson.stream.JsonWriterTest#testNonFiniteDoublesWhenLenient
+[INFO] BUILD FAILURE
++ mvn -o -B test -Dtest=com.google.gson.stream.JsonReaderTest#testSkipValue
+[INFO] BUILD SUCCESS
+"""
+
+
+def test_surefire_ids_are_class_hash_method_as_maven_runs_them_one_by_one() -> None:
+    ours = reports.parse_surefire(SUREFIRE_XML, ["src/test/java/com/google/gson/stream/JsonWriterTest.java"])
+    theirs = swebench(_java.parse_log_maven, MAVEN_EACH)
+    assert theirs == {test_id: ours[test_id] for test_id in theirs}
+    writer = "com.google.gson.stream.JsonWriterTest#"
+    assert ours[writer + "testThrows"] == "error" and ours[writer + "testIgnored"] == "skipped"
+    assert ours[writer + "testParam(int)[1]"] == "passed"
+
+
+def test_surefire_gradle_and_junit4_styles_are_the_other_java_parsers_ids() -> None:
+    gradle = reports.parse_surefire(SUREFIRE_XML, [], style="gradle")
+    log = "".join(f"{test_id} {o.upper()}\n" for test_id, o in gradle.items() if o in ("passed", "failed"))
+    assert swebench(_java.parse_log_gradle_custom, log) == without(without(gradle, "skipped"), "error")
+    assert "com.google.gson.stream.JsonReaderTest > testSkipValue" in gradle
+    junit4 = reports.parse_surefire(SUREFIRE_XML, [], style="junit4")
+    assert swebench(
+        _java.parse_log_ant, "    [junit] [PASS] testSkipValue(com.google.gson.stream.JsonReaderTest)\n"
+    ) == {test_id: o for test_id, o in junit4.items() if test_id.startswith("testSkipValue(")}
+
+
+def test_surefire_flaky_reruns_and_duplicates_keep_the_worst_outcome() -> None:
+    report = b"""<testsuite name="C"><testcase name="m" classname="p.C"><flakyFailure message="x"/></testcase>
+<testcase name="n" classname="p.C"/><testcase name="n" classname="p.C"><failure/></testcase>
+<testcase name="k" classname="p.C"/></testsuite>"""
+    assert reports.parse_surefire(report, []) == {"p.C#m": "failed", "p.C#n": "failed", "p.C#k": "passed"}
