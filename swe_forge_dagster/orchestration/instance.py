@@ -6,7 +6,9 @@ so the CLI, the demo and `swe-forge dev` share one instance.
 
 `open_instance` is where every command that runs jobs (and `setup`, `dev`) gets the instance, so
 it is also where runs left behind by killed processes are failed and their pool slots freed
-(`reaper.reap_dead_runs`): otherwise one `kill -9` blocks that pool for every later run.
+(`reaper.reap_dead_runs`): otherwise one `kill -9` blocks that pool for every later run. It also
+makes slot claims atomic on the SQLite instance (`slot_claims`): processes claiming at the same
+moment otherwise lose claims.
 """
 
 from __future__ import annotations
@@ -65,7 +67,9 @@ def open_instance(settings: Settings, notify: Callable[[str], None] = _to_stderr
     import dagster as dg
 
     from swe_forge_dagster.orchestration.reaper import reap_dead_runs
+    from swe_forge_dagster.orchestration.slot_claims import install
 
+    install()  # before any slot is claimed or freed in this process
     ensure_dagster_home(settings)
     instance = dg.DagsterInstance.get()
     set_pool_limits(instance)

@@ -12,9 +12,11 @@ their runs appear in the UI exactly like UI-launched ones and run the same asset
 In-process runs log to the console at WARNING (the instance's event log keeps everything).
 Every run goes through `_execute`: it is tagged with the identity of the process running it
 (`processes`: what lets a later command see that a `kill -9`ed run is dead and free its pool
-slots, `reaper`), and watched while it waits for a pool slot (`slot_wait`: says what it waits for
-on stderr, and lets Ctrl-C stop the wait). An interrupted run (Ctrl-C, SIGTERM) raises
-KeyboardInterrupt here instead of returning a failed result, so no further run starts.
+slots, `reaper`), claims its pool slots atomically (`slot_claims`: concurrent runs of a SQLite
+instance otherwise lose claims), and is watched while it waits for a pool slot (`slot_wait`:
+says what it waits for on stderr, and lets Ctrl-C stop the wait). An interrupted run (Ctrl-C,
+SIGTERM) raises KeyboardInterrupt here instead of returning a failed result, so no further run
+starts.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from dagster._core.events import RunFailureReason
 from swe_forge_dagster.gharchive.hours import parse_partition_key, partition_key
 from swe_forge_dagster.orchestration.instance import set_pool_limits
 from swe_forge_dagster.orchestration.processes import process_identity
+from swe_forge_dagster.orchestration.slot_claims import install as install_atomic_slot_claims
 from swe_forge_dagster.orchestration.slot_wait import Notify, SlotWaitWatcher
 
 HOUR = dt.timedelta(hours=1)
@@ -59,6 +62,7 @@ def _execute(
     job: dg.JobDefinition, instance: dg.DagsterInstance, notify: Notify, tags: dict[str, str], **kwargs: object
 ) -> dg.ExecuteInProcessResult:
     """`job.execute_in_process`, tagged with this process's identity and watched while it waits for slots."""
+    install_atomic_slot_claims()  # concurrent runs of a SQLite instance would otherwise lose slot claims
     run_id = str(uuid.uuid4())
     with SlotWaitWatcher(instance, run_id, notify) as watcher:
         result = job.execute_in_process(instance=instance, run_id=run_id, raise_on_error=False,
