@@ -4,7 +4,7 @@
 #   go    -> swe-forge-go:<suite>    (golang-go)
 #   rust  -> swe-forge-rust:<suite>  (rustc + cargo)
 #   java  -> swe-forge-java:<suite>  (OpenJDK + Maven + Gradle)
-#   cpp   -> swe-forge-cpp:<suite>   (gcc/g++ + make + cmake)
+#   cpp   -> swe-forge-cpp:<suite>   (gcc/g++ + make + cmake + ccache)
 # The base image (scripts/build-base-image.sh swe-forge-base:<suite>) is built first when missing.
 # Cached by tag: does nothing when the image already exists.
 # Usage: scripts/build-toolchain-image.sh TOOLCHAIN [SUITE]   (default suite: bookworm)
@@ -16,7 +16,7 @@ case "$TOOLCHAIN" in
   go) PACKAGES="golang-go" ;;
   rust) PACKAGES="rustc cargo" ;;
   java) PACKAGES="default-jdk-headless maven gradle" ;;
-  cpp) PACKAGES="g++ make cmake" ;;
+  cpp) PACKAGES="g++ make cmake ccache" ;;
   *) echo "unknown toolchain $TOOLCHAIN: node, go, rust, java or cpp" >&2; exit 2 ;;
 esac
 TAG="swe-forge-$TOOLCHAIN:$SUITE"

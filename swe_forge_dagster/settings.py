@@ -26,6 +26,14 @@ PYTHON_BASE_IMAGES = {"3.11": DEFAULT_BASE_IMAGE, "3.9": "swe-forge-base:bullsey
 """Python version -> local base image (`scripts/build-base-image.sh swe-forge-base:<suite>`), default first."""
 NODE_IMAGE = "swe-forge-node:bookworm"
 """The local Node.js toolchain image (`scripts/build-toolchain-image.sh node`: Debian's nodejs + npm)."""
+TOOLCHAIN_IMAGES = {
+    "node": {"swe-forge-node:bookworm": "18", "swe-forge-node:trixie": "20"},
+    "go": {"swe-forge-go:bookworm": "1.19", "swe-forge-go:trixie": "1.24"},
+    "rust": {"swe-forge-rust:bookworm": "1.63", "swe-forge-rust:trixie": "1.85"},
+    "java": {"swe-forge-java:bookworm": "17", "swe-forge-java:trixie": "21"},
+    "cpp": {"swe-forge-cpp:bookworm": "12", "swe-forge-cpp:trixie": "14"},
+}
+"""Toolchain -> local image (`scripts/build-toolchain-image.sh <toolchain> <suite>`) -> the version Debian ships."""
 DEFAULT_GIT_URL = "https://github.com/{repo}.git"
 DEFAULT_LANGUAGES = "python,javascript,typescript,go,rust,java"
 DEFAULT_AGENT_CMD = "python -m baseagent"
@@ -60,6 +68,10 @@ class Settings(BaseSettings):
     model: str = Field(default="openai/gpt-5.2-codex:nitro", validation_alias="SWE_FORGE_MODEL")
     docker_image: str = Field(default=DEFAULT_DOCKER_IMAGE, validation_alias="SWE_FORGE_DOCKER_IMAGE")
     ca_bundle: Path | None = Field(default=None, validation_alias="SWE_FORGE_CA_BUNDLE")
+    npm_registry: str = Field(default="https://registry.npmjs.org/", validation_alias="SWE_FORGE_NPM_REGISTRY")
+    goproxy_url: str = Field(default="https://proxy.golang.org/", validation_alias="SWE_FORGE_GOPROXY_URL")
+    crates_url: str = Field(default="https://index.crates.io/config.json", validation_alias="SWE_FORGE_CRATES_URL")
+    maven_url: str = Field(default="https://repo.maven.apache.org/maven2/", validation_alias="SWE_FORGE_MAVEN_URL")
     llm_price_input: float | None = Field(default=None, validation_alias="SWE_FORGE_LLM_PRICE_INPUT")
     llm_price_output: float | None = Field(default=None, validation_alias="SWE_FORGE_LLM_PRICE_OUTPUT")
     llm_max_in_flight: int = Field(default=10, ge=1, le=64, validation_alias="SWE_FORGE_LLM_MAX_IN_FLIGHT")

@@ -8,6 +8,12 @@ import os
 # Partitions are defined at import time from SWE_FORGE_START_DATE; the real fixture hours are
 # from 2015, so every test process starts there. Set before any project import.
 os.environ["SWE_FORGE_START_DATE"] = "2015-01-01"
+# Registries this machine cannot reach (crates.io, the Go module proxy, Maven Central) are probed by the
+# dependency check (`execution.toolchains`); tests never send a request off the machine, so they point at a
+# closed loopback port, which is exactly what an unreachable registry looks like.
+os.environ.setdefault("SWE_FORGE_CRATES_URL", "http://127.0.0.1:9/crates")
+os.environ.setdefault("SWE_FORGE_GOPROXY_URL", "http://127.0.0.1:9/goproxy")
+os.environ.setdefault("SWE_FORGE_MAVEN_URL", "http://127.0.0.1:9/maven")
 
 import shutil
 from collections.abc import Callable, Iterator

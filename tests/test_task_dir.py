@@ -78,6 +78,7 @@ def test_task_dir_files(tmp_path: Path) -> None:
         "image": "swe-forge-base:bookworm",
         "install_commands": ["pip install -e .", "pip install pytest"],
         "test_command": "python -m pytest -q",
+        "runner": "pytest",
         "test_files": ["tests/test_x.py"],
     }
     assert (out / "patches" / "patch.diff").read_text() == task.instance.patch

@@ -109,6 +109,9 @@ def validate(
             table.add_row(inert(r.task_id), inert(r.status, color), str(len(r.fail_to_pass)),
                           str(len(r.pass_to_pass)), f"{r.seconds:.1f}", inert((r.reason or "")[:120]))  # fmt: skip
         out.print(table)
+        for r in results:  # per test id, why the lists differ from the input's
+            for test_id, cause in r.differences.items():
+                out.print(inert(f"{r.task_id}: {test_id}: {cause}"))
     raise typer.Exit(0 if all(r.status == VALID for r in results) else 1)
 
 

@@ -104,7 +104,9 @@ def write_tree_archive(cache: RepoCache, repo: str, sha: str, dest: Path) -> Pat
 # added (`outputs.list`): only the former is removed, so the install's outputs (a src/ layout's
 # egg-info, generated version files, node_modules) stay, kept out of git (`.git/info/exclude`) and out
 # of every diff; the base commit holds exactly the tree's files (tracked-but-ignored ones included).
-# Images without the record (older builds, other images) keep only top-level `*.egg-info`.
+# Images without the record (older builds, other images) keep only top-level `*.egg-info`. An image whose
+# install compiled the tree (`ENV_DIR/retouch`, `execution.toolchain_recipes`) gets the tree's files dated now:
+# they carry their commit's time, older than the image's build outputs, which make would otherwise reuse.
 PREPARE_SCRIPT = f"""set -e
 tree=/tmp/{TREE_NAME}
 mkdir -p {REPO_DIR} "$tree"
@@ -117,6 +119,7 @@ if [ -f {ENV_DIR}/base.list ]; then
     if [ -d "{REPO_DIR}/$path" ] && [ ! -L "{REPO_DIR}/$path" ]; then rm -rf -- "{REPO_DIR}/$path"; fi
   done < /tmp/.swe-forge-tree.list
   cp -a "$tree"/. {REPO_DIR}/
+  if [ -f {ENV_DIR}/retouch ]; then (cd {REPO_DIR} && xargs -0 -r touch -c -h -- < /tmp/.swe-forge-tree.list); fi
   rm -rf "$tree"
   cd {REPO_DIR}
   if [ "$#" -gt 0 ]; then rm -rf -- "$@"; fi

@@ -20,11 +20,12 @@ import shlex
 import uuid
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from swe_forge_dagster.execution.failures import failure_messages
 from swe_forge_dagster.execution.junit import Outcome
 from swe_forge_dagster.execution.repo_box import REPO_DIR, WORK_DIR
-from swe_forge_dagster.execution.runners import Runner, runner_for
+from swe_forge_dagster.execution.runners import Runner, runner_of
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxError
 
 MAX_OUTPUT = 40_000
@@ -42,6 +43,8 @@ class SuiteRun:
     seconds: float
     error: str | None = None
     timed_out: bool = False
+    messages: dict[str, str] = field(default_factory=dict)
+    """Why each test that did not pass failed, from the report (`execution.failures`)."""
 
 
 def run_suite(
@@ -55,11 +58,12 @@ def run_suite(
     max_output: int = MAX_OUTPUT,
 ) -> SuiteRun:
     """Run `template` for the test `files` in `box`'s /repo and read the report (see the module docstring)."""
-    runner = runner or runner_for("pytest")
+    runner = runner or runner_of(template)
     command, report = runner.command(template, files, f"{WORK_DIR}/report-{uuid.uuid4().hex}.xml")
     prefix = "" if plugin_autoload else NO_AUTOLOAD
-    result = box.run(f"{prefix}cd {REPO_DIR} && rm -f {shlex.quote(report)} && {command}", timeout=timeout,
-                     max_output=max_output)  # fmt: skip
+    where = shlex.quote(report.rsplit("/", 1)[0] or "/")
+    result = box.run(f"{prefix}cd {REPO_DIR} && rm -f {shlex.quote(report)} && mkdir -p {where} && {command}",
+                     timeout=timeout, max_output=max_output)  # fmt: skip
     run = SuiteRun(None, result.exit_code, result.output, result.duration_s, timed_out=result.timed_out)
     if result.timed_out:
         run.error = f"the test command timed out after {timeout:g}s"
@@ -80,4 +84,7 @@ def run_suite(
         run.outcomes = runner.parse(xml, files)
     except (ET.ParseError, ValueError) as exc:
         run.error = f"the {runner.report_kind} report is unreadable: {exc}"
+        return run
+    if any(outcome != "passed" for outcome in run.outcomes.values()):
+        run.messages = failure_messages(xml, runner.parse, files)
     return run

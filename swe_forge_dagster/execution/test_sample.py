@@ -9,7 +9,7 @@ on a large suite while still reaching more than one package.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import PurePosixPath
 
 from swe_forge_dagster.common.paths import is_test_path
@@ -32,9 +32,13 @@ def spread_sample(files: list[str], limit: int = SAMPLE_SIZE) -> list[str]:
     return [files[int(i * step)] for i in range(limit)]
 
 
-def proof_sample(paths: Iterable[str], preferred: Iterable[str] = (), limit: int = SAMPLE_SIZE) -> list[str]:
-    """The modules to run to prove an environment: those of `preferred` that exist, then a spread sample."""
-    modules = pytest_modules(paths)
+def proof_sample(
+    paths: Iterable[str], preferred: Iterable[str] = (), limit: int = SAMPLE_SIZE,
+    runs: Callable[[str], bool] | None = None,
+) -> list[str]:  # fmt: skip
+    """The modules to run to prove an environment: those of `preferred` that exist, then a spread sample.
+    `runs` picks another runner's test files (under a test path) instead of pytest modules."""
+    modules = pytest_modules(paths) if runs is None else sorted(p for p in paths if is_test_path(p) and runs(p))
     present = set(modules)
     first = [p for p in dict.fromkeys(preferred) if p in present][:limit]
     rest = spread_sample([p for p in modules if p not in first], limit - len(first))

@@ -19,12 +19,11 @@ Layout of `<out>/<owner>__<repo>-<pr>/` (written into a temp dir, then renamed i
   `swebench_values`; unknown instance fields are kept under `swebench_extra`.
 - `prompt.md` (`# <task id>\\n\\n<statement>\\n`, as the seed writes it), `checks.txt` (fail-to-pass
   then pass-to-pass commands, one per line, as the seed), `environment.json` (image, install
-  commands, test command, test files), `patches/patch.diff`, `patches/test_patch.diff`: derived
-  views for people and tools; `read_task_dir` reads workspace.yaml and environment.json.
+  commands, test command, runner, test files), `patches/patch.diff`, `patches/test_patch.diff`:
+  derived views for people and tools; `read_task_dir` reads workspace.yaml and environment.json.
 
-Limitation: swe-forge's harness never applies `test_patch` (it only copies `meta.test_files`,
-which holds file contents we do not have), so it can load our tasks but our fail-to-pass
-commands will not find the PR's tests there.
+Limitation: swe-forge's harness never applies `test_patch` (it only copies `meta.test_files`, which
+holds file contents we do not have): it loads our tasks, but our checks will not find the PR's tests.
 """
 
 from __future__ import annotations
@@ -41,6 +40,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
+from swe_forge_dagster.execution.runners import runner_of
 from swe_forge_dagster.export.swebench import SWEBenchInstance, parse_created_at
 
 TEMP_DIR_PREFIX = ".swe-forge-tmp-"
@@ -157,6 +157,7 @@ class TaskRecord(BaseModel):
     original_pr_url: str | None = None
     quality_passed: bool = True
     docker_passed: bool = True
+    runner: str = ""  # the adapter reading `test_command`'s results (`execution.runners`); derived when empty
 
     @field_validator("fail_to_pass_commands", "pass_to_pass_commands")
     @classmethod
@@ -177,6 +178,8 @@ class TaskRecord(BaseModel):
         # The seed's test_patch is a required string; a task has "" rather than null.
         if self.instance.test_patch is None:
             self.instance = self.instance.model_copy(update={"test_patch": ""})
+        if not self.runner:
+            self.runner = runner_of(self.test_command).name
         return self
 
     @property
@@ -241,7 +244,8 @@ def workspace_data(task: TaskRecord) -> dict[str, Any]:
         meta["difficulty"] = inst.difficulty
     if task.original_pr_url:
         meta["pr_url"] = task.original_pr_url
-    install_config = {"install": " && ".join(task.install_commands), "test_cmd": task.test_command, "image": task.image}
+    install_config = {"install": " && ".join(task.install_commands), "test_cmd": task.test_command, "image": task.image,
+                      "runner": task.runner}  # fmt: skip
     data: dict[str, Any] = {
         "id": task.task_id,
         "repo": inst.repo,
@@ -287,12 +291,8 @@ def _fill_task_dir(root: Path, task: TaskRecord) -> None:
     _write(root / "prompt.md", f"# {task.task_id}\n\n{inst.problem_statement}\n")
     checks = task.fail_to_pass_commands + task.pass_to_pass_commands
     _write(root / "checks.txt", "".join(f"{command}\n" for command in checks))
-    environment = {
-        "image": task.image,
-        "install_commands": task.install_commands,
-        "test_command": task.test_command,
-        "test_files": task.test_files,
-    }
+    environment = {"image": task.image, "install_commands": task.install_commands, "test_command": task.test_command,
+                   "runner": task.runner, "test_files": task.test_files}  # fmt: skip
     _write(root / ENVIRONMENT_FILE, json.dumps(environment, indent=2, ensure_ascii=False) + "\n")
     _write(root / "patches" / "patch.diff", inst.patch)
     _write(root / "patches" / "test_patch.diff", inst.test_patch or "")
@@ -388,6 +388,7 @@ def read_task_dir(path: str | Path) -> TaskRecord:
             image=env.get("image", ""),
             install_commands=env.get("install_commands", []),
             test_command=env.get("test_command", ""),
+            runner=env.get("runner", ""),
             test_files=env.get("test_files", []),
             fail_to_pass_commands=data.get("fail_to_pass") or [],
             pass_to_pass_commands=data.get("pass_to_pass") or [],

@@ -30,8 +30,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from swe_forge_dagster.execution.failures import needs_network
 from swe_forge_dagster.execution.repo_box import REPO_DIR, put_files
-from swe_forge_dagster.execution.runners import graded_outcomes, runner_for
+from swe_forge_dagster.execution.runners import graded_outcomes, runner_of
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxError
 from swe_forge_dagster.execution.suite import MAX_OUTPUT, NO_AUTOLOAD, run_suite
 from swe_forge_dagster.harness.canaries import Canaries, make_canaries, tampering
@@ -110,6 +111,29 @@ def _repo_path(path: str) -> str:
 _SELECTOR = re.compile(r"((?:[\w./-]+/)?[\w.-]+\.py)::[^\s'\"]+")
 
 
+def set_aside_unreachable(task: HarnessTask, sanity: CheckRun) -> tuple[HarnessTask, list[str]]:
+    """The task without the PASS_TO_PASS checks that fail at base because they need a network host the sandbox
+    cannot reach (`execution.failures.needs_network`), and a note per check. Decided at the sanity run, where no
+    agent code runs, so no diff can have a check set aside; they are removed from `sanity` too."""
+    unreachable = [c for c in sanity.pass_to_pass if not c.passed and needs_network(c.message)]
+    if not unreachable:
+        return task, []
+    gone = {c.test_id or c.command for c in unreachable}
+    sanity.pass_to_pass = [c for c in sanity.pass_to_pass if c not in unreachable]
+    keep = [i for i, check in enumerate(task.pass_to_pass) if check not in gone]
+    commands = task.pass_to_pass_commands
+    update = {"pass_to_pass": tuple(task.pass_to_pass[i] for i in keep),
+              "pass_to_pass_commands": tuple(commands[i] for i in keep) if len(commands) == len(task.pass_to_pass)
+              else commands}  # fmt: skip
+    notes = [f"{c.test_id or c.command}: needs a network host the sandbox cannot reach "
+             f"({_first_line(c.message)})" for c in unreachable]  # fmt: skip
+    return task.model_copy(update=update), notes
+
+
+def _first_line(text: str) -> str:
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")[:200]
+
+
 def sanity_problems(run: CheckRun) -> list[str]:
     """Why the task is broken at base + test_patch (empty when it is sound)."""
     if run.error is not None:
@@ -138,8 +162,11 @@ def _run_test_ids(
     if canaries is not None and outcomes is not None:
         tampered = tampering(canaries, outcomes, suite.exit_code, _plain_pytest(task.test_command))
         canaries_ok = canaries.expected(outcomes)
+    messages = suite.messages
     if outcomes is not None and task.id_form == "swebench":  # as SWE-bench's parser would read the run's log
-        outcomes = graded_outcomes(runner_for("pytest"), outcomes)
+        runner = runner_of(task.test_command)
+        outcomes = graded_outcomes(runner, outcomes)
+        messages = {runner.grading_id(test_id): text for test_id, text in messages.items()}
     duration_ms = int(suite.seconds * 1000)
 
     def checks(kind: str, ids: tuple[str, ...]) -> list[CheckResult]:
@@ -150,7 +177,7 @@ def _run_test_ids(
                 CheckResult(
                     command=task.display_command(kind, index),  # type: ignore[arg-type]
                     exit_code=suite.exit_code, passed=outcome == "passed", duration_ms=duration_ms,
-                    test_id=test_id, outcome=outcome,
+                    test_id=test_id, outcome=outcome, message=messages.get(test_id, ""),
                 )
             )  # fmt: skip
         return made

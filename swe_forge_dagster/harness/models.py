@@ -148,6 +148,7 @@ class CheckResult(BaseModel):
     test_id: str | None = None
     outcome: str | None = None
     output: str = Field(default="", repr=False)
+    message: str = Field(default="", repr=False, description="why the test failed, from the runner's report")
 
 
 class TaskResult(BaseModel):
@@ -169,6 +170,11 @@ class TaskResult(BaseModel):
     dropped_paths: list[str] = Field(
         default_factory=list,
         description="paths the agent changed that are protected (tests, pytest config): not applied",
+    )
+    unjudged: list[str] = Field(
+        default_factory=list,
+        description="PASS_TO_PASS checks left out of the verdict: they fail before any change because they need a "
+        "network host the sandbox cannot reach (`execution.failures`)",
     )
     image: str | None = None
     containers: list[str] = Field(default_factory=list, description="kept containers (--keep-containers)")
@@ -192,6 +198,7 @@ class TaskResult(BaseModel):
             "agent_output": self.agent_output,
             "diff_bytes": len(self.model_patch.encode("utf-8", "surrogateescape")),
             "dropped_paths": self.dropped_paths,
+            "unjudged": self.unjudged,
             "image": self.image,
             "containers": self.containers,
         }

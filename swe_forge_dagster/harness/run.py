@@ -31,8 +31,8 @@ from typing import Any
 import docker
 from docker.errors import DockerException, ImageNotFound
 
+from swe_forge_dagster.execution.env_candidates import environment_candidates
 from swe_forge_dagster.execution.environment import EnvironmentBuildError, Environments, EnvRecipe, image_available
-from swe_forge_dagster.execution.manifest import manifest_candidates
 from swe_forge_dagster.execution.ownership import KEEP_LABEL
 from swe_forge_dagster.execution.repo_box import (
     PatchRejected,
@@ -43,13 +43,19 @@ from swe_forge_dagster.execution.repo_box import (
 )
 from swe_forge_dagster.execution.repo_cache import RepoCache, RepoCacheError
 from swe_forge_dagster.execution.runner_config import pytest_config
-from swe_forge_dagster.execution.runners import PYTEST
+from swe_forge_dagster.execution.runners import PYTEST, runner_of
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig, SandboxError
 from swe_forge_dagster.harness.agent import AGENT_DIR, agent_environment, prompt_files, run_agent
 from swe_forge_dagster.harness.canaries import Canaries
-from swe_forge_dagster.harness.checks import CheckRun, prepare_canaries, run_checks, sanity_problems
+from swe_forge_dagster.harness.checks import (
+    CheckRun,
+    prepare_canaries,
+    run_checks,
+    sanity_problems,
+    set_aside_unreachable,
+)
 from swe_forge_dagster.harness.cleanup import harness_labels, keep, remove_stale
-from swe_forge_dagster.harness.inputs import checked
+from swe_forge_dagster.harness.inputs import checked, patch_files
 from swe_forge_dagster.harness.models import HarnessConfig, HarnessTask, Status, TaskResult
 from swe_forge_dagster.harness.protection import ConfigChanged, apply_agent_diff, filter_diff
 
@@ -153,7 +159,8 @@ class Harness:
             raise _Outcome(setup, f"repository {task.repo} is not available at {task.base_commit[:12]}: {exc}") from exc
         if not task.fail_to_pass:
             raise _Outcome(Status.SANITY_FAIL, "the task has no FAIL_TO_PASS checks: nothing could show it was solved")
-        result.image = self._environment(task)
+        result.image, test_command = self._environment(task)
+        task = task.model_copy(update={"test_command": test_command})
         with tempfile.TemporaryDirectory(prefix="swe-forge-harness-") as tmp:
             archive = write_tree_archive(self.cache, task.repo, task.base_commit, Path(tmp) / "tree.tar")
             boxes = self._start_boxes(task, result.image, archive)
@@ -174,10 +181,12 @@ class Harness:
                             canaries=canaries)  # fmt: skip
         canaries = canaries if sanity.canaries_ok else None  # they must work where no agent code runs
         # the runner's configuration for the tree before any diff (the verify container starts from the same)
-        judged = task.mode == "tests" and config.agent != "oracle"  # the gold patch is applied whole
+        # the gold patch is applied whole; the configuration probe reads pytest's
+        judged = task.mode == "tests" and config.agent != "oracle" and runner_of(task.test_command).name == "pytest"
         config_before = pytest_config(sanity_box, task.run_files) if judged else None
         result.test_duration_secs = round(sanity.duration_s, 3)
         self._dispose(boxes.pop("sanity")[0], result)
+        task, result.unjudged = set_aside_unreachable(task, sanity)
         problems = sanity_problems(sanity)
         if problems:
             result.fail_to_pass, result.pass_to_pass = sanity.fail_to_pass, sanity.pass_to_pass
@@ -220,7 +229,8 @@ class Harness:
             raise _Outcome(Status.TEST_ERROR, final.error)
         if not final.all_pass:
             raise _Outcome(Status.UNRESOLVED, _unresolved_reason(final))
-        result.status, result.reason = Status.RESOLVED, None
+        result.status = Status.RESOLVED
+        result.reason = f"resolved; not judged here: {'; '.join(result.unjudged)}" if result.unjudged else None
 
     def _verify(
         self,
@@ -237,7 +247,8 @@ class Harness:
         files, which the filtered diff does not. Whatever the diff's text says, the paths it really
         changed are listed by git after it applies, and protected ones are reset (`apply_agent_diff`).
         """
-        probe = (lambda: pytest_config(box, task.run_files)) if task.mode == "tests" else None
+        pytest = task.mode == "tests" and runner_of(task.test_command).name == "pytest"
+        probe = (lambda: pytest_config(box, task.run_files)) if pytest else None
         try:
             reset = apply_agent_diff(box, diff, task.protected_files, protect=self.config.agent != "oracle",
                                      config_probe=probe, config_before=config_before)  # fmt: skip
@@ -251,13 +262,14 @@ class Harness:
 
     # -- environment and containers ---------------------------------------------------------------
 
-    def _environment(self, task: HarnessTask) -> str:
+    def _environment(self, task: HarnessTask) -> tuple[str, str]:
         """The task's environment image (built on first use, then a cache hit for every task of the repo).
 
         Built by `execution.environment`, as task building builds it: reused only while the
         dependency manifests at this task's base are the ones it was built from, one build per tag
         at a time across processes, each install command under the fixed install step timeout.
-        The base image is only needed (and pulled with --pull) when a build is.
+        The base image is only needed (and pulled with --pull) when a build is. Returns the image and
+        the test command to run in it (a manifest recipe's, which names its runner).
         """
         assert self.environments is not None
         if task.environment == "manifest":
@@ -271,21 +283,22 @@ class Harness:
                 image, _cached = self.environments.image(task.repo, task.base_commit, recipe)
         except EnvironmentBuildError as exc:
             raise _Outcome(Status.SETUP_ERROR, f"the environment of {task.repo} does not build: {exc}") from exc
-        return image
+        return image, task.test_command
 
-    def _manifest_environment(self, task: HarnessTask) -> str:
+    def _manifest_environment(self, task: HarnessTask) -> tuple[str, str]:
         """The recipe `swe-forge validate` proved for this repository and commit when there is one (its image is
         reused: same recipe, same tag), else the first from the manifests whose image builds; the sanity
         check then shows whether its tests run."""
         assert self.environments is not None and self.client is not None
         problems = []
-        for recipe in manifest_candidates(self.cache, task.repo, task.base_commit,
-                                          available=partial(image_available, self.client)):  # fmt: skip
+        found = environment_candidates(self.cache, task.repo, task.base_commit, patch_files(task.gold_patch),
+                                       available=partial(image_available, self.client))  # fmt: skip
+        for recipe in found.recipes:
             try:
-                return self.environments.image(task.repo, task.base_commit, recipe)[0]
+                return self.environments.image(task.repo, task.base_commit, recipe)[0], recipe.test_command
             except (ImageNotFound, EnvironmentBuildError) as exc:
                 problems.append(f"{recipe.base_image}: {str(exc)[:300]}")
-        why = "; ".join(problems) or "not a Python project (no setup.py, setup.cfg or pyproject.toml)"
+        why = "; ".join(problems) or found.problem or "no recipe"
         raise _Outcome(Status.SETUP_ERROR, f"no environment from the manifests of {task.repo} ({why}); pass --env-spec")
 
     def _base_image(self, image: str) -> None:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from swe_forge_dagster.execution.environment import EnvRecipe
-from swe_forge_dagster.execution.runners import runner_for, swebench_ids
+from swe_forge_dagster.execution.runners import runner_of, swebench_ids
 from swe_forge_dagster.export.swebench import SWEBenchInstance
 from swe_forge_dagster.export.task_dir import TaskRecord
 from swe_forge_dagster.llm.client import LLMClient
@@ -120,7 +120,7 @@ def make_task_record(
     that stands for tests of both lists is FAIL_TO_PASS only: SWE-bench reads one status per id, and
     a failing test makes it fail before the fix.
     """
-    runner = runner_for("pytest")
+    runner = runner_of(recipe.test_command)
     fail_to_pass = swebench_ids(runner, proof.fail_to_pass)
     pass_to_pass = [test_id for test_id in swebench_ids(runner, proof.pass_to_pass) if test_id not in fail_to_pass]
     instance = SWEBenchInstance(
@@ -149,6 +149,7 @@ def make_task_record(
         image=recipe.base_image,  # with install_commands, what rebuilds the environment anywhere
         install_commands=list(recipe.install_commands),
         test_command=recipe.test_command,
+        runner=runner.name,
         test_files=proof.test_files,
         fail_to_pass_commands=proof.fail_to_pass_commands,
         pass_to_pass_commands=proof.pass_to_pass_commands,

@@ -1,8 +1,10 @@
 """An environment for a task from the repository's own manifests, before the environment agent is asked.
 
 The environment stage tries, in order: the repository's stored recipe, then the recipes its
-packaging files suggest (`execution.manifest`: an install per test extra / requirements file, on
-the base image of the Python it declares), then the LLM agent. A manifest recipe is proven the way
+packaging files suggest (`execution.env_candidates`: for Python an install per test extra /
+requirements file, on the base image of the Python it declares; for JavaScript, Go, Rust, Java and
+C/C++ the toolchain image and the project's own install and test runner), then the LLM agent
+(Python only). A manifest recipe is proven the way
 the agent's submissions are: its install must succeed and a run of the repository's own tests at
 the base commit (the PR's test modules that exist there first, then a spread sample) must pass at
 least one test. An image whose suite does not start (an old code base on a new Python: nothing
@@ -20,9 +22,12 @@ from pathlib import Path
 
 from docker.errors import ImageNotFound
 
+from swe_forge_dagster.execution.env_candidates import environment_candidates
 from swe_forge_dagster.execution.environment import EnvRecipe, image_available
-from swe_forge_dagster.execution.manifest import manifest_candidates, remember
+from swe_forge_dagster.execution.manifest import remember
+from swe_forge_dagster.execution.patch import SplitPatch
 from swe_forge_dagster.execution.repo_box import write_tree_archive
+from swe_forge_dagster.execution.runners import runner_of
 from swe_forge_dagster.execution.test_sample import proof_sample
 from swe_forge_dagster.tasks.prove import TaskBuildError, TaskExecutor
 
@@ -33,6 +38,7 @@ PROOF_TIMEOUT_S = 900.0
 class ManifestEnvironment:
     """What the search found: the recipe and its image, or why none (with each candidate's failure)."""
 
+    toolchain: str | None = None
     recipe: EnvRecipe | None = None
     image: str | None = None
     image_cached: bool = False
@@ -40,22 +46,41 @@ class ManifestEnvironment:
     tried: list[str] = field(default_factory=list)
 
 
+def buildable_problem(executor: TaskExecutor, repo: str, base: str, split: SplitPatch) -> str | None:
+    """Why a PR of a non-Python repository cannot become a task on this machine (checked before any LLM call): a
+    registry its dependencies need is unreachable, no runner adapter or toolchain image, or no tests of its own
+    (the test agent writes Python tests only). None for Python and unknown projects: the agents may still try."""
+    found = environment_candidates(executor.cache, repo, base, split.src_files,
+                                   available=partial(image_available, executor.client))  # fmt: skip
+    if found.toolchain in (None, "python"):
+        return None
+    if not found.buildable:
+        return f"cannot be built on this machine ({found.toolchain}): {found.problem}"
+    if not split.test_patch.strip():
+        return f"the PR has no tests, and the test agent writes Python tests only ({found.toolchain} project)"
+    return None
+
+
 def find_manifest_environment(
-    executor: TaskExecutor, repo: str, base: str, preferred_tests: Sequence[str] = (), timeout: float = PROOF_TIMEOUT_S
-) -> ManifestEnvironment:
+    executor: TaskExecutor, repo: str, base: str, preferred_tests: Sequence[str] = (), changed: Sequence[str] = (),
+    timeout: float = PROOF_TIMEOUT_S,
+) -> ManifestEnvironment:  # fmt: skip
     """The first manifest recipe of `repo` at `base` that installs and passes a test; see the module docstring."""
     found = ManifestEnvironment()
     available = partial(image_available, executor.client)
-    candidates = manifest_candidates(executor.cache, repo, base, available=available)
+    options = environment_candidates(executor.cache, repo, base, changed, available=available)
+    found.toolchain, candidates = options.toolchain, options.recipes
     if not candidates:
-        found.problem = "none (not a Python project with setup.py/setup.cfg/pyproject.toml, or no base image)"
+        found.problem = options.problem
         return found
-    if problem := executor.environments.index_problem(candidates[0].base_image):
+    if options.toolchain == "python" and (problem := executor.environments.index_problem(candidates[0].base_image)):
         found.problem = problem
         return found
-    sample = proof_sample(executor.cache.list_files(repo, base), preferred_tests)
+    runner = runner_of(candidates[0].test_command)
+    files = executor.cache.list_files(repo, base)
+    sample = proof_sample(files, preferred_tests, runs=None if runner.name == "pytest" else runner.runs)
     if not sample:
-        found.problem = "the repository has no pytest modules at the base commit to prove an environment with"
+        found.problem = f"the repository has no {runner.name} tests at the base commit to prove an environment with"
         return found
     with tempfile.TemporaryDirectory(prefix="swe-forge-manifest-") as tmp:
         archive = write_tree_archive(executor.cache, repo, base, Path(tmp) / "tree.tar")

@@ -23,7 +23,7 @@ from swe_forge_dagster.execution.environment import EnvironmentBuildError, Envir
 from swe_forge_dagster.execution.patch import SplitPatch, check_applies, split_diff
 from swe_forge_dagster.execution.repo_box import PatchRejected, WorkspaceError, start_repo_box, write_tree_archive
 from swe_forge_dagster.execution.repo_cache import RepoCache
-from swe_forge_dagster.execution.runners import runner_for
+from swe_forge_dagster.execution.runners import runner_of
 from swe_forge_dagster.execution.sandbox import CommandResult, SandboxConfig
 from swe_forge_dagster.execution.suite import MAX_OUTPUT, SuiteRun, run_suite
 from swe_forge_dagster.settings import DEFAULT_BASE_IMAGE
@@ -48,6 +48,7 @@ class TaskValidation:
     pass_to_pass_commands: list[str] = field(default_factory=list)
     seconds: float = 0.0
     environment_setup_commit: str | None = None  # the commit the image's environment was installed from
+    runner: str = "pytest"  # the adapter that ran and read the suite (`execution.runners`)
 
 
 class TaskExecutor:
@@ -146,20 +147,19 @@ class TaskExecutor:
                     raise TaskBuildError(f"{name} does not apply at {base[:12]}: {problem}")
             archive = write_tree_archive(self.cache, repo, base, Path(tmp) / "tree.tar")
             image, cached = self.environment_image(repo, base, recipe)
-            tests = [f for f in split.test_files if f.endswith(".py") and Path(f).name.startswith("test")] or list(
-                split.test_files
-            )
+            runner = runner_of(recipe.test_command)
+            tests = [f for f in split.test_files if runner.runs(f)] or list(split.test_files)
             with_tests = [("test_patch", split.test_patch)]
             before = self.run_tests(image, archive, with_tests, recipe, tests, timeout)
             after = [self.run_tests(image, archive, [*with_tests, ("patch", split.patch)], recipe, tests, timeout)
                      for _ in range(after_runs)]  # fmt: skip
         verdict = _with_run_errors(validate(before.outcomes, [run.outcomes for run in after]), before, after)
-        runner = runner_for("pytest")
         return TaskValidation(
             repo=repo, base_commit=base, split=split, validation=verdict, image=image, image_cached=cached,
             before=before, after=after,
-            fail_to_pass_commands=[runner.single_test(t) for t in verdict.fail_to_pass],
-            pass_to_pass_commands=[runner.single_test(t) for t in verdict.pass_to_pass],
+            fail_to_pass_commands=[runner.single_test(t, tests) for t in verdict.fail_to_pass],
+            pass_to_pass_commands=[runner.single_test(t, tests) for t in verdict.pass_to_pass],
+            runner=runner.name,
             seconds=round(time.perf_counter() - started, 2),
             environment_setup_commit=self.environments.built_at(image) or base,
         )  # fmt: skip

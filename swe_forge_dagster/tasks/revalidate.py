@@ -46,6 +46,8 @@ class Revalidation:
     pass_to_pass_extra: list[str] = field(default_factory=list)
     recipe: str | None = None
     recipes_tried: list[str] = field(default_factory=list)
+    differences: dict[str, str] = field(default_factory=dict)
+    """Each id in which the lists differ from the input's -> its cause (outcomes per run, the failure's reason)."""
 
     @property
     def instance_id(self) -> str:

@@ -1,8 +1,9 @@
 """Re-derive a SWE-bench instance's FAIL_TO_PASS / PASS_TO_PASS by execution, with no environment given.
 
 `swe-forge validate -i instances.jsonl` runs this per instance: the environment is found from the
-repository's own manifests (`execution.manifest`: a base image per Python version, nearest to what
-the project declares, and its test extras or requirements in a venv), each candidate built and
+repository's own manifests (`execution.env_candidates`: for Python a base image per Python version,
+nearest to what the project declares, and its test extras or requirements in a venv; for the other
+toolchains their image and the runner adapter the project uses), each candidate built and
 proven in turn until one gives a verdict; then the proof of the validation stage (the test patch's
 files once at base, N times with the gold patch) gives the lists, which are compared with the
 instance's in the instance's own id form (SWE-bench's cut ids, `runners.swebench_ids`). No LLM call.
@@ -14,11 +15,13 @@ from functools import partial
 
 from docker.errors import ImageNotFound
 
+from swe_forge_dagster.execution.env_candidates import environment_candidates
 from swe_forge_dagster.execution.environment import image_available
-from swe_forge_dagster.execution.manifest import manifest_candidates, remember
+from swe_forge_dagster.execution.manifest import remember
 from swe_forge_dagster.execution.patch import SplitPatch, split_diff
 from swe_forge_dagster.execution.runners import runner_for, swebench_ids
 from swe_forge_dagster.export.swebench import SWEBenchInstance
+from swe_forge_dagster.tasks.differences import explain_differences
 from swe_forge_dagster.tasks.prove import TaskBuildError, TaskExecutor, TaskValidation
 from swe_forge_dagster.tasks.revalidate import CHANGED, ERROR, INVALID, VALID, Revalidation
 
@@ -38,17 +41,17 @@ def prove_with_manifests(
     """(the first proof that gives a verdict, why none did, the recipes tried as `image: install`)."""
     executor.cache.ensure(inst.repo)
     executor.cache.fetch(inst.repo, [inst.base_commit])
-    recipes = manifest_candidates(
-        executor.cache, inst.repo, inst.base_commit, available=partial(image_available, executor.client)
-    )
-    if not recipes:
-        return None, "not a Python project this can build from its manifests (no setup.py/setup.cfg/pyproject)", []
+    split = instance_split(inst)
+    found = environment_candidates(executor.cache, inst.repo, inst.base_commit, split.src_files,
+                                   available=partial(image_available, executor.client))  # fmt: skip
+    if not found.recipes:
+        return None, found.problem, []
     tried: list[str] = []
     problem = None
-    for recipe in recipes:
+    for recipe in found.recipes:
         tried.append(f"{recipe.base_image}: {recipe.install_commands[-1]}")
         try:
-            result = executor.prove(inst.repo, inst.base_commit, instance_split(inst), recipe, after_runs=after_runs)
+            result = executor.prove(inst.repo, inst.base_commit, split, recipe, after_runs=after_runs)
         except ImageNotFound:
             problem = f"base image {recipe.base_image} is not built (scripts/build-base-image.sh)"
             continue
@@ -75,7 +78,7 @@ def revalidate_instance(
     if result is None:
         return Revalidation(inst.instance_id, source, INVALID, f"no environment from the manifests: {problem}",
                             recipes_tried=tried)  # fmt: skip
-    verdict, runner = result.validation, runner_for("pytest")
+    verdict, runner = result.validation, runner_for(result.runner)
     f2p = swebench_ids(runner, verdict.fail_to_pass)
     p2p = [t for t in swebench_ids(runner, verdict.pass_to_pass) if t not in f2p]
     report = Revalidation(inst.instance_id, source, VALID, None, f2p, p2p, seconds=result.seconds,
@@ -85,6 +88,9 @@ def revalidate_instance(
     report.pass_to_pass_missing = sorted(set(inst.PASS_TO_PASS) - set(p2p))
     report.pass_to_pass_extra = sorted(set(p2p) - set(inst.PASS_TO_PASS))
     report.missing_fail_to_pass = report.fail_to_pass_missing
+    differing = (report.fail_to_pass_missing + report.fail_to_pass_extra + report.pass_to_pass_missing
+                 + report.pass_to_pass_extra)  # fmt: skip
+    report.differences = explain_differences(result, runner, differing, set(inst.FAIL_TO_PASS), set(f2p))
     if not verdict.accepted:
         report.status, report.reason = INVALID, verdict.reason
     elif (

@@ -28,7 +28,7 @@ from swe_forge_dagster.tasks.agent_tools import AgentFailed
 from swe_forge_dagster.tasks.agents import find_environment, write_tests
 from swe_forge_dagster.tasks.build import PRContext, Proof, make_task_record, problem_statement
 from swe_forge_dagster.tasks.lookup import find_pr
-from swe_forge_dagster.tasks.manifest_env import find_manifest_environment
+from swe_forge_dagster.tasks.manifest_env import buildable_problem, find_manifest_environment
 from swe_forge_dagster.tasks.prove import TaskBuildError, TaskExecutor
 from swe_forge_dagster.tasks.recipes import RecipeStore
 from swe_forge_dagster.tasks.work import TaskWork, split_task_id
@@ -91,6 +91,8 @@ class TaskBuilder:
             for name, text in (("patch", split.patch), ("test_patch", split.test_patch)):
                 if problem := check_applies(tree, text):
                     return self._reject(work, "patch", f"{name} does not apply at {base[:12]}: {problem}", facts)
+        if problem := buildable_problem(self.executor, repo, base, split):  # before any LLM is paid for
+            return self._reject(work, "patch", problem, facts)
         needs_writer = llm is not None and not pr.closing_issues
         try:
             with llm() if needs_writer else contextlib.nullcontext() as client:
@@ -116,10 +118,15 @@ class TaskBuilder:
                 return self._save_environment(work, stored, image, cached, "store")
             except TaskBuildError:
                 self.recipes.drop(pr.repo)  # no longer installs at this commit: find a new one
-        manifest = find_manifest_environment(self.executor, pr.repo, base, work.load("patch").get("test_files") or ())
+        patch = work.load("patch")
+        manifest = find_manifest_environment(self.executor, pr.repo, base, patch.get("test_files") or (),
+                                             patch.get("src_files") or ())  # fmt: skip
         if manifest.recipe is not None and manifest.image is not None:
             self.recipes.put(pr.repo, manifest.recipe, base, source="manifest")
             return self._save_environment(work, manifest.recipe, manifest.image, manifest.image_cached, "manifest")
+        if manifest.toolchain not in (None, "python"):  # the environment agent knows Python projects only
+            return self._reject(work, "environment", f"no {manifest.toolchain} environment from the manifests: "
+                                f"{manifest.problem} (the environment agent sets up Python projects only)")  # fmt: skip
         with tempfile.TemporaryDirectory(prefix="swe-forge-env-") as tmp:
             tree = self.executor.export_tree(pr.repo, base, Path(tmp) / "tree")
             try:

@@ -1,0 +1,107 @@
+"""Which toolchain, image and recipe a repository gets, and what stops it before any build or LLM call, on the real
+repositories of `../shared/fixtures/repos` (manifests read from the git bundles, no Docker)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from swe_forge_dagster.execution.env_candidates import environment_candidates
+from swe_forge_dagster.execution.repo_cache import RepoCache
+from swe_forge_dagster.execution.runners import runner_of
+from swe_forge_dagster.execution.toolchain_recipes import mocha_options
+from swe_forge_dagster.execution.toolchains import (
+    crates_io_dependencies,
+    declared_version,
+    go_requirements,
+    toolchain_images,
+    toolchain_of,
+)
+from tests.support.common import SHARED_FIXTURES
+
+REPOS = SHARED_FIXTURES / "repos"
+EVERY_IMAGE = lambda image: True  # noqa: E731 - every toolchain image counts as built
+
+
+def clone(tmp_path: Path, repo: str) -> RepoCache:
+    bundle = REPOS / f"{repo.replace('/', '+')}.bundle"
+    if not bundle.is_file():
+        pytest.skip(f"real fixture missing ({bundle.name})")
+    subprocess.run(["git", "clone", "-q", "--bare", str(bundle), str(tmp_path / f"{repo}.git")], check=True)
+    return RepoCache(tmp_path / "cache", f"file://{tmp_path}/{{repo}}.git")
+
+
+def head(cache: RepoCache, repo: str, rev: str = "HEAD") -> str:
+    path = cache.ensure(repo)
+    cache.fetch(repo, [])
+    return subprocess.run(["git", "-C", str(path), "rev-parse", rev], capture_output=True, text=True,
+                          check=True).stdout.strip()  # fmt: skip
+
+
+def test_the_change_decides_between_toolchains_and_manifests_decide_the_rest() -> None:
+    assert toolchain_of({"package.json", "pyproject.toml"}, ["src/app.py"]) == "python"
+    assert toolchain_of({"package.json", "pyproject.toml"}, ["lib/x.ts"]) == "node"
+    assert toolchain_of({"CMakeLists.txt"}, ["include/fmt/ranges.h"]) == "cpp"
+    assert toolchain_of({"go.mod"}, ["README.md"]) == "go"
+    assert toolchain_of({"Makefile"}, ["x.c"]) is None
+
+
+def test_images_meeting_the_declared_version_come_first() -> None:
+    assert declared_version("go", {"go.mod": "module x\n\ngo 1.21\n"}) == (1, 21)
+    assert toolchain_images("go", {"go.mod": "module x\ngo 1.21\n"}) == ["swe-forge-go:trixie", "swe-forge-go:bookworm"]
+    assert toolchain_images("go", {"go.mod": "module x\ngo 1.13\n"})[0] == "swe-forge-go:bookworm"
+    assert toolchain_images("node", {".nvmrc": "v20.11\n"})[0] == "swe-forge-node:trixie"
+    assert toolchain_images("node", {"package.json": '{"engines": {"node": ">=14"}}'})[0] == "swe-forge-node:bookworm"
+    assert toolchain_images("node", {}, available=lambda tag: tag.endswith("trixie")) == ["swe-forge-node:trixie"]
+
+
+def test_go_requirements_read_blocks_and_ignore_local_replacements() -> None:
+    go_mod = "module x\n\nrequire (\n\tgolang.org/x/sys v0.1.0 // indirect\n\tex.com/a v1.0.0\n)\n" \
+             "require ex.com/b v1.2.0\nreplace ex.com/a => ../a\n"  # fmt: skip
+    assert go_requirements(go_mod) == ["golang.org/x/sys", "ex.com/b"]
+
+
+def test_itoa_is_rejected_before_any_build_naming_the_unreachable_dependency(tmp_path: Path) -> None:
+    """dtolnay/itoa's only dependencies are dev-dependencies from crates.io (criterion), unreachable here."""
+    cache = clone(tmp_path, "dtolnay/itoa")
+    sha = head(cache, "dtolnay/itoa")
+    cargo = (cache.show_file("dtolnay/itoa", sha, "Cargo.toml") or b"").decode()
+    assert ("dev-dependency", "criterion") in crates_io_dependencies(cargo)
+    found = environment_candidates(cache, "dtolnay/itoa", sha, ["src/lib.rs"], available=EVERY_IMAGE)
+    assert found.toolchain == "rust" and not found.buildable and not found.recipes
+    assert "dev-dependency" in (found.problem or "") and "crates.io" in (found.problem or "")
+    assert "unreachable" in (found.problem or "")
+
+
+def test_google_uuid_needs_no_module_and_gets_go_test_json(tmp_path: Path) -> None:
+    cache = clone(tmp_path, "google/uuid")
+    sha = head(cache, "google/uuid")
+    found = environment_candidates(cache, "google/uuid", sha, ["uuid.go"], available=EVERY_IMAGE)
+    assert found.toolchain == "go" and found.buildable, found.problem
+    recipe = found.recipes[0]
+    assert "GOPROXY=off" in recipe.install_commands[0] and runner_of(recipe.test_command).name == "go"
+
+
+def test_axios_gets_mocha_with_its_own_options(tmp_path: Path) -> None:
+    cache = clone(tmp_path, "axios/axios")
+    base = "85740c3e7a1fa48346dfcbd4497f463ccb1c1b05"  # axios__axios-5085
+    cache.fetch("axios/axios", [base])
+    found = environment_candidates(cache, "axios/axios", base, ["lib/core/AxiosHeaders.js"], available=EVERY_IMAGE)
+    assert found.toolchain == "node" and found.recipes, found.problem
+    recipe = found.recipes[0]
+    assert runner_of(recipe.test_command).name == "mocha" and "--timeout" in recipe.test_command
+    assert recipe.install_commands[0].startswith("npm ")
+    assert mocha_options({"test:mocha": "mocha test/unit/**/*.js --timeout 30000 --exit"}) == ["--timeout", "30000"]
+
+
+def test_fmt_gets_a_cmake_build_with_googletest(tmp_path: Path) -> None:
+    cache = clone(tmp_path, "fmtlib/fmt")
+    base = "4b8bda25c05d9f959ffed9a0580f0ded623177e5"  # fmtlib__fmt-2457
+    cache.fetch("fmtlib/fmt", [base])
+    found = environment_candidates(cache, "fmtlib/fmt", base, ["include/fmt/ranges.h"], available=EVERY_IMAGE)
+    assert found.toolchain == "cpp" and found.recipes, found.problem
+    runner = runner_of(found.recipes[0].test_command)
+    assert runner.name == "gtest" and runner.runs("test/ranges-test.cc") and not runner.runs("test/gtest/gtest-all.cc")
+    assert runner.targets(["test/ranges-test.cc"]) == ["ranges-test"]
