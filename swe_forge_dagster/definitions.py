@@ -12,6 +12,7 @@ from swe_forge_dagster.assets.harness import HARNESS_ASSETS
 from swe_forge_dagster.assets.jobs import JOBS
 from swe_forge_dagster.assets.tasks import TASK_STAGE_ASSETS, swe_dataset
 from swe_forge_dagster.assets.triage import classified_prs
+from swe_forge_dagster.orchestration.slot_claims import install as install_atomic_slot_claims
 from swe_forge_dagster.resources import (
     GharchiveResource,
     GitHubResource,
@@ -129,4 +130,7 @@ def build_definitions(
 
 @dg.definitions
 def defs() -> dg.Definitions:
+    # Every process that loads this code location claims pool slots through it (the UI's and the daemon's run
+    # workers too, not only the CLI's launcher): make those claims atomic on a SQLite instance (`slot_claims`).
+    install_atomic_slot_claims()
     return build_definitions()

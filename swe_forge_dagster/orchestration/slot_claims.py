@@ -19,9 +19,9 @@ lock, so a row already claimed (assigned) cannot be taken again. A claim that fi
 returns BLOCKED, and Dagster's executor asks again, as it does for any blocked claim. Postgres
 and MySQL storages are left alone (their row locks make the original safe).
 
-Every process that claims slots must run `install` (the CLI and launcher do, in
-`open_instance` and before each in-process run); steps of daemon- or UI-launched runs of a
-SQLite instance claim in their run workers without it.
+Every process that claims slots must run `install`: the CLI and launcher do (in `open_instance`
+and before each in-process run), and so does loading the code location (`definitions.defs`), which
+is how the run workers of daemon- and UI-launched runs get it.
 """
 
 from __future__ import annotations

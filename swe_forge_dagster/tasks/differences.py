@@ -36,6 +36,8 @@ def explain_differences(
         elif before in (*_FAILING, "missing") and all(o == "passed" for o in after) and test_id in derived_f2p:
             where = "is not in the given FAIL_TO_PASS" if test_id not in given_f2p else "is FAIL_TO_PASS here too"
             causes[test_id] = f"{seen}: fails without the fix and passes with it in every run, and {where}"
+        elif before == "passed" and all(o == "passed" for o in after):
+            causes[test_id] = f"{seen}: passes in every run, and the given lists do not have it"
         elif before == "missing" and all(o == "missing" for o in after):
             causes[test_id] = "never ran here: not in the test files the test patch touches, or not collected"
         else:

@@ -1,0 +1,65 @@
+"""A real merged change of a Go module becomes a task end to end through the Dagster task partition.
+
+google/uuid#150 (squash-merged as a2b2b32, from the bundle in `../shared/fixtures/repos/`) fixes the monotonicity
+of version 7 UUIDs and changes `TestVersion7Monotonicity`. The module needs only the standard library, so the
+environment comes from its manifests on the Go toolchain image (`go test -json`, no module proxy), with no
+agent call; validation must find exactly that test as FAIL_TO_PASS, in the form SWE-bench Multilingual uses for
+Go (`TestName`), and the exported task must record its runner. Needs Docker and `swe-forge-go:bookworm`
+(`scripts/build-toolchain-image.sh go`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import docker
+import pytest
+
+from swe_forge_dagster.export.swebench import read_instances, validate_instance
+from swe_forge_dagster.settings import TOOLCHAIN_IMAGES
+from tests.support.common import BASE_IMAGE, SHARED_FIXTURES
+from tests.support.real_task import RealChange, run_real_change
+
+pytestmark = pytest.mark.docker
+BUNDLE = SHARED_FIXTURES / "repos" / "google+uuid.bundle"
+GO_IMAGE = next(iter(TOOLCHAIN_IMAGES["go"]))
+STATEMENT = (
+    "UUIDs made by `NewV7` in quick succession are not always increasing: two UUIDs created within the same "
+    "millisecond can compare out of order, although version 7 UUIDs are meant to sort by creation time. "
+    "Consecutive `NewV7` results must be strictly increasing."
+)
+CHANGE = RealChange("google/uuid", 150, "a2b2b32373ff0b1a312b7fdf6d38a977099698a6", "Go", STATEMENT,
+                    head_ref="fix-v7-monotonicity", license="BSD-3-Clause")  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory, docker_client: docker.DockerClient) -> dict[str, Any]:
+    if not BUNDLE.is_file():
+        pytest.skip(f"real fixture missing ({BUNDLE.name})")
+    try:
+        docker_client.images.get(GO_IMAGE)
+    except docker.errors.ImageNotFound:
+        message = f"{GO_IMAGE} missing: scripts/build-toolchain-image.sh go"
+        if os.environ.get("SWE_FORGE_REQUIRE_DOCKER") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    root = tmp_path_factory.mktemp("real-go-task")
+    return run_real_change(root, BUNDLE, CHANGE, {"SWE_FORGE_DOCKER_IMAGE": BASE_IMAGE})
+
+
+def test_a_real_go_change_becomes_a_task_from_its_manifests(built: dict[str, Any]) -> None:
+    (row,) = built["rows"]
+    assert built["outcome"] == {CHANGE.task_id: True}, row
+    assert row["status"] == "accepted", (row["stage"], row["reason"])
+    assert row["recipe_source"] == "manifest" and not built["agent_calls"]  # no LLM for environment or tests
+    settings = built["settings"]
+    (inst,) = read_instances(settings.layout.datasets / "swe_dataset.jsonl")
+    assert inst.FAIL_TO_PASS == ["TestVersion7Monotonicity"]
+    assert len(inst.PASS_TO_PASS) > 100 and all(t.startswith(("Test", "Fuzz")) for t in inst.PASS_TO_PASS)
+    assert not validate_instance(inst) and inst.language == "Go"
+    environment = json.loads((Path(settings.output_dir) / CHANGE.task_id / "environment.json").read_text())
+    assert environment["runner"] == "go" and environment["image"].startswith("swe-forge-go:")
+    assert "go test -json" in environment["test_command"]
