@@ -209,3 +209,12 @@ def test_a_torn_line_does_not_swallow_the_next_record(tmp_path: Path) -> None:
         handle.write('{"repo": "o/r", "pr": 2, "outc')  # torn by a crash
     ledger.append([LedgerEntry("o/r", 3, "rejected", "stars")])
     assert set(ledger.load()) == {("o/r", 1), ("o/r", 3)}
+
+
+def test_a_language_allowed_but_without_a_test_runner_is_rejected_before_any_llm_call() -> None:
+    config = FilterConfig(languages=["python", "haskell", "c++"])
+    haskell = pr(repository=RepoInfo(full_name="org/a", stars=50, language="Haskell", owner_type="Organization"))
+    (reason,) = filter_reasons(haskell, config)
+    assert reason.startswith("no test runner for Haskell") and "c++" in reason
+    cpp = pr(repository=RepoInfo(full_name="org/a", stars=50, language="C++", owner_type="Organization"))
+    assert filter_reasons(cpp, config) == []

@@ -2,7 +2,8 @@
 
 Defaults (seed `FilterConfig`): at least 20 stars, 1-50 files changed, 3-1000 added lines, a
 language in python/javascript/typescript/go/rust/java (an unknown language passes), docs- or
-config-only changes rejected. Added here: tests-only changes rejected (nothing to solve), a
+config-only changes rejected. Added here: a language allowed but with no runner adapter rejected
+before any LLM call (`no test runner`), tests-only changes rejected (nothing to solve), a
 description of at least `min_description_chars` unless the PR closes an issue (the issue is the
 statement), not-merged and bot-authored PRs rejected, user-owned repos rejected when org-only.
 Every failing rule is reported; the first is the row's `reason`.
@@ -17,6 +18,8 @@ from swe_forge_dagster.github.models import EnrichedPR
 from swe_forge_dagster.settings import DEFAULT_LANGUAGES
 
 SEED_LANGUAGES = DEFAULT_LANGUAGES.split(",")
+BUILDABLE_LANGUAGES = frozenset({*SEED_LANGUAGES, "c", "c++"})
+"""GitHub's names of the languages with a toolchain image and a runner adapter (`execution.toolchains`)."""
 
 
 class FilterConfig(BaseModel):
@@ -47,6 +50,11 @@ def filter_rejections(pr: EnrichedPR, config: FilterConfig) -> list[Rejection]:
     allowed = [lang.lower() for lang in config.languages]
     if allowed and language and language not in allowed:
         out.append(("language not allowed", f"language {repo.language} not in {', '.join(config.languages)}"))
+    elif (
+        language and language not in BUILDABLE_LANGUAGES
+    ):  # allowed by the user, but no task can be built: no LLM spend
+        out.append(("no test runner", f"no test runner for {repo.language} (tasks are built for "
+                    f"{', '.join(sorted(BUILDABLE_LANGUAGES))})"))  # fmt: skip
     if repo.stars < config.min_stars:
         out.append(("too few stars", f"stars {repo.stars} below minimum {config.min_stars}"))
     if pr.changed_files < config.min_files:
