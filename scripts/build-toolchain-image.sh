@@ -31,7 +31,7 @@ CONTAINER="swe-forge-toolchain-build-$TOOLCHAIN-$SUITE-$$"
 trap 'docker rm -f "$CONTAINER" >/dev/null 2>&1 || true' EXIT
 docker run --name "$CONTAINER" "$BASE" bash -c \
   "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $PACKAGES \
-   && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb" >/tmp/swe-forge-toolchain.log 2>&1 \
-  || { tail -20 /tmp/swe-forge-toolchain.log >&2; exit 1; }
+   && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb" >"/tmp/swe-forge-toolchain-$TOOLCHAIN-$SUITE.log" 2>&1 \
+  || { tail -20 "/tmp/swe-forge-toolchain-$TOOLCHAIN-$SUITE.log" >&2; exit 1; }
 docker commit --change 'CMD ["/bin/bash"]' "$CONTAINER" "$TAG" >/dev/null
 echo "built $TAG"

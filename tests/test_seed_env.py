@@ -52,3 +52,11 @@ def test_test_files_stay_inside_the_repository() -> None:
     for bad in ("../escape.py", "/etc/passwd", ""):
         with pytest.raises(ValueError, match="inside the repository"):
             seed_test_files([item(bad)])
+
+
+def test_go_rust_and_java_seed_tasks_get_the_toolchain_image_of_the_version_they_name() -> None:
+    local = "swe-forge-base:bookworm"
+    assert seed_task_image({"java": "21", "install": "./mvnw -q package"}, "java", local) == "swe-forge-java:trixie"
+    assert seed_task_image({"rust": "1.75", "install": "cargo fetch"}, "rust", local) == "swe-forge-rust:trixie"
+    assert seed_task_image({"install": "go mod download"}, "go", local) == "swe-forge-go:bookworm"
+    assert seed_task_image({"go": "1.22"}, "go", local) == "swe-forge-go:trixie"

@@ -105,3 +105,11 @@ def test_fmt_gets_a_cmake_build_with_googletest(tmp_path: Path) -> None:
     runner = runner_of(found.recipes[0].test_command)
     assert runner.name == "gtest" and runner.runs("test/ranges-test.cc") and not runner.runs("test/gtest/gtest-all.cc")
     assert runner.targets(["test/ranges-test.cc"]) == ["ranges-test"]
+
+
+def test_rust_and_java_declare_their_minimum_release() -> None:
+    assert declared_version("rust", {"Cargo.toml": '[package]\nrust-version = "1.68"\n'}) == (1, 68)
+    assert declared_version("rust", {"rust-toolchain.toml": '[toolchain]\nchannel = "1.75"\n'}) == (1, 75)
+    assert toolchain_images("rust", {"Cargo.toml": 'rust-version = "1.68"'})[0] == "swe-forge-rust:trixie"
+    assert declared_version("java", {"pom.xml": "<maven.compiler.release>21</maven.compiler.release>"}) == (21,)
+    assert declared_version("java", {"pom.xml": "<java.version>1.8</java.version>"}) == (8,)

@@ -7,7 +7,8 @@ there, never into the system Python, which PEP 668 protects on Debian images. Th
 local base image nearest to the Python version the task asks for; a JavaScript/TypeScript task (its
 `install_config` names `node`, or its language is one of those) gets the Node.js toolchain image
 (`scripts/build-toolchain-image.sh node`), or `node:<version>-bookworm` when the default image is an
-official `python:*` one (a machine with a registry).
+official `python:*` one (a machine with a registry); a Go, Rust or Java task (`install_config`'s `go`,
+`rust`, `java`, or its language) the local toolchain image whose version meets the one it names.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import PurePosixPath
 
+from swe_forge_dagster.execution.toolchains import toolchain_images
 from swe_forge_dagster.settings import NODE_IMAGE, PYTHON_BASE_IMAGES
 
 ENSURE_GIT = (
@@ -39,10 +41,19 @@ def seed_install_commands(install_config: Mapping[str, object]) -> tuple[str, ..
 
 
 NODE_LANGUAGES = frozenset({"javascript", "typescript"})
+SEED_TOOLCHAINS = {"go": "go", "rust": "rust", "java": "java"}
+"""`install_config` keys (and languages) of the seed's other toolchains -> ours."""
 
 
 def seed_task_image(install_config: Mapping[str, object], language: str, default_image: str) -> str:
     """The image a seed task runs on, from its `install_config` (and language); see the module docstring."""
+    other = next((key for key in SEED_TOOLCHAINS if install_config.get(key)), None) or (
+        (language or "").lower() if (language or "").lower() in SEED_TOOLCHAINS else None
+    )
+    if other is not None and default_image in PYTHON_BASE_IMAGES.values():  # the local toolchain image, by version
+        version = re.findall(r"\d+", str(install_config.get(other) or ""))
+        needed = tuple(int(part) for part in version[-2:] if part != "1" or other != "java") or None
+        return toolchain_images(SEED_TOOLCHAINS[other], {}, needed=needed)[0]
     node = str(install_config.get("node") or "").strip()
     if node or (language or "").lower() in NODE_LANGUAGES:
         if default_image in PYTHON_BASE_IMAGES.values():

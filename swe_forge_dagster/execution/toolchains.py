@@ -63,11 +63,13 @@ def toolchain_of(present: set[str], changed: Sequence[str] = ()) -> str | None:
 
 
 def toolchain_images(
-    toolchain: str, files: Mapping[str, str], available: Callable[[str], bool] | None = None
-) -> list[str]:
-    """The local images for `toolchain`, those whose version meets the repository's declared minimum first."""
+    toolchain: str, files: Mapping[str, str], available: Callable[[str], bool] | None = None,
+    needed: tuple[int, ...] | None = None,
+) -> list[str]:  # fmt: skip
+    """The local images for `toolchain`, those whose version meets the repository's declared minimum (or `needed`)
+    first."""
     images = TOOLCHAIN_IMAGES.get(toolchain, {})
-    needed = declared_version(toolchain, files)
+    needed = needed or declared_version(toolchain, files)
 
     def fits(version: str) -> bool:
         return needed is None or _numbers(version) >= needed
@@ -77,8 +79,18 @@ def toolchain_images(
 
 
 def declared_version(toolchain: str, files: Mapping[str, str]) -> tuple[int, ...] | None:
-    """The minimum toolchain version the repository declares (go.mod's `go`, engines.node / .nvmrc)."""
+    """The minimum toolchain version the repository declares (go.mod's `go`, engines.node / .nvmrc, rust-toolchain
+    or Cargo's `rust-version`, the Java release in pom.xml)."""
     if toolchain == "go" and (match := re.search(r"^go\s+(\d+\.\d+)", files.get("go.mod", ""), re.MULTILINE)):
+        return _numbers(match.group(1))
+    if toolchain == "rust":
+        toolchain_file = files.get("rust-toolchain.toml", files.get("rust-toolchain", ""))
+        declared = re.search(r"^\s*(?:channel\s*=\s*\"?)?(\d+\.\d+)", toolchain_file, re.MULTILINE) or re.search(
+            r"^rust-version\s*=\s*\"(\d+\.\d+)", files.get("Cargo.toml", ""), re.MULTILINE
+        )
+        return _numbers(declared.group(1)) if declared else None
+    java_release = r"<(?:maven\.compiler\.(?:release|source)|java\.version)>(?:1\.)?(\d+)<"
+    if toolchain == "java" and (match := re.search(java_release, files.get("pom.xml", ""))):
         return _numbers(match.group(1))
     if toolchain == "node":
         if match := re.search(r"(\d+)", files.get(".nvmrc", "")):
