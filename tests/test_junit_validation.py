@@ -330,3 +330,13 @@ def test_reason_lists_are_truncated_and_deterministic() -> None:
     result = validate(before, [after] * 3)
     assert result.broken == ids
     assert result.reason is not None and result.reason.endswith("test_09 (+5 more)")
+
+
+def test_a_compiled_runner_without_a_report_before_the_fix_failed_every_test() -> None:
+    """Go, cargo, CMake: a test patch that uses the fix's new function does not build without it, so the run
+    before the fix has no report; SWE-bench reads every test as failed then. pytest keeps the stricter rule."""
+    after = [{"TestNew": "passed", "TestOld": "passed"}] * 3
+    assert not validate(None, after).accepted  # pytest: the suite did not start
+    compiled = validate(None, after, no_report_before_fails=True)
+    assert compiled.accepted and compiled.fail_to_pass == ["TestNew", "TestOld"]
+    assert not validate(None, [None, None, None], no_report_before_fails=True).accepted

@@ -113,3 +113,31 @@ def test_rust_and_java_declare_their_minimum_release() -> None:
     assert toolchain_images("rust", {"Cargo.toml": 'rust-version = "1.68"'})[0] == "swe-forge-rust:trixie"
     assert declared_version("java", {"pom.xml": "<maven.compiler.release>21</maven.compiler.release>"}) == (21,)
     assert declared_version("java", {"pom.xml": "<java.version>1.8</java.version>"}) == (8,)
+
+
+@pytest.mark.parametrize(
+    ("command", "runner"),
+    [
+        ("pytest -p no:doctest {tests}", "pytest"), ("python -m pytest --doctest-modules {tests}", "pytest"),
+        ('pytest -k "not jest" {tests}', "pytest"), ("pytest tests/mocha/test_x.py", "pytest"),
+        ("npm test", "pytest"), ("./node_modules/.bin/mocha test", "mocha"), ("node bin/x.js mocha t/*.js", "mocha"),
+        ("export GOFLAGS=-mod=mod && go test -json {tests} > {report}", "go"), ("ctest --output-on-failure", "gtest"),
+    ],
+)  # fmt: skip
+def test_the_runner_is_the_command_word_not_a_word_in_an_argument(command: str, runner: str) -> None:
+    assert runner_of(command).name == runner
+
+
+def test_a_python_change_or_a_python_package_with_extensions_stays_python() -> None:
+    assert toolchain_of({"package.json"}, ["app/models.py"]) == "python"  # requirements.txt only, docs tooling in npm
+    assert toolchain_of({"pyproject.toml", "Cargo.toml"}, ["src/lib.rs"]) == "python"  # a maturin/pyo3 package
+    assert toolchain_of({"Cargo.toml"}, ["src/lib.rs"]) == "rust"
+
+
+def test_only_a_real_fetch_at_configure_time_is_a_download() -> None:
+    from swe_forge_dagster.execution.toolchains import dependency_problem
+
+    homepage = 'project(fmt VERSION 10.0 HOMEPAGE_URL "https://fmt.dev")\n'
+    assert dependency_problem("cpp", {"CMakeLists.txt": homepage}, set()) is None
+    fetch = "FetchContent_Declare(googletest\n  URL https://github.com/google/googletest/archive/v1.14.zip)\n"
+    assert "github.com/google/googletest" in (dependency_problem("cpp", {"CMakeLists.txt": fetch}, set()) or "")

@@ -16,6 +16,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterable
 
 from swe_forge_dagster.execution.junit import Outcome
+from swe_forge_dagster.execution.reports import split_xml_documents
 
 MAX_MESSAGE = 600
 NETWORK_ERRORS = re.compile(
@@ -41,7 +42,7 @@ def failure_messages(
         if text.startswith((b"<", b"\xef\xbb\xbf<")):
             return _xml_messages(report, parse, list(files))
         return _go_messages(report)
-    except (ET.ParseError, ValueError, KeyError, TypeError):
+    except (ET.ParseError, ValueError, KeyError, TypeError, RecursionError):
         return {}
 
 
@@ -49,8 +50,7 @@ def _xml_messages(
     report: bytes, parse: Callable[[bytes, Iterable[str]], dict[str, Outcome]], files: list[str]
 ) -> dict[str, str]:
     messages: dict[str, str] = {}
-    documents = [b"<?xml" + part for part in report.split(b"<?xml") if part.strip()] if b"<?xml" in report else [report]
-    for document in documents:
+    for document in split_xml_documents(report):
         root = ET.fromstring(document)
         for suite in [root, *root.iter("testsuite")]:
             for case in suite.findall("testcase"):

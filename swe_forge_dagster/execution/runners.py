@@ -52,10 +52,15 @@ JEST = "npx --no-install jest --ci --json --outputFile={report} {tests}"
 VITEST = "npx --no-install vitest run --reporter=json --outputFile={report} {tests}"
 CARGO = "RUSTC_BOOTSTRAP=1 cargo test --offline {tests} -- -Z unstable-options --format json > {report}"
 MAVEN = (
-    "rm -rf target/surefire-reports; mvn -o -q test -DfailIfNoTests=false -Dsurefire.failIfNoSpecifiedTests=false "
-    "-Dtest={tests}; cat target/surefire-reports/TEST-*.xml > {report} 2>/dev/null"
+    "find . -type d -path '*/target/surefire-reports' -prune -exec rm -rf {{}} +; "
+    "mvn -o -q test -DfailIfNoTests=false -Dsurefire.failIfNoSpecifiedTests=false -Dtest={tests}; "
+    "find . -path '*/target/surefire-reports/TEST-*.xml' -exec cat {{}} + > {report}"
 )
+"""Every module's Surefire reports (a multi-module build writes one folder per module), concatenated."""
 
+_COMMAND = r"(?:^|[\s;&|(])(?:npx (?:--no-install )?|\./node_modules/\.bin/|\S*/)?{}(?=\s|$|;)"
+"""A runner named as a command word (after a separator, `npx` or a path), not inside another word or an argument."""
+_PYTEST_COMMAND = re.compile(r"(?:^|[\s;&|(])(?:\S*/)?(?:python[\d.]* -m pytest|pytest|py\.test)(?=\s|$)")
 _VENDORED = re.compile(r"(^|/)(node_modules|vendor|third_party|3rdparty|gtest|googletest|gmock|googlemock)/")
 """Directories of other projects' code: their test sources are not the repository's tests."""
 _JUNITXML = re.compile(r"--junit-?xml[= ](?P<path>'[^']+'|\"[^\"]+\"|\S+)")
@@ -180,36 +185,38 @@ PYTEST_RUNNER = Runner(
 GTEST_RUNNER = Runner(
     name="gtest", parse=reports.parse_gtest_xml, language="cpp", template=GTEST, report_kind="GoogleTest XML",
     single_template=GTEST_SINGLE,
-    detect=r"--gtest_output|gtest_filter|ctest\b", suffixes=_SOURCE_SUFFIXES["gtest"], targets=_cmake_targets,
+    detect=r"--gtest_output=|\bGTEST_FILTER=|(?:^|[\s;&|(])ctest\b", suffixes=_SOURCE_SUFFIXES["gtest"],
+    targets=_cmake_targets,
 )  # fmt: skip
 GO_RUNNER = Runner(
     name="go", parse=reports.parse_go_test_json, language="go", template=GO_TEST, report_kind="go test -json",
-    single_template="go test -count=1 -v -run {id} {tests}", detect=r"\bgo test\b", suffixes=_SOURCE_SUFFIXES["go"],
-    targets=_go_packages,
+    single_template="go test -count=1 -v -run {id} {tests}", detect=_COMMAND.format("go test"),
+    suffixes=_SOURCE_SUFFIXES["go"], targets=_go_packages,
 )  # fmt: skip
 MOCHA_RUNNER = Runner(
     name="mocha", parse=reports.parse_mocha_xunit, language="javascript", template=MOCHA, report_kind="mocha xunit",
-    single_template="npx --no-install mocha --exit --fgrep {id} {tests}", detect=r"\bmocha\b",
+    single_template="npx --no-install mocha --exit --fgrep {id} {tests}", detect=_COMMAND.format("mocha"),
     suffixes=_SOURCE_SUFFIXES["mocha"],
 )  # fmt: skip
 JEST_RUNNER = Runner(
     name="jest", parse=reports.parse_jest_json, language="javascript", template=JEST, report_kind="jest JSON",
-    single_template="npx --no-install jest --ci -t {id} {tests}", detect=r"\bjest\b", suffixes=_SOURCE_SUFFIXES["jest"],
+    single_template="npx --no-install jest --ci -t {id} {tests}", detect=_COMMAND.format("jest"),
+    suffixes=_SOURCE_SUFFIXES["jest"],
 )  # fmt: skip
 VITEST_RUNNER = Runner(
     name="vitest", parse=reports.parse_vitest_json, language="javascript", template=VITEST, report_kind="vitest JSON",
-    single_template="npx --no-install vitest run -t {id} {tests}", detect=r"\bvitest\b",
+    single_template="npx --no-install vitest run -t {id} {tests}", detect=_COMMAND.format("vitest"),
     suffixes=_SOURCE_SUFFIXES["vitest"],
 )  # fmt: skip
 CARGO_RUNNER = Runner(
     name="cargo", parse=reports.parse_libtest, language="rust", template=CARGO, report_kind="libtest JSON",
-    single_template="cargo test --offline {tests} -- --exact {id}", detect=r"\bcargo test\b",
+    single_template="cargo test --offline {tests} -- --exact {id}", detect=_COMMAND.format("cargo test"),
     suffixes=_SOURCE_SUFFIXES["cargo"], targets=_cargo_targets,
 )  # fmt: skip
 MAVEN_RUNNER = Runner(
     name="maven", parse=reports.parse_surefire, language="java", template=MAVEN, report_kind="Surefire XML",
-    single_template="mvn -o -q test -Dtest={id}", detect=r"\bmvn\b|surefire", suffixes=_SOURCE_SUFFIXES["maven"],
-    targets=_java_classes,
+    single_template="mvn -o -q test -Dtest={id}", detect=_COMMAND.format("mvn") + "|surefire-reports",
+    suffixes=_SOURCE_SUFFIXES["maven"], targets=_java_classes,
 )  # fmt: skip
 RUNNERS = {runner.name: runner for runner in (PYTEST_RUNNER, GTEST_RUNNER, GO_RUNNER, MOCHA_RUNNER, JEST_RUNNER,
                                               VITEST_RUNNER, CARGO_RUNNER, MAVEN_RUNNER)}  # fmt: skip
@@ -224,8 +231,11 @@ def runner_for(name: str = "pytest") -> Runner:
 
 
 def runner_of(command: str) -> Runner:
-    """The adapter a test command is read with: the first whose `detect` matches it, else pytest (every
-    command before other languages were supported is a pytest one)."""
+    """The adapter a test command is read with: pytest when the command runs pytest (whatever its arguments say:
+    `-p no:doctest`, `-k "not jest"`, `tests/mocha/`), else the first whose command word is in it, else pytest
+    (every command before other languages were supported is a pytest one)."""
+    if _PYTEST_COMMAND.search(command):
+        return PYTEST_RUNNER
     for runner in RUNNERS.values():
         if runner is not PYTEST_RUNNER and re.search(runner.detect, command):
             return runner

@@ -51,8 +51,10 @@ def seed_task_image(install_config: Mapping[str, object], language: str, default
         (language or "").lower() if (language or "").lower() in SEED_TOOLCHAINS else None
     )
     if other is not None and default_image in PYTHON_BASE_IMAGES.values():  # the local toolchain image, by version
-        version = re.findall(r"\d+", str(install_config.get(other) or ""))
-        needed = tuple(int(part) for part in version[-2:] if part != "1" or other != "java") or None
+        numbers = [int(n) for n in re.findall(r"\d+", str(install_config.get(other) or ""))]
+        if other == "java" and numbers[:1] == [1]:  # Java 8 is spelled 1.8
+            numbers = numbers[1:]
+        needed = tuple(numbers[:1] if other == "java" else numbers[:2]) or None
         return toolchain_images(SEED_TOOLCHAINS[other], {}, needed=needed)[0]
     node = str(install_config.get("node") or "").strip()
     if node or (language or "").lower() in NODE_LANGUAGES:

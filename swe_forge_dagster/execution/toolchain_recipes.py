@@ -11,7 +11,8 @@ builds everything once, so a run rebuilds only what its patches touched:
 - go: the test binaries compiled once (`go test -run '^$' ./...`, the build cache stays in the image);
   no network for modules (`GOPROXY=off`) unless the repository requires modules, vendored or not.
 - rust: `cargo build --tests` (offline: a crate with crates.io dependencies was rejected before).
-- java: Maven compiles its tests offline (Gradle is not supported: its wrapper downloads itself).
+- java: Maven compiles the tests and resolves its plugins once, online (a Maven build is only tried when Maven
+  Central answers), then runs offline; Gradle is not supported (its wrapper downloads itself).
 - cpp: CMake configured and everything built with ccache, so a run that touches every file (below)
   recompiles only what changed; tests are GoogleTest executables named after their source file.
 
@@ -98,7 +99,9 @@ def rust_recipes(image: str) -> list[EnvRecipe]:
 def java_recipes(files: Mapping[str, str], image: str) -> tuple[list[EnvRecipe], str | None]:
     if "pom.xml" not in files:
         return [], "a Gradle build (its wrapper and plugins are downloaded at build time)"
-    return [EnvRecipe((f"mvn -o -q test-compile -DskipTests && {RETOUCH}",), MAVEN, image)], None
+    # online: a Maven build is only tried when Maven Central answers (`toolchains.dependency_problem`); `test` with
+    # -DskipTests also resolves Surefire, which the offline test runs need
+    return [EnvRecipe((f"mvn -q -B test -DskipTests && {RETOUCH}",), MAVEN, image)], None
 
 
 def cpp_recipes(files: Mapping[str, str], tree: set[str], image: str) -> tuple[list[EnvRecipe], str | None]:

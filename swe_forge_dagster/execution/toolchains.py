@@ -15,9 +15,9 @@ registry whose reachability is probed once per process (`registry_reachable`, UR
 
 from __future__ import annotations
 
-import functools
 import json
 import re
+import time
 import tomllib
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -54,6 +54,8 @@ def toolchain_of(present: set[str], changed: Sequence[str] = ()) -> str | None:
     if any(name in present for name in PYTHON_MANIFESTS):
         found.add("python")
     wanted = change_language(changed)
+    if wanted == "python" or ("python" in found and wanted in (None, "cpp", "rust")):
+        return "python"  # a Python change, or a Python package with compiled extensions: tested from Python
     if wanted in found:
         return wanted
     for toolchain in ("python", "node", "go", "rust", "java", "cpp"):
@@ -119,7 +121,8 @@ def dependency_problem(toolchain: str, files: Mapping[str, str], tree: set[str])
     if toolchain == "java" and not registry_reachable(settings.maven_url):
         build = "Gradle" if any(name.startswith("build.gradle") for name in files) else "Maven"
         return f"a {build} build needs Maven Central ({settings.maven_url}), unreachable from the sandbox"
-    fetched = re.search(r"(?:GIT_REPOSITORY|URL)\s+(\S+)", files.get("CMakeLists.txt", ""))
+    fetched = re.search(r"\b(?:FetchContent_Declare|ExternalProject_Add)\s*\([^)]*?\b(?:GIT_REPOSITORY|URL)\s+(\S+)",
+                        files.get("CMakeLists.txt", ""))  # fmt: skip
     if toolchain == "cpp" and fetched:
         return f"CMake fetches {fetched.group(1)} at configure time, which the sandbox cannot download"
     if toolchain == "node" and not registry_reachable(settings.npm_registry):
@@ -164,14 +167,23 @@ def go_requirements(go_mod: str) -> list[str]:
     return [module for module in required if module not in local]
 
 
-@functools.cache
+_REACHED: dict[str, float] = {}
+RETRY_UNREACHABLE_S = 300.0
+
+
 def registry_reachable(url: str, timeout: float = 5.0) -> bool:
-    """Whether `url` answers at all (any HTTP status), probed once per process from this host."""
+    """Whether `url` answers at all (any HTTP status), from this host. A success is remembered for the process; a
+    failure only for `RETRY_UNREACHABLE_S` (a blip must not reject every later task of the process)."""
+    now = time.monotonic()
+    if url in _REACHED and (_REACHED[url] > 0 or now + _REACHED[url] < RETRY_UNREACHABLE_S):
+        return _REACHED[url] > 0
     try:
         with httpx.Client(timeout=timeout, follow_redirects=False, verify=_verify()) as client:
             client.head(url)
     except httpx.HTTPError:
+        _REACHED[url] = -now  # negative: when it failed
         return False
+    _REACHED[url] = now or 1.0
     return True
 
 

@@ -152,11 +152,14 @@ def sanity_problems(run: CheckRun) -> list[str]:
 def _run_test_ids(
     box: Sandbox, task: HarnessTask, timeout: float, plugin_autoload: bool, canaries: Canaries | None
 ) -> CheckRun:
+    runner = runner_of(task.test_command)
     files = task.run_files
+    if runner.name != "pytest":  # the task's test files that this runner runs (no fixtures, no data files)
+        files = tuple(f for f in files if runner.runs(f)) or files
     if canaries is not None:
         put_files(box, {f"{REPO_DIR}/{canaries.path}": canaries.source.encode()})
         files = (*files, canaries.path)
-    suite = run_suite(box, task.test_command, files, timeout, plugin_autoload=plugin_autoload)
+    suite = run_suite(box, task.test_command, files, timeout, runner=runner, plugin_autoload=plugin_autoload)
     outcomes = suite.outcomes
     tampered = canaries_ok = None
     if canaries is not None and outcomes is not None:
@@ -164,7 +167,6 @@ def _run_test_ids(
         canaries_ok = canaries.expected(outcomes)
     messages = suite.messages
     if outcomes is not None and task.id_form == "swebench":  # as SWE-bench's parser would read the run's log
-        runner = runner_of(task.test_command)
         outcomes = graded_outcomes(runner, outcomes)
         messages = {runner.grading_id(test_id): text for test_id, text in messages.items()}
     duration_ms = int(suite.seconds * 1000)

@@ -153,7 +153,9 @@ class TaskExecutor:
             before = self.run_tests(image, archive, with_tests, recipe, tests, timeout)
             after = [self.run_tests(image, archive, [*with_tests, ("patch", split.patch)], recipe, tests, timeout)
                      for _ in range(after_runs)]  # fmt: skip
-        verdict = _with_run_errors(validate(before.outcomes, [run.outcomes for run in after]), before, after)
+        outcomes = [run.outcomes for run in after]
+        verdict = validate(before.outcomes, outcomes, no_report_before_fails=runner.name != "pytest")
+        verdict = _with_run_errors(verdict, before, after)
         return TaskValidation(
             repo=repo, base_commit=base, split=split, validation=verdict, image=image, image_cached=cached,
             before=before, after=after,

@@ -4,7 +4,9 @@ Pure logic over outcome maps (see `execution.junit`), so every rule is testable 
 runs are: `before` = base + test_patch (once), `after` = base + test_patch + patch (several times,
 to catch flakiness). The rules, and the choices the brief left open:
 
-- A run that is None or has no tests means the suite did not start: nothing else can be concluded.
+- A run that is None or has no tests means the suite did not start: nothing else can be concluded;
+  except the run before the fix of a runner other than pytest, whose tests may not compile (or load)
+  without the fix: every test then failed before (`no_report_before_fails`).
 - FAIL_TO_PASS: failed/error before, or absent before (pytest cannot collect a test whose module
   imports the not-yet-written code: the module shows up as one collection error, its tests not at
   all), and passed in every after run. Skipped before is not a failure: SWE-bench does not count it.
@@ -53,9 +55,13 @@ def validate(
     before: Results | None,
     after: Sequence[Results | None],
     test_ids_in_test_patch: Collection[str] | None = None,
+    *,
+    no_report_before_fails: bool = False,
 ) -> Validation:
-    """Apply the rules in the module docstring to one candidate task's runs."""
-    not_started = [] if before else ["before"]
+    """Apply the rules in the module docstring to one candidate task's runs. `no_report_before_fails`: a compiled
+    runner (or one that loads every test file up front) gives no report at all when the test patch does not build
+    without the fix; then every test counts as failed before, as SWE-bench reads a missing test."""
+    not_started = [] if before or (no_report_before_fails and any(after)) else ["before"]
     not_started += [f"after run {i}" for i, run in enumerate(after, 1) if not run]
     if not after:
         not_started.append("no after run")
