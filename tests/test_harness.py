@@ -298,3 +298,10 @@ def test_baseagent_solves_a_task_on_the_host_through_the_twin(tmp_path: Path) ->
     assert {tool["function"]["name"] for tool in requests[0]["tools"]} >= {"shell", "edit_file", "finish"}
     assert "return x + x + 1" in requests[1]["messages"][-1]["content"]  # the shell result went back
     assert "occurs 0 times" in requests[3]["messages"][-1]["content"]  # a bad edit is reported, not a crash
+
+
+def test_other_runners_configuration_and_new_go_test_files_are_protected() -> None:
+    for path in (".mocharc.json", "test/.mocharc.yml", "jest.config.js", "vitest.config.ts", ".cargo/config.toml"):
+        assert is_protected(path), path
+    assert is_protected("uuid/main_test.go", new=True) and not is_protected("uuid/main_test.go")
+    assert not is_protected("config.toml") and not is_protected("lib/core.js")

@@ -6,8 +6,10 @@ What it may not change (`is_protected`): the task's own test files (hidden files
 test_patch and seed test files, the test files the checks run), every `conftest.py`, pytest's
 configuration files (`pytest.ini`, `.pytest.ini`, `pytest.toml`, `.pytest.toml`),
 `*.pth`, `sitecustomize.py`/`usercustomize.py`, package metadata (`*.dist-info/`, `*.egg-info/`,
-`*.egg-link`: their `[pytest11]` entry points are plugins pytest loads) and NEW files that shadow
-`pytest`/`_pytest` (`pytest.py`, `pytest/`, `_pytest/` that do not exist at base). The pytest
+`*.egg-link`: their `[pytest11]` entry points are plugins pytest loads), NEW files that shadow
+`pytest`/`_pytest` (`pytest.py`, `pytest/`, `_pytest/` that do not exist at base), the other runners'
+configuration (`.mocharc*`, `jest.config.*`, `vitest.config.*`, `karma.conf.*`, `.cargo/config.toml`)
+and NEW Go test files (a `TestMain` in one runs the package's tests its own way). The pytest
 sections of `pyproject.toml` (`[tool.pytest...]`), `setup.cfg` (`[tool:pytest]`) and `tox.ini`
 (`[pytest]`) are protected too: a change to such a file that changes its pytest section is
 dropped as a whole (its other changes with it); other changes to them are applied.
@@ -59,6 +61,12 @@ PROTECTED_NAMES = frozenset(
 SHADOW_NAMES = frozenset({"pytest.py", "pytest", "_pytest"})
 """New files or directories with these names shadow the real pytest (protected only when new)."""
 METADATA_SUFFIXES = (".dist-info", ".egg-info")
+RUNNER_CONFIG = re.compile(
+    r"\.mocharc(\.(js|cjs|mjs|json|jsonc|ya?ml))?|(jest|vitest)\.config\.[cm]?[jt]s(on)?|vitest\.workspace\.[cm]?[jt]s"
+    r"|karma\.conf\.[cm]?js"
+)
+"""Other runners' configuration (mocha, jest, vitest, karma; cargo's `.cargo/config.toml` can wrap the test binary):
+it decides what runs and how results are reported, so an agent's change to it is dropped."""
 PYTEST_SECTION_FILES = frozenset({"pyproject.toml", "setup.cfg", "tox.ini"})
 """Files whose change is dropped only when it changes their pytest section."""
 CONFIG_FILES = PYTEST_SECTION_FILES | {"pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml"}
@@ -93,6 +101,9 @@ def is_protected(path: str, task_files: Collection[str] = (), *, new: bool = Fal
         or "__pycache__" in pure.parts
         or any(part.endswith(METADATA_SUFFIXES) for part in pure.parts)
         or (new and any(part in SHADOW_NAMES for part in pure.parts))
+        or bool(RUNNER_CONFIG.fullmatch(pure.name))
+        or ".cargo" in pure.parts
+        or (new and pure.name.endswith("_test.go"))  # compiled into the package's test binary: a TestMain rules it
     )
 
 
