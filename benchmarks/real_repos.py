@@ -18,7 +18,6 @@ adds over the image it was built from.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import subprocess
 import tempfile
@@ -26,6 +25,7 @@ import time
 from pathlib import Path
 
 import docker
+from _real import FIXTURES, HOST_CA, clone_bundle, executor_for, measure, remove_images
 
 from swe_forge_dagster.execution.environment import Environments
 from swe_forge_dagster.execution.manifest import manifest_candidates
@@ -33,22 +33,15 @@ from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.execution.sandbox import SandboxConfig
 from swe_forge_dagster.export.swebench import read_instances
 from swe_forge_dagster.settings import DEFAULT_BASE_IMAGE
-from swe_forge_dagster.tasks.prove import TaskExecutor
-from swe_forge_dagster.tasks.revalidate_instances import prove_with_manifests
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
-INSTANCES = {"marshmallow-code__marshmallow-1359": "marshmallow-code+marshmallow",
-             "marshmallow-code__marshmallow-1343": "marshmallow-code+marshmallow"}  # fmt: skip
-HOST_CA = Path("/etc/ssl/certs/ca-certificates.crt")
+INSTANCES = ("marshmallow-code__marshmallow-1359", "marshmallow-code__marshmallow-1343")
 LAYER_TASKS = {"tox-dev/filelock#498": "721b37bcbdb4c431441fa8e5d9377cf9f0e059f2",
                "tox-dev/filelock#511": "7f2247d8"}  # merged commits; the task's base is the parent  # fmt: skip
 
 
 def layer_figures(client: docker.DockerClient, tmp: Path) -> dict:
     """Build the environment of two filelock tasks with differing manifests, then alternate between them."""
-    remote = tmp / "remotes" / "tox-dev" / "filelock.git"
-    subprocess.run(["git", "clone", "-q", "--bare", str(FIXTURES / "repos" / "tox-dev+filelock.bundle"), str(remote)],
-                   check=True)  # fmt: skip
+    remote = clone_bundle(tmp, "tox-dev/filelock")
     rev_parse = ["git", "-C", str(remote), "rev-parse"]
     bases = {task: subprocess.run([*rev_parse, f"{sha}^"], capture_output=True, text=True, check=True).stdout.strip()
              for task, sha in LAYER_TASKS.items()}  # fmt: skip
@@ -70,9 +63,7 @@ def layer_figures(client: docker.DockerClient, tmp: Path) -> dict:
                              "reused": reused, "seconds": round(time.perf_counter() - started, 2),
                              "adds_mb": round((environments.own_bytes(image) or 0) / 1e6, 1)})  # fmt: skip
     finally:
-        for image in sorted(made, key=len, reverse=True):  # layers first: they sit on the repository's image
-            with contextlib.suppress(docker.errors.APIError):
-                client.images.remove(image, force=True)
+        remove_images(client, made)  # layers first: they sit on the repository's image
     return {"recipe": f"{recipe.base_image}: {recipe.install_commands[-1]}", "builds": rows}
 
 
@@ -85,37 +76,12 @@ def main(argv: list[str] | None = None) -> int:
     lite = read_instances(FIXTURES / "swebench" / "lite-dev" / "princeton-nlp-SWE-bench_Lite-dev.json")
     figures: dict[str, dict] = {}
     with tempfile.TemporaryDirectory(prefix="bench-real-") as tmp:
+        executor = executor_for(client, Path(tmp))
         for inst in [i for i in lite if i.instance_id in INSTANCES]:
-            remote = Path(tmp) / "remotes" / f"{inst.repo}.git"
-            if not remote.exists():
-                bundle = FIXTURES / "repos" / f"{INSTANCES[inst.instance_id]}.bundle"
-                subprocess.run(["git", "clone", "-q", "--bare", str(bundle), str(remote)], check=True)
-            cache = RepoCache(Path(tmp) / "cache", f"file://{tmp}/remotes/{{repo}}.git")
-            sandbox = SandboxConfig(image=DEFAULT_BASE_IMAGE, ca_bundle=HOST_CA if HOST_CA.is_file() else None)
-            executor = TaskExecutor(client, cache, sandbox)
-            row: dict = {}
-            for phase in ("cold", "warm"):
-                started = time.perf_counter()
-                result, problem, tried = prove_with_manifests(inst, executor)
-                if result is None:
-                    raise SystemExit(f"{inst.instance_id}: no environment ({problem})")
-                if phase == "cold" and result.image_cached:  # a previous run's image: start cold for real
-                    client.images.remove(result.image, force=True)
-                    started = time.perf_counter()
-                    result, problem, tried = prove_with_manifests(inst, executor)
-                    assert result is not None, problem
-                runs = [result.before, *result.after]
-                row[f"{phase}_s"] = round(time.perf_counter() - started, 2)
-                row[f"{phase}_validation_s"] = round(sum(run.seconds for run in runs), 2)
-                row[f"{phase}_image_cached"] = result.image_cached
-            image = client.images.get(result.image)
-            base = client.images.get(tried[-1].split(": ", 1)[0])  # "image: install" of the recipe that worked
-            row.update(recipe=tried[-1], accepted=result.validation.accepted,
-                       image_mb=round(image.attrs["Size"] / 1e6, 1),
-                       image_adds_mb=round((image.attrs["Size"] - base.attrs["Size"]) / 1e6, 1))  # fmt: skip
+            clone_bundle(Path(tmp), inst.repo)
+            row, result = measure(inst, executor)
             figures[inst.instance_id] = row
-            with contextlib.suppress(docker.errors.APIError):
-                client.images.remove(result.image, force=True)
+            remove_images(client, {result.image})
         if args.layers:
             figures["layers"] = layer_figures(client, Path(tmp))
     if not args.json_only:
