@@ -9,17 +9,21 @@ import sys
 from pathlib import Path
 
 import dagster as dg
+import docker
 import pytest
 
+from swe_forge_dagster.settings import NODE_IMAGE
 from tests.support.gharchive_counts import independent_count
 
 
-def run(args: list[str], env: dict[str, str], *, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(args, env=env, cwd=cwd, capture_output=True, text=True, timeout=300)
+def run(
+    args: list[str], env: dict[str, str], *, cwd: Path | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout)
 
 
-def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return run([sys.executable, "-m", "swe_forge_dagster.cli", *args], env)
+def cli(*args: str, env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return run([sys.executable, "-m", "swe_forge_dagster.cli", *args], env, timeout=timeout)
 
 
 @pytest.fixture
@@ -83,15 +87,48 @@ def test_cli_errors_are_specific_with_exit_codes(tmp_path: Path, env: dict[str, 
 
 
 @pytest.mark.docker
-def test_demo_runs_end_to_end_offline(env: dict[str, str], docker_client: object) -> None:
-    result = cli("demo", env=env)
+def test_demo_runs_end_to_end_offline(env: dict[str, str], docker_client: docker.DockerClient) -> None:
+    result = cli("demo", env=env, timeout=900)  # about 4 minutes on 2 cores
     assert result.returncode == 0, result.stderr[-3000:]
     assert "classic" in result.stdout and "trimmed" in result.stdout
     assert "swe-forge dev" in result.stdout
     demo_home = Path(env["SWE_FORGE_HOME"]) / "demo"
     assert (demo_home / "catalog.duckdb").is_file() and (demo_home / "dagster" / "dagster.yaml").is_file()
-    # The task stage: two tasks exported, the PR whose tests pass without the fix rejected.
+    # The task stage: two Python tasks and a JavaScript one (npm + mocha, on the Node image) exported, the PR
+    # whose tests pass without the fix rejected.
     assert "no FAIL_TO_PASS" in result.stdout and "globex-oss__yaml-lite-3" in result.stdout
-    assert sorted(p.name for p in (demo_home / "tasks").iterdir()) == [
-        "acme-labs__tinycalc-12", "northwind__datekit-7"]  # fmt: skip
+    python_tasks = ["acme-labs__tinycalc-12", "northwind__datekit-7"]
+
+    def sql(query: str) -> list[dict]:
+        done = cli("sql", query, "--format", "json", env={**env, "SWE_FORGE_HOME": str(demo_home)})
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    (js_task,) = sql("SELECT status, stage, reason FROM tasks WHERE task_id = 'initech__slug-lite-4'")
+    try:
+        docker_client.images.get(NODE_IMAGE)
+    except docker.errors.ImageNotFound:  # the JavaScript task is rejected before any LLM call, and says why
+        assert (js_task["status"], js_task["stage"]) == ("rejected", "patch")
+        assert "no node toolchain image" in js_task["reason"], js_task
+        assert sorted(p.name for p in (demo_home / "tasks").iterdir()) == python_tasks
+        return
+    assert js_task["status"] == "accepted", js_task
+    assert sorted(p.name for p in (demo_home / "tasks").iterdir()) == sorted([*python_tasks, "initech__slug-lite-4"])
     assert (demo_home / "datasets" / "swe_dataset.parquet").is_file()
+    rows = {r["instance_id"]: r for r in map(json.loads, (demo_home / "datasets" / "swe_dataset.jsonl").open())}
+    js = rows["initech__slug-lite-4"]
+    assert (js["language"], rows["acme-labs__tinycalc-12"]["language"]) == ("JavaScript", "Python")
+    assert json.loads(js["FAIL_TO_PASS"]) == [
+        "slugify accented titles folds letters to their base letter",
+        "slugify accented titles folds them with a custom separator too",
+    ]
+    assert "slugify keeps digits" in json.loads(js["PASS_TO_PASS"]) and len(json.loads(js["PASS_TO_PASS"])) == 5
+    environment = json.loads((demo_home / "tasks" / "initech__slug-lite-4" / "environment.json").read_text())
+    assert (environment["runner"], environment["image"]) == ("mocha", NODE_IMAGE)
+    assert environment["install_commands"][0].startswith("npm ci")  # the committed package-lock.json
+    verdicts = sql("SELECT split_part(agent, ' @ ', 1) AS agent, status FROM eval_results "
+                   "WHERE task_id = 'initech__slug-lite-4'")  # fmt: skip
+    assert {(r["agent"], r["status"]) for r in verdicts} == {
+        ("oracle", "resolved"),
+        ("python -m emptyagent", "unresolved"),
+    }

@@ -1,4 +1,4 @@
-"""`swe-forge demo`: the pipeline end to end on a generated world, with no keys and no network.
+"""`swe-forge demo`: the pipeline end to end on a generated world, with no keys and no network but package registries.
 
 Two generated GH Archive hours (one classic payload, one trimmed 2025 payload) in a local
 `file://` mirror, and the GitHub twin on 127.0.0.1 serving a world consistent with them. The
@@ -6,7 +6,10 @@ real assets run through Dagster, recorded in the demo's own instance: ingest, ca
 GitHub enrichment and the local filter, and LLM difficulty triage against the OpenAI-compatible
 twin. Then the task stage: hours whose PRs live in local git remotes (the task world) become
 task partitions and run `task_job` (environment and test agents answered by the twin, validation
-by execution in Docker), and `swe_dataset` exports the accepted ones.
+by execution in Docker), and `swe_dataset` exports the accepted ones. One of those PRs is in a
+JavaScript repository (npm + mocha): its environment comes from its manifests on the local Node
+image (`swe-forge-node:bookworm`) with mocha installed from the npm registry (through the host's CA
+bundle, `host_ca_bundle`); without the image or the registry it is rejected before any LLM call, with why.
 """
 
 from __future__ import annotations
@@ -90,7 +93,7 @@ def run_demo(settings: Settings, home: Path, out: Console, err: Console) -> int:
         path, _ = write_hour(mirror, hour, events=20_000, seed=index)
         rows += parse_hour(path, home / "cache" / "work").table.to_pylist()
     world = world_from_pr_events(rows, seed=0)
-    task_world = build_task_world(home / "task-world", mirror=mirror)
+    task_world = build_task_world(home / "task-world", mirror=mirror, javascript=True)
     task_hours = task_world.hours[:TASK_HOURS]
     world.repos.update(task_world.github.repos)
     world.pulls.update(task_world.github.pulls)
@@ -108,7 +111,7 @@ def run_demo(settings: Settings, home: Path, out: Console, err: Console) -> int:
             update={"home": home, "gharchive_url": f"file://{mirror}", "github_api_url": twin.url,
                     "llm_base_url": llm.url, "pr_file": home / "processed_prs.jsonl",
                     "git_url": task_world.git.url_template, "docker_image": image or settings.docker_image,
-                    "output": home / "tasks", "difficulty": ""}
+                    "output": home / "tasks", "difficulty": "", "ca_bundle": host_ca_bundle(settings)}
         )  # fmt: skip
         err.print(f"demo world: {len(hours) + len(task_hours)} GH Archive hours in {mirror}; GitHub twin at "
                   f"{twin.url}; LLM twin at {llm.url}; git remotes in {task_world.git.root}")  # fmt: skip
@@ -153,7 +156,20 @@ def run_demo(settings: Settings, home: Path, out: Console, err: Console) -> int:
     return 0 if ok and tasks is not None and tasks.accepted and evaluated else 1
 
 
-TASK_HOURS = 2  # the task world's two newest hours: 2 PRs that become tasks, 1 rejected
+TASK_HOURS = 2  # the task world's two newest hours: 3 PRs become tasks (2 Python, 1 JavaScript), 1 is rejected
+HOST_CA_BUNDLES = ("/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/cert.pem")
+
+
+def host_ca_bundle(settings: Settings) -> Path | None:
+    """The CA bundle the demo's sandboxes trust: `SWE_FORGE_CA_BUNDLE` when set, else the host's own
+    (`SSL_CERT_FILE`, else the system bundle), so that npm (and pip) in a container get through the TLS proxy
+    the host gets through. Public certificates only, mounted read-only; None when the host has none."""
+    if settings.ca_bundle is not None:
+        return settings.ca_bundle
+    for candidate in (os.environ.get("SSL_CERT_FILE"), *HOST_CA_BUNDLES):
+        if candidate and Path(candidate).is_file():
+            return Path(candidate)
+    return None
 
 
 def _docker(err: Console) -> tuple[object | None, str | None, str | None]:

@@ -1,4 +1,4 @@
-"""The test world's git repositories: small real Python projects with real history and merged PRs.
+"""The test world's git repositories: small real projects (Python, one JavaScript) with real history and merged PRs.
 
 Task building (clone, check out base and merge, run the tests, keep FAIL_TO_PASS) cannot be
 tested against GitHub, so this module writes tiny projects and their history into LOCAL BARE
@@ -19,7 +19,10 @@ One PR per behaviour a task builder must get right:
   the expected lists describe the runs with them written over the tree;
 - globex-oss/yaml-lite#3: a refactor whose new tests already pass before it: no FAIL_TO_PASS;
 - acme-labs/tinycalc#15 (a second PR, after #12): a feature whose new test passes about half
-  the time: flaky.
+  the time: flaky;
+- initech/slug-lite#4 (`build_git_world(javascript=True)`, the demo's world): a JavaScript fix
+  with mocha tests in an npm package with a lock file (`git_world_js`); its lists are checked by
+  running mocha in the Node toolchain image (`tests/test_demo_js_world.py`).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from swe_forge_dagster.demo.worlds.git_world_js import JS_SPECS
 from swe_forge_dagster.demo.worlds.git_world_specs import _PR, _SPECS, WorldComment, WorldIssue, _Commit
 
 __all__ = ["GitWorld", "WorldComment", "WorldIssue", "WorldPR", "build_git_world", "enriched_pr_rows"]
@@ -74,6 +78,7 @@ class WorldPR:
     base_tree: dict[str, bytes] = field(repr=False)
     head_tree: dict[str, bytes] = field(repr=False)  # also the merge commit's tree
     base_ref: str = "main"
+    language: str = "Python"  # GitHub's name of the repository's language
 
     @property
     def file_paths(self) -> list[str]:
@@ -97,25 +102,39 @@ class GitWorld:
         return self.root / f"{repo}.git"
 
 
-CONTENT_VERSION = hashlib.sha256(f"{WORLD_FORMAT}\n{_SPECS!r}".encode()).hexdigest()[:16]
+Specs = dict[str, tuple[_Commit | _PR, ...]]
+
+
+def world_specs(javascript: bool = False) -> Specs:
+    """The Python world, plus the JavaScript repository when asked (appended: the Python shas stay the same)."""
+    return {**_SPECS, **JS_SPECS} if javascript else _SPECS
+
+
+def content_version(specs: Specs) -> str:
+    return hashlib.sha256(f"{WORLD_FORMAT}\n{specs!r}".encode()).hexdigest()[:16]
+
+
+CONTENT_VERSION = content_version(_SPECS)
 
 
 # -- building -----------------------------------------------------------------------------------
 
 
-def build_git_world(root: Path) -> GitWorld:
+def build_git_world(root: Path, *, javascript: bool = False) -> GitWorld:
     """Build the world's bare repositories under `root`, or reuse them if already built.
 
-    Reuse needs the manifest of the same CONTENT_VERSION and every remote present; otherwise the
+    Reuse needs the manifest of the same content version and every remote present; otherwise the
     remotes are rebuilt. A lock file makes concurrent builders (test workers) build once.
+    `javascript` adds `initech/slug-lite` (the demo's world; its task needs the Node image and npm).
     """
     root = Path(root).absolute()
     root.mkdir(parents=True, exist_ok=True)
+    specs = world_specs(javascript)
     with _locked(root / ".git-world.lock"):
-        manifest = _load_manifest(root)
+        manifest = _load_manifest(root, specs)
         if manifest is None:
-            manifest = _build(root)
-    return _world(root, manifest)
+            manifest = _build(root, specs)
+    return _world(root, manifest, specs)
 
 
 def enriched_pr_rows(world: GitWorld) -> list[dict[str, Any]]:
@@ -140,7 +159,7 @@ def enriched_pr_rows(world: GitWorld) -> list[dict[str, Any]]:
             first_commit_at=pr.created_at,
             additions=pr.additions, deletions=pr.deletions, changed_files=len(pr.file_paths),
             file_paths=pr.file_paths, files_complete=True, closing_issues=issues, labels=[],
-            stars=100, language="Python", is_fork=False, is_archived=False, license="MIT",
+            stars=100, language=pr.language, is_fork=False, is_archived=False, license="MIT",
             owner_type="Organization", source="git_world", from_store=False,
         )  # fmt: skip
         rows.append(row)
@@ -157,25 +176,25 @@ def _locked(path: Path) -> Iterator[None]:
         os.close(fd)  # closing releases the flock
 
 
-def _load_manifest(root: Path) -> dict[str, Any] | None:
+def _load_manifest(root: Path, specs: Specs) -> dict[str, Any] | None:
     try:
         manifest = json.loads((root / MANIFEST).read_text())
     except (OSError, ValueError):
         return None
-    if manifest.get("version") != CONTENT_VERSION:
+    if manifest.get("version") != content_version(specs):
         return None
-    if not all((root / f"{repo}.git" / "HEAD").is_file() for repo in _SPECS):
+    if not all((root / f"{repo}.git" / "HEAD").is_file() for repo in specs):
         return None
     return manifest
 
 
-def _build(root: Path) -> dict[str, Any]:
+def _build(root: Path, specs: Specs) -> dict[str, Any]:
     prs: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(dir=root, prefix=".scratch-") as scratch:
-        for index, (repo, steps) in enumerate(_SPECS.items()):
+        for index, (repo, steps) in enumerate(specs.items()):
             start = _EPOCH + timedelta(days=30 * index)
             prs.update(_build_repo(repo, steps, root / f"{repo}.git", Path(scratch), start))
-    manifest = {"version": CONTENT_VERSION, "prs": prs}
+    manifest = {"version": content_version(specs), "prs": prs}
     tmp = root / f".{MANIFEST}.tmp"
     tmp.write_text(json.dumps(manifest, indent=1, sort_keys=True))
     os.replace(tmp, root / MANIFEST)  # written last: its presence means a complete world
@@ -249,10 +268,10 @@ def _git(args: list[str], cwd: Path, home: Path, when: datetime | None = None) -
     return proc.stdout.strip()
 
 
-def _world(root: Path, manifest: dict[str, Any]) -> GitWorld:
+def _world(root: Path, manifest: dict[str, Any], specs: Specs) -> GitWorld:
     """The world object: shas from the manifest, everything else from the specs."""
     prs = []
-    for repo, steps in _SPECS.items():
+    for repo, steps in specs.items():
         tree: dict[str, bytes] = {}
         for step in steps:
             if isinstance(step, _Commit):
@@ -272,12 +291,16 @@ def _world(root: Path, manifest: dict[str, Any]) -> GitWorld:
                     additions=built["additions"], deletions=built["deletions"], issue=step.issue,
                     expected_fail_to_pass=list(step.fail_to_pass), expected_pass_to_pass=list(step.pass_to_pass),
                     expected_rejection=step.rejection, expected_flaky=list(step.flaky),
-                    test_files=[p for p in changed if p.startswith("tests/")],
-                    src_files=[p for p in changed if not p.startswith("tests/")],
+                    test_files=[p for p in changed if p.startswith(_TEST_DIRS)],
+                    src_files=[p for p in changed if not p.startswith(_TEST_DIRS)],
                     agent_tests=dict(step.agent_tests), base_tree=base, head_tree=dict(tree),
+                    language="JavaScript" if "package.json" in base else "Python",
                 )
             )  # fmt: skip
     return GitWorld(root=root, url_template=f"file://{root}/{{repo}}.git", prs=prs)
+
+
+_TEST_DIRS = ("tests/", "test/")  # pytest's and mocha's
 
 
 def _apply(tree: dict[str, bytes], files: Mapping[str, str | bytes | None]) -> None:

@@ -12,7 +12,8 @@ task partitions → patch (the git remotes) → agents and validation in Docker 
 Which PR lands in which hour is part of the world, so tests know the order a backwards walk meets
 them: the newest hour holds tinycalc#12 (good, linked issue) and yaml-lite#3 (rejected: passes
 without the fix), the one before datekit#7 (no tests: the test agent writes them), the oldest
-tinycalc#15 (flaky).
+tinycalc#15 (flaky). The demo's world (`javascript=True`) adds slug-lite#4, a JavaScript fix with
+mocha tests, to the newest hour.
 """
 
 from __future__ import annotations
@@ -23,11 +24,12 @@ import json
 import os
 import subprocess
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from swe_forge_dagster.demo.worlds.gharchive_world import EVENT_MIX, write_hour
 from swe_forge_dagster.demo.worlds.git_world import GitWorld, WorldPR, build_git_world
+from swe_forge_dagster.demo.worlds.git_world_js import JS_REPO
 from swe_forge_dagster.demo.worlds.github_world import (
     ChangedFile,
     Comment,
@@ -47,6 +49,8 @@ HOUR_PLAN: dict[int, list[tuple[str, int]]] = {
     1: [("northwind/datekit", 7)],
     2: [("acme-labs/tinycalc", 15)],
 }
+JS_HOUR_PLAN = {0: [(JS_REPO, 4)]}
+"""What `javascript=True` adds to HOUR_PLAN."""
 NOISE = {kind: weight for kind, weight in EVENT_MIX.items() if kind != "PullRequestEvent"}
 
 
@@ -56,9 +60,16 @@ class TaskWorld:
     github: GithubWorld
     mirror: Path
     hours: list[str]  # partition keys, newest first (as HOUR_PLAN)
+    plan: dict[int, list[tuple[str, int]]] = field(default_factory=lambda: HOUR_PLAN)
 
     def prs_in(self, hour_index: int) -> list[WorldPR]:
-        return [self.git.pr(repo, number) for repo, number in HOUR_PLAN[hour_index]]
+        return [self.git.pr(repo, number) for repo, number in self.plan[hour_index]]
+
+
+def hour_plan(javascript: bool = False) -> dict[int, list[tuple[str, int]]]:
+    if not javascript:
+        return HOUR_PLAN
+    return {offset: prs + JS_HOUR_PLAN.get(offset, []) for offset, prs in HOUR_PLAN.items()}
 
 
 def _line_counts(before: bytes | None, after: bytes | None) -> tuple[int, int]:
@@ -103,7 +114,7 @@ def github_world_for(git: GitWorld) -> GithubWorld:
     world = GithubWorld()
     for pr in git.prs:
         owner, _, name = pr.repo.partition("/")
-        world.add_repo(Repo(owner=owner, name=name, stars=150, language="Python", license_spdx="MIT"))
+        world.add_repo(Repo(owner=owner, name=name, stars=150, language=pr.language, license_spdx="MIT"))
         world.add_pull(github_pull(pr, pr_commits(git, pr)))
         if pr.issue is not None:
             comments = [Comment(c.body, iso(pr.comment_time(c)), author_login="world-user") for c in pr.issue.comments]
@@ -139,19 +150,22 @@ def newest_complete_hour(now: dt.datetime | None = None) -> dt.datetime:
 
 
 def build_task_world(
-    root: Path, newest: dt.datetime | None = None, noise_events: int = 2000, mirror: Path | None = None
-) -> TaskWorld:
+    root: Path, newest: dt.datetime | None = None, noise_events: int = 2000, mirror: Path | None = None,
+    *, javascript: bool = False,
+) -> TaskWorld:  # fmt: skip
     """Git remotes under `root/git`, GH Archive hours in `mirror` (default `root/mirror`) ending at `newest`
-    (default: the last complete hour, so a walk from "now" finds them first), and the matching GitHub world."""
-    git = build_git_world(root / "git")
+    (default: the last complete hour, so a walk from "now" finds them first), and the matching GitHub world.
+    `javascript` adds the JavaScript repository and its PR (the demo's world)."""
+    git = build_git_world(root / "git", javascript=javascript)
     newest = newest or newest_complete_hour()
     mirror = mirror or root / "mirror"
+    plan = hour_plan(javascript)
     hours = []
-    for offset, prs in HOUR_PLAN.items():
+    for offset, prs in plan.items():
         hour = newest - dt.timedelta(hours=offset)
         when = hour + dt.timedelta(minutes=30)
         lines = [closed_event(git.pr(repo, n), int(hour.timestamp()) * 1000 + 900 + i, when)
                  for i, (repo, n) in enumerate(prs)]  # fmt: skip
         write_hour(mirror, hour, events=noise_events, seed=offset, extra_lines=lines, mix=NOISE)
         hours.append(partition_key(hour))
-    return TaskWorld(git, github_world_for(git), mirror, hours)
+    return TaskWorld(git, github_world_for(git), mirror, hours, plan)
