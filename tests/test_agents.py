@@ -7,7 +7,6 @@ the test world's repositories, and their answers go through the real replay and 
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,9 +22,7 @@ from swe_forge_dagster.execution.patch import patch_adding_files, split_diff
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.execution.runners import PYTEST
 from swe_forge_dagster.execution.sandbox import CommandResult
-from swe_forge_dagster.llm.cache import AnswerCache
-from swe_forge_dagster.llm.client import ChatTurn, LLMClient, ToolCallRequest
-from swe_forge_dagster.llm.ledger import CallLedger
+from swe_forge_dagster.llm.client import ChatTurn, ToolCallRequest
 from swe_forge_dagster.tasks import agent_tools
 from swe_forge_dagster.tasks.agent_tools import ELIDED, MAX_TOOL_OUTPUT, AgentTool, ShellArgs, clip, run_agent
 from swe_forge_dagster.tasks.agents import (
@@ -39,10 +36,9 @@ from swe_forge_dagster.tasks.agents import (
     write_tests,
 )
 from swe_forge_dagster.tasks.prove import TaskExecutor
+from tests.support.agent_twin import KEY, lines, make_client, tool_names
 from tests.support.common import BASE_IMAGE
 
-KEY = "sk-or-test-key-0123456789abcdef"
-MODEL = "openai/gpt-5.2-codex:nitro"
 VENV = (
     "python -m venv --system-site-packages /opt/venv && . /opt/venv/bin/activate "
     "&& pip install --no-build-isolation --no-deps -e ."
@@ -54,19 +50,6 @@ RECIPE = EnvRecipe(install_commands=(VENV,), base_image=BASE_IMAGE)
 def twin() -> Iterator[OpenAITwin]:
     with OpenAITwin(api_key=KEY) as server:
         yield server
-
-
-def make_client(twin: OpenAITwin, root: Path) -> LLMClient:
-    return LLMClient(twin.url, KEY, MODEL, cache=AnswerCache(root / "answers.sqlite"),
-                     ledger=CallLedger(root / "llm_calls"))  # fmt: skip
-
-
-def lines(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines()]
-
-
-def tool_names(request: dict[str, Any]) -> list[str]:
-    return [tool["function"]["name"] for tool in request["tools"]]
 
 
 # -- the chat call and the loop, without Docker ---------------------------------------------------

@@ -7,7 +7,13 @@ a failed replay goes back to the agent as the reason, so it can fix its answer. 
 test writer's FAIL_TO_PASS/PASS_TO_PASS lists are ignored: the caller turns the files into a
 `test_patch` (`execution.patch.patch_adding_files`) and proves the lists by execution at base.
 
-The loop itself (shell tool, turns, transcript) is in `agent_tools`.
+Both work in every language the task stages build: the environment agent on the repository's
+toolchain image with that language's prompt, its test command a runner adapter's template whose replay
+runs the files that runner runs and reads its report (`execution.suite`, as validation does); the test
+agent writes tests for the runner of the environment's test command. Python keeps its pytest forms.
+
+The loop itself (shell tool, turns, transcript) is in `agent_tools`; prompts and answer forms per language
+in `agent_prompts`.
 """
 
 from __future__ import annotations
@@ -18,21 +24,48 @@ import tarfile
 import tempfile
 import xml.etree.ElementTree as ET
 from collections import Counter
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path, PurePosixPath
 
 import docker
-from pydantic import BaseModel, ConfigDict, Field
 
 from swe_forge_dagster.common.paths import is_test_path
-from swe_forge_dagster.execution.environment import INSTALL_TIMEOUT_S, EnvRecipe, install_git_script
+from swe_forge_dagster.execution.environment import (
+    INSTALL_TIMEOUT_S,
+    EnvRecipe,
+    image_available,
+    install_git_script,
+)
 from swe_forge_dagster.execution.junit import Outcome, parse_junit
 from swe_forge_dagster.execution.patch import patch_adding_files
 from swe_forge_dagster.execution.repo_box import TREE_NAME, WorkspaceError, start_repo_box
-from swe_forge_dagster.execution.runners import JUNIT
+from swe_forge_dagster.execution.runners import JUNIT, PYTEST_RUNNER, Runner, runner_of
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig, owned_by_root
+from swe_forge_dagster.execution.suite import run_suite
 from swe_forge_dagster.execution.test_sample import proof_sample
+from swe_forge_dagster.execution.toolchain_recipes import RETOUCH
+from swe_forge_dagster.execution.toolchains import EXTRA_FILES, TOOLCHAIN_MANIFESTS, toolchain_images
 from swe_forge_dagster.llm.client import LLMClient
 from swe_forge_dagster.llm.prompts import data
+from swe_forge_dagster.tasks.agent_prompts import (
+    COMPILED,
+    EXAMPLE_FILE,
+    JUNIT_OPTIONS,
+    NAMING,
+    SUBMIT_ENVIRONMENT,
+    SUBMIT_TESTS,
+    SubmitEnvironment,
+    SubmitTests,
+    WrittenFile,
+    env_prompt,
+    recipe_test_command,
+    submit_environment_model,
+    submit_tests_model,
+    toolchain_runners,
+    toolchain_test_command,
+    writer_prompt,
+)
 from swe_forge_dagster.tasks.agent_tools import (
     SHELL_TIMEOUT_S,
     AgentFailed,
@@ -41,119 +74,15 @@ from swe_forge_dagster.tasks.agent_tools import (
     run_agent,
 )
 
-__all__ = ["AgentFailed", "find_environment", "recipe_test_command", "run_agent", "write_tests"]
+__all__ = [
+    "JUNIT_OPTIONS", "AgentFailed", "SubmitEnvironment", "SubmitTests", "WrittenFile", "find_environment",
+    "recipe_test_command", "run_agent", "toolchain_image", "write_tests",
+]  # fmt: skip
 
 ENV_STAGE = "environment_agent"
 TEST_STAGE = "test_agent"
-# What the harness needs from every pytest run (as in `execution.runners.PYTEST`); added to agent commands.
-JUNIT_OPTIONS = f"-p no:cacheprovider --continue-on-collection-errors -o junit_family=xunit1 --junitxml={JUNIT} -rA"
 TEST_TIMEOUT_S = 900.0  # as `TaskExecutor.validate_pr`
 TAIL = 3000
-
-
-class SubmitEnvironment(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    install_commands: list[str] = Field(
-        description="bash commands, in order, run from /repo in one persistent shell of a fresh container"
-    )
-    test_command: str = Field(
-        min_length=1,
-        description="the pytest command, with {tests} where the test file paths go, or ending with the pytest "
-        "invocation so they can be appended",
-    )
-
-
-class WrittenFile(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    path: str = Field(min_length=1, description="relative to the repository root, e.g. tests/test_feature.py")
-    content: str = Field(min_length=1, description="the whole file")
-
-
-class SubmitTests(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    files: list[WrittenFile] = Field(min_length=1, description="the new test files")
-    fail_to_pass: list[str] = Field(default_factory=list, description="pytest node ids that fail without the change")
-    pass_to_pass: list[str] = Field(default_factory=list, description="pytest node ids that pass with and without it")
-
-
-SUBMIT_ENVIRONMENT = AgentTool(
-    "submit_environment",
-    "Submit the recipe. It is replayed in a fresh container before it is accepted; a failed replay comes back.",
-    SubmitEnvironment,
-)
-SUBMIT_TESTS = AgentTool(
-    "submit_tests",
-    "Submit the new test files. They are run in a fresh container before they are accepted; problems come back.",
-    SubmitTests,
-)
-
-ENV_PROMPT = """\
-You set up the test environment of a Python repository inside a Docker container.
-
-The container runs {base_image} (Debian bookworm with python3, python3-venv, pip and pytest). The \
-repository's files are in /repo (without .git) and your shell starts there. Commands run one at a time \
-in a persistent bash session: cd, export and an activated venv carry over. Network: {network}. \
-Debian's system Python is externally managed, so install into a virtualenv, e.g. \
-`python3 -m venv --system-site-packages /opt/venv && . /opt/venv/bin/activate && pip install -e .`.
-
-Explore the repository (packaging files, CI configuration, test configuration), install it with its \
-test dependencies, and run some of its tests. Then call submit_environment with:
-- install_commands: the commands that install everything, starting from a fresh container of the same \
-image with the same files in /repo. Keep what they create outside /repo (a venv in /opt/venv): before the \
-tests run, /repo is replaced by a fresh copy of the repository files and only *.egg-info directories of \
-the install are kept.
-- test_command: the pytest command, run in /repo with the venv state of the install. Put {{tests}} where \
-the test file paths go, or end the command with the pytest invocation so the paths can be appended. \
-Leave out --junitxml (the harness adds it) and double any other curly braces.
-
-The recipe is replayed before it is accepted: each install command must exit 0, then the test command \
-runs some of the repository's test files without network, and at least one test must pass."""
-
-TEST_PROMPT = """\
-You write tests for a merged pull request that came without tests, so that it can become a benchmark task.
-
-The container is the repository's installed test environment (no network). /repo holds the repository \
-with the pull request's change already applied (committed, so `git status` shows your new files); your \
-shell starts there. Tests run with: {test_command}
-
-Write new pytest test files that check the behaviour the pull request changes, through the public \
-interface it describes: they must pass with the change, and at least one of them must fail without it. \
-Make them deterministic, fast and offline, and do not test implementation details. Use shell to read \
-the code, write the files and run them. Then call submit_tests with the whole content of every new file \
-(paths relative to the repository root, in a tests directory; existing files cannot be changed), the \
-node ids you expect to fail without the change (fail_to_pass) and those that pass either way \
-(pass_to_pass).
-
-Submissions are checked in a fresh container: the files must be new test files with at least one \
-test_*.py module, every test in them must pass with the change, and at least one must fail when the \
-change is reverted. The task's lists come from running them, not from your lists."""
-
-
-def recipe_test_command(command: str) -> str:
-    """The agent's test command as an `EnvRecipe.test_command`: `{tests}` placed, JUnit options added.
-
-    Accepted forms: a command with `{tests}` where the test paths go, or one that ends with a pytest
-    invocation (`{tests}` is appended). The JUnit options go in front of `{tests}`, where pytest
-    reads them, unless the command already writes the report to `runners.JUNIT`.
-    Raises ValueError with what to change.
-    """
-    command = command.strip()
-    try:
-        command.format(tests="")
-    except (KeyError, IndexError, ValueError) as exc:
-        raise ValueError(f"the test command has braces other than {{tests}} ({exc!r}): double them") from exc
-    if "{tests}" not in command:
-        if not re.search(r"\bpytest\b", command):
-            raise ValueError("the test command must contain {tests} or end with a pytest invocation")
-        command += " {tests}"
-    if "--junitxml" in command:
-        if JUNIT not in command:
-            raise ValueError(f"the test command writes JUnit elsewhere: leave --junitxml out (it goes to {JUNIT})")
-        return command
-    return command.replace("{tests}", f"{JUNIT_OPTIONS} {{tests}}", 1)
 
 
 def find_environment(
@@ -162,6 +91,7 @@ def find_environment(
     tree: Path,
     *,
     base_image: str,
+    toolchain: str | None = None,
     max_turns: int = 30,
     transcript_path: Path,
     sandbox: SandboxConfig | None = None,
@@ -170,34 +100,63 @@ def find_environment(
 ) -> EnvRecipe:
     """Let the agent find an `EnvRecipe` for the repository files in `tree` (at base), proven by replay.
 
-    `sandbox` carries the limits, network and CA bundle (PyPI needs the network, and a CA bundle
-    behind a TLS-intercepting proxy); its image is replaced by `base_image`.
+    `toolchain` (`execution.toolchains`; None: Python) picks the prompt and the forms of the test command:
+    pytest, or a runner adapter's template (`agent_prompts`), whose replay runs the test files that runner
+    runs and reads its report. `base_image` is the toolchain's image (`toolchain_image`). `sandbox` carries
+    the limits, network and CA bundle (registries need the network, and a CA bundle behind a TLS-intercepting
+    proxy); its image is replaced by `base_image`.
     """
+    toolchain = None if toolchain == "python" else toolchain
     config = (sandbox or SandboxConfig(image=base_image)).model_copy(update={"image": base_image})
-    tests = proof_sample(p.relative_to(tree).as_posix() for p in tree.rglob("*.py") if p.is_file())
+    if toolchain is None:
+        paths = [p.relative_to(tree).as_posix() for p in tree.rglob("*.py") if p.is_file()]
+        tests = proof_sample(paths)
+        tool = SUBMIT_ENVIRONMENT
+    else:
+        paths = [p.relative_to(tree).as_posix() for p in tree.rglob("*") if p.is_file()]
+        runners = toolchain_runners(toolchain)
+        tests = proof_sample(paths, runs=lambda path: any(runner.runs(path) for runner in runners))
+        tool = AgentTool(SUBMIT_ENVIRONMENT.name, SUBMIT_ENVIRONMENT.description, submit_environment_model(toolchain))
 
     def on_submit(args: SubmitEnvironment) -> str | EnvRecipe:
         try:
-            test_command = recipe_test_command(args.test_command)
+            if toolchain is None:
+                test_command, sample = recipe_test_command(args.test_command), tests
+            else:
+                test_command = toolchain_test_command(args.test_command, toolchain)
+                sample = proof_sample(paths, runs=runner_of(test_command).runs)
         except ValueError as exc:
             return str(exc)
-        recipe = EnvRecipe(tuple(args.install_commands), test_command, base_image)
-        problem = _replay(docker_client, config, tree, recipe, tests)
+        if toolchain is not None and not sample:
+            return f"the repository has no test files {runner_of(test_command).name} runs to replay this with"
+        install = list(args.install_commands)
+        if toolchain in COMPILED and RETOUCH not in install:
+            install.append(RETOUCH)  # as manifest recipes: runs re-date the tree so builds see changed sources
+        recipe = EnvRecipe(tuple(install), test_command, base_image)
+        problem = _replay(docker_client, config, tree, recipe, sample)
         return problem if problem is not None else recipe
 
     listing = sorted(p.name + ("/" if p.is_dir() else "") for p in tree.iterdir())
-    network = "none" if config.network == "none" else "available (PyPI may be reachable)"
     with Sandbox.start(docker_client, config, name_hint="env-agent") as box:
         box.copy_in(tree, "/repo")
         box.run("cd /repo")
         return run_agent(
-            client, box, ENV_PROMPT.format(base_image=base_image, network=network),
+            client, box, env_prompt(toolchain, base_image, config.network != "none"),
             ["Find the install commands and the test command of this repository.",
              data("repository_files", "\n".join(listing)),
              data("test_files_sample", "\n".join(tests) or "(no test files found)")],
-            [SUBMIT_ENVIRONMENT], on_submit, stage=ENV_STAGE, item=item, max_turns=max_turns,
+            [tool], on_submit, stage=ENV_STAGE, item=item, max_turns=max_turns,
             transcript_path=transcript_path, shell_timeout=shell_timeout,
         )  # fmt: skip
+
+
+def toolchain_image(docker_client: docker.DockerClient, tree: Path, toolchain: str) -> str | None:
+    """The image the environment agent works on for a `toolchain` repository: the first local toolchain image
+    that meets the version its manifests in `tree` declare (`toolchains.toolchain_images`); None: none built."""
+    files = {name: (tree / name).read_text("utf-8", "replace") for name in (*TOOLCHAIN_MANIFESTS, *EXTRA_FILES)
+             if (tree / name).is_file()}  # fmt: skip
+    images = toolchain_images(toolchain, files, partial(image_available, docker_client))
+    return images[0] if images else None
 
 
 def write_tests(
@@ -218,13 +177,21 @@ def write_tests(
 ) -> dict[str, str]:
     """Let the agent write tests for `patch` (already applied in `tree_with_fix`); returns path -> content.
 
-    The sandboxes start from the environment `image` with no network, as validation runs: tests
+    The tests are for the runner of the environment's test command (pytest, mocha, go test, …), in that
+    language. The sandboxes start from the environment `image` with no network, as validation runs: tests
     that only pass online, or with something the agent installed by hand, would not validate.
     """
     config = (sandbox or SandboxConfig(image=image)).model_copy(update={"image": image, "network": "none"})
+    runner = runner_of(recipe.test_command)
+    example = EXAMPLE_FILE[runner.name]
+    if runner is PYTEST_RUNNER:
+        tool, shown = SUBMIT_TESTS, recipe.tests_command([example])
+    else:
+        tool = AgentTool(SUBMIT_TESTS.name, SUBMIT_TESTS.description, submit_tests_model(runner))
+        shown = runner.command(recipe.test_command, [example], "/tmp/report")[0]
 
     def on_submit(args: SubmitTests) -> str | dict[str, str]:
-        files = _checked_files(args, tree_with_fix)
+        files = _checked_files(args, tree_with_fix, runner)
         if isinstance(files, str):
             return files
         problem = _check_written_tests(docker_client, config, tree_with_fix, files, patch, recipe)
@@ -232,10 +199,10 @@ def write_tests(
 
     with _prepared_box(docker_client, config, tree_with_fix, "test-agent") as box:
         return run_agent(
-            client, box, TEST_PROMPT.format(test_command=recipe.tests_command(["tests/test_example.py"])),
+            client, box, writer_prompt(runner, shown),
             ["Write tests for this pull request.", data("pr_title", pr_title), data("pr_body", pr_body),
              data("patch", patch, limit=60_000)],
-            [SUBMIT_TESTS], on_submit, stage=TEST_STAGE, item=item, max_turns=max_turns,
+            [tool], on_submit, stage=TEST_STAGE, item=item, max_turns=max_turns,
             transcript_path=transcript_path, shell_timeout=shell_timeout,
         )  # fmt: skip
 
@@ -263,16 +230,40 @@ def _replay(
         if config.network == "bridge":  # validation runs the tests with no network
             docker_client.api.disconnect_container_from_network(box.id, "bridge")
         # on the tree as installed, as validation runs on the environment image (install outputs kept)
-        result = box.run(recipe.tests_command(tests), timeout=TEST_TIMEOUT_S)
-        outcomes = _outcomes(box.read_file(JUNIT))
-    counts = Counter(outcomes.values())
+        run = _run_tests(box, recipe, tests)
+    counts = Counter(run.outcomes.values())
     if counts["passed"]:
         return None
-    ran = ", ".join(f"{n} {o}" for o, n in sorted(counts.items())) or "no JUnit report with any test"
+    runner = runner_of(recipe.test_command)
+    ran = ", ".join(f"{n} {o}" for o, n in sorted(counts.items())) or f"no {runner.report_kind} report with any test"
+    why = f"; {run.error}" if run.error and not counts else ""
     return (
-        f"replay failed: the test command ran no passing test ({ran}; exit code {result.exit_code}): "
-        f"{recipe.tests_command(tests)}\n{clip(result.output, TAIL)}"
+        f"replay failed: the test command ran no passing test ({ran}; exit code {run.exit_code}{why[:1000]}): "
+        f"{run.command}\n{clip(run.output, TAIL)}"
     )
+
+
+@dataclass
+class _Run:
+    command: str
+    exit_code: int
+    output: str
+    outcomes: dict[str, Outcome]
+    error: str | None = None
+
+
+def _run_tests(box: Sandbox, recipe: EnvRecipe, files: list[str]) -> _Run:
+    """The recipe's tests for `files` in `box`'s /repo, read from the runner's report (pytest: JUnit at `JUNIT`,
+    as the agents always did; other runners through `execution.suite`, as validation reads them)."""
+    runner = runner_of(recipe.test_command)
+    if runner is PYTEST_RUNNER:
+        command = recipe.tests_command(files)
+        box.run(f"rm -f {JUNIT}")
+        result = box.run(command, timeout=TEST_TIMEOUT_S)
+        return _Run(command, result.exit_code, result.output, _outcomes(box.read_file(JUNIT)))
+    run = run_suite(box, recipe.test_command, files, TEST_TIMEOUT_S, runner=runner, plugin_autoload=True)
+    command = runner.command(recipe.test_command, files, "/tmp/report")[0]
+    return _Run(command, run.exit_code, run.output, run.outcomes or {}, run.error)
 
 
 def _check_written_tests(
@@ -280,35 +271,35 @@ def _check_written_tests(
     recipe: EnvRecipe,
 ) -> str | None:  # fmt: skip
     """Run the files as a test_patch with the fix (all must pass), then with it reverted (one must fail)."""
-    modules = sorted(p for p in files if p.endswith(".py") and PurePosixPath(p).name.startswith("test"))
-    command = recipe.tests_command(modules)
+    runner = runner_of(recipe.test_command)
+    modules = sorted(p for p in files if _runs(runner, p))
     with _prepared_box(docker_client, config, tree, "test-check") as box:
         box.write_file("/tmp/tests.diff", patch_adding_files(files))
         applied = box.run("git apply /tmp/tests.diff")
         if not applied.ok:
             return f"the files do not apply as a patch: {clip(applied.output, TAIL)}"
-        result = box.run(command, timeout=TEST_TIMEOUT_S)
-        after = _ours(_outcomes(box.read_file(JUNIT)), files)
+        run = _run_tests(box, recipe, modules)
+        after = _ours(run.outcomes, files, runner)
         if not after:
-            return f"no test of your files ran with the change: {command}\n{clip(result.output, TAIL)}"
+            why = f" ({run.error[:1000]})" if run.error else ""
+            return f"no test of your files ran with the change{why}: {run.command}\n{clip(run.output, TAIL)}"
         bad = sorted(f"{test_id} ({outcome})" for test_id, outcome in after.items() if outcome != "passed")
         if bad:
-            return f"with the change, not every test passes: {', '.join(bad)}\n{clip(result.output, TAIL)}"
+            return f"with the change, not every test passes: {', '.join(bad)}\n{clip(run.output, TAIL)}"
         box.write_file("/tmp/fix.diff", patch.encode("utf-8", "surrogateescape"))
         if not box.run("git apply -R --binary /tmp/fix.diff").ok:
             return None  # the change cannot be reverted here: validation at base will decide
-        box.run(f"rm -f {JUNIT}")
-        result = box.run(command, timeout=TEST_TIMEOUT_S)
-        before = _ours(_outcomes(box.read_file(JUNIT)), files)
+        run = _run_tests(box, recipe, modules)
+        before = _ours(run.outcomes, files, runner)
     if all(before.get(test_id) == "passed" for test_id in after):
         return (
             "every test also passes with the change reverted, so none of them checks it: write at least one "
-            f"test that fails without the change\n{clip(result.output, TAIL)}"
+            f"test that fails without the change\n{clip(run.output, TAIL)}"
         )
     return None
 
 
-def _checked_files(args: SubmitTests, tree: Path) -> dict[str, str] | str:
+def _checked_files(args: SubmitTests, tree: Path, runner: Runner = PYTEST_RUNNER) -> dict[str, str] | str:
     """The submitted files as path -> content, or why they cannot be a test_patch of new test files."""
     files: dict[str, str] = {}
     problems = []
@@ -317,15 +308,26 @@ def _checked_files(args: SubmitTests, tree: Path) -> dict[str, str] | str:
         if path.startswith("/") or "\\" in path or path != posixpath.normpath(path) or ".." in path.split("/"):
             problems.append(f"{path}: use a normalized relative path inside the repository (no /, \\ or ..)")
         elif not is_test_path(path):
-            problems.append(f"{path}: not a test file path (put it in a tests directory)")
+            where = "put it in a tests directory" if runner is PYTEST_RUNNER else f"name it {NAMING[runner.name]}"
+            problems.append(f"{path}: not a test file path ({where})")
         elif path in files:
             problems.append(f"{path}: submitted twice")
         elif (tree / path).exists() or (tree / path).is_symlink():
             problems.append(f"{path}: already exists; only new files can be added")
         files[path] = written.content
-    if not problems and not any(p.endswith(".py") and PurePosixPath(p).name.startswith("test") for p in files):
-        problems.append("no test module: name at least one file test_*.py (those are the files that run)")
+    if not problems and not any(_runs(runner, p) for p in files):
+        if runner is PYTEST_RUNNER:
+            problems.append("no test module: name at least one file test_*.py (those are the files that run)")
+        else:
+            problems.append(f"no file {runner.name} runs: name at least one {NAMING[runner.name]}")
     return "; ".join(problems) if problems else files
+
+
+def _runs(runner: Runner, path: str) -> bool:
+    """Whether a written file is one the runner is given (pytest: a test_*.py module, as always here)."""
+    if runner is PYTEST_RUNNER:
+        return path.endswith(".py") and PurePosixPath(path).name.startswith("test")
+    return is_test_path(path) and runner.runs(path)
 
 
 def _prepared_box(docker_client: docker.DockerClient, config: SandboxConfig, tree: Path, name_hint: str) -> Sandbox:
@@ -352,5 +354,17 @@ def _outcomes(xml: bytes | None) -> dict[str, Outcome]:
         return {}
 
 
-def _ours(outcomes: dict[str, Outcome], files: dict[str, str]) -> dict[str, Outcome]:
-    return {test_id: o for test_id, o in outcomes.items() if test_id.split("::")[0] in files}
+def _ours(outcomes: dict[str, Outcome], files: dict[str, str], runner: Runner = PYTEST_RUNNER) -> dict[str, Outcome]:
+    """The outcomes of the tests in `files`. A pytest id starts with its file; go runs whole packages (their
+    `Test…` functions name them); Surefire ids start with the class; mocha, jest, vitest, cargo (`--test x`)
+    and gtest (the file's target) run only the files they are given."""
+    if runner is PYTEST_RUNNER:
+        return {test_id: o for test_id, o in outcomes.items() if test_id.split("::")[0] in files}
+    if runner.name == "go":
+        names = {name for path, text in files.items() if path.endswith("_test.go")
+                 for name in re.findall(r"^func\s+(Test\w*)\s*\(", text, re.MULTILINE)}  # fmt: skip
+        return {test_id: o for test_id, o in outcomes.items() if test_id.split("/")[0] in names}
+    if runner.name == "maven":
+        classes = {PurePosixPath(path).stem for path in files}
+        return {test_id: o for test_id, o in outcomes.items() if test_id.split("#")[0].rsplit(".", 1)[-1] in classes}
+    return dict(outcomes)

@@ -48,16 +48,17 @@ class ManifestEnvironment:
 
 def buildable_problem(executor: TaskExecutor, repo: str, base: str, split: SplitPatch) -> str | None:
     """Why a PR of a non-Python repository cannot become a task on this machine (checked before any LLM call): a
-    registry its dependencies need is unreachable, no runner adapter or toolchain image, or no tests of its own
-    (the test agent writes Python tests only). None for Python and unknown projects: the agents may still try."""
+    registry its dependencies need is unreachable, no runner adapter or toolchain image, or (C/C++) no tests of its
+    own: the test agent writes tests in every language, but a new GoogleTest file runs only from a CMake target,
+    which it cannot add. None for Python and unknown projects: the agents may still try."""
     found = environment_candidates(executor.cache, repo, base, split.src_files,
                                    available=partial(image_available, executor.client))  # fmt: skip
     if found.toolchain in (None, "python"):
         return None
     if not found.buildable:
         return f"cannot be built on this machine ({found.toolchain}): {found.problem}"
-    if not split.test_patch.strip():
-        return f"the PR has no tests, and the test agent writes Python tests only ({found.toolchain} project)"
+    if found.toolchain == "cpp" and not split.test_patch.strip():
+        return "the PR has no tests, and tests written for a C/C++ project would need CMake targets of their own"
     return None
 
 

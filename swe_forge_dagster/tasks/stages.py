@@ -24,8 +24,9 @@ from swe_forge_dagster.execution.sandbox import SandboxConfig
 from swe_forge_dagster.export.task_dir import read_task_dir, write_task_dir
 from swe_forge_dagster.llm.client import LLMClient
 from swe_forge_dagster.llm.functions import QualityJudgement, score_quality
+from swe_forge_dagster.settings import TOOLCHAIN_IMAGES
 from swe_forge_dagster.tasks.agent_tools import AgentFailed
-from swe_forge_dagster.tasks.agents import find_environment, write_tests
+from swe_forge_dagster.tasks.agents import find_environment, toolchain_image, write_tests
 from swe_forge_dagster.tasks.build import PRContext, Proof, make_task_record, problem_statement
 from swe_forge_dagster.tasks.lookup import find_pr
 from swe_forge_dagster.tasks.manifest_env import buildable_problem, find_manifest_environment
@@ -111,7 +112,9 @@ class TaskBuilder:
             return StageOutcome("passed_on", passed["reason"])
         pr = _pr_from(work.load("pr"))
         base = work.load("patch")["base_commit"]
-        stored = self.recipes.get(pr.repo, self.base_image)
+        # an agent's recipe is kept for the image it was found on: the configured one, or a toolchain image
+        images = (self.base_image, *(tag for tags in TOOLCHAIN_IMAGES.values() for tag in tags))
+        stored = next(filter(None, (self.recipes.get(pr.repo, image) for image in images)), None)
         if stored is not None:
             try:
                 image, cached = self.executor.environment_image(pr.repo, base, stored)
@@ -124,15 +127,20 @@ class TaskBuilder:
         if manifest.recipe is not None and manifest.image is not None:
             self.recipes.put(pr.repo, manifest.recipe, base, source="manifest")
             return self._save_environment(work, manifest.recipe, manifest.image, manifest.image_cached, "manifest")
-        if manifest.toolchain not in (None, "python"):  # the environment agent knows Python projects only
-            return self._reject(work, "environment", f"no {manifest.toolchain} environment from the manifests: "
-                                f"{manifest.problem} (the environment agent sets up Python projects only)")  # fmt: skip
+        toolchain = None if manifest.toolchain in (None, "python") else manifest.toolchain
         with tempfile.TemporaryDirectory(prefix="swe-forge-env-") as tmp:
             tree = self.executor.export_tree(pr.repo, base, Path(tmp) / "tree")
+            # another toolchain: the agent works on its image, with that language's prompt and runners
+            image = toolchain_image(self.executor.client, tree, toolchain) if toolchain else self.base_image
+            if image is None:
+                return self._reject(work, "environment", f"no {toolchain} toolchain image on this Docker engine "
+                                    f"(scripts/build-toolchain-image.sh {toolchain}); manifest recipes: "
+                                    f"{manifest.problem}")  # fmt: skip
             try:
                 with llm() as client:
-                    recipe = find_environment(client, self.executor.client, tree, base_image=self.base_image,
-                                              max_turns=self.env_max_turns, sandbox=self.agent_sandbox,
+                    recipe = find_environment(client, self.executor.client, tree, base_image=image,
+                                              toolchain=toolchain, max_turns=self.env_max_turns,
+                                              sandbox=self.agent_sandbox,
                                               transcript_path=work.path("environment.transcript.jsonl"),
                                               item=task_id)  # fmt: skip
             except AgentFailed as exc:

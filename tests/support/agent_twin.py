@@ -1,0 +1,31 @@
+"""The LLM client the agent tests drive against the OpenAI twin, and readers of what the twin was asked."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from swe_forge_dagster.demo.twins.openai_twin import OpenAITwin
+from swe_forge_dagster.llm.cache import AnswerCache
+from swe_forge_dagster.llm.client import LLMClient
+from swe_forge_dagster.llm.ledger import CallLedger
+
+KEY = "sk-or-test-key-0123456789abcdef"
+MODEL = "openai/gpt-5.2-codex:nitro"
+
+
+def make_client(twin: OpenAITwin, root: Path) -> LLMClient:
+    """A real `LLMClient` on the twin, with its answer cache and call ledger under `root`."""
+    return LLMClient(twin.url, KEY, MODEL, cache=AnswerCache(root / "answers.sqlite"),
+                     ledger=CallLedger(root / "llm_calls"))  # fmt: skip
+
+
+def lines(path: Path) -> list[dict[str, Any]]:
+    """The records of a JSONL transcript."""
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def tool_names(request: dict[str, Any]) -> list[str]:
+    """The names of the tools a chat request offered."""
+    return [tool["function"]["name"] for tool in request["tools"]]
