@@ -66,7 +66,7 @@ def build_resources(
     settings: Settings, github_token_env: str = "GITHUB_TOKEN", llm_key_envs: list[str] | None = None
 ) -> dict[str, dg.ConfigurableResource]:
     """Resources from settings; secrets are named by env var, never stored in config."""
-    home = str(settings.home_abs)
+    home = settings.home_ref  # a local path, or the object-store URI (resources resolve it with HomeLayout)
     key_envs = {"key_envs": llm_key_envs} if llm_key_envs else {}
     return {
         "lake": LakeResource(home=home),

@@ -59,7 +59,12 @@ class Settings(BaseSettings):
     # pick up an unrelated variable (HOME, MODEL, LANGUAGES) from the environment.
     model_config = SettingsConfigDict(env_file=".env", extra="ignore", populate_by_name=False)
 
-    home: Path = Field(default=Path(".swe-forge"), validation_alias="SWE_FORGE_HOME")
+    home: str = Field(default=".swe-forge", validation_alias="SWE_FORGE_HOME")
+    """A path, or a `file://` / `s3://bucket/prefix` URI (`common.store`)."""
+    local_dir: str = Field(default=".swe-forge", validation_alias="SWE_FORGE_LOCAL_DIR")
+    """Per-machine state (Dagster home, caches, clones, locks, catalog file) when the home is an object store."""
+    s3_endpoint_url: str = Field(default="", validation_alias="SWE_FORGE_S3_ENDPOINT_URL")
+    s3_region: str = Field(default="us-east-1", validation_alias="SWE_FORGE_S3_REGION")
     gharchive_url: str = Field(default="https://data.gharchive.org", validation_alias="SWE_FORGE_GHARCHIVE_URL")
     start_date: dt.date = Field(default=dt.date(2024, 1, 1), validation_alias="SWE_FORGE_START_DATE")
     github_api_url: str = Field(default="https://api.github.com", validation_alias="SWE_FORGE_GITHUB_API_URL")
@@ -91,6 +96,12 @@ class Settings(BaseSettings):
     test_timeout: float = Field(default=DEFAULT_TEST_TIMEOUT_S, gt=0, validation_alias="SWE_FORGE_TEST_TIMEOUT")
     sandbox_disk: str = Field(default=DEFAULT_SANDBOX_DISK, validation_alias="SWE_FORGE_SANDBOX_DISK")
 
+    @field_validator("home", "local_dir", mode="before")
+    @classmethod
+    def _path_text(cls, value: object) -> object:
+        """Paths given in code stay paths; a URI keeps its `//` (a `Path` would fold `s3://b` into `s3:/b`)."""
+        return os.fspath(value) if isinstance(value, os.PathLike) else value
+
     @field_validator("start_date", mode="before")
     @classmethod
     def _parse_start(cls, value: object) -> object:
@@ -118,11 +129,17 @@ class Settings(BaseSettings):
 
     @property
     def layout(self) -> HomeLayout:
-        return HomeLayout.of(self.home)
+        return HomeLayout.of(self.home, self.local_dir)
 
     @property
     def home_abs(self) -> Path:
+        """The local folder (the home, or SWE_FORGE_LOCAL_DIR when the home is an object store)."""
         return self.layout.root
+
+    @property
+    def home_ref(self) -> str:
+        """The home as resources are configured with it: the absolute local path, or the store URI."""
+        return self.layout.home_ref
 
     @property
     def lake_dir(self) -> Path:

@@ -123,7 +123,7 @@ def test_settings_read_only_their_documented_names(tmp_path: Path, monkeypatch: 
     monkeypatch.setenv("MODEL", "not-this-model")
     monkeypatch.setenv("LANGUAGES", "cobol")
     settings = Settings()
-    assert settings.home == Path(".swe-forge") and settings.home_abs == tmp_path / ".swe-forge"
+    assert settings.home == ".swe-forge" and settings.home_abs == tmp_path / ".swe-forge"
     assert settings.model == "openai/gpt-5.2-codex:nitro" and "cobol" not in settings.languages
     monkeypatch.setenv("SWE_FORGE_HOME", "/data/forge")
-    assert Settings().home == Path("/data/forge")
+    assert Settings().home == "/data/forge"

@@ -11,11 +11,11 @@
 """
 
 import dagster as dg
-import pyarrow.parquet as pq
 
 from swe_forge_dagster.assets.gharchive import gharchive_pr_events
 from swe_forge_dagster.assets.partitions import hourly_partitions, task_partitions
 from swe_forge_dagster.candidates.datasets import partition_file
+from swe_forge_dagster.common.store import read_parquet_schema
 from swe_forge_dagster.export.task_dir import TaskDirError, read_task_dir
 from swe_forge_dagster.gharchive.schema import PR_EVENTS_SCHEMA
 from swe_forge_dagster.resources import LakeResource
@@ -28,7 +28,7 @@ EVENTS = "gharchive_pr_events"
 def hour_file_problem(lake: LakeResource, key: str) -> str | None:
     path = partition_file(lake.lake_dir, EVENTS, key)
     try:
-        schema = pq.read_schema(path)
+        schema = read_parquet_schema(path)
     except FileNotFoundError:
         return f"{path} is missing"
     except Exception as exc:  # any unreadable file is the finding, whatever pyarrow raises

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
-from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
+from swe_forge_dagster.common.store import StorePath, read_parquet
 from swe_forge_dagster.gharchive.hours import hive_dir, parse_partition_key
 from swe_forge_dagster.gharchive.schema import PR_EVENTS_SCHEMA
 from swe_forge_dagster.github.models import EnrichedPR
@@ -52,17 +51,17 @@ ENRICHED_PRS_SCHEMA = pa.schema(
 )  # fmt: skip
 
 
-def partition_file(lake_dir: Path, dataset: str, hour_key: str) -> Path:
+def partition_file(lake_dir: StorePath, dataset: str, hour_key: str) -> StorePath:
     return hive_dir(lake_dir / dataset, parse_partition_key(hour_key)) / "part-0.parquet"
 
 
-def read_partition(lake_dir: Path, dataset: str, hour_key: str, upstream_asset: str) -> pa.Table:
+def read_partition(lake_dir: StorePath, dataset: str, hour_key: str, upstream_asset: str) -> pa.Table:
     path = partition_file(lake_dir, dataset, hour_key)
     if not path.is_file():
         raise FileNotFoundError(
             f"{dataset} has no data for hour {hour_key} ({path} missing): materialize {upstream_asset} for it first"
         )
-    return pq.read_table(path)
+    return read_parquet(path)
 
 
 def enriched_row(

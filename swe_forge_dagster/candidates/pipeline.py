@@ -25,6 +25,7 @@ from swe_forge_dagster.candidates.datasets import (
 from swe_forge_dagster.candidates.filters import FilterConfig, filter_rejections
 from swe_forge_dagster.candidates.ledger import Ledger, LedgerEntry
 from swe_forge_dagster.candidates.rules import CandidateRules, select_candidates
+from swe_forge_dagster.common.store import StorePath
 from swe_forge_dagster.github.enrich import Enricher
 from swe_forge_dagster.lake.writer import write_partition
 
@@ -63,7 +64,7 @@ def _reason_family(reason: str) -> str:
     return " ".join(words[:6])
 
 
-def build_candidates(lake_dir: Path, hour: str, ledger: Ledger, rules: CandidateRules) -> CandidatesReport:
+def build_candidates(lake_dir: StorePath, hour: str, ledger: Ledger, rules: CandidateRules) -> CandidatesReport:
     events = pl.from_arrow(read_partition(lake_dir, EVENTS, hour, EVENTS))
     assert isinstance(events, pl.DataFrame)
     hour_in_lake = partition_file(lake_dir, ENRICHED_PRS, hour).is_file()  # a re-run of this hour here
@@ -74,7 +75,9 @@ def build_candidates(lake_dir: Path, hour: str, ledger: Ledger, rules: Candidate
     return CandidatesReport(hour, table.height, int((table["status"] == "candidate").sum()), dict(dropped), path)
 
 
-def enrich_hour(lake_dir: Path, hour: str, enricher: Enricher, config: FilterConfig, ledger: Ledger) -> EnrichReport:
+def enrich_hour(
+    lake_dir: StorePath, hour: str, enricher: Enricher, config: FilterConfig, ledger: Ledger
+) -> EnrichReport:
     """Enrich the hour's candidates, filter them, write `enriched_prs`, record outcomes in the ledger."""
     started = time.perf_counter()
     candidates = pl.from_arrow(read_partition(lake_dir, PR_CANDIDATES, hour, PR_CANDIDATES))

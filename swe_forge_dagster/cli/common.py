@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from swe_forge_dagster.common.store import StorePath
 from swe_forge_dagster.common.terminal import inert
 
 EXIT_USAGE = 2
@@ -34,7 +35,7 @@ def usage_error(message: str) -> typer.Exit:
     return typer.Exit(EXIT_USAGE)
 
 
-def refresh_catalog_or_warn(catalog_path: Path, lake_dir: Path) -> None:
+def refresh_catalog_or_warn(catalog_path: Path, lake_dir: StorePath) -> None:
     """Refresh the DuckDB catalog's views; another process holding the file is a warning, not a failure."""
     from swe_forge_dagster.lake.catalog import refresh_catalog_or_warning
 

@@ -2,25 +2,57 @@
 
 Settings, resources and the CLI all derive their paths from this, so the layout cannot drift
 between the process that writes a file and the one that reads it.
+
+`SWE_FORGE_HOME` may name an object store (`s3://bucket/prefix`, `common.store`): then the lake lives there,
+shared by every machine, and what is per machine by nature (the Dagster home, caches, bare clones, locks,
+the DuckDB catalog file) lives in `SWE_FORGE_LOCAL_DIR` (default `.swe-forge`). With a local home both are
+the same folder, as always.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from swe_forge_dagster.common.secrets import secret_from_env
+from swe_forge_dagster.common.store import StorePath, is_remote_uri, store_path
+
+LOCAL_DIR_SETTING = "SWE_FORGE_LOCAL_DIR"
+DEFAULT_LOCAL_DIR = ".swe-forge"
 
 
 @dataclass(frozen=True)
 class HomeLayout:
     root: Path
+    """The local folder: the home itself, or `SWE_FORGE_LOCAL_DIR` when the home is on an object store."""
+    shared: StorePath = field(default=None)  # type: ignore[assignment]
+    """Where the lake lives: `root`, or the object-store home."""
+
+    def __post_init__(self) -> None:
+        if self.shared is None:
+            object.__setattr__(self, "shared", self.root)
 
     @classmethod
-    def of(cls, home: str | Path) -> HomeLayout:
-        return cls(Path(home).expanduser().resolve())
+    def of(cls, home: str | Path, local_dir: str | Path | None = None) -> HomeLayout:
+        """The layout of `home` (a path, `file://` or `s3://` URI; `common.store.StoreConfigError` when the
+        store cannot be used). `local_dir` defaults to `SWE_FORGE_LOCAL_DIR` for a remote home."""
+        if not is_remote_uri(home):
+            return cls(Path(store_path(home)))
+        local = local_dir or (secret_from_env([LOCAL_DIR_SETTING]) or "").strip() or DEFAULT_LOCAL_DIR
+        return cls(Path(local).expanduser().resolve(), store_path(home))
 
     @property
-    def lake(self) -> Path:
-        return self.root / "lake"
+    def remote(self) -> bool:
+        return self.shared is not self.root
+
+    @property
+    def home_ref(self) -> str:
+        """The home as a string the resources can be configured with (and `of` reads back)."""
+        return str(self.shared)
+
+    @property
+    def lake(self) -> StorePath:
+        return self.shared / "lake"
 
     @property
     def catalog(self) -> Path:

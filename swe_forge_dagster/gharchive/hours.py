@@ -7,7 +7,8 @@ orphans history. GH Archive names files without zero-padding the hour (`2015-01-
 from __future__ import annotations
 
 import datetime as dt
-from pathlib import Path
+
+from swe_forge_dagster.common.store import StorePath
 
 PARTITION_KEY_FORMAT = "%Y-%m-%d-%H:%M"
 
@@ -43,7 +44,7 @@ def archive_url(base_url: str, hour: dt.datetime) -> str:
     return f"{base_url.rstrip('/')}/{archive_file_name(hour)}"
 
 
-def hive_dir(dataset_root: Path, hour: dt.datetime) -> Path:
+def hive_dir(dataset_root: StorePath, hour: dt.datetime) -> StorePath:
     """The lake folder of one hour: `<root>/dt=YYYY-MM-DD/hour=HH`."""
     hour = hour.astimezone(dt.UTC)
     return dataset_root / f"dt={hour:%Y-%m-%d}" / f"hour={hour:%H}"

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pyarrow.compute as pc
 
+from swe_forge_dagster.common.store import StorePath
 from swe_forge_dagster.gharchive.download import ArchiveFetcher
 from swe_forge_dagster.gharchive.hours import hive_dir, partition_key
 from swe_forge_dagster.gharchive.parse import parse_hour
@@ -88,7 +89,7 @@ class _Gate:
 def ingest_hour(
     hour: dt.datetime,
     fetcher: ArchiveFetcher,
-    lake_dir: Path,
+    lake_dir: StorePath,
     options: IngestOptions = IngestOptions(),
     gate: _Gate | None = None,
 ) -> HourReport:
@@ -140,7 +141,7 @@ def ingest_hour(
 def ingest_hours(
     hours: Sequence[dt.datetime],
     fetcher: ArchiveFetcher,
-    lake_dir: Path,
+    lake_dir: StorePath,
     options: IngestOptions = IngestOptions(),
 ) -> Iterator[HourReport | HourFailure]:
     """Ingest many hours, yielding each result as it completes (failures do not stop the rest)."""

@@ -11,11 +11,10 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable
-from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
+from swe_forge_dagster.common.store import StorePath, read_parquet
 from swe_forge_dagster.harness.models import Status, TaskResult
 from swe_forge_dagster.harness.results import EVAL_RESULTS_SCHEMA, result_row
 from swe_forge_dagster.lake.writer import write_partition
@@ -35,28 +34,26 @@ def task_key(task_id: str) -> str:
     return safe if safe == task_id else f"{safe[:80]}-{hashlib.sha256(task_id.encode()).hexdigest()[:8]}"
 
 
-def result_path(lake_dir: Path, agent: str, task_id: str) -> Path:
-    return (
-        Path(lake_dir) / EVAL_RESULTS / f"agent_key={agent_key(agent)}" / f"task={task_key(task_id)}" / "part-0.parquet"
-    )
+def result_path(lake_dir: StorePath, agent: str, task_id: str) -> StorePath:
+    return lake_dir / EVAL_RESULTS / f"agent_key={agent_key(agent)}" / f"task={task_key(task_id)}" / "part-0.parquet"
 
 
-def write_result(lake_dir: Path, result: TaskResult, *, agent: str, run_id: str | None) -> Path:
+def write_result(lake_dir: StorePath, result: TaskResult, *, agent: str, run_id: str | None) -> StorePath:
     table = pa.Table.from_pylist([result_row(result, run_id=run_id, agent=agent)], schema=EVAL_RESULTS_SCHEMA)
     return write_partition(table, result_path(lake_dir, agent, result.task_id).parent, EVAL_RESULTS_SCHEMA)
 
 
-def has_result(lake_dir: Path, agent: str, task_id: str) -> bool:
+def has_result(lake_dir: StorePath, agent: str, task_id: str) -> bool:
     return result_path(lake_dir, agent, task_id).is_file()
 
 
-def read_results(lake_dir: Path, agent: str | None = None) -> list[dict]:
+def read_results(lake_dir: StorePath, agent: str | None = None) -> list[dict]:
     """Every stored row (of one agent when given), task id order."""
-    root = Path(lake_dir) / EVAL_RESULTS
+    root = lake_dir / EVAL_RESULTS
     pattern = f"agent_key={agent_key(agent)}/*/part-0.parquet" if agent else "*/*/part-0.parquet"
     rows: list[dict] = []
     for path in sorted(root.glob(pattern)):
-        rows += pq.read_table(path, schema=EVAL_RESULTS_SCHEMA).to_pylist()
+        rows += read_parquet(path).cast(EVAL_RESULTS_SCHEMA).to_pylist()
     return sorted(rows, key=lambda row: row["task_id"])
 
 

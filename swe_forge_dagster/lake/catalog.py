@@ -20,6 +20,7 @@ import pyarrow as pa
 from filelock import FileLock, Timeout
 
 from swe_forge_dagster.candidates.datasets import ENRICHED_PRS_SCHEMA, PR_CANDIDATES_SCHEMA
+from swe_forge_dagster.common.store import StorePath, register_with_duckdb
 from swe_forge_dagster.gharchive.schema import PR_EVENTS_SCHEMA
 from swe_forge_dagster.harness.results import EVAL_RESULTS_SCHEMA
 from swe_forge_dagster.llm.ledger import LLM_CALLS_SCHEMA
@@ -48,11 +49,11 @@ class Dataset:
     def pattern(self) -> str:
         return "/".join(["*"] * len(self.hive_types) + [f"*.{self.fmt}"])
 
-    def glob(self, lake_dir: Path) -> str:
+    def glob(self, lake_dir: StorePath) -> str:
         return str(lake_dir / self.name / self.pattern)
 
-    def has_files(self, lake_dir: Path) -> bool:
-        return any(Path(lake_dir / self.name).glob(self.pattern))
+    def has_files(self, lake_dir: StorePath) -> bool:
+        return any((lake_dir / self.name).glob(self.pattern))
 
 
 # Public views (the README's SQL section): every dataset of the lake, one view each.
@@ -92,7 +93,7 @@ def _duckdb_types(schema: pa.Schema) -> list[tuple[str, str]]:
         con.close()
 
 
-def view_sql(dataset: Dataset, lake_dir: Path) -> str:
+def view_sql(dataset: Dataset, lake_dir: StorePath) -> str:
     """`CREATE OR REPLACE VIEW` over the dataset's files, or a typed empty view if none exist yet."""
     if dataset.has_files(lake_dir) and dataset.fmt == "jsonl":
         glob = dataset.glob(lake_dir).replace("'", "''")
@@ -115,7 +116,10 @@ def view_sql(dataset: Dataset, lake_dir: Path) -> str:
     return f"CREATE OR REPLACE VIEW {dataset.name} AS SELECT {', '.join(columns)} WHERE false"
 
 
-def create_views(con: duckdb.DuckDBPyConnection, lake_dir: Path, datasets: Iterable[Dataset]) -> list[str]:
+def create_views(con: duckdb.DuckDBPyConnection, lake_dir: StorePath, datasets: Iterable[Dataset]) -> list[str]:
+    """The views on `con`; an object-store lake's filesystem is registered with the connection first (a catalog
+    file opened by another DuckDB client then needs the store's own credentials: README, SQL)."""
+    register_with_duckdb(con, lake_dir)
     names = []
     for dataset in datasets:
         con.execute(view_sql(dataset, lake_dir))
@@ -123,7 +127,7 @@ def create_views(con: duckdb.DuckDBPyConnection, lake_dir: Path, datasets: Itera
     return names
 
 
-def refresh_catalog(catalog_path: Path, lake_dir: Path, lock_timeout: float = 30.0) -> list[str]:
+def refresh_catalog(catalog_path: Path, lake_dir: StorePath, lock_timeout: float = 30.0) -> list[str]:
     """(Re)create every view: built in a new file, then renamed over the catalog.
 
     DuckDB lets no process write a file that another process has open, even read-only. Building
@@ -151,7 +155,7 @@ def refresh_catalog(catalog_path: Path, lake_dir: Path, lock_timeout: float = 30
         raise CatalogBusyError(f"timed out after {lock_timeout}s waiting for another catalog refresh") from exc
 
 
-def query(lake_dir: Path, sql: str) -> pa.Table:
+def query(lake_dir: StorePath, sql: str) -> pa.Table:
     """Run `sql` against fresh views of the lake on an in-memory connection."""
     con = duckdb.connect()
     try:
@@ -170,7 +174,7 @@ def query(lake_dir: Path, sql: str) -> pa.Table:
         con.close()
 
 
-def refresh_catalog_or_warning(catalog_path: Path, lake_dir: Path) -> str | None:
+def refresh_catalog_or_warning(catalog_path: Path, lake_dir: StorePath) -> str | None:
     """Refresh the views after a command's runs; another process holding the file is a warning (returned),
     not a failure: `swe-forge sql` builds fresh views anyway."""
     try:

@@ -4,6 +4,7 @@ A partition is written to a hidden temporary file in its own folder and renamed 
 name, so readers (DuckDB globs, `swe-forge sql` during an ingest) see the old file or the new one,
 never half of one; a re-materialization replaces a partition rather than adding rows. On any
 failure (disk full included) the temporary file is removed and the old partition is untouched.
+On an object store (`common.store`) the partition is one PUT of the whole file: the same guarantee.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from swe_forge_dagster.common.store import StorePath, is_remote, parquet_bytes, write_bytes_atomic
+
 PART_FILE = "part-0.parquet"
 
 
@@ -23,13 +26,20 @@ class LakeWriteError(OSError):
     """Writing a partition failed; nothing of it was left behind."""
 
 
-def write_partition(table: pa.Table, folder: Path, schema: pa.Schema | None = None) -> Path:
+def write_partition(table: pa.Table, folder: StorePath, schema: pa.Schema | None = None) -> StorePath:
     """Write `table` as `folder/part-0.parquet` atomically; returns the final path."""
-    folder.mkdir(parents=True, exist_ok=True)
     final = folder / PART_FILE
-    tmp = folder / f".{PART_FILE}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp"
     if schema is not None:
         table = table.cast(schema)
+    if is_remote(folder):
+        try:
+            write_bytes_atomic(final, parquet_bytes(table))
+        except OSError as exc:
+            raise LakeWriteError(exc.errno or errno.EIO, f"could not write {final}: {exc}") from exc
+        return final
+    assert isinstance(folder, Path)
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / f".{PART_FILE}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp"
     try:
         pq.write_table(table, tmp, compression="zstd", row_group_size=64_000)
         with open(tmp, "rb") as handle:
@@ -60,10 +70,11 @@ def _writer_alive(temp: Path) -> bool:
     return True
 
 
-def remove_stale_temp_files(folder: Path) -> int:
-    """Delete temporary files that crashed writers left in `folder` (never a live writer's)."""
+def remove_stale_temp_files(folder: StorePath) -> int:
+    """Delete temporary files that crashed writers left in `folder` (never a live writer's; an object store
+    has none: an interrupted PUT leaves nothing)."""
     removed = 0
-    if folder.is_dir():
+    if isinstance(folder, Path) and folder.is_dir():
         for path in folder.glob(f".{PART_FILE}.*.tmp"):
             if not _writer_alive(path):
                 path.unlink(missing_ok=True)

@@ -10,13 +10,13 @@ polars would otherwise take the first file's schema and fail on the first newer 
 from __future__ import annotations
 
 from collections.abc import Collection
-from pathlib import Path
 from typing import Any
 
 import polars as pl
 import pyarrow as pa
 
 from swe_forge_dagster.candidates.datasets import ENRICHED_PRS, ENRICHED_PRS_SCHEMA
+from swe_forge_dagster.common.store import StorePath, polars_storage_options
 from swe_forge_dagster.tasks.build import PRContext
 from swe_forge_dagster.tasks.hints import hints_text
 from swe_forge_dagster.tasks.work import task_id_of
@@ -29,7 +29,7 @@ class PRNotFound(LookupError):
     """The PR of a task is not in the lake (deleted partitions, or a hand-added task key)."""
 
 
-def _scan(lake_dir: Path, dataset: str, schema: pa.Schema) -> pl.LazyFrame | None:
+def _scan(lake_dir: StorePath, dataset: str, schema: pa.Schema) -> pl.LazyFrame | None:
     """Every hour of `dataset` as one lazy frame of `schema` (missing columns and struct fields: null)."""
     if not any((lake_dir / dataset).glob(HOURLY_GLOB)):
         return None
@@ -42,6 +42,7 @@ def _scan(lake_dir: Path, dataset: str, schema: pa.Schema) -> pl.LazyFrame | Non
         missing_columns="insert",
         extra_columns="ignore",
         cast_options=pl.ScanCastOptions(missing_struct_fields="insert", extra_struct_fields="ignore"),
+        storage_options=polars_storage_options(lake_dir),
     )
 
 
@@ -55,7 +56,7 @@ def _latest(frame: pl.LazyFrame, repo: str, number: int) -> dict[str, Any] | Non
     return rows[-1] if rows else None
 
 
-def find_pr(lake_dir: Path, repo: str, number: int) -> tuple[PRContext, dict[str, Any]]:
+def find_pr(lake_dir: StorePath, repo: str, number: int) -> tuple[PRContext, dict[str, Any]]:
     """The PR's context (from its latest accepted `enriched_prs` row) and its classification row."""
     enriched = _scan(lake_dir, ENRICHED_PRS, ENRICHED_PRS_SCHEMA)
     row = None if enriched is None else _latest(enriched.filter(pl.col("status") == "accepted"), repo, number)
@@ -82,7 +83,7 @@ def find_pr(lake_dir: Path, repo: str, number: int) -> tuple[PRContext, dict[str
 
 
 def eligible_task_ids(
-    lake_dir: Path,
+    lake_dir: StorePath,
     difficulties: Collection[str],
     exclude: Collection[str],
     limit: int,

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from swe_forge_dagster.common.store import StorePath
 from swe_forge_dagster.execution.environment import EnvRecipe
 from swe_forge_dagster.execution.patch import check_applies, patch_adding_files, split_diff
 from swe_forge_dagster.execution.sandbox import SandboxConfig
@@ -51,7 +52,7 @@ class TaskBuilder:
     """Everything the stages share; built by the Dagster resource, the CLI and the tests alike."""
 
     executor: TaskExecutor
-    lake_dir: Path
+    lake_dir: StorePath
     work_root: Path
     output_dir: Path
     recipes: RecipeStore

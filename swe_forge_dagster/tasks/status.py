@@ -9,12 +9,11 @@ or `error` with the failing stage's message (retry that stage from the UI).
 from __future__ import annotations
 
 import datetime as dt
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
+from swe_forge_dagster.common.store import StorePath, read_parquet
 from swe_forge_dagster.lake.writer import write_partition
 from swe_forge_dagster.tasks.work import TaskWork, split_task_id
 
@@ -67,17 +66,17 @@ def status_row(work: TaskWork) -> dict[str, Any]:
     return row
 
 
-def write_status(lake_dir: Path, work: TaskWork) -> dict[str, Any]:
+def write_status(lake_dir: StorePath, work: TaskWork) -> dict[str, Any]:
     row = status_row(work)
     table = pa.Table.from_pylist([row], schema=TASKS_SCHEMA)
-    write_partition(table, Path(lake_dir) / TASKS / f"task={work.task_id}", TASKS_SCHEMA)
+    write_partition(table, lake_dir / TASKS / f"task={work.task_id}", TASKS_SCHEMA)
     return row
 
 
-def read_status(lake_dir: Path, task_id: str) -> dict[str, Any] | None:
+def read_status(lake_dir: StorePath, task_id: str) -> dict[str, Any] | None:
     """The task's latest row, or None before its first stage ran."""
-    path = Path(lake_dir) / TASKS / f"task={task_id}" / "part-0.parquet"
+    path = lake_dir / TASKS / f"task={task_id}" / "part-0.parquet"
     if not path.is_file():
         return None
-    rows = pq.read_table(path, schema=TASKS_SCHEMA).to_pylist()
+    rows = read_parquet(path).cast(TASKS_SCHEMA).to_pylist()
     return rows[0] if rows else None

@@ -17,6 +17,7 @@ import polars as pl
 import pyarrow as pa
 
 from swe_forge_dagster.candidates.datasets import ENRICHED_PRS, partition_file, read_partition
+from swe_forge_dagster.common.store import StorePath
 from swe_forge_dagster.lake.writer import write_partition
 from swe_forge_dagster.llm.client import LLMAuthError, LLMClient, LLMError
 from swe_forge_dagster.llm.functions import DifficultyTriage, PRFacts, classify_difficulty
@@ -56,7 +57,7 @@ def facts(row: dict) -> PRFacts:
                    language=row.get("language"))  # fmt: skip
 
 
-def classify_hour(lake_dir: Path, hour: str, client: LLMClient, workers: int = 10) -> ClassifyReport:
+def classify_hour(lake_dir: StorePath, hour: str, client: LLMClient, workers: int = 10) -> ClassifyReport:
     started = time.perf_counter()
     enriched = pl.from_arrow(read_partition(lake_dir, ENRICHED_PRS, hour, ENRICHED_PRS))
     assert isinstance(enriched, pl.DataFrame)

@@ -1,0 +1,145 @@
+"""Where shared data lives, chosen by URI: a local folder (the embedded default) or an S3-compatible store.
+
+`SWE_FORGE_HOME` may be a path, a `file://` URI or `s3://bucket/prefix`. A local home is a `pathlib.Path` as
+always; a remote one is a `upath.UPath` over fsspec's `s3fs`, which has the same path API (`/`, `glob`,
+`is_file`, `open`), so the lake code does not branch on the scheme except where a library needs to be told
+about the filesystem (DuckDB, polars) and where "atomic" means something else: a local file is written to a
+temporary name and renamed; an object is one PUT (or one completed multipart upload), which readers see whole
+or not at all.
+
+The store's endpoint is a setting (`SWE_FORGE_S3_ENDPOINT_URL`, `SWE_FORGE_S3_REGION`); its credentials are
+secrets read by their standard names (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`), never put in a config
+object. A missing one, or a scheme we cannot write, is a `StoreConfigError` that names what to set, raised when
+the home is first resolved, before any run starts: without it an `s3://x` home once "worked" by writing a local
+folder named `s3:`.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import uuid
+from pathlib import Path
+from typing import Any, TypeAlias
+from urllib.parse import urlparse
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from upath import UPath
+
+from swe_forge_dagster.common.secrets import secret_from_env
+
+StorePath: TypeAlias = Path | UPath
+"""A path in the store: a local `Path`, or a `UPath` on an object store."""
+
+REMOTE_SCHEMES = ("s3",)
+ENDPOINT_SETTING = "SWE_FORGE_S3_ENDPOINT_URL"
+REGION_SETTING = "SWE_FORGE_S3_REGION"
+KEY_NAMES = ("AWS_ACCESS_KEY_ID",)
+SECRET_NAMES = ("AWS_SECRET_ACCESS_KEY",)
+
+
+class StoreConfigError(ValueError):
+    """The store a URI names cannot be used: unknown scheme, or a setting it needs is missing."""
+
+
+def is_remote_uri(value: str | os.PathLike[str]) -> bool:
+    """Whether `value` names an object store (`s3://…`), not a local path."""
+    return urlparse(str(value)).scheme in REMOTE_SCHEMES
+
+
+def is_remote(path: StorePath) -> bool:
+    return not isinstance(path, Path)
+
+
+def s3_options() -> dict[str, Any]:
+    """s3fs's options from the settings and the credentials' standard names; names what is missing."""
+    endpoint = (secret_from_env([ENDPOINT_SETTING]) or "").strip()  # the environment, then .env, as Settings
+    key, secret = secret_from_env(KEY_NAMES), secret_from_env(SECRET_NAMES)
+    missing = [name for name, value in ((ENDPOINT_SETTING, endpoint), (KEY_NAMES[0], key),
+                                        (SECRET_NAMES[0], secret)) if not value]  # fmt: skip
+    if missing:
+        raise StoreConfigError(
+            f"SWE_FORGE_HOME is on an S3 store but {', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not "
+            f"set: set {ENDPOINT_SETTING} to the store's URL (e.g. http://127.0.0.1:8333, or "
+            "https://s3.amazonaws.com) and the credentials in AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY"
+        )
+    region = (secret_from_env([REGION_SETTING]) or "").strip() or "us-east-1"
+    return {"key": key, "secret": secret, "client_kwargs": {"endpoint_url": endpoint, "region_name": region},
+            "config_kwargs": {"retries": {"max_attempts": 5, "mode": "standard"}}}  # fmt: skip
+
+
+def store_path(value: str | os.PathLike[str]) -> StorePath:
+    """The store path a setting names: `s3://bucket/prefix` → a `UPath` (settings checked), a path or
+    `file://` URI → an absolute local `Path`. Any other scheme is a `StoreConfigError`."""
+    text = str(value)
+    parsed = urlparse(text)
+    if parsed.scheme in REMOTE_SCHEMES:
+        if not parsed.netloc:
+            raise StoreConfigError(f"SWE_FORGE_HOME={text!r} names no bucket: use s3://<bucket>[/<prefix>]")
+        return UPath(text.rstrip("/"), **s3_options())
+    if parsed.scheme == "file":
+        return Path(parsed.path).expanduser().resolve()
+    if parsed.scheme and len(parsed.scheme) > 1:  # a one-letter "scheme" is a Windows drive
+        raise StoreConfigError(
+            f"SWE_FORGE_HOME={text!r}: unknown scheme {parsed.scheme!r}; use a local path, file:// or s3://"
+        )
+    return Path(text).expanduser().resolve()
+
+
+def write_bytes_atomic(path: StorePath, data: bytes) -> None:
+    """Replace `path` with `data` so that readers see the old content or the new, never part of it."""
+    if is_remote(path):
+        path.fs.pipe_file(path.path, data)  # one PUT; large data: a multipart upload completed at once
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        with open(tmp, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def parquet_bytes(table: pa.Table) -> bytes:
+    """`table` as one Parquet file in memory (the lake's compression and row groups)."""
+    sink = io.BytesIO()
+    pq.write_table(table, sink, compression="zstd", row_group_size=64_000)
+    return sink.getvalue()
+
+
+def read_parquet(path: StorePath) -> pa.Table:
+    """One Parquet file of the store."""
+    if is_remote(path):
+        with path.open("rb") as handle:
+            return pq.read_table(handle)
+    return pq.read_table(path)
+
+
+def read_parquet_schema(path: StorePath) -> pa.Schema:
+    """The schema of one Parquet file of the store (FileNotFoundError when it is missing)."""
+    if is_remote(path):
+        with path.open("rb") as handle:
+            return pq.read_schema(handle)
+    return pq.read_schema(path)
+
+
+def polars_storage_options(path: StorePath) -> dict[str, str] | None:
+    """What polars' object-store reader needs for a remote path (None for a local one)."""
+    if not is_remote(path):
+        return None
+    options = path.storage_options
+    client = options.get("client_kwargs", {})
+    return {"aws_access_key_id": options["key"], "aws_secret_access_key": options["secret"],
+            "aws_endpoint_url": client.get("endpoint_url", ""), "aws_region": client.get("region_name", "us-east-1"),
+            "aws_allow_http": "true"}  # fmt: skip
+
+
+def register_with_duckdb(con: Any, path: StorePath) -> None:
+    """Let a DuckDB connection read `s3://` globs of the store, through the same fsspec filesystem (DuckDB's
+    own httpfs extension is downloaded at first use, and its download host is not reachable everywhere)."""
+    if is_remote(path):
+        con.register_filesystem(path.fs)

@@ -1,0 +1,118 @@
+"""`SWE_FORGE_HOME` by URI: the lake on a real S3-compatible store (SeaweedFS on 127.0.0.1), and clear errors.
+
+The CLI runs as a user runs it (subprocesses, the real Dagster instance in the local dir, real Parquet on the
+store, DuckDB over it); the counts of the real GH Archive fixture hours are checked against an independent
+count.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from swe_forge_dagster.common.home import HomeLayout
+from swe_forge_dagster.common.store import StoreConfigError, read_parquet, store_path
+from swe_forge_dagster.lake.catalog import query
+from swe_forge_dagster.lake.writer import write_partition
+from tests.support.gharchive_counts import independent_count
+from tests.support.s3_server import S3Server, s3_store
+
+STORE_VARS = ("SWE_FORGE_", "DAGSTER_", "AWS_")
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(STORE_VARS)}
+    return {**env, "COLUMNS": "200", "NO_COLOR": "1", **extra}
+
+
+def cli(*args: str, env: dict[str, str], cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "swe_forge_dagster.cli", *args], env=env, cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout)  # fmt: skip
+
+
+# -- without a store ---------------------------------------------------------------------------------
+
+
+def test_a_store_home_without_its_settings_names_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # no .env with credentials here
+    for name in ("SWE_FORGE_S3_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(StoreConfigError, match="SWE_FORGE_S3_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY"):
+        store_path("s3://lake/x")
+    monkeypatch.setenv("SWE_FORGE_S3_ENDPOINT_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "k")
+    with pytest.raises(StoreConfigError, match=r"AWS_SECRET_ACCESS_KEY is not set"):
+        store_path("s3://lake/x")
+    with pytest.raises(StoreConfigError, match="unknown scheme 'gs'"):
+        store_path("gs://lake/x")
+    with pytest.raises(StoreConfigError, match="names no bucket"):
+        store_path("s3:///x")
+    assert store_path(f"file://{tmp_path}/h") == tmp_path / "h"
+    local = HomeLayout.of(tmp_path / "h")
+    assert local.root == local.shared == tmp_path / "h" and local.lake == tmp_path / "h" / "lake" and not local.remote
+
+
+def test_the_cli_exits_non_zero_naming_the_missing_setting(tmp_path: Path) -> None:
+    result = cli("sql", "SELECT 1", env=clean_env(SWE_FORGE_HOME="s3://x"), cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert "SWE_FORGE_S3_ENDPOINT_URL" in result.stderr and "AWS_ACCESS_KEY_ID" in result.stderr
+    assert "Traceback" not in result.stderr and not (tmp_path / "s3:").exists()
+
+
+# -- on SeaweedFS ------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
+    with s3_store(tmp_path_factory.mktemp("seaweedfs")) as server:
+        yield server
+
+
+def test_partitions_on_the_store_are_replaced_whole_and_read_by_duckdb(
+    s3: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name, value in s3.env("s3://lake/unit", tmp_path / "local").items():
+        monkeypatch.setenv(name, value)
+    layout = HomeLayout.of("s3://lake/unit")
+    assert layout.remote and str(layout.lake) == "s3://lake/unit/lake" and layout.root == tmp_path / "local"
+    folder = layout.lake / "tasks" / "task=a__b-1"
+    schema = pa.schema([("task_id", pa.string()), ("status", pa.string())])
+    write_partition(pa.table({"task_id": ["a__b-1"], "status": ["building"]}), folder, schema)
+    final = write_partition(pa.table({"task_id": ["a__b-1"], "status": ["accepted"]}), folder, schema)
+    assert read_parquet(final).to_pylist() == [{"task_id": "a__b-1", "status": "accepted"}]
+    assert s3.filesystem().ls("lake/unit/lake/tasks/task=a__b-1") == ["lake/unit/lake/tasks/task=a__b-1/part-0.parquet"]
+    rows = query(layout.lake, "SELECT task_id, status, task FROM tasks").to_pylist()
+    assert rows[0]["status"] == "accepted" and rows[0]["task"] == "a__b-1" and len(rows) == 1
+    assert not (tmp_path / "local" / "lake").exists()  # nothing of the lake on local disk
+
+
+def test_ingest_to_the_store_then_sql_gives_the_hours_pr_events(
+    s3: S3Server, gharchive_2015: Path, tmp_path: Path
+) -> None:
+    """Issue 15: the fixture hours ingested into an S3 lake, `swe-forge sql` over it: 315 and 293."""
+    env = clean_env(**s3.env("s3://lake/ingest", tmp_path / "local"), SWE_FORGE_START_DATE="2015-01-01",
+                    SWE_FORGE_GHARCHIVE_URL=f"file://{gharchive_2015}")  # fmt: skip
+    ingest = cli("ingest", "2015-01-01-00:00", "2015-01-01-01:00", env=env, cwd=tmp_path)
+    assert ingest.returncode == 0, ingest.stdout[-2000:] + ingest.stderr[-3000:]
+    expected = [sum(independent_count(gharchive_2015 / f"2015-01-01-{h}.json.gz")[1].values()) for h in (0, 1)]
+    assert expected == [315, 293]
+    sql = "SELECT hour, count(*) AS n FROM gharchive_pr_events GROUP BY hour ORDER BY hour"
+    result = cli("sql", sql, "--format", "json", env=env, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert json.loads(result.stdout) == [{"hour": 0, "n": 315}, {"hour": 1, "n": 293}]
+    keys = s3.filesystem().find("lake/ingest/lake/gharchive_pr_events")
+    assert keys == [f"lake/ingest/lake/gharchive_pr_events/dt=2015-01-01/hour={h}/part-0.parquet" for h in ("00", "01")]
+    local = tmp_path / "local"
+    assert (local / "dagster" / "dagster.yaml").is_file() and not (local / "lake").exists()
+
+    again = cli("ingest", "2015-01-01-00:00", env=env, cwd=tmp_path)  # a re-run replaces, never duplicates
+    assert again.returncode == 0, again.stderr[-3000:]
+    result = cli("sql", "SELECT count(*) AS n FROM gharchive_pr_events", "--format", "json", env=env, cwd=tmp_path)
+    assert json.loads(result.stdout) == [{"n": 315 + 293}]
