@@ -21,6 +21,7 @@ from swe_forge_dagster.common.home import HomeLayout
 from swe_forge_dagster.common.store import StoreConfigError, read_parquet, store_path
 from swe_forge_dagster.lake.catalog import query
 from swe_forge_dagster.lake.writer import write_partition
+from swe_forge_dagster.tasks.shared_files import SharedTaskFiles
 from tests.support.gharchive_counts import independent_count
 from tests.support.s3_server import S3Server, s3_store
 
@@ -116,3 +117,36 @@ def test_ingest_to_the_store_then_sql_gives_the_hours_pr_events(
     assert again.returncode == 0, again.stderr[-3000:]
     result = cli("sql", "SELECT count(*) AS n FROM gharchive_pr_events", "--format", "json", env=env, cwd=tmp_path)
     assert json.loads(result.stdout) == [{"n": 315 + 293}]
+
+
+def test_task_folders_follow_the_store_between_machines(
+    s3: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two local dirs on one store home: what one machine's stage wrote, the other pulls, deletions included."""
+    for name, value in s3.env("s3://lake/machines", tmp_path / "a").items():
+        monkeypatch.setenv(name, value)
+    machine_a = SharedTaskFiles.of(HomeLayout.of("s3://lake/machines", tmp_path / "a"), tmp_path / "a" / "tasks")
+    machine_b = SharedTaskFiles.of(HomeLayout.of("s3://lake/machines", tmp_path / "b"), tmp_path / "b" / "tasks")
+    work_a = tmp_path / "a" / "work" / "o__r-1"
+    work_a.mkdir(parents=True)
+    (work_a / "patch.json").write_text('{"base_commit": "abc"}')
+    (work_a / "environment.json").write_text("{}")
+    (work_a / ".environment.json.123-x.tmp").write_text("half")  # a writer's temporary file never travels
+    (tmp_path / "a" / "tasks" / "o__r-1").mkdir(parents=True)
+    (tmp_path / "a" / "tasks" / "o__r-1" / "workspace.yaml").write_text("id: o__r-1\n")
+    assert machine_a.push("o__r-1") == 3 and machine_a.push("o__r-1") == 0  # unchanged: nothing sent again
+
+    exported = machine_b.export_dir("o__r-1", "/elsewhere/tasks/o__r-1")  # the row names machine a's path
+    assert exported == tmp_path / "b" / "tasks" / "o__r-1" and (exported / "workspace.yaml").is_file()
+    assert machine_b.export_dir("o__r-9", "/elsewhere/tasks/o__r-9") is None
+    assert machine_b.pull("o__r-1") == 2
+    work_b = tmp_path / "b" / "work" / "o__r-1"
+    assert sorted(p.name for p in work_b.iterdir()) == ["environment.json", "patch.json"]
+
+    (work_b / "environment.json").unlink()  # machine b re-runs the environment stage: later results dropped
+    (work_b / "patch.json").write_text('{"base_commit": "def"}')
+    assert machine_b.push("o__r-1") == 2
+    assert machine_a.pull("o__r-1") == 2
+    assert sorted(p.name for p in work_a.iterdir()) == [".environment.json.123-x.tmp", "patch.json"]
+    assert (work_a / "patch.json").read_text() == '{"base_commit": "def"}'
+    assert machine_a.pull("o__r-2") == 0 and not (tmp_path / "a" / "work" / "o__r-2").exists()

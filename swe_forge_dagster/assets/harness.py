@@ -14,6 +14,7 @@ from swe_forge_dagster.harness.session import evaluate_and_record
 from swe_forge_dagster.harness.store import EVAL_RESULTS, read_results, result_path, summaries_by_agent, summary_of
 from swe_forge_dagster.resources import LakeResource
 from swe_forge_dagster.resources.harness import HarnessResource
+from swe_forge_dagster.resources.tasks import TaskBuildResource
 from swe_forge_dagster.tasks.status import read_status
 
 NOT_CONFIGURED = (
@@ -26,7 +27,7 @@ STATUSES = tuple(status.value for status in Status)
 @dg.asset(deps=["swe_task"], partitions_def=task_partitions, pool="docker_harness", group_name="harness",
           op_tags={"swe_forge/stage": "harness"}, kinds={"docker"}, code_version="1")  # fmt: skip
 def eval_result(
-    context: dg.AssetExecutionContext, harness: HarnessResource, lake: LakeResource
+    context: dg.AssetExecutionContext, harness: HarnessResource, lake: LakeResource, tasks: TaskBuildResource
 ) -> dg.MaterializeResult:
     """The configured agent on this task in Docker: resolved, unresolved, agent_error, test_error, setup_error
     or sanity_fail, with every check's result."""
@@ -36,8 +37,12 @@ def eval_result(
     if task.get("status") != "accepted" or not task.get("task_dir"):
         context.log.info(f"{context.partition_key} was not exported ({task.get('status')}): nothing to evaluate")
         return dg.MaterializeResult(metadata={"evaluated": False, "task_status": str(task.get("status"))})
+    task_dir = tasks.shared_files().export_dir(context.partition_key, task["task_dir"])  # exported elsewhere?
+    if task_dir is None:
+        raise dg.Failure(f"{context.partition_key} is accepted but its exported directory is neither at "
+                         f"{task['task_dir']} nor on the store")  # fmt: skip
     config = harness.config(context.run.run_id)
-    loaded = load_task_dir(task["task_dir"], default_image=config.docker_image)
+    loaded = load_task_dir(task_dir, default_image=config.docker_image)
     with Harness(config) as runner:  # each stage (environment, sanity, agent, verify) shows up in the run's log
         result = evaluate_and_record(runner, loaded, lake_dir=lake.lake_dir, run_id=context.run.run_id,
                                      on_stage=lambda stage: context.log.info(f"{loaded.task_id}: {stage}"))  # fmt: skip

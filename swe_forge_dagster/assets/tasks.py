@@ -43,12 +43,17 @@ def run_stage(
 ) -> dg.MaterializeResult:
     task_id = context.partition_key
     task = TaskWork(HomeLayout.of(tasks.home).work, task_id)
+    shared = tasks.shared_files()
+    if pulled := shared.pull(task_id):  # a store home: the stages before ran elsewhere, or in another container
+        context.log.info(f"{task_id}: {pulled} file(s) of earlier stages taken from the store")
     try:
         outcome = work(tasks.builder(), task_id)  # Docker down fails here too, and is recorded below
     except Exception as exc:
         task.fail(stage, f"{type(exc).__name__}: {exc}")
+        shared.push(task_id)
         write_status(lake.lake_dir, task)
         raise
+    shared.push(task_id)  # before the row: a row never names results the store does not have
     row = write_status(lake.lake_dir, task)
     if outcome.status == "rejected":
         context.log.warning(f"{task_id} rejected at {stage}: {outcome.reason}")
@@ -139,7 +144,10 @@ TASK_STAGE_ASSETS = [task_patch, task_environment, task_tests, task_validation, 
 @dg.asset(deps=["swe_task"], code_version="1", kinds={"parquet"}, group_name="tasks")
 def swe_dataset(context: dg.AssetExecutionContext, tasks: TaskBuildResource) -> dg.MaterializeResult:
     """Every exported task as one SWE-bench-schema JSONL and Parquet file (`datasets` loads the Parquet)."""
+    shared = tasks.shared_files()
+    shared.pull_exports()  # with a store home, tasks exported by every machine
     report = export_dataset(tasks.output_path, tasks.dataset_dir)
+    shared.push_datasets()
     for path, why in report.skipped.items():
         context.log.warning(f"left out {path}: {why}")
     tiers = "\n".join(f"| {tier} | {count} |" for tier, count in sorted(report.by_difficulty.items()))

@@ -54,6 +54,11 @@ class HomeLayout:
     def lake(self) -> StorePath:
         return self.shared / "lake"
 
+    def on_store(self, name: str) -> StorePath | None:
+        """The store's copy of a local folder of the home (`work`, `tasks`, `datasets`) when the home is an
+        object store; None when the home is local (the folder is the only copy)."""
+        return self.shared / name if self.remote else None
+
     @property
     def catalog(self) -> Path:
         return self.root / "catalog.duckdb"

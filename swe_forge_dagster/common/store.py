@@ -16,6 +16,7 @@ folder named `s3:`.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import uuid
@@ -65,7 +66,10 @@ def s3_options() -> dict[str, Any]:
             "https://s3.amazonaws.com) and the credentials in AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY"
         )
     region = (secret_from_env([REGION_SETTING]) or "").strip() or "us-east-1"
-    return {"key": key, "secret": secret, "client_kwargs": {"endpoint_url": endpoint, "region_name": region},
+    # no listings cache: other machines replace objects at any time, and a cached listing would serve their old
+    # ETag (a read then fails its If-Match precondition) or miss their new partitions
+    return {"key": key, "secret": secret, "use_listings_cache": False,
+            "client_kwargs": {"endpoint_url": endpoint, "region_name": region},
             "config_kwargs": {"retries": {"max_attempts": 5, "mode": "standard"}}}  # fmt: skip
 
 
@@ -143,3 +147,74 @@ def register_with_duckdb(con: Any, path: StorePath) -> None:
     own httpfs extension is downloaded at first use, and its download host is not reachable everywhere)."""
     if is_remote(path):
         con.register_filesystem(path.fs)
+
+
+# -- folders kept on the store as well as on local disk ---------------------------------------------------------
+
+
+def _md5(path: Path) -> str:
+    digest = hashlib.md5(usedforsecurity=False)
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _local_files(root: Path) -> dict[str, Path]:
+    """Every file under `root` by its relative POSIX path; writers' temporary files (`.*.tmp`) left out."""
+    if not root.is_dir():
+        return {}
+    return {p.relative_to(root).as_posix(): p for p in root.rglob("*")
+            if p.is_file() and not (p.name.startswith(".") and p.name.endswith(".tmp"))}  # fmt: skip
+
+
+def _remote_files(root: UPath) -> dict[str, str]:
+    """Every object under `root` by its relative path -> its ETag (an MD5 for a single PUT)."""
+    fs, base = root.fs, root.path.rstrip("/")
+    try:
+        found = fs.find(base, detail=True)
+    except FileNotFoundError:
+        return {}
+    return {key[len(base) + 1:]: str(info.get("ETag", "")).strip('"') for key, info in found.items()
+            if info.get("type") != "directory" and key.startswith(base + "/")}  # fmt: skip
+
+
+def push_tree(local: Path, remote: StorePath) -> int:
+    """Make the store's copy of folder `local` equal to it: changed files uploaded (one PUT each), files gone
+    locally deleted there. Returns how many objects changed. A local `remote` is the same folder: no-op."""
+    if not is_remote(remote):
+        return 0
+    assert isinstance(remote, UPath)
+    mine, theirs = _local_files(local), _remote_files(remote)
+    changed = 0
+    for rel, path in sorted(mine.items()):
+        if theirs.get(rel) != _md5(path):
+            write_bytes_atomic(remote / rel, path.read_bytes())
+            changed += 1
+    gone = [f"{remote.path.rstrip('/')}/{rel}" for rel in sorted(set(theirs) - set(mine))]
+    if gone:
+        remote.fs.rm(gone)
+    return changed + len(gone)
+
+
+def pull_tree(remote: StorePath, local: Path, *, delete: bool = True) -> int:
+    """Make folder `local` equal to the store's copy when the store has one (another machine may have run the
+    last stage): changed files downloaded (each written atomically), and with `delete` files the store no longer
+    has removed. Returns how many files changed; nothing on the store leaves `local` as it is."""
+    if not is_remote(remote):
+        return 0
+    assert isinstance(remote, UPath)
+    theirs = _remote_files(remote)
+    if not theirs:
+        return 0
+    mine = _local_files(local)
+    changed = 0
+    for rel, etag in sorted(theirs.items()):
+        if rel not in mine or _md5(mine[rel]) != etag:
+            with (remote / rel).open("rb") as handle:
+                write_bytes_atomic(local / rel, handle.read())
+            changed += 1
+    for rel in sorted(set(mine) - set(theirs)) if delete else ():
+        mine[rel].unlink()
+        changed += 1
+    return changed

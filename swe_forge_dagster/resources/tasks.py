@@ -18,6 +18,7 @@ from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.execution.sandbox import SandboxConfig
 from swe_forge_dagster.tasks.prove import TaskExecutor
 from swe_forge_dagster.tasks.recipes import RecipeStore
+from swe_forge_dagster.tasks.shared_files import SharedTaskFiles
 from swe_forge_dagster.tasks.stages import TaskBuilder
 
 
@@ -43,6 +44,10 @@ class TaskBuildResource(dg.ConfigurableResource):
     @property
     def dataset_dir(self) -> Path:
         return HomeLayout.of(self.home).datasets
+
+    def shared_files(self) -> SharedTaskFiles:
+        """Work and export folders' copies on the store (no-ops for a local home): `tasks.shared_files`."""
+        return SharedTaskFiles.of(HomeLayout.of(self.home), self.output_path)
 
     def builder(self) -> TaskBuilder:
         home = HomeLayout.of(self.home)
