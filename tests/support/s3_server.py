@@ -82,7 +82,7 @@ def start_s3_server(root: Path, buckets: tuple[str, ...] = ("lake",), timeout: f
     master, master_grpc, volume, volume_grpc, filer, filer_grpc, s3, s3_grpc = _free_ports(8)
     log = root / "weed.log"
     command = [
-        weed, "server", f"-dir={root / 'data'}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
+        weed, f"-logdir={root}", "server", f"-dir={root / 'data'}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
         f"-master.port={master}", f"-master.port.grpc={master_grpc}", "-master.volumeSizeLimitMB=64",
         f"-volume.port={volume}", f"-volume.port.grpc={volume_grpc}", "-volume.max=20",
         "-filer", f"-filer.port={filer}", f"-filer.port.grpc={filer_grpc}",
