@@ -27,10 +27,10 @@ sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 from ingest import build_hour  # noqa: E402
 
 from swe_forge_dagster.common.store import StorePath, store_path  # noqa: E402
+from swe_forge_dagster.demo.local_s3 import ACCESS_KEY, SECRET_KEY, start_s3_server  # noqa: E402
 from swe_forge_dagster.gharchive.download import ArchiveFetcher  # noqa: E402
 from swe_forge_dagster.gharchive.ingest import IngestOptions, ingest_hour  # noqa: E402
 from swe_forge_dagster.lake.catalog import query  # noqa: E402
-from tests.support.s3_server import start_s3_server  # noqa: E402
 
 HOUR = dt.datetime(2015, 1, 1, 0, tzinfo=dt.UTC)
 
@@ -57,8 +57,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-store-") as tmp:
         server = start_s3_server(Path(tmp) / "seaweedfs")
         try:
-            os.environ.update(SWE_FORGE_S3_ENDPOINT_URL=server.endpoint, AWS_ACCESS_KEY_ID="swe-forge-test",
-                              AWS_SECRET_ACCESS_KEY="swe-forge-test-secret")  # fmt: skip
+            os.environ.update(SWE_FORGE_S3_ENDPOINT_URL=server.endpoint, AWS_ACCESS_KEY_ID=ACCESS_KEY,
+                              AWS_SECRET_ACCESS_KEY=SECRET_KEY)  # fmt: skip
             lakes: dict[str, StorePath] = {"local": Path(tmp) / "home" / "lake",
                                            "s3": store_path("s3://lake/bench") / "lake"}  # fmt: skip
             cache = Path(tmp) / "cache"

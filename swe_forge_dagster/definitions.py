@@ -96,6 +96,7 @@ def build_resources(
             output_dir=str(settings.output_dir),
             ca_bundle=str(settings.ca_bundle) if settings.ca_bundle else None,
             after_runs=settings.task_after_runs,
+            registry=settings.registry,
         ),
         "harness": HarnessResource(
             home=home,
@@ -109,6 +110,7 @@ def build_resources(
             git_url=settings.git_url,
             ca_bundle=str(settings.ca_bundle) if settings.ca_bundle else None,
             disk_limit=settings.sandbox_disk,
+            registry=settings.registry,
         ),
     }
 

@@ -95,6 +95,10 @@ class Settings(BaseSettings):
     agent_timeout: float = Field(default=DEFAULT_AGENT_TIMEOUT_S, gt=0, validation_alias="SWE_FORGE_AGENT_TIMEOUT")
     test_timeout: float = Field(default=DEFAULT_TEST_TIMEOUT_S, gt=0, validation_alias="SWE_FORGE_TEST_TIMEOUT")
     sandbox_disk: str = Field(default=DEFAULT_SANDBOX_DISK, validation_alias="SWE_FORGE_SANDBOX_DISK")
+    registry: str = Field(default="", validation_alias="SWE_FORGE_REGISTRY")
+    """Image registry (`host:port[/prefix]`) environment images are pulled from and pushed to; "" = none."""
+    ui_url: str = Field(default="http://127.0.0.1:3000", validation_alias="SWE_FORGE_UI_URL")
+    """The Dagster UI of the deployment: where `--submit` tells the user to follow a run."""
 
     @field_validator("home", "local_dir", mode="before")
     @classmethod
@@ -126,6 +130,13 @@ class Settings(BaseSettings):
     @classmethod
     def _strip_slash(cls, value: str) -> str:
         return value.rstrip("/")
+
+    @field_validator("registry")
+    @classmethod
+    def _registry_address(cls, value: str) -> str:
+        from swe_forge_dagster.execution.registry import parse_registry
+
+        return parse_registry(value)
 
     @property
     def layout(self) -> HomeLayout:

@@ -14,6 +14,9 @@ os.environ["SWE_FORGE_START_DATE"] = "2015-01-01"
 os.environ.setdefault("SWE_FORGE_CRATES_URL", "http://127.0.0.1:9/crates")
 os.environ.setdefault("SWE_FORGE_GOPROXY_URL", "http://127.0.0.1:9/goproxy")
 os.environ.setdefault("SWE_FORGE_MAVEN_URL", "http://127.0.0.1:9/maven")
+# A shared database named in the developer's shell must never receive test data: tests that use one start
+# their own PostgreSQL (tests/support/postgres_server.py) and set the variable themselves.
+os.environ.pop("SWE_FORGE_POSTGRES_URL", None)
 
 import shutil
 from collections.abc import Callable, Iterator
@@ -27,7 +30,7 @@ from swe_forge_dagster.settings import Settings
 from tests.support.common import BASE_IMAGE, SHARED_FIXTURES, SettingsFactory
 
 # Fixtures that several test modules share, defined beside their helpers.
-pytest_plugins = ["tests.support.download", "tests.support.mining_sensor"]
+pytest_plugins = ["tests.support.download", "tests.support.mining_sensor", "tests.support.postgres_server"]
 
 
 @pytest.fixture

@@ -18,9 +18,11 @@ import pyarrow as pa
 import pytest
 
 from swe_forge_dagster.common.home import HomeLayout
+from swe_forge_dagster.common.shared_state import call_ledger
 from swe_forge_dagster.common.store import StoreConfigError, read_parquet, store_path
 from swe_forge_dagster.lake.catalog import query
 from swe_forge_dagster.lake.writer import write_partition
+from swe_forge_dagster.llm.ledger import CallRecord
 from swe_forge_dagster.tasks.shared_files import SharedTaskFiles
 from tests.support.gharchive_counts import independent_count
 from tests.support.s3_server import S3Server, s3_store
@@ -150,3 +152,19 @@ def test_task_folders_follow_the_store_between_machines(
     assert sorted(p.name for p in work_a.iterdir()) == [".environment.json.123-x.tmp", "patch.json"]
     assert (work_a / "patch.json").read_text() == '{"base_commit": "def"}'
     assert machine_a.pull("o__r-2") == 0 and not (tmp_path / "a" / "work" / "o__r-2").exists()
+
+
+def test_llm_calls_on_the_store_are_one_object_each_and_read_as_the_view(
+    s3: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name, value in s3.env("s3://lake/calls", tmp_path / "local").items():
+        monkeypatch.setenv(name, value)
+    layout = HomeLayout.of("s3://lake/calls")
+    ledger = call_ledger(layout)
+    ledger.append(CallRecord("triage", "m", "ok", "o/r#1", prompt_tokens=10, cost=0.5, cost_source="provider"))
+    ledger.append(CallRecord("triage", "m", "cached", "o/r#1", cache_hit=True))
+    keys = s3.filesystem().find("lake/calls/lake/llm_calls")
+    assert len(keys) == 2 and all(k.endswith(".jsonl") for k in keys)
+    rows = query(layout.lake, 'SELECT outcome, cost, cache_hit FROM llm_calls ORDER BY "at"').to_pylist()
+    assert rows == [{"outcome": "ok", "cost": 0.5, "cache_hit": False},
+                    {"outcome": "cached", "cost": None, "cache_hit": True}]  # fmt: skip

@@ -15,6 +15,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Protocol
 
 from swe_forge_dagster.common.jsonl import append_lines
 
@@ -34,6 +35,14 @@ class LedgerEntry:
     @property
     def key(self) -> Key:
         return (self.repo, self.pr)
+
+
+class PRLedger(Protocol):
+    """What the candidate stages use: this JSONL file, or the shared database (`candidates.ledger_postgres`);
+    `common.shared_state` chooses by the setting."""
+
+    def load(self) -> dict[Key, LedgerEntry]: ...
+    def append(self, entries: Iterable[LedgerEntry]) -> int: ...
 
 
 class Ledger:

@@ -23,7 +23,7 @@ from swe_forge_dagster.candidates.datasets import (
     read_partition,
 )
 from swe_forge_dagster.candidates.filters import FilterConfig, filter_rejections
-from swe_forge_dagster.candidates.ledger import Ledger, LedgerEntry
+from swe_forge_dagster.candidates.ledger import LedgerEntry, PRLedger
 from swe_forge_dagster.candidates.rules import CandidateRules, select_candidates
 from swe_forge_dagster.common.store import StorePath
 from swe_forge_dagster.github.enrich import Enricher
@@ -64,7 +64,7 @@ def _reason_family(reason: str) -> str:
     return " ".join(words[:6])
 
 
-def build_candidates(lake_dir: StorePath, hour: str, ledger: Ledger, rules: CandidateRules) -> CandidatesReport:
+def build_candidates(lake_dir: StorePath, hour: str, ledger: PRLedger, rules: CandidateRules) -> CandidatesReport:
     events = pl.from_arrow(read_partition(lake_dir, EVENTS, hour, EVENTS))
     assert isinstance(events, pl.DataFrame)
     hour_in_lake = partition_file(lake_dir, ENRICHED_PRS, hour).is_file()  # a re-run of this hour here
@@ -76,7 +76,7 @@ def build_candidates(lake_dir: StorePath, hour: str, ledger: Ledger, rules: Cand
 
 
 def enrich_hour(
-    lake_dir: StorePath, hour: str, enricher: Enricher, config: FilterConfig, ledger: Ledger
+    lake_dir: StorePath, hour: str, enricher: Enricher, config: FilterConfig, ledger: PRLedger
 ) -> EnrichReport:
     """Enrich the hour's candidates, filter them, write `enriched_prs`, record outcomes in the ledger."""
     started = time.perf_counter()

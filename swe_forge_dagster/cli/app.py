@@ -34,11 +34,12 @@ app.command("dev", context_settings={"allow_extra_args": True, "ignore_unknown_o
 
 
 def main() -> None:
+    from swe_forge_dagster.common.postgres_url import PostgresUrlError
     from swe_forge_dagster.common.store import StoreConfigError
 
     try:
         app()
-    except StoreConfigError as exc:  # SWE_FORGE_HOME names a store we cannot use: say which setting, no traceback
+    except (StoreConfigError, PostgresUrlError) as exc:  # a store we cannot use: say which setting, no traceback
         from swe_forge_dagster.cli.common import say
 
         say("error", "red", exc)

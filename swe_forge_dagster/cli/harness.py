@@ -104,7 +104,7 @@ def harness(
             agent_env=tuple(names), keep_containers=keep_containers, pull=pull, cpu=cpus, mem_limit=memory,
             ca_bundle=settings.ca_bundle, git_url=git_url or settings.git_url,
             repo_cache_dir=settings.cache_dir / "repos", parallel=parallel,
-            pytest_plugin_autoload=pytest_plugin_autoload,
+            pytest_plugin_autoload=pytest_plugin_autoload, registry=settings.registry,
         )  # fmt: skip
         specs = load_env_spec(env_spec) if env_spec else None
         items = load_inputs(input_path, default_image=config.docker_image, env_specs=specs)

@@ -1,16 +1,22 @@
 """`swe-forge ingest`: materialize the hourly assets for hours, in-process and recorded in the instance.
 
-Exit codes: 0 every hour materialized, 1 an hour failed (or GH Archive is unreachable), 2 bad usage,
-130 interrupted (Ctrl-C or SIGTERM, also while a run waits for a pool slot: that run ends CANCELED).
+With `--submit` the runs go to the instance's run coordinator instead (the daemon launches them,
+e.g. in containers with deploy/'s DockerRunLauncher): their ids are printed on stdout, one per line,
+with where to follow them; `--wait` then blocks until they end and reports them like in-process runs.
+
+Exit codes: 0 every hour materialized (with --submit alone: every hour submitted), 1 an hour failed
+(or GH Archive is unreachable, or the runs cannot be submitted), 2 bad usage, 130 interrupted (Ctrl-C or
+SIGTERM, also while a run waits for a pool slot: that run ends CANCELED; submitted runs go on).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from swe_forge_dagster.cli.common import err, say, usage_error
+from swe_forge_dagster.cli.common import err, out, say, usage_error
 from swe_forge_dagster.settings import get_settings
 
 EXIT_INTERRUPTED = 130
@@ -29,12 +35,20 @@ def ingest(
             "GITHUB_TOKEN), classified (+ classified_prs: needs an LLM key too)"
         ),
     ] = "events",
+    submit: Annotated[
+        bool, typer.Option("--submit", help="launch through the instance's run coordinator (the daemon) instead")
+    ] = False,
+    wait: Annotated[bool, typer.Option("--wait", help="with --submit: block until the runs end")] = False,
+    workspace: Annotated[
+        Path | None, typer.Option(help="with --submit: the deployment's workspace file (else SWE_FORGE_WORKSPACE)")
+    ] = None,
 ) -> None:
-    """Materialize the hourly assets for hours, in-process and recorded in the instance."""
+    """Materialize the hourly assets for hours, in-process and recorded in the instance (or --submit them)."""
     from swe_forge_dagster.gharchive.download import DownloadError
     from swe_forge_dagster.gharchive.hours import InvalidHourError
-    from swe_forge_dagster.orchestration.ingest import IngestUsageError, ingest_hours
+    from swe_forge_dagster.orchestration.ingest import IngestUsageError, Submit, ingest_hours
     from swe_forge_dagster.orchestration.launcher import hour_range
+    from swe_forge_dagster.orchestration.submit import SubmitError
 
     keys = list(hours or [])
     try:
@@ -46,14 +60,20 @@ def ingest(
             raise typer.BadParameter("give hour keys or --from/--to")
     except (InvalidHourError, ValueError) as exc:
         raise usage_error(str(exc)) from None
+    if (wait or workspace) and not submit:
+        raise usage_error("--wait and --workspace go with --submit")
+    if submit and gharchive_url:  # the runs read the deployment's settings (the daemon's environment), not ours
+        raise usage_error("--gharchive-url does not reach submitted runs: set SWE_FORGE_GHARCHIVE_URL where the "
+                          "daemon runs (deploy/start)")  # fmt: skip
     settings = get_settings()
     if gharchive_url:
         settings = settings.model_copy(update={"gharchive_url": gharchive_url.rstrip("/")})
     if through not in JOBS:
         raise usage_error(f"--through must be one of {', '.join(JOBS)}, not {through!r}")
     try:
-        ok = ingest_hours(settings, keys, err, job_name=JOBS[through])
-    except DownloadError as exc:  # e.g. GH Archive unreachable while checking publication
+        ok = ingest_hours(settings, keys, err, job_name=JOBS[through], out=out,
+                          submit=Submit(workspace, wait) if submit else None)  # fmt: skip
+    except (DownloadError, SubmitError) as exc:  # e.g. GH Archive unreachable; no code location to submit to
         say("error:", "red", exc)
         raise typer.Exit(1) from None
     except IngestUsageError as exc:

@@ -1,17 +1,25 @@
 """`swe-forge mine`: the seed's `swe mine`, over the same Dagster jobs as the UI and the sensors.
 
+With `--submit` every run (hours, then tasks) goes through the instance's run coordinator (the
+daemon launches it, e.g. in a container with deploy/'s DockerRunLauncher) and is followed until it
+ends; the walk is the same. Submitted runs use the deployment's settings (the daemon's
+environment), so the flags that only configure runs (--model, --min-stars, --languages, --output,
+--pr-file, --api-key) are refused with --submit: set the settings where the daemon runs.
+
 Exit codes: 0 the asked number of tasks was exported (or, without --once, stopped with Ctrl-C);
-1 fewer tasks and something failed (an hour or a task stage errored: see the summary);
-2 bad usage; 3 every hour in reach was mined and fewer tasks than asked came out of them.
+1 fewer tasks and something failed (an hour or a task stage errored: see the summary; or the runs
+cannot be submitted); 2 bad usage; 3 every hour in reach was mined and fewer tasks than asked came
+out of them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -21,6 +29,9 @@ from rich.text import Text
 from swe_forge_dagster.cli.common import err, out, refresh_catalog_or_warn, say, usage_error
 from swe_forge_dagster.common.terminal import inert
 from swe_forge_dagster.settings import Settings, get_settings, parse_tiers
+
+if TYPE_CHECKING:
+    from swe_forge_dagster.orchestration.mine import MineOptions, Miner
 
 LLM_KEY_ENV = "SWE_FORGE_LLM_API_KEY"
 
@@ -53,14 +64,29 @@ def mine(
     newest: Annotated[str | None, typer.Option("--newest", help="start at this hour instead of the newest")] = None,
     poll_seconds: Annotated[float, typer.Option("--poll-seconds", min=1, help="wait between checks")] = 300,
     as_json: Annotated[bool, typer.Option("--json", help="print the summary as JSON")] = False,
+    submit: Annotated[
+        bool, typer.Option("--submit", help="launch the runs through the instance's run coordinator (the daemon)")
+    ] = False,
+    workspace: Annotated[
+        Path | None, typer.Option(help="with --submit: the deployment's workspace file (else SWE_FORGE_WORKSPACE)")
+    ] = None,
 ) -> None:
     """Mine GH Archive hours into validated tasks, newest first, through the Dagster jobs."""
     from swe_forge_dagster.definitions import build_definitions
-    from swe_forge_dagster.gharchive.download import ArchiveFetcher, DownloadError
+    from swe_forge_dagster.gharchive.download import ArchiveFetcher
     from swe_forge_dagster.gharchive.hours import InvalidHourError, parse_partition_key
     from swe_forge_dagster.orchestration.instance import open_instance
     from swe_forge_dagster.orchestration.mine import MineOptions, Miner
+    from swe_forge_dagster.orchestration.submit import SubmitError, SubmittedRuns, submitter
 
+    if workspace and not submit:
+        raise usage_error("--workspace goes with --submit")
+    if submit:
+        run_side = {"--model": model, "--min-stars": min_stars, "--languages": languages, "--output": output,
+                    "--pr-file": pr_file, "--api-key": api_key}  # fmt: skip
+        if given := [flag for flag, value in run_side.items() if value is not None]:
+            raise usage_error(f"{', '.join(given)} would not reach submitted runs (they read the deployment's "
+                              "settings): set them where the daemon runs, or mine in-process")  # fmt: skip
     try:
         settings = _mine_settings(get_settings(), output, model, difficulty, min_stars, languages, pr_file)
         if newest:
@@ -75,8 +101,26 @@ def mine(
     first = dt.datetime.combine(settings.start_date, dt.time(), tzinfo=dt.UTC)
     options = MineOptions(max_tasks=max_tasks, once=once, difficulties=settings.difficulty_list, max_hours=max_hours,
                           poll_seconds=poll_seconds, newest=newest)  # fmt: skip
-    miner = Miner(defs, instance, settings.lake_dir, fetcher.is_published, options,
-                  None if as_json else ConsoleProgress(err), first_hour=first)  # fmt: skip
+    with contextlib.ExitStack() as stack:
+        runs = None
+        if submit:
+            try:
+                runs = SubmittedRuns(defs, stack.enter_context(submitter(instance, workspace)),
+                                     lambda message: err.print(message, style="yellow", markup=False))  # fmt: skip
+            except SubmitError as exc:
+                say("error:", "red", exc)
+                raise typer.Exit(1) from None
+            err.print(inert(f"submitting runs through {runs.submitter.workspace_path}; follow them at "
+                            f"{settings.ui_url}/runs"), soft_wrap=True)  # fmt: skip
+        miner = Miner(defs, instance, settings.lake_dir, fetcher.is_published, options,
+                      None if as_json else ConsoleProgress(err), first_hour=first, runs=runs)  # fmt: skip
+        _walk(miner, settings, options, max_tasks, once, as_json)
+
+
+def _walk(miner: Miner, settings: Settings, options: MineOptions, max_tasks: int, once: bool, as_json: bool) -> None:
+    """Mine back from the newest hour (then follow new ones without --once), print the summary, exit."""
+    from swe_forge_dagster.gharchive.download import DownloadError
+
     tiers = ", ".join(settings.difficulty_list) or "any difficulty"
     err.print(inert(f"mining {max_tasks} task(s) of {tiers} from {settings.gharchive_url} into {settings.output_dir}"))
     interrupted = exhausted = False

@@ -46,12 +46,12 @@ def validate(
     """Re-prove exported tasks by execution in Docker: do FAIL_TO_PASS / PASS_TO_PASS still hold?"""
     import docker
 
+    from swe_forge_dagster.common.shared_state import call_ledger
     from swe_forge_dagster.execution.repo_cache import RepoCache
     from swe_forge_dagster.execution.sandbox import SandboxConfig
     from swe_forge_dagster.export.seed_format import find_task_dirs
     from swe_forge_dagster.export.swebench import BadRecord
     from swe_forge_dagster.llm.client import LLMClient
-    from swe_forge_dagster.llm.ledger import LLM_CALLS, CallLedger
     from swe_forge_dagster.tasks.prove import TaskExecutor
     from swe_forge_dagster.tasks.revalidate import ERROR, VALID, Revalidation, revalidate_dir
     from swe_forge_dagster.tasks.revalidate_instances import revalidate_instance
@@ -70,11 +70,12 @@ def validate(
         say("error:", "red", f"no Docker engine answers ({exc}); validation runs the tests in containers")
         raise typer.Exit(1) from None
     sandbox = SandboxConfig(image=settings.docker_image, ca_bundle=settings.ca_bundle)
-    executor = TaskExecutor(client, RepoCache(settings.layout.repos, git_url or settings.git_url), sandbox)
+    executor = TaskExecutor(client, RepoCache(settings.layout.repos, git_url or settings.git_url), sandbox,
+                            registry=settings.registry)  # fmt: skip
     llm = None
     if api_key:  # a fresh score (no answer cache), recorded in the call ledger like every call
         llm = LLMClient(settings.llm_base_url, api_key, settings.model,
-                        ledger=CallLedger(settings.lake_dir / LLM_CALLS))  # fmt: skip
+                        ledger=call_ledger(settings.layout))  # fmt: skip
     results = []
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err, disable=as_json) as bar:  # fmt: skip

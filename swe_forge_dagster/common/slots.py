@@ -2,7 +2,8 @@
 
 Dagster pools cap *steps* across runs, but one step may download many hours at once; this caps
 the requests themselves across all runs. `flock` locks die with their process, so a crashed
-run never leaks a slot.
+run never leaks a slot. They hold on one machine; with the shared database, `common.slots_postgres`
+holds them across machines.
 """
 
 from __future__ import annotations
@@ -12,12 +13,23 @@ import os
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
+from typing import Protocol
 
 
 class SlotTimeoutError(TimeoutError):
     """No slot became free in time."""
+
+
+class RequestSlots(Protocol):
+    """What the clients hold around each request: these flock slots (one machine), or the shared database's
+    (`common.slots_postgres`, every machine); `common.shared_state` chooses by the setting."""
+
+    name: str
+    limit: int
+
+    def hold(self, timeout: float | None = None) -> AbstractContextManager[int]: ...
 
 
 class Slots:

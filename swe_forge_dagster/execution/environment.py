@@ -6,7 +6,9 @@ dependency manifests (a label on the image) reuses it as is. A task whose manife
 thin layer on top of it, tagged by its manifests' fingerprint: the new tree installed again over the
 existing environment, so only what changed is downloaded and stored, and tasks that alternate
 between two sets of manifests reuse both images instead of rebuilding one. One build per (repo,
-recipe) runs at a time, across threads and processes (a lock file per tag).
+recipe) runs at a time, across threads and processes (a lock file per tag). With a registry
+(`SWE_FORGE_REGISTRY`, `execution.registry`) an image missing here is pulled before it is built, and
+every image built is pushed, so other machines reuse it.
 """
 
 from __future__ import annotations
@@ -29,10 +31,12 @@ from pathlib import Path
 
 import docker
 
+from swe_forge_dagster.execution.registry import ImageRegistry
 from swe_forge_dagster.execution.repo_box import ENV_DIR, GIT, TREE_NAME, write_tree_archive
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.execution.runners import PYTEST, fill_tests
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig, SandboxError
+from swe_forge_dagster.execution.tar_safety import safe_extract
 from swe_forge_dagster.settings import DEFAULT_BASE_IMAGE
 
 DEPS_LABEL = "swe-forge.deps"
@@ -122,11 +126,13 @@ class Environments:
     """Builds and reuses environment images; thread-safe (one build per tag at a time)."""
 
     def __init__(
-        self, client: docker.DockerClient, cache: RepoCache, sandbox: SandboxConfig, lock_dir: Path | None = None
-    ) -> None:
+        self, client: docker.DockerClient, cache: RepoCache, sandbox: SandboxConfig, lock_dir: Path | None = None,
+        registry: str = "",
+    ) -> None:  # fmt: skip
         self.client = client
         self.cache = cache
         self.sandbox = sandbox
+        self.registry = ImageRegistry(client, registry) if registry else None
         self.lock_dir = lock_dir or cache.root / ".image-locks"
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
@@ -159,7 +165,7 @@ class Environments:
         with tempfile.TemporaryDirectory(prefix="swe-forge-tree-") as tmp:
             archive = write_tree_archive(self.cache, repo, sha, Path(tmp) / "tree.tar")
             with tarfile.open(archive) as tar:
-                tar.extractall(Path(tmp) / "x", filter="data")
+                safe_extract(tar, Path(tmp) / "x")  # Debian bookworm's Python 3.11.2 has no filter=
             unpacked = Path(tmp) / "x" / TREE_NAME
             unpacked.mkdir(parents=True, exist_ok=True)  # an empty commit has no files at all
             into.mkdir(parents=True, exist_ok=True)
@@ -185,14 +191,15 @@ class Environments:
         tag = env_image_tag(repo, recipe)
         with self._build_lock(tag):
             deps = self.dependency_fingerprint(repo, base_sha)
-            current = self._get(tag)
+            current = self._get(tag) or self._pull(tag)
             if current is None:
                 self._build(repo, base_sha, recipe, tag, deps, recipe.base_image)
+                self._push(tag)
                 return tag, False
             if current.labels.get(DEPS_LABEL) == deps:
                 return tag, True
             layer = f"{tag}-{deps[:12]}"
-            existing = self._get(layer)
+            existing = self._get(layer) or self._pull(layer)  # another machine may have built this layer
             if existing is not None and existing.labels.get(VARIANT_OF_LABEL) == current.id:
                 return layer, True
             variant = {VARIANT_OF_LABEL: current.id}
@@ -203,6 +210,7 @@ class Environments:
             if existing is not None:  # a layer over an older environment image would pile up untagged
                 with contextlib.suppress(docker.errors.APIError):
                     self.client.images.remove(existing.id)
+            self._push(layer)
         return layer, False
 
     def built_at(self, tag: str) -> str | None:
@@ -217,6 +225,14 @@ class Environments:
         if image is None or parent is None:
             return None
         return int(image.attrs.get("Size") or 0) - int(parent.attrs.get("Size") or 0)
+
+    def _pull(self, tag: str) -> docker.models.images.Image | None:
+        """`tag` from the registry (None without one, or when the pull fails: then it is built)."""
+        return self.registry.pull(tag) if self.registry is not None else None
+
+    def _push(self, tag: str) -> None:
+        if self.registry is not None:
+            self.registry.push(tag)
 
     def _get(self, name: str) -> docker.models.images.Image | None:
         if not name:

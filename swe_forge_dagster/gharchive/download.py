@@ -21,7 +21,7 @@ from urllib.parse import unquote, urlparse
 import httpx
 
 from swe_forge_dagster.common.retry import Backoff
-from swe_forge_dagster.common.slots import Slots
+from swe_forge_dagster.common.slots import RequestSlots
 from swe_forge_dagster.gharchive.hours import archive_file_name, archive_url, partition_key
 
 
@@ -95,7 +95,7 @@ class ArchiveFetcher:
         max_attempts: int = 5,
         backoff_initial: float = 1.0,
         backoff_max: float = 60.0,
-        slots: Slots | None = None,
+        slots: RequestSlots | None = None,
         verify: str | bool = True,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:

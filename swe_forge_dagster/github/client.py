@@ -23,8 +23,8 @@ from urllib.parse import urlencode
 import httpx
 
 from swe_forge_dagster.common.retry import Backoff
-from swe_forge_dagster.common.slots import Slots
-from swe_forge_dagster.github.store import CachedResponse, GithubStore
+from swe_forge_dagster.common.slots import RequestSlots
+from swe_forge_dagster.github.store import CachedResponse, ResponseStore
 
 JSON = "application/vnd.github+json"
 DIFF = "application/vnd.github.diff"
@@ -83,8 +83,8 @@ class GitHubClient:
         api_url: str,
         token: str | None,
         *,
-        store: GithubStore | None = None,
-        slots: Slots | None = None,
+        store: ResponseStore | None = None,
+        slots: RequestSlots | None = None,
         max_in_flight: int = 3,
         max_rate_limit_wait: float = 900.0,
         max_attempts: int = 6,

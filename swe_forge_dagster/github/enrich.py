@@ -17,7 +17,7 @@ from swe_forge_dagster.github.client import GitHubClient, GitHubError, GitHubNot
 from swe_forge_dagster.github.graphql import build_chunk_query, parse_chunk_response
 from swe_forge_dagster.github.models import EnrichedPR
 from swe_forge_dagster.github.rest import closing_issue_numbers, files_from_rest, pr_from_rest
-from swe_forge_dagster.github.store import GithubStore
+from swe_forge_dagster.github.store import ResponseStore
 
 Key = tuple[str, int]
 CHUNK_SIZE = 30  # the seed's chunk: small enough for flat bursts, large enough for ~0.03 requests/PR
@@ -67,7 +67,7 @@ class Enricher:
     def __init__(
         self,
         client: GitHubClient,
-        store: GithubStore,
+        store: ResponseStore,
         *,
         chunk_size: int = CHUNK_SIZE,
         workers: int = 3,

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from swe_forge_dagster.github.models import EnrichedPR
 
@@ -41,6 +42,17 @@ class CachedResponse:
     status: int
     headers: dict[str, str]
     body: bytes
+
+
+class ResponseStore(Protocol):
+    """What the client and the enricher use: this SQLite store (one machine) or the shared database's
+    (`github.store_postgres`, every machine); `common.shared_state` chooses by the setting."""
+
+    def get_response(self, key: str) -> CachedResponse | None: ...
+    def put_response(self, key: str, response: CachedResponse) -> None: ...
+    def get_enriched(self, keys: Iterable[Key]) -> dict[Key, EnrichedPR]: ...
+    def get_missing(self, keys: Iterable[Key]) -> dict[Key, str]: ...
+    def put_chunk(self, enriched: Iterable[EnrichedPR], missing: dict[Key, str]) -> None: ...
 
 
 class GithubStore:

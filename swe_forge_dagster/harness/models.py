@@ -231,6 +231,7 @@ class HarnessConfig(BaseModel):
     ca_bundle: Path | None = None
     git_url: str = DEFAULT_GIT_URL
     repo_cache_dir: Path = Path(".swe-forge/cache/repos")
+    registry: str = Field(default="", description="environment images pulled from and pushed to (SWE_FORGE_REGISTRY)")
     parallel: int = Field(default=1, ge=1, le=64)
     run_id: str = Field(default_factory=lambda: uuid.uuid4().hex[:12])
 

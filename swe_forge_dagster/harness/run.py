@@ -105,7 +105,8 @@ class Harness:
         sandbox = SandboxConfig(image=config.docker_image, network=config.build_network, cpu=config.cpu,
                                 mem_limit=config.mem_limit, pids_limit=config.pids_limit, ca_bundle=config.ca_bundle,
                                 labels=harness_labels(config.run_id, "environment", "build"))  # fmt: skip
-        self.environments = Environments(self.client, self.cache, sandbox) if self.client is not None else None
+        self.environments = (Environments(self.client, self.cache, sandbox, registry=config.registry)
+                             if self.client is not None else None)  # fmt: skip
 
     def __enter__(self) -> Harness:
         return self

@@ -23,7 +23,8 @@ from swe_forge_dagster.candidates.datasets import ENRICHED_PRS_SCHEMA, PR_CANDID
 from swe_forge_dagster.common.store import StorePath, register_with_duckdb
 from swe_forge_dagster.gharchive.schema import PR_EVENTS_SCHEMA
 from swe_forge_dagster.harness.results import EVAL_RESULTS_SCHEMA
-from swe_forge_dagster.llm.ledger import LLM_CALLS_SCHEMA
+from swe_forge_dagster.llm.ledger import LLM_CALLS, LLM_CALLS_SCHEMA
+from swe_forge_dagster.llm.ledger_postgres import llm_calls_table
 from swe_forge_dagster.tasks.status import TASKS_SCHEMA
 from swe_forge_dagster.triage.pipeline import CLASSIFIED_PRS_SCHEMA
 
@@ -116,13 +117,25 @@ def view_sql(dataset: Dataset, lake_dir: StorePath) -> str:
     return f"CREATE OR REPLACE VIEW {dataset.name} AS SELECT {', '.join(columns)} WHERE false"
 
 
-def create_views(con: duckdb.DuckDBPyConnection, lake_dir: StorePath, datasets: Iterable[Dataset]) -> list[str]:
+def create_views(
+    con: duckdb.DuckDBPyConnection, lake_dir: StorePath, datasets: Iterable[Dataset], *, persistent: bool = False
+) -> list[str]:
     """The views on `con`; an object-store lake's filesystem is registered with the connection first (a catalog
     file opened by another DuckDB client then needs the store's own credentials: README, SQL)."""
     register_with_duckdb(con, lake_dir)
     names = []
     for dataset in datasets:
-        con.execute(view_sql(dataset, lake_dir))
+        if dataset.name == LLM_CALLS and (calls := llm_calls_table()) is not None:
+            # the shared database holds the calls (SWE_FORGE_POSTGRES_URL): the view is over its rows, read now;
+            # a catalog file keeps a copy of them (other DuckDB clients cannot see a registered Arrow table)
+            con.register("llm_calls_rows", calls)
+            source = "llm_calls_rows"
+            if persistent:
+                con.execute("CREATE OR REPLACE TABLE llm_calls_snapshot AS SELECT * FROM llm_calls_rows")
+                source = "llm_calls_snapshot"
+            con.execute(f"CREATE OR REPLACE VIEW {LLM_CALLS} AS SELECT * FROM {source}")
+        else:
+            con.execute(view_sql(dataset, lake_dir))
         names.append(dataset.name)
     return names
 
@@ -143,7 +156,7 @@ def refresh_catalog(catalog_path: Path, lake_dir: StorePath, lock_timeout: float
             try:
                 con = duckdb.connect(str(fresh))
                 try:
-                    names = create_views(con, lake_dir, DATASETS.values())
+                    names = create_views(con, lake_dir, DATASETS.values(), persistent=True)
                 finally:
                     con.close()
                 os.replace(fresh, catalog_path)

@@ -13,7 +13,7 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 SCHEMA = "CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, stage TEXT, value TEXT, stored_at REAL)"
 
@@ -26,6 +26,14 @@ def request_key(model: str, messages: list[dict[str, Any]], tools: list[dict[str
         ensure_ascii=False,
     )
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+class AnswerStore(Protocol):
+    """What the client uses: this SQLite cache (one machine) or the shared database's (`llm.cache_postgres`,
+    every machine); `common.shared_state` chooses by the setting."""
+
+    def get(self, key: str) -> dict[str, Any] | None: ...
+    def put(self, key: str, stage: str, value: dict[str, Any]) -> None: ...
 
 
 class AnswerCache:

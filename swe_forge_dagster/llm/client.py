@@ -27,9 +27,9 @@ import openai
 from pydantic import BaseModel, ValidationError
 
 from swe_forge_dagster.common.retry import Backoff
-from swe_forge_dagster.common.slots import Slots
-from swe_forge_dagster.llm.cache import AnswerCache, request_key
-from swe_forge_dagster.llm.ledger import CallLedger, CallRecord
+from swe_forge_dagster.common.slots import RequestSlots
+from swe_forge_dagster.llm.cache import AnswerStore, request_key
+from swe_forge_dagster.llm.ledger import CallRecord, CallSink
 
 T = TypeVar("T", bound=BaseModel)
 KEY_ENVS = "SWE_FORGE_LLM_API_KEY or OPENROUTER_API_KEY"
@@ -136,9 +136,9 @@ class LLMClient:
         api_key: str | None,
         model: str,
         *,
-        cache: AnswerCache | None = None,
-        ledger: CallLedger | None = None,
-        slots: Slots | None = None,
+        cache: AnswerStore | None = None,
+        ledger: CallSink | None = None,
+        slots: RequestSlots | None = None,
         max_in_flight: int = 10,
         max_repairs: int = 2,
         max_attempts: int = 5,

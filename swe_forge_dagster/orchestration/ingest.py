@@ -1,19 +1,39 @@
 """Hours through the hourly jobs, reported as they end: what `swe-forge ingest` and the demo run.
 
-The runs go through `launcher.materialize_hours` (recorded in the instance, the same asset code
-as the UI); afterwards the DuckDB catalog's views are refreshed, which only warns when another
-process holds the catalog file.
+In-process (the default), the runs go through `launcher.materialize_hours` (recorded in the
+instance, the same asset code as the UI); afterwards the DuckDB catalog's views are refreshed,
+which only warns when another process holds the catalog file. With `submit`, the same runs are
+handed to the instance's run coordinator (`orchestration.submit`): their ids are printed with
+where to follow them, and with `wait` they are followed to their end and reported the same way.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
 from swe_forge_dagster.settings import Settings
 
+if TYPE_CHECKING:
+    import dagster as dg
+
+    from swe_forge_dagster.gharchive.download import ArchiveFetcher
+    from swe_forge_dagster.orchestration.launcher import RunOutcome
+
 
 class IngestUsageError(ValueError):
     """The hours asked for are not hours of this deployment (a usage error, exit code 2)."""
+
+
+@dataclass(frozen=True)
+class Submit:
+    """Launch through the instance's run coordinator (`--submit`) instead of in-process."""
+
+    workspace: Path | None = None  # else SWE_FORGE_WORKSPACE
+    wait: bool = False
 
 
 def ingest_hours(
@@ -24,15 +44,17 @@ def ingest_hours(
     job_name: str = "gharchive_job",
     github_token_env: str = "GITHUB_TOKEN",
     llm_key_envs: list[str] | None = None,
+    submit: Submit | None = None,
+    out: Console | None = None,
 ) -> bool:
-    """Run `job_name` for the hour `keys`, print a line per run; whether every hour succeeded.
+    """Run `job_name` for the hour `keys`, print a line per run; whether every hour succeeded (or was submitted).
 
     Raises `DownloadError` when GH Archive cannot even be asked whether an hour is published,
-    `IngestUsageError` for keys outside the partitions, and KeyboardInterrupt when interrupted.
+    `IngestUsageError` for keys outside the partitions, `SubmitError` when runs cannot be submitted,
+    and KeyboardInterrupt when interrupted.
     """
     from swe_forge_dagster.definitions import build_definitions
     from swe_forge_dagster.gharchive.download import ArchiveFetcher
-    from swe_forge_dagster.lake.catalog import refresh_catalog_or_warning
     from swe_forge_dagster.orchestration.instance import open_instance
     from swe_forge_dagster.orchestration.launcher import materialize_hours
 
@@ -41,13 +63,53 @@ def ingest_hours(
 
     instance = open_instance(settings, notify)
     defs = build_definitions(settings, github_token_env, llm_key_envs)
+    fetcher = ArchiveFetcher(settings.gharchive_url, settings.cache_dir)
+    if submit is not None:
+        return _submit_hours(settings, defs, instance, keys, job_name, fetcher, submit, err, out or Console())
     with err.status(f"running {job_name} for {len(keys)} hour(s) from {settings.gharchive_url}"):
-        fetcher = ArchiveFetcher(settings.gharchive_url, settings.cache_dir)
         try:
             outcomes = materialize_hours(defs, instance, keys, job_name=job_name, is_published=fetcher.is_published,
                                          notify=notify)  # fmt: skip
         except ValueError as exc:
             raise IngestUsageError(str(exc)) from exc
+    return _report(settings, outcomes, err)
+
+
+def _submit_hours(
+    settings: Settings, defs: dg.Definitions, instance: dg.DagsterInstance, keys: list[str], job_name: str,
+    fetcher: ArchiveFetcher, submit: Submit, err: Console, out: Console,
+) -> bool:  # fmt: skip
+    """Submit the runs (ids on stdout, one per line), then follow them when asked to."""
+    from swe_forge_dagster.orchestration.launcher import check_hours, published_hours
+    from swe_forge_dagster.orchestration.submit import submitter, wait
+
+    try:
+        check_hours(defs.resolve_job_def(job_name), instance, keys)
+    except ValueError as exc:
+        raise IngestUsageError(str(exc)) from exc
+    skipped, keys = published_hours(keys, fetcher.is_published)
+    with submitter(instance, submit.workspace) as runs:
+        submitted = runs.submit_hours(job_name, keys)
+    for run in submitted:
+        out.print(run.run_id, markup=False, highlight=False)
+        err.print(f"submitted run {run.run_id[:8]} {run.span} ({job_name}): {settings.ui_url}/runs/{run.run_id}",
+                  markup=False, highlight=False, soft_wrap=True)  # fmt: skip
+    for outcome in skipped:
+        err.print(f"{outcome.keys[0]}: [yellow]skipped[/] ({outcome.errors[0]})")
+    if not submit.wait:
+        if submitted:
+            err.print(f"follow them in the Dagster UI ({settings.ui_url}/runs), with `dagster run list`, or submit "
+                      "with --wait to block until they end", markup=False, highlight=False, soft_wrap=True)  # fmt: skip
+        return not skipped
+    with err.status(f"waiting for {len(submitted)} run(s) (Ctrl-C stops waiting, not the runs)"):
+        outcomes = wait(instance, submitted, lambda m: err.print(m, style="yellow", markup=False))
+    return _report(settings, [*skipped, *outcomes], err)
+
+
+def _report(settings: Settings, outcomes: list[RunOutcome], err: Console) -> bool:
+    """A line per run (and its errors), then the catalog's views refreshed; whether all succeeded."""
+    from swe_forge_dagster.lake.catalog import refresh_catalog_or_warning
+
     ok = True
     for outcome in outcomes:
         state = "[green]ok[/]" if outcome.success else "[red]failed[/]"

@@ -4,6 +4,11 @@ Without `DAGSTER_HOME`, `dagster dev` uses a temporary home and deletes run hist
 status and sensor cursors on exit. Every `swe-forge` command calls `ensure_dagster_home` first,
 so the CLI, the demo and `swe-forge dev` share one instance.
 
+Its storage is SQLite in `DAGSTER_HOME` (one machine), or Postgres when `SWE_FORGE_POSTGRES_URL`
+is set (`instance_yaml(postgres=True)`): then runs, events, partitions and pool limits are shared
+by every machine and run container pointed at that database. The generated dagster.yaml names the
+variable, never the URL (it holds the password); a dagster.yaml the user edited is left alone.
+
 `open_instance` is where every command that runs jobs (and `setup`, `dev`) gets the instance, so
 it is also where runs left behind by killed processes are failed and their pool slots freed
 (`reaper.reap_dead_runs`): otherwise one `kill -9` blocks that pool for every later run. It also
@@ -14,12 +19,12 @@ moment otherwise lose claims.
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from swe_forge_dagster.common.postgres_url import POSTGRES_URL_SETTING, postgres_url
 from swe_forge_dagster.settings import Settings
 
 if TYPE_CHECKING:
@@ -38,13 +43,45 @@ POOL_LIMITS: dict[str, int] = {
 }
 
 
+POSTGRES_STORAGE = f"""
+# Postgres storage (because {POSTGRES_URL_SETTING} is set): runs, event logs, partitions, schedules and
+# pool limits shared by every machine and run container. The URL is read from the environment when the
+# instance loads, in any Postgres form (swe_forge_dagster/common/postgres_url.py); it is never written here.
+storage:
+  custom:
+    module: swe_forge_dagster.orchestration.postgres_storage
+    class: PostgresStorage
+    config:
+      postgres_url:
+        env: {POSTGRES_URL_SETTING}
+"""
+
+
+def instance_yaml(postgres: bool) -> str:
+    """The dagster.yaml `swe-forge` writes: the template, on Postgres or on SQLite in DAGSTER_HOME."""
+    text = TEMPLATE.read_text()
+    return text + POSTGRES_STORAGE if postgres else text
+
+
 def ensure_dagster_home(settings: Settings) -> Path:
-    """Point `DAGSTER_HOME` at a persistent folder (kept if already set) holding a dagster.yaml."""
+    """Point `DAGSTER_HOME` at a persistent folder (kept if already set) holding a dagster.yaml.
+
+    The dagster.yaml follows `SWE_FORGE_POSTGRES_URL` while it is one that `swe-forge` wrote (Postgres
+    when set, SQLite otherwise); one the user edited is kept as it is. A URL found only in `.env` is
+    put in this process's environment: Dagster reads `env:` references from there.
+    """
+    url = postgres_url()
+    if url and not os.environ.get(POSTGRES_URL_SETTING):
+        os.environ[POSTGRES_URL_SETTING] = url
     home = settings.dagster_home
     home.mkdir(parents=True, exist_ok=True)
     config = home / "dagster.yaml"
-    if not config.exists():
-        shutil.copyfile(TEMPLATE, config)
+    wanted = instance_yaml(postgres=url is not None)
+    if not config.exists() or (config.read_text() in (instance_yaml(False), instance_yaml(True)) and
+                               config.read_text() != wanted):  # fmt: skip
+        tmp = config.with_suffix(".yaml.tmp")
+        tmp.write_text(wanted)
+        tmp.replace(config)
     os.environ["DAGSTER_HOME"] = str(home)
     return home
 

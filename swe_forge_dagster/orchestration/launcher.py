@@ -116,6 +116,34 @@ def hour_range(start: str, end: str) -> list[str]:
     return [partition_key(first + i * HOUR) for i in range(count)]
 
 
+def check_hours(job: dg.JobDefinition, instance: dg.DagsterInstance, keys: Sequence[str]) -> None:
+    """ValueError unless every key is an hour of `job`'s partitions."""
+    valid = set(job.partitions_def.get_partition_keys(dynamic_partitions_store=instance))
+    for key in keys:
+        parse_partition_key(key)  # a specific error for a malformed key
+    unknown = [k for k in keys if k not in valid]
+    if unknown:
+        raise ValueError(
+            f"not hours of this deployment's partitions: {', '.join(unknown[:5])} "
+            "(check SWE_FORGE_START_DATE, and that the hour has ended)"
+        )
+
+
+def published_hours(
+    keys: Sequence[str], is_published: Callable[[dt.datetime], bool] | None
+) -> tuple[list[RunOutcome], list[str]]:
+    """(a skipped outcome per unpublished hour, the published keys).
+
+    An unpublished hour would fail the ingest step of its run and with it every downstream stage
+    of the run's other hours: it is left out, and said so.
+    """
+    if is_published is None:
+        return [], list(keys)
+    missing = [k for k in dict.fromkeys(keys) if not is_published(parse_partition_key(k))]
+    skipped = [RunOutcome("", [k], False, errors=[f"hour {k} is not published yet: retry later"]) for k in missing]
+    return skipped, [k for k in keys if k not in missing]
+
+
 def materialize_hours(
     defs: dg.Definitions,
     instance: dg.DagsterInstance,
@@ -130,23 +158,8 @@ def materialize_hours(
     """Run the hourly asset for `keys` in-process; never raises for a failed hour (but does when interrupted)."""
     set_pool_limits(instance)
     job = defs.resolve_job_def(job_name)
-    valid = set(job.partitions_def.get_partition_keys(dynamic_partitions_store=instance))
-    for key in keys:
-        parse_partition_key(key)  # a specific error for a malformed key
-    unknown = [k for k in keys if k not in valid]
-    if unknown:
-        raise ValueError(
-            f"not hours of this deployment's partitions: {', '.join(unknown[:5])} "
-            "(check SWE_FORGE_START_DATE, and that the hour has ended)"
-        )
-    outcomes = []
-    if is_published is not None:
-        # An unpublished hour would fail the ingest step of its run and with it every downstream
-        # stage of the run's other hours: leave it out, and say so.
-        missing = [k for k in dict.fromkeys(keys) if not is_published(parse_partition_key(k))]
-        for key in missing:
-            outcomes.append(RunOutcome("", [key], False, errors=[f"hour {key} is not published yet: retry later"]))
-        keys = [k for k in keys if k not in missing]
+    check_hours(job, instance, keys)
+    outcomes, keys = published_hours(keys, is_published)
     for block in contiguous_blocks(keys, max_per_run):
         tags = {"dagster/asset_partition_range_start": block[0], "dagster/asset_partition_range_end": block[-1]}
         result = _execute(job, instance, notify, {**tags, **LAUNCHED_BY},

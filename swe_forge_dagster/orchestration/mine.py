@@ -5,6 +5,10 @@ Walks GH Archive hours from the newest published one backwards: each hour goes t
 the target difficulty in that hour becomes a task partition and runs `task_job`, until
 `max_tasks` tasks are exported. Every run is recorded in the instance, so the UI shows them.
 Without `once`, it then stays on and mines each new hour as it is published.
+
+The runs execute in-process (`InProcessRuns`) or, with `swe-forge mine --submit`, go through the
+instance's run coordinator and are followed to their end (`submit.SubmittedRuns`): the walk decides
+what to run next from the same lake either way.
 """
 
 from __future__ import annotations
@@ -13,14 +17,14 @@ import datetime as dt
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import dagster as dg
 
 from swe_forge_dagster.assets.partitions import TASK_PARTITIONS_NAME
 from swe_forge_dagster.candidates.datasets import partition_file
 from swe_forge_dagster.gharchive.hours import parse_partition_key, partition_key
-from swe_forge_dagster.orchestration.launcher import materialize_hours, run_partitions
+from swe_forge_dagster.orchestration.launcher import RunOutcome, materialize_hours, run_partitions
 from swe_forge_dagster.tasks.lookup import eligible_task_ids
 from swe_forge_dagster.tasks.status import read_status
 from swe_forge_dagster.triage.pipeline import CLASSIFIED_PRS
@@ -69,11 +73,32 @@ class Progress:
     def task(self, task_id: str, status: str, reason: str | None) -> None: ...
 
 
+class Runs(Protocol):
+    """How the miner's runs are executed: in this process, or submitted and waited for."""
+
+    def hours(self, keys: list[str], job_name: str) -> list[RunOutcome]: ...
+
+    def partitions(self, job_name: str, keys: list[str]) -> dict[str, bool]: ...
+
+
+class InProcessRuns:
+    """The runs in this process (`launcher`), the default."""
+
+    def __init__(self, defs: dg.Definitions, instance: dg.DagsterInstance) -> None:
+        self.defs, self.instance = defs, instance
+
+    def hours(self, keys: list[str], job_name: str) -> list[RunOutcome]:
+        return materialize_hours(self.defs, self.instance, keys, job_name=job_name, log_level="WARNING")
+
+    def partitions(self, job_name: str, keys: list[str]) -> dict[str, bool]:
+        return run_partitions(self.defs, self.instance, job_name, keys)
+
+
 def run_tasks(
-    defs: dg.Definitions, instance: dg.DagsterInstance, task_ids: list[str], lake_dir: Any
+    defs: dg.Definitions, instance: dg.DagsterInstance, task_ids: list[str], lake_dir: Any, runs: Runs | None = None
 ) -> list[dict[str, Any]]:
-    """Add the partitions and run `task_job` for each task in-process; the task's `tasks` row after it."""
-    run_partitions(defs, instance, "task_job", task_ids)
+    """Add the partitions and run `task_job` for each task (in-process by default); the task's `tasks` row after it."""
+    (runs or InProcessRuns(defs, instance)).partitions("task_job", task_ids)
     return [read_status(lake_dir, t) or {"task_id": t, "status": "error", "reason": "no row"} for t in task_ids]
 
 
@@ -96,8 +121,10 @@ class Miner:
         options: MineOptions,
         progress: Progress | None = None,
         first_hour: dt.datetime | None = None,
+        runs: Runs | None = None,
     ) -> None:
         self.defs, self.instance, self.lake_dir = defs, instance, lake_dir
+        self.runs = runs or InProcessRuns(defs, instance)
         self.is_published, self.options = is_published, options
         self.progress = progress or Progress()
         self.first_hour = first_hour
@@ -113,8 +140,7 @@ class Miner:
         elif not self.is_published(parse_partition_key(key)):
             result = HourResult(key, "not published")
         else:
-            (outcome,) = materialize_hours(self.defs, self.instance, [key], job_name="hourly_pipeline_job",
-                                           log_level="WARNING")  # fmt: skip
+            (outcome,) = self.runs.hours([key], "hourly_pipeline_job")
             result = HourResult(key, "mined" if outcome.success else "failed", errors=outcome.errors)
         self.progress.hour(key, result.status)
         if result.status in ("mined", "already mined"):
@@ -124,7 +150,7 @@ class Miner:
             for task_id in new:
                 if self.done():
                     break
-                (row,) = run_tasks(self.defs, self.instance, [task_id], self.lake_dir)
+                (row,) = run_tasks(self.defs, self.instance, [task_id], self.lake_dir, self.runs)
                 self.report.tasks.append(row)
                 self.progress.task(task_id, row["status"], row.get("reason"))
         self.report.hours.append(result)

@@ -6,13 +6,14 @@ import dagster as dg
 from pydantic import Field
 
 from swe_forge_dagster.common.home import HomeLayout
-from swe_forge_dagster.common.slots import Slots
+from swe_forge_dagster.common.shared_state import request_slots
 from swe_forge_dagster.gharchive.download import ArchiveFetcher
 from swe_forge_dagster.gharchive.ingest import IngestOptions
 
 
 class GharchiveResource(dg.ConfigurableResource):
-    """Builds the fetcher; `max_parallel_downloads` is also a machine-wide cap across runs."""
+    """Builds the fetcher; `max_parallel_downloads` is also a cap across runs: machine-wide, or across every
+    machine sharing the database when `SWE_FORGE_POSTGRES_URL` is set (`common.shared_state`)."""
 
     base_url: str = Field(description="https://data.gharchive.org or file:///mirror/dir")
     home: str = Field(description="SWE_FORGE_HOME: downloads are staged under its cache/")
@@ -31,7 +32,7 @@ class GharchiveResource(dg.ConfigurableResource):
             timeout_seconds=self.timeout_seconds,
             max_attempts=self.max_attempts,
             backoff_initial=self.backoff_initial_seconds,
-            slots=Slots(home.locks, "gharchive_download", self.max_parallel_downloads),
+            slots=request_slots(home, "gharchive_download", self.max_parallel_downloads),
         )
 
     def options(self) -> IngestOptions:

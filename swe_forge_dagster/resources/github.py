@@ -1,7 +1,9 @@
 """GitHub access and the mining rules, as resources.
 
 The token is never resource config (the UI shows config): the client reads it from the
-environment variable named by `token_env` when a run starts.
+environment variable named by `token_env` when a run starts. The store, the request slots and the
+processed-PR ledger are files under the home, or the shared database when `SWE_FORGE_POSTGRES_URL`
+is set (`common.shared_state`, read when a run starts too).
 """
 
 from __future__ import annotations
@@ -12,20 +14,23 @@ import dagster as dg
 from pydantic import Field
 
 from swe_forge_dagster.candidates.filters import FilterConfig
-from swe_forge_dagster.candidates.ledger import Ledger
+from swe_forge_dagster.candidates.ledger import PRLedger
 from swe_forge_dagster.candidates.rules import CandidateRules
 from swe_forge_dagster.common.home import HomeLayout
 from swe_forge_dagster.common.secrets import secret_from_env
-from swe_forge_dagster.common.slots import Slots
+from swe_forge_dagster.common.shared_state import github_store, processed_ledger, request_slots
 from swe_forge_dagster.github.client import GitHubAuthError, GitHubClient
 from swe_forge_dagster.github.enrich import CHUNK_SIZE, Enricher
-from swe_forge_dagster.github.store import GithubStore
+from swe_forge_dagster.github.store import ResponseStore
 from swe_forge_dagster.settings import DEFAULT_LANGUAGES
 
 
 class GitHubResource(dg.ConfigurableResource):
     api_url: str = Field(description="https://api.github.com, or a twin/GHES API root")
-    home: str = Field(description="SWE_FORGE_HOME: the response/enrichment store lives under cache/github")
+    home: str = Field(
+        description="SWE_FORGE_HOME: the response/enrichment store lives under cache/github "
+        "(in the shared database when SWE_FORGE_POSTGRES_URL is set)"
+    )
     token_env: str = Field(default="GITHUB_TOKEN", description="name of the env var holding the token")
     max_in_flight: int = Field(default=3, ge=1, le=10, description="requests at once, machine-wide")
     max_rate_limit_wait_seconds: float = Field(default=900, ge=0, description="longer waits fail the partition")
@@ -33,8 +38,8 @@ class GitHubResource(dg.ConfigurableResource):
     backoff_initial_seconds: float = Field(default=1.0, ge=0)
     chunk_size: int = Field(default=CHUNK_SIZE, ge=1, le=100)
 
-    def store(self) -> GithubStore:
-        return GithubStore(HomeLayout.of(self.home).github_store)
+    def store(self) -> ResponseStore:
+        return github_store(HomeLayout.of(self.home))
 
     def client(self) -> GitHubClient:
         token = secret_from_env([self.token_env])
@@ -44,7 +49,7 @@ class GitHubResource(dg.ConfigurableResource):
             self.api_url,
             token,
             store=self.store(),
-            slots=Slots(HomeLayout.of(self.home).locks, "github_api", self.max_in_flight),
+            slots=request_slots(HomeLayout.of(self.home), "github_api", self.max_in_flight),
             max_in_flight=self.max_in_flight,
             max_rate_limit_wait=self.max_rate_limit_wait_seconds,
             max_attempts=self.max_attempts,
@@ -71,8 +76,8 @@ class MiningResource(dg.ConfigurableResource):
     difficulty: list[str] = Field(default_factory=list, description="task target tiers; empty = every tier")
     tasks_per_tick: int = Field(default=25, ge=1, description="task partitions the task sensor adds per tick")
 
-    def ledger(self) -> Ledger:
-        return Ledger(Path(self.pr_file))
+    def ledger(self) -> PRLedger:
+        return processed_ledger(Path(self.pr_file))
 
     def rules(self) -> CandidateRules:
         return CandidateRules(org_only=self.org_only)

@@ -36,6 +36,7 @@ class HarnessResource(dg.ConfigurableResource):
     agent_env: list[str] = Field(default_factory=list, description="host variables forwarded by NAME")
     git_url: str = DEFAULT_GIT_URL
     ca_bundle: str | None = None
+    registry: str = Field(default="", description="SWE_FORGE_REGISTRY: environment images pulled/pushed here")
     cpu: float = Field(default=2.0, gt=0)
     mem_limit: str = "4g"
     pids_limit: int = Field(default=512, ge=16)
@@ -56,7 +57,7 @@ class HarnessResource(dg.ConfigurableResource):
             agent_env=tuple(self.agent_env), cpu=self.cpu, mem_limit=self.mem_limit, pids_limit=self.pids_limit,
             disk_limit=self.disk_limit,
             ca_bundle=Path(self.ca_bundle) if self.ca_bundle else None, git_url=self.git_url,
-            repo_cache_dir=HomeLayout.of(self.home).repos, run_id=run_id[:12],
+            repo_cache_dir=HomeLayout.of(self.home).repos, run_id=run_id[:12], registry=self.registry,
         )  # fmt: skip
 
     @property

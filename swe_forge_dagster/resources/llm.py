@@ -1,4 +1,7 @@
-"""The LLM endpoint as a resource. The key is read from the environment when a run starts."""
+"""The LLM endpoint as a resource. The key is read from the environment when a run starts.
+
+The answer cache, the call ledger and the request slots are files under the home, or the shared
+database when `SWE_FORGE_POSTGRES_URL` is set (`common.shared_state`)."""
 
 from __future__ import annotations
 
@@ -7,16 +10,17 @@ from pydantic import Field
 
 from swe_forge_dagster.common.home import HomeLayout
 from swe_forge_dagster.common.secrets import secret_from_env
-from swe_forge_dagster.common.slots import Slots
-from swe_forge_dagster.llm.cache import AnswerCache
+from swe_forge_dagster.common.shared_state import answer_cache, call_ledger, request_slots
 from swe_forge_dagster.llm.client import LLMClient, Prices
-from swe_forge_dagster.llm.ledger import LLM_CALLS, CallLedger
 
 
 class LLMResource(dg.ConfigurableResource):
     base_url: str = Field(description="any OpenAI-compatible endpoint (OpenRouter, vLLM, Ollama, ...)")
     model: str
-    home: str = Field(description="SWE_FORGE_HOME: answer cache under cache/llm, call ledger under lake/llm_calls")
+    home: str = Field(
+        description="SWE_FORGE_HOME: answer cache under cache/llm, call ledger under lake/llm_calls "
+        "(both in the shared database when SWE_FORGE_POSTGRES_URL is set)"
+    )
     key_envs: list[str] = Field(default_factory=lambda: ["SWE_FORGE_LLM_API_KEY", "OPENROUTER_API_KEY"])
     max_in_flight: int = Field(default=10, ge=1, le=64, description="calls at once, machine-wide")
     max_repairs: int = Field(default=2, ge=0, le=5)
@@ -31,9 +35,9 @@ class LLMResource(dg.ConfigurableResource):
             self.base_url,
             key,
             self.model,
-            cache=AnswerCache(home.llm_answers),
-            ledger=CallLedger(home.lake / LLM_CALLS),
-            slots=Slots(home.locks, "llm_api", self.max_in_flight),
+            cache=answer_cache(home),
+            ledger=call_ledger(home),
+            slots=request_slots(home, "llm_api", self.max_in_flight),
             max_in_flight=self.max_in_flight,
             max_repairs=self.max_repairs,
             timeout=self.timeout_seconds,

@@ -28,6 +28,7 @@ class TaskBuildResource(dg.ConfigurableResource):
     base_image: str = Field(description="image every sandbox and environment starts from")
     output_dir: str = Field(description="where accepted tasks are exported as directories")
     ca_bundle: str | None = Field(default=None, description="host CA bundle mounted into the sandboxes")
+    registry: str = Field(default="", description="SWE_FORGE_REGISTRY: environment images pulled/pushed here")
     after_runs: int = Field(default=3, ge=3, le=50, description="suite runs with the fix (flakiness check)")
     cpu: float = Field(default=2.0, gt=0)
     mem_limit: str = "4g"
@@ -57,7 +58,7 @@ class TaskBuildResource(dg.ConfigurableResource):
         sandbox = SandboxConfig(image=self.base_image, cpu=self.cpu, mem_limit=self.mem_limit,
                                 pids_limit=self.pids_limit, ca_bundle=ca_bundle)  # fmt: skip
         return TaskBuilder(
-            executor=TaskExecutor(client, RepoCache(home.repos, self.git_url), sandbox),
+            executor=TaskExecutor(client, RepoCache(home.repos, self.git_url), sandbox, registry=self.registry),
             lake_dir=home.lake,
             work_root=home.work,
             output_dir=self.output_path,

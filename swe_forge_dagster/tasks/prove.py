@@ -54,11 +54,14 @@ class TaskValidation:
 class TaskExecutor:
     """The task builder's access to the execution layer: environments, trees and the proof."""
 
-    def __init__(self, client: docker.DockerClient, cache: RepoCache, sandbox: SandboxConfig | None = None) -> None:
+    def __init__(
+        self, client: docker.DockerClient, cache: RepoCache, sandbox: SandboxConfig | None = None, registry: str = ""
+    ) -> None:
+        """`registry`: where environment images are pulled from and pushed to (`SWE_FORGE_REGISTRY`; "" = none)."""
         self.client = client
         self.cache = cache
         self.sandbox = sandbox or SandboxConfig(image=DEFAULT_BASE_IMAGE)
-        self.environments = Environments(client, cache, self.sandbox)
+        self.environments = Environments(client, cache, self.sandbox, registry=registry)
 
     def export_tree(self, repo: str, sha: str, into: Path) -> Path:
         """The files of `sha` (no .git) in a host folder, for the agents' containers."""

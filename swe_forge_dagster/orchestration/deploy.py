@@ -1,0 +1,95 @@
+"""This machine's copy of deploy/dagster.yaml: the DockerRunLauncher instance of the many-machines deployment.
+
+The template names what a run container needs; what depends on the machine is filled in here:
+the local folder mounted at its own path (bind mounts of the sandboxes a run starts go through
+the host's engine by host path, and a lake in a folder must outlive the container), and the
+settings and secrets forwarded by name. Dagster refuses to launch a run when a forwarded name is
+unset, so only the names set in the daemon's environment are listed; the values never enter the
+file. `deploy/start` runs `python -m swe_forge_dagster.orchestration.deploy render TEMPLATE`, and
+`... names TEMPLATE` for the variables it forwards to the code server's container.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from swe_forge_dagster.common.postgres_url import POSTGRES_URL_SETTING
+from swe_forge_dagster.settings import Settings
+
+LOCAL_ROOT = "${SWE_FORGE_LOCAL_ROOT}"
+DOCKER_SOCKET = "/var/run/docker.sock"
+IMAGE_SETTING = "SWE_FORGE_IMAGE"
+
+
+class DeployConfigError(ValueError):
+    """The deployment cannot work with these settings (the message names the setting)."""
+
+
+def setting_names() -> list[str]:
+    """Every setting's environment name (settings.py): all are forwarded, so new ones are too."""
+    return [str(field.validation_alias) for field in Settings.model_fields.values() if field.validation_alias]
+
+
+def forwarded_names(template: str, environ: Mapping[str, str] = os.environ) -> list[str]:
+    """The settings and the template's secrets (`env_vars`) that are set: what a run container receives."""
+    launcher = yaml.safe_load(template)["run_launcher"]["config"]
+    names = dict.fromkeys([*setting_names(), *launcher.get("env_vars", [])])
+    return [name for name in names if environ.get(name)]
+
+
+def render_instance(template: str, settings: Settings, environ: Mapping[str, str] = os.environ,
+                    socket: str = DOCKER_SOCKET) -> str:  # fmt: skip
+    """deploy/dagster.yaml for this machine (see the module docstring)."""
+    if not environ.get(POSTGRES_URL_SETTING):
+        raise DeployConfigError(f"{POSTGRES_URL_SETTING} is not set: the deployment's instance is on Postgres")
+    if not settings.layout.remote and not Path(settings.home).is_absolute():
+        raise DeployConfigError(
+            f"SWE_FORGE_HOME={settings.home} is relative: run containers resolve it elsewhere; give an absolute path"
+        )
+    if not environ.get(IMAGE_SETTING):
+        raise DeployConfigError(
+            f"{IMAGE_SETTING} is not set: the project image runs are launched in (deploy/build-image)"
+        )
+    config: dict[str, Any] = yaml.safe_load(template)
+    launcher = config["run_launcher"]["config"]
+    launcher["env_vars"] = forwarded_names(template, environ)
+    local_root = str(settings.home_abs)
+    volumes = []
+    for volume in launcher.get("container_kwargs", {}).get("volumes", []):
+        if volume.startswith(f"{DOCKER_SOCKET}:") and not Path(socket).exists():
+            continue  # no socket here: the engine is reached through DOCKER_HOST, forwarded above
+        volumes.append(volume.replace(LOCAL_ROOT, local_root))
+    if volumes:
+        launcher["container_kwargs"]["volumes"] = volumes
+    header = "# Rendered from deploy/dagster.yaml by swe_forge_dagster.orchestration.deploy: edit the template.\n"
+    return header + yaml.safe_dump(config, sort_keys=False)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`render TEMPLATE`: the rendered instance on stdout; `names TEMPLATE`: the forwarded names that are set,
+    one a line. A bad setting is one line on stderr, exit 2."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 2 or args[0] not in ("render", "names"):
+        print("usage: python -m swe_forge_dagster.orchestration.deploy render|names deploy/dagster.yaml",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    try:
+        template = Path(args[1]).read_text()
+        if args[0] == "names":
+            sys.stdout.write("".join(f"{name}\n" for name in forwarded_names(template)))
+        else:
+            sys.stdout.write(render_instance(template, Settings()))
+    except (DeployConfigError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,211 @@
+"""Runs handed to the instance's run coordinator instead of executed here: `--submit` of ingest and mine.
+
+In-process runs (`launcher`) execute in the `swe-forge` process with its settings. A submitted run
+is created from the deployment's code location (a workspace file, `SWE_FORGE_WORKSPACE`, e.g.
+deploy/workspace.yaml: the gRPC server in the project image) and passed to `instance.submit_run`:
+with the QueuedRunCoordinator it waits in the run queue (run and pool limits of the instance),
+the daemon dequeues it and the instance's launcher starts it (DockerRunLauncher: one container
+per run, settings forwarded from the daemon's environment). The runs are the same as in-process
+ones: contiguous hours in one run as a partition range, one run per task partition, tagged
+`swe_forge/launched_by=cli-submit` and without the process-identity tags (the submitting process
+may exit at once; the daemon watches the run's container instead).
+
+`wait` follows runs in the instance until they end and reads their outcome from the event log
+(which the run containers write to the shared Postgres), so `mine --submit` can decide what to
+run next exactly as in-process mining does.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import dagster as dg
+
+from swe_forge_dagster.orchestration.launcher import RunOutcome, contiguous_blocks
+
+WORKSPACE_SETTING = "SWE_FORGE_WORKSPACE"
+LOCATION_NAME = "swe_forge"
+SUBMITTED_BY = {"swe_forge/launched_by": "cli-submit"}
+ENDED = {dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED}
+QUEUED_HINT_SECONDS = 60.0
+
+
+class SubmitError(RuntimeError):
+    """The runs cannot be submitted (no workspace, the code location does not load)."""
+
+
+@dataclass(frozen=True)
+class SubmittedRun:
+    run_id: str
+    job_name: str
+    keys: list[str]  # the hours of the run, or its one task partition
+
+    @property
+    def span(self) -> str:
+        return self.keys[0] if len(self.keys) == 1 else f"{self.keys[0]}..{self.keys[-1]}"
+
+
+def workspace_file(given: Path | None = None) -> Path:
+    """`given`, else `SWE_FORGE_WORKSPACE`; an error naming the setting when neither is a file."""
+    path = given or (Path(os.environ[WORKSPACE_SETTING]) if os.environ.get(WORKSPACE_SETTING) else None)
+    if path is None:
+        raise SubmitError(f"--submit needs the deployment's workspace file: set {WORKSPACE_SETTING} "
+                          "(deploy/start prints it; e.g. deploy/workspace.yaml) or pass --workspace")  # fmt: skip
+    if not path.is_file():
+        raise SubmitError(f"workspace file {path} ({WORKSPACE_SETTING} / --workspace) does not exist")
+    return path.resolve()
+
+
+class RunSubmitter:
+    """Creates runs from the code location of a workspace file and submits them to the instance."""
+
+    def __init__(self, instance: dg.DagsterInstance, workspace: Path, location: str = LOCATION_NAME) -> None:
+        self.instance = instance
+        self.workspace_path = workspace
+        self.location_name = location
+        self._stack = ExitStack()
+        self._request_context = None
+
+    def __enter__(self) -> RunSubmitter:
+        from dagster._core.workspace.context import WorkspaceProcessContext
+        from dagster._core.workspace.load_target import WorkspaceFileTarget
+
+        target = WorkspaceFileTarget(paths=[str(self.workspace_path)])
+        process_context = WorkspaceProcessContext(self.instance, target, code_server_log_level="ERROR")
+        self._stack.enter_context(process_context)
+        self._request_context = process_context.create_request_context()
+        names = self._request_context.code_location_names
+        if self.location_name not in names:
+            self.close()
+            raise SubmitError(f"{self.workspace_path} has no code location {self.location_name!r} (it has: "
+                              f"{', '.join(names) or 'none'})")  # fmt: skip
+        if self._request_context.has_code_location_error(self.location_name):
+            error = self._request_context.get_code_location_error(self.location_name)
+            self.close()
+            message = getattr(error, "message", str(error)).strip().splitlines()
+            raise SubmitError(f"code location {self.location_name!r} of {self.workspace_path} does not load "
+                              f"(is its server running? deploy/start): {message[0] if message else error}")  # fmt: skip
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._stack.close()
+
+    def submit(self, job_name: str, tags: dict[str, str]) -> str:
+        """Create a run of `job_name` with `tags` from the code location, submit it; its run id."""
+        from dagster._core.definitions.selector import JobSubsetSelector
+
+        assert self._request_context is not None, "use RunSubmitter as a context manager"
+        location = self._request_context.get_code_location(self.location_name)
+        (repository,) = location.get_repositories().values()
+        selector = JobSubsetSelector(location_name=location.name, repository_name=repository.name,
+                                     job_name=job_name, op_selection=None)  # fmt: skip
+        remote_job = location.get_job(selector)
+        plan = location.get_execution_plan(remote_job, {}, step_keys_to_execute=None, known_state=None,
+                                           instance=self.instance).execution_plan_snapshot  # fmt: skip
+        run = self.instance.create_run(
+            job_name=job_name, run_id=None, run_config={}, resolved_op_selection=None,
+            step_keys_to_execute=plan.step_keys_to_execute, op_selection=None, status=None, root_run_id=None,
+            parent_run_id=None, tags={**remote_job.tags, **SUBMITTED_BY, **tags},
+            job_snapshot=remote_job.job_snapshot, execution_plan_snapshot=plan,
+            parent_job_snapshot=remote_job.parent_job_snapshot, remote_job_origin=remote_job.get_remote_origin(),
+            job_code_origin=remote_job.get_python_origin(), asset_selection=None, asset_check_selection=None,
+            asset_graph=repository.asset_graph,
+        )  # fmt: skip
+        self.instance.submit_run(run.run_id, self._request_context)
+        return run.run_id
+
+    def submit_hours(self, job_name: str, keys: Sequence[str], max_per_run: int = 24) -> list[SubmittedRun]:
+        """One run per block of contiguous hours (a partition range, as a multi-run backfill makes)."""
+        runs = []
+        for block in contiguous_blocks(keys, max_per_run):
+            tags = {"dagster/asset_partition_range_start": block[0], "dagster/asset_partition_range_end": block[-1]}
+            runs.append(SubmittedRun(self.submit(job_name, tags), job_name, block))
+        return runs
+
+    def submit_partitions(self, job_name: str, keys: Sequence[str], partitions_name: str | None) -> list[SubmittedRun]:
+        """One run per partition key of `job_name` (dynamic partitions `partitions_name` added first)."""
+        if partitions_name and keys:
+            self.instance.add_dynamic_partitions(partitions_name, list(keys))
+        return [SubmittedRun(self.submit(job_name, {"dagster/partition": key}), job_name, [key]) for key in keys]
+
+
+def wait(
+    instance: dg.DagsterInstance, runs: Sequence[SubmittedRun], notify: Callable[[str], None],
+    poll_seconds: float = 2.0, sleep: Callable[[float], None] = time.sleep,
+) -> list[RunOutcome]:  # fmt: skip
+    """Block until every run ended; their outcomes, read from the instance's event log.
+
+    Says once on `notify` when a run is still queued after a minute (no daemon dequeues it).
+    Ctrl-C raises KeyboardInterrupt here; the runs go on.
+    """
+    started, hinted = time.monotonic(), False
+    pending = {run.run_id for run in runs}
+    while pending:
+        for run_id in list(pending):
+            record = instance.get_run_by_id(run_id)
+            if record is None or record.status in ENDED:
+                pending.discard(run_id)
+            elif (
+                record.status == dg.DagsterRunStatus.QUEUED
+                and not hinted
+                and (time.monotonic() - started > QUEUED_HINT_SECONDS)
+            ):
+                notify(f"run {run_id[:8]} is still queued after {QUEUED_HINT_SECONDS:.0f}s: is the daemon running "
+                       "(deploy/start)? Waiting; Ctrl-C stops waiting, not the runs.")  # fmt: skip
+                hinted = True
+        if pending:
+            sleep(poll_seconds)
+    return [outcome(instance, run) for run in runs]
+
+
+def outcome(instance: dg.DagsterInstance, run: SubmittedRun) -> RunOutcome:
+    """What a finished run did, from the event log: hours materialized per asset, step errors."""
+    record = instance.get_run_by_id(run.run_id)
+    by_asset: dict[str, set[str]] = {}
+    for entry in instance.all_logs(run.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION):
+        if entry.dagster_event:
+            materialization = entry.dagster_event.event_specific_data.materialization
+            by_asset.setdefault(materialization.asset_key.to_user_string(), set()).add(materialization.partition)
+    errors = []
+    for entry in instance.all_logs(run.run_id, of_type={dg.DagsterEventType.STEP_FAILURE,
+                                                        dg.DagsterEventType.RUN_FAILURE}):  # fmt: skip
+        data = entry.dagster_event.event_specific_data if entry.dagster_event else None
+        error = getattr(data, "error", None)
+        message = getattr(error, "message", None) or (entry.dagster_event.message if entry.dagster_event else None)
+        if message:
+            errors.append(str(message).strip().splitlines()[0])
+    success = record is not None and record.status == dg.DagsterRunStatus.SUCCESS
+    materialized = sorted(set().union(*by_asset.values())) if by_asset else []
+    return RunOutcome(run.run_id, list(run.keys), success, materialized, errors,
+                      {asset: sorted(keys) for asset, keys in by_asset.items()})  # fmt: skip
+
+
+class SubmittedRuns:
+    """The miner's runs (`mine.Runs`) submitted through `submitter` and waited for."""
+
+    def __init__(self, defs: dg.Definitions, submitter: RunSubmitter, notify: Callable[[str], None]) -> None:
+        self.defs, self.submitter, self.notify = defs, submitter, notify
+
+    def hours(self, keys: list[str], job_name: str) -> list[RunOutcome]:
+        return wait(self.submitter.instance, self.submitter.submit_hours(job_name, keys), self.notify)
+
+    def partitions(self, job_name: str, keys: list[str]) -> dict[str, bool]:
+        partitions = self.defs.resolve_job_def(job_name).partitions_def
+        name = partitions.name if isinstance(partitions, dg.DynamicPartitionsDefinition) else None
+        runs = self.submitter.submit_partitions(job_name, keys, name)
+        return {result.keys[0]: result.success for result in wait(self.submitter.instance, runs, self.notify)}
+
+
+@contextmanager
+def submitter(instance: dg.DagsterInstance, workspace: Path | None = None) -> Iterator[RunSubmitter]:
+    """A `RunSubmitter` on `workspace` (else `SWE_FORGE_WORKSPACE`)."""
+    with RunSubmitter(instance, workspace_file(workspace)) as opened:
+        yield opened

@@ -1,0 +1,46 @@
+"""`--submit` of `swe-forge ingest` and `mine` when it cannot work: clear errors, the right exit codes, no run.
+
+The runs themselves are submitted for real in tests/test_docker_run_launcher.py (a deployment with
+DockerRunLauncher); these are the refusals, which need no Docker and no daemon.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import dagster as dg
+
+
+def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "swe_forge_dagster.cli", *args], env=env, capture_output=True,
+                          text=True, timeout=300)  # fmt: skip
+
+
+def test_submit_refusals_name_what_to_set(tmp_path: Path, gharchive_2015: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SWE_FORGE_", "DAGSTER_"))}
+    env.update(SWE_FORGE_HOME=str(tmp_path / "home"), SWE_FORGE_START_DATE="2015-01-01", COLUMNS="200",
+               SWE_FORGE_GHARCHIVE_URL=f"file://{gharchive_2015}")  # fmt: skip
+    hour = "2015-01-01-00:00"
+
+    wait_alone = _cli(env, "ingest", "--wait", hour)
+    assert wait_alone.returncode == 2 and "--wait and --workspace go with --submit" in wait_alone.stderr
+    no_workspace = _cli(env, "ingest", "--submit", hour)
+    assert no_workspace.returncode == 1 and "SWE_FORGE_WORKSPACE" in no_workspace.stderr
+    assert not no_workspace.stdout.strip()  # no run id: nothing was submitted
+    override = _cli(env, "ingest", "--submit", "--gharchive-url", "http://127.0.0.1:9", hour)
+    assert override.returncode == 2 and "SWE_FORGE_GHARCHIVE_URL where the daemon runs" in override.stderr
+
+    # A workspace whose code server is down: the error says so, and no run is created.
+    workspace = tmp_path / "workspace.yaml"
+    workspace.write_text("load_from:\n  - grpc_server:\n      host: 127.0.0.1\n      port: 9\n"
+                         "      location_name: swe_forge\n")  # fmt: skip
+    down = _cli({**env, "SWE_FORGE_WORKSPACE": str(workspace)}, "ingest", "--submit", hour)
+    assert down.returncode == 1 and "does not load (is its server running?" in down.stderr, down.stderr[-2000:]
+    with dg.DagsterInstance.from_config(str(tmp_path / "home" / "dagster")) as instance:
+        assert instance.get_run_records() == []
+
+    run_side = _cli(env, "mine", "--submit", "--once", "--model", "m", "--min-stars", "5")
+    assert run_side.returncode == 2 and "--model, --min-stars would not reach submitted runs" in run_side.stderr

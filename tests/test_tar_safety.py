@@ -1,0 +1,52 @@
+"""Tree archives extract safely on every Python 3.11: with tarfile's "data" filter where it exists, and with
+the same checks on Debian bookworm's 3.11.2 (the project image's Python), which has no `filter=`."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from swe_forge_dagster.execution.tar_safety import UnsafeArchiveError, safe_extract
+
+
+def _archive(path: Path, *members: tuple[str, str | None, str | None]) -> Path:
+    """(name, file text or None, symlink target or None) per member."""
+    with tarfile.open(path, "w") as tar:
+        for name, text, link in members:
+            info = tarfile.TarInfo(name)
+            if link is not None:
+                info.type, info.linkname = tarfile.SYMTYPE, link
+                tar.addfile(info)
+            else:
+                data = (text or "").encode()
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+@pytest.mark.parametrize("filter_available", [True, False], ids=["python-filter", "bookworm-3.11.2"])
+def test_a_tree_extracts_and_escapes_are_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, filter_available: bool
+) -> None:
+    if not filter_available:
+        monkeypatch.delattr(tarfile, "data_filter", raising=False)
+    good = _archive(tmp_path / "good.tar", ("tree/a.py", "x = 1\n", None), ("tree/pkg/b.py", "", None),
+                    ("tree/link", None, "pkg/b.py"))  # fmt: skip
+    with tarfile.open(good) as tar:
+        safe_extract(tar, tmp_path / "out")
+    assert (tmp_path / "out/tree/a.py").read_text() == "x = 1\n" and (tmp_path / "out/tree/link").is_symlink()
+    for n, bad in enumerate([("../evil.py", "x", None), ("tree/etc", None, "/etc"),
+                             ("tree/up", None, "../../outside")]):  # fmt: skip
+        archive = _archive(tmp_path / f"bad{n}.tar", bad)
+        with tarfile.open(archive) as tar, pytest.raises(tarfile.TarError):
+            safe_extract(tar, tmp_path / f"bad{n}")
+    assert not (tmp_path / "evil.py").exists() and not (tmp_path / "outside").exists()
+    name = f"/tmp/swe-forge-abs-{tmp_path.name}.py"  # the filter strips the slash, the fallback refuses: never at /
+    with tarfile.open(_archive(tmp_path / "abs.tar", (name, "x", None))) as tar, contextlib.suppress(tarfile.TarError):
+        safe_extract(tar, tmp_path / "abs")
+    assert not Path(name).exists()
+    assert issubclass(UnsafeArchiveError, tarfile.TarError)
