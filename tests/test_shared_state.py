@@ -111,7 +111,7 @@ def test_the_answer_cache_and_the_call_ledger_are_shared(shared: str, tmp_path: 
 
     # `swe-forge sql` and the catalog file show the database's calls as the `llm_calls` view
     lake = machine(tmp_path, "c").lake
-    sql = "SELECT outcome, cost FROM llm_calls ORDER BY \"at\""
+    sql = 'SELECT outcome, cost FROM llm_calls ORDER BY "at"'
     assert query(lake, sql).to_pylist() == [{"outcome": "ok", "cost": 0.25}, {"outcome": "cached", "cost": None}]
     catalog = tmp_path / "c" / "catalog.duckdb"
     refresh_catalog(catalog, lake)
