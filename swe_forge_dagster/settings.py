@@ -99,6 +99,12 @@ class Settings(BaseSettings):
     """Image registry (`host:port[/prefix]`) environment images are pulled from and pushed to; "" = none."""
     ui_url: str = Field(default="http://127.0.0.1:3000", validation_alias="SWE_FORGE_UI_URL")
     """The Dagster UI of the deployment: where `--submit` tells the user to follow a run."""
+    gym_host: str = Field(default="127.0.0.1", validation_alias="SWE_FORGE_GYM_HOST")
+    """Where `swe-forge gym serve` listens (its token: SWE_FORGE_GYM_TOKEN, a secret read by name)."""
+    gym_port: int = Field(default=8765, ge=0, le=65535, validation_alias="SWE_FORGE_GYM_PORT")
+    gym_max_envs: int = Field(default=8, ge=1, le=256, validation_alias="SWE_FORGE_GYM_MAX_ENVS")
+    gym_idle_timeout: float = Field(default=600.0, gt=0, validation_alias="SWE_FORGE_GYM_IDLE_TIMEOUT")
+    gym_episode_timeout: float = Field(default=3600.0, gt=0, validation_alias="SWE_FORGE_GYM_EPISODE_TIMEOUT")
 
     @field_validator("home", "local_dir", mode="before")
     @classmethod

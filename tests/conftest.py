@@ -33,6 +33,14 @@ from tests.support.common import BASE_IMAGE, SHARED_FIXTURES, SettingsFactory
 pytest_plugins = ["tests.support.download", "tests.support.mining_sensor", "tests.support.postgres_server"]
 
 
+@pytest.fixture(autouse=True)
+def no_shared_database_leaks() -> Iterator[None]:
+    """Code that loads a `.env` puts the URL in the process environment, beyond monkeypatch's reach: a
+    URL one test set must never send the next test's state to a database that is gone."""
+    yield
+    os.environ.pop("SWE_FORGE_POSTGRES_URL", None)
+
+
 @pytest.fixture
 def shared_fixtures() -> Path:
     if not SHARED_FIXTURES.is_dir():

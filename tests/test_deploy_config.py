@@ -61,7 +61,10 @@ def test_a_url_in_dotenv_reaches_dagster_s_env_reference(
     home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("SWE_FORGE_POSTGRES_URL", raising=False)
+    # set, then removed: monkeypatch records "absent" as what to restore (a bare delenv of an absent
+    # variable records nothing, and the URL the .env puts in would outlive the test)
+    monkeypatch.setenv("SWE_FORGE_POSTGRES_URL", URL)
+    monkeypatch.delenv("SWE_FORGE_POSTGRES_URL")
     (tmp_path / ".env").write_text(f"SWE_FORGE_POSTGRES_URL={URL}\n")
     assert postgres_url() == URL
     ensure_dagster_home(Settings())

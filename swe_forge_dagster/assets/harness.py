@@ -9,6 +9,7 @@ A task that was not exported (rejected, still building) has nothing to evaluate 
 import dagster as dg
 
 from swe_forge_dagster.assets.partitions import task_partitions
+from swe_forge_dagster.gym.episodes import EPISODES, reward_rows, reward_table
 from swe_forge_dagster.harness import Harness, Status, load_task_dir
 from swe_forge_dagster.harness.session import evaluate_and_record
 from swe_forge_dagster.harness.store import EVAL_RESULTS, read_results, result_path, summaries_by_agent, summary_of
@@ -68,7 +69,8 @@ def eval_summary(
     context: dg.AssetExecutionContext, harness: HarnessResource, lake: LakeResource
 ) -> dg.MaterializeResult:
     """Every agent's results over the tasks it was evaluated on (UI and CLI runs alike): the seed's counts and
-    the resolved rate, a row per agent; the configured agent's figures also as plain numbers."""
+    the resolved rate, a row per agent; the configured agent's figures also as plain numbers. Gym episodes'
+    verdicts are among the results (agent `gym:<name>`), and their rewards per (agent, task) are `gym_rewards`."""
     rows = read_results(lake.lake_dir)
     by_agent = summaries_by_agent(rows)
     header = "| agent | tasks | " + " | ".join(STATUSES) + " | resolved rate | avg agent s |"
@@ -80,6 +82,7 @@ def eval_summary(
                      f"{summary['avg_agent_time_secs']} |")  # fmt: skip
     agent = harness.label if harness.configured else None
     mine = summary_of(row for row in rows if row.get("agent") == agent) if agent else summary_of(rows)
+    gym = reward_rows(lake.lake_dir)
     for name, summary in by_agent.items():
         context.log.info(f"{name}: {summary}")
     return dg.MaterializeResult(
@@ -88,6 +91,8 @@ def eval_summary(
             "agent": agent or "all agents", "total": mine["total"], "resolved": mine["resolved"],
             "resolved_rate": mine["resolved_rate"], "avg_agent_time_secs": mine["avg_agent_time_secs"],
             "dataset": dg.MetadataValue.path(str(lake.lake_dir / EVAL_RESULTS)),
+            "gym_rewards": dg.MetadataValue.md(reward_table(gym)), "gym_pairs": len(gym),
+            "gym_episodes": dg.MetadataValue.path(str(lake.lake_dir / EPISODES)),
         }
     )  # fmt: skip
 

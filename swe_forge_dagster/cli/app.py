@@ -14,6 +14,7 @@ import typer
 from swe_forge_dagster.cli.demo import demo
 from swe_forge_dagster.cli.dev import dev
 from swe_forge_dagster.cli.export import export
+from swe_forge_dagster.cli.gym import gym_app
 from swe_forge_dagster.cli.harness import harness
 from swe_forge_dagster.cli.ingest import ingest
 from swe_forge_dagster.cli.mine import mine
@@ -31,6 +32,7 @@ app = typer.Typer(
 for _command in (setup, ingest, sql, demo, mine, harness, validate, export):
     app.command(_command.__name__)(_command)
 app.command("dev", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(dev)
+app.add_typer(gym_app)
 
 
 def main() -> None:

@@ -45,7 +45,7 @@ from swe_forge_dagster.execution.repo_cache import RepoCache, RepoCacheError
 from swe_forge_dagster.execution.runner_config import pytest_config
 from swe_forge_dagster.execution.runners import PYTEST, runner_of
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig, SandboxError
-from swe_forge_dagster.harness.agent import AGENT_DIR, agent_environment, prompt_files, run_agent
+from swe_forge_dagster.harness.agent import AGENT_DIR, AgentRun, agent_environment, prompt_files, run_agent
 from swe_forge_dagster.harness.canaries import Canaries
 from swe_forge_dagster.harness.checks import (
     CheckRun,
@@ -61,6 +61,9 @@ from swe_forge_dagster.harness.protection import ConfigChanged, apply_agent_diff
 
 log = logging.getLogger(__name__)
 StageHook = Callable[[str], None]
+AgentStep = Callable[[Sandbox, HarnessTask, str], AgentRun]
+"""The agent's turn in its prepared container (box, task, base sha) -> its run and diff: `run_agent` unless given
+(the gym's interactive episodes plug in here, so they are set up and graded by this same flow)."""
 
 
 class _Outcome(Exception):
@@ -127,12 +130,14 @@ class Harness:
 
     # -- one task ---------------------------------------------------------------------------------
 
-    def evaluate(self, task: HarnessTask, on_stage: Callable[[str], None] | None = None) -> TaskResult:
+    def evaluate(
+        self, task: HarnessTask, on_stage: StageHook | None = None, agent: AgentStep | None = None
+    ) -> TaskResult:
         """The task's result; never raises for a task problem (see the module docstring)."""
         started = time.perf_counter()
         result = TaskResult(task_id=task.task_id, repo=task.repo, status=Status.SETUP_ERROR)
         try:
-            self._evaluate(task, result, on_stage or (lambda _stage: None))
+            self._evaluate(task, result, on_stage or (lambda _stage: None), agent)
         except _Outcome as outcome:
             result.status, result.reason = outcome.status, outcome.reason
         except Exception as exc:  # a harness bug or an engine failure: this task's setup_error, not a crash
@@ -145,7 +150,7 @@ class Harness:
         result.finished_at = dt.datetime.now(dt.UTC)
         return result
 
-    def _evaluate(self, task: HarnessTask, result: TaskResult, on_stage: Callable[[str], None]) -> None:
+    def _evaluate(self, task: HarnessTask, result: TaskResult, on_stage: StageHook, agent: AgentStep | None) -> None:
         setup = Status.SETUP_ERROR
         try:
             checked(task)
@@ -166,14 +171,13 @@ class Harness:
             archive = write_tree_archive(self.cache, task.repo, task.base_commit, Path(tmp) / "tree.tar")
             boxes = self._start_boxes(task, result.image, archive)
             try:
-                self._flow(task, result, boxes, on_stage)
+                self._flow(task, result, boxes, on_stage, agent)
             finally:
                 for box, _sha in boxes.values():
                     self._dispose(box, result)
 
-    def _flow(
-        self, task: HarnessTask, result: TaskResult, boxes: dict[str, tuple[Sandbox, str]], on_stage: StageHook
-    ) -> None:
+    def _flow(self, task: HarnessTask, result: TaskResult, boxes: dict[str, tuple[Sandbox, str]], on_stage: StageHook,
+              agent: AgentStep | None) -> None:  # fmt: skip
         config = self.config
         sanity_box, _ = boxes["sanity"]
         on_stage("sanity")
@@ -197,7 +201,7 @@ class Harness:
         on_stage("agent")
         agent_box, base_sha = boxes["agent"]
         try:
-            run = run_agent(agent_box, task, config, base_sha)
+            run = agent(agent_box, task, base_sha) if agent else run_agent(agent_box, task, config, base_sha)
         except WorkspaceError as exc:
             raise _Outcome(Status.AGENT_ERROR, f"no usable diff: {exc}") from exc
         self._dispose(boxes.pop("agent")[0], result)

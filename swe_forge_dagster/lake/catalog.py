@@ -22,6 +22,7 @@ from filelock import FileLock, Timeout
 from swe_forge_dagster.candidates.datasets import ENRICHED_PRS_SCHEMA, PR_CANDIDATES_SCHEMA
 from swe_forge_dagster.common.store import StorePath, register_with_duckdb
 from swe_forge_dagster.gharchive.schema import PR_EVENTS_SCHEMA
+from swe_forge_dagster.gym.episodes import EPISODES_SCHEMA
 from swe_forge_dagster.harness.results import EVAL_RESULTS_SCHEMA
 from swe_forge_dagster.llm.ledger import LLM_CALLS, LLM_CALLS_SCHEMA
 from swe_forge_dagster.llm.ledger_postgres import llm_calls_table
@@ -81,6 +82,8 @@ DATASETS: dict[str, Dataset] = {
     ),
     # Appended call by call (a JSONL ledger), so it is read as JSON with an explicit column list.
     "llm_calls": Dataset(name="llm_calls", schema=LLM_CALLS_SCHEMA, fmt="jsonl"),
+    # One file per gym episode (`gym.episodes`): written when it opens, replaced when it ends.
+    "episodes": Dataset(name="episodes", schema=EPISODES_SCHEMA, hive_types={"episode": "VARCHAR"}),
 }
 
 

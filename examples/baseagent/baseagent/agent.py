@@ -1,19 +1,27 @@
 """The loop: ask the model, run the tools it calls, send back the results, until it calls `finish`.
 
-Run as the seed's default agent command, `python -m baseagent --prompt <task> --workdir /repo`
-(the harness adds both arguments, and also names the prompt file in SWE_FORGE_PROMPT_FILE).
-Exit status: 0 when the model finished or stopped calling tools, 1 when the endpoint failed for
-good, 2 on bad usage. The transcript goes to stderr, which the harness keeps as agent output.
+Two ways of running it:
+- command mode, the seed's default agent command `python -m baseagent --prompt <task> --workdir /repo`
+  (the harness adds both arguments, and also names the prompt file in SWE_FORGE_PROMPT_FILE): its own
+  tools on the working directory;
+- gym mode, `python -m baseagent --gym <url> --task <task_id>` (token in BASEAGENT_GYM_TOKEN or
+  SWE_FORGE_GYM_TOKEN): an environment of `swe-forge gym serve`, with the environment's tools
+  (`baseagent.gym`); the reward and the harness's result are printed as JSON on stdout.
+Exit status: 0 when the model finished or stopped calling tools, 1 when the endpoint (or the gym)
+failed for good, 2 on bad usage. The transcript goes to stderr, which the harness keeps as agent output.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
 from typing import Any
 
+from baseagent.gym import SYSTEM as GYM_SYSTEM
+from baseagent.gym import TOKEN_VARS, GymError, GymSession, GymTools
 from baseagent.llm import ChatClient, LLMError
 from baseagent.tools import TOOLS, Finished, Toolbox
 
@@ -34,14 +42,19 @@ def read_prompt(args: argparse.Namespace) -> str | None:
 
 
 def run(prompt: str, workdir: str, client: ChatClient, max_turns: int) -> int:
-    toolbox = Toolbox(workdir)
+    return loop(prompt, client, max_turns, Toolbox(workdir), TOOLS, SYSTEM.format(workdir=workdir))
+
+
+def loop(prompt: str, client: ChatClient, max_turns: int, toolbox: Any, tools: list[dict[str, Any]],
+         system: str) -> int:  # fmt: skip
+    """Ask, run the called tools with `toolbox.call(name, arguments_json)`, send the results back; until `Finished`."""
     messages: list[dict[str, Any]] = [
-        {"role": "system", "content": SYSTEM.format(workdir=workdir)},
+        {"role": "system", "content": system},
         {"role": "user", "content": prompt},
     ]
     for turn in range(1, max_turns + 1):
         try:
-            message = client.complete(messages, TOOLS)
+            message = client.complete(messages, tools)
         except LLMError as exc:
             print(f"baseagent: {exc}", file=sys.stderr)
             return 1
@@ -72,7 +85,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--prompt-file", help="read the task statement from this file")
     parser.add_argument("--workdir", default=os.environ.get("SWE_FORGE_REPO_DIR") or os.getcwd())
     parser.add_argument("--max-turns", type=int, default=int(os.environ.get("BASEAGENT_MAX_TURNS") or 50))
+    parser.add_argument("--gym", metavar="URL", help="drive an environment of `swe-forge gym serve` at URL")
+    parser.add_argument("--task", help="gym mode: the task id to open")
+    parser.add_argument("--agent-name", default="baseagent", help="gym mode: the agent's name in the episodes")
     args = parser.parse_args(argv)
+    if args.gym:
+        return run_gym(args)
     prompt = read_prompt(args)
     if not prompt:
         print("baseagent: no task statement (--prompt, --prompt-file or SWE_FORGE_PROMPT_FILE)", file=sys.stderr)
@@ -81,3 +99,35 @@ def main(argv: list[str] | None = None) -> int:
     print(f"baseagent: model {client.model} at {client.base_url}, workdir {args.workdir}", file=sys.stderr)
     print(json.dumps({"prompt_chars": len(prompt)}), file=sys.stderr)
     return run(prompt, args.workdir, client, args.max_turns)
+
+
+def run_gym(args: argparse.Namespace) -> int:
+    """Gym mode: open an environment, loop with its tools, answer, print the reward as JSON on stdout."""
+    token = next((os.environ[name] for name in TOKEN_VARS if os.environ.get(name)), "")
+    if not args.task or not token:
+        print(f"baseagent: --gym needs --task and a token in {' or '.join(TOKEN_VARS)}", file=sys.stderr)
+        return 2
+    session = GymSession(args.gym, token)
+    try:
+        env = session.open(args.task, args.agent_name)
+    except GymError as exc:
+        print(f"baseagent: cannot open {args.task}: {exc}", file=sys.stderr)
+        return 1
+    client = ChatClient.from_env()
+    print(f"baseagent: model {client.model} at {client.base_url}, gym environment {env['env_id']}", file=sys.stderr)
+    toolbox = GymTools(session, env["env_id"], Finished)
+    try:
+        status = loop(env["prompt"], client, args.max_turns, toolbox, env["tools"], GYM_SYSTEM)
+        result = toolbox.conclude() if status == 0 else {}  # the model failed for good: no answer, just close
+    except GymError as exc:
+        print(f"baseagent: the gym failed: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        if toolbox.result is None:
+            with contextlib.suppress(GymError):
+                session.close(env["env_id"])
+    if status != 0:
+        return status
+    print(json.dumps({"env_id": env["env_id"], "reward": result.get("reward"), "status": result.get("status"),
+                      "reason": result.get("reason")}))  # fmt: skip
+    return status

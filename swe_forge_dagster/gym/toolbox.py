@@ -1,0 +1,185 @@
+"""The five working tools (`bash`, `view`, `str_replace`, `insert`, `create`) on the harness's agent container.
+
+The container is the one `swe-forge harness` gives an agent (`harness.run`): the task's environment image,
+the repository as one fresh commit at `/repo` without the task's tests, its limits and network. SWE-Gym's
+agents expect the repository at `/testbed`: paths under it are mapped to `/repo` here, and `/testbed` is a
+symbolic link to `/repo` inside the container, so `cd /testbed` in `bash` is the same directory and the
+diff taken at `answer` holds every change either way.
+
+`bash` runs in the sandbox's persistent shell session (`Sandbox.run`: `cd` and `export` carry over, a
+timeout kills the command's whole process group and leaves the session usable). The file tools read and
+write through the engine's archive API, never through the agent's shell, and rewrite an existing file in
+place (`cat staged > file`), so its mode, owner and any symbolic link to it stay as they were.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from swe_forge_dagster.execution.repo_box import REPO_DIR, put_files
+from swe_forge_dagster.execution.sandbox import Sandbox, SandboxError
+from swe_forge_dagster.gym.editing import as_text, insert_at, numbered, replace_all, unified_diff
+from swe_forge_dagster.gym.tools import TESTBED, ToolError
+
+MAX_FILE_BYTES = 8 << 20
+MAX_OUTPUT = 30_000
+MAX_ENTRIES = 1_000
+STAGING = "/tmp/.swe-forge-gym"
+# `/testbed` -> `/repo`, unless the image has its own /testbed directory (then only the tools' paths are mapped)
+TESTBED_SCRIPT = f"[ -e {TESTBED} ] || ln -s {REPO_DIR} {TESTBED}; cd {TESTBED} 2>/dev/null || cd {REPO_DIR}"
+
+
+@dataclass
+class Observation:
+    """What a tool call returns to the agent: text, whether the call failed, and facts for programs."""
+
+    text: str
+    error: bool = False
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+def container_path(path: str) -> str:
+    """The container path of an agent's path: absolute, or relative to /testbed; /testbed/... is /repo/..."""
+    if not path.strip():
+        raise ToolError("path is empty")
+    full = posixpath.normpath(path if path.startswith("/") else posixpath.join(TESTBED, path))
+    if full == TESTBED or full.startswith(TESTBED + "/"):
+        return REPO_DIR + full[len(TESTBED) :]
+    return full
+
+
+def shown_path(path: str) -> str:
+    """How a container path is shown to the agent (the repository as /testbed)."""
+    if path == REPO_DIR or path.startswith(REPO_DIR + "/"):
+        return TESTBED + path[len(REPO_DIR) :]
+    return path
+
+
+def prepare_testbed(box: Sandbox) -> None:
+    """Link /testbed to the repository and start the shell session there."""
+    result = box.run(TESTBED_SCRIPT, timeout=60)
+    if not result.ok:
+        raise SandboxError(f"preparing {TESTBED} failed ({result.exit_code}): {result.output[-500:]}")
+
+
+class Toolbox:
+    """The working tools on one sandbox. Not thread-safe on its own: the environment serializes calls."""
+
+    def __init__(self, box: Sandbox, *, bash_timeout: float, max_output: int = MAX_OUTPUT) -> None:
+        self.box = box
+        self.bash_timeout = bash_timeout
+        self.max_output = max_output
+
+    def run(self, name: str, arguments: dict[str, Any]) -> Observation:
+        """Run one checked call (`tools.parse_arguments`); ToolError for a refused one."""
+        handler = {"bash": self.bash, "view": self.view, "str_replace": self.str_replace, "insert": self.insert,
+                   "create": self.create}.get(name)  # fmt: skip
+        if handler is None:
+            raise ToolError(f"{name} is not a working tool")
+        return handler(**arguments)
+
+    # -- the tools --------------------------------------------------------------------------------
+
+    def bash(self, command: str) -> Observation:
+        if not command.strip():
+            raise ToolError("command is empty")
+        result = self.box.run(command, timeout=self.bash_timeout, max_output=self.max_output)
+        data = {"exit_code": result.exit_code, "timed_out": result.timed_out, "truncated": result.truncated,
+                "seconds": round(result.duration_s, 3)}  # fmt: skip
+        text = result.output.rstrip("\n")
+        if result.timed_out:
+            tail = (f"[timed out after {self.bash_timeout:g} s: the command and everything it started were killed; "
+                    "the shell session is still usable]")  # fmt: skip
+        elif result.disk_exceeded:
+            tail = "[stopped: the sandbox's disk limit was exceeded]"
+        else:
+            tail = f"[exit code {result.exit_code}]"
+        return Observation(f"{text}\n{tail}" if text else tail, error=result.timed_out or result.disk_exceeded,
+                           data=data)  # fmt: skip
+
+    def view(self, path: str, start: int | None = None, end: int | None = None) -> Observation:
+        target = container_path(path)
+        try:
+            data = self.box.read_file(target, max_bytes=MAX_FILE_BYTES)
+        except IsADirectoryError:
+            if start is not None or end is not None:
+                raise ToolError(f"{shown_path(target)} is a directory: start and end select lines of a file") from None
+            return Observation(self._listing(target))
+        except SandboxError as exc:
+            raise ToolError(str(exc).replace(REPO_DIR, TESTBED)) from None
+        if data is None:
+            raise ToolError(f"{shown_path(target)} does not exist")
+        shown = shown_path(target)
+        return Observation(numbered(data.decode("utf-8", "replace"), shown, start, end))
+
+    def str_replace(self, path: str, old_str: str, new_str: str) -> Observation:
+        target, before = self._read_text(path)
+        after, count = replace_all(before, old_str, new_str, shown_path(target))
+        self._rewrite(target, after)
+        times = "1 occurrence" if count == 1 else f"{count} occurrences"
+        diff = unified_diff(before, after, shown_path(target))
+        return Observation(f"Replaced {times} in {shown_path(target)}.\n{diff}", data={"replaced": count})
+
+    def insert(self, path: str, start: int, content: str) -> Observation:
+        target, before = self._read_text(path)
+        after = insert_at(before, start, content, shown_path(target))
+        self._rewrite(target, after)
+        diff = unified_diff(before, after, shown_path(target))
+        return Observation(f"Inserted at line {start} of {shown_path(target)}.\n{diff}")
+
+    def create(self, path: str, content: str) -> Observation:
+        target = container_path(path)
+        shown = shown_path(target)
+        try:
+            exists = self.box.read_file(target, max_bytes=MAX_FILE_BYTES) is not None
+        except IsADirectoryError:
+            raise ToolError(f"{shown} is a directory") from None
+        except SandboxError:
+            exists = True  # too large, a symbolic link loop: something is there
+        if exists:
+            raise ToolError(f"{shown} already exists: change it with str_replace or insert (or bash)")
+        put_files(self.box, {target: content.encode("utf-8")})
+        lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
+        return Observation(f"Created {shown} ({lines} lines).")
+
+    # -- container I/O ----------------------------------------------------------------------------
+
+    def _read_text(self, path: str) -> tuple[str, str]:
+        target = container_path(path)
+        shown = shown_path(target)
+        try:
+            data = self.box.read_file(target, max_bytes=MAX_FILE_BYTES)
+        except IsADirectoryError:
+            raise ToolError(f"{shown} is a directory") from None
+        except SandboxError as exc:
+            raise ToolError(str(exc).replace(REPO_DIR, TESTBED)) from None
+        if data is None:
+            raise ToolError(f"{shown} does not exist (create it with create)")
+        return target, as_text(data, shown)
+
+    def _rewrite(self, target: str, text: str) -> None:
+        """Replace the file's content in place: staged through the archive API, then copied over it."""
+        staged = f"{STAGING}/{uuid.uuid4().hex}"
+        put_files(self.box, {staged: text.encode("utf-8")})
+        script = 'cat -- "$1" > "$2"; status=$?; rm -f -- "$1"; exit $status'
+        exit_code, output = self.box.container.exec_run(["sh", "-c", script, "sh", staged, target], workdir="/")
+        if exit_code != 0:
+            raise ToolError(f"writing {shown_path(target)} failed: {output.decode(errors='replace')[-500:]}")
+
+    def _listing(self, directory: str) -> str:
+        argv = ["find", directory, "-mindepth", "1", "-maxdepth", "2", "-name", ".*", "-prune", "-o",
+                "-printf", "%y %p\\n"]  # fmt: skip
+        exit_code, output = self.box.container.exec_run(argv, workdir="/")
+        if exit_code != 0:
+            raise ToolError(f"listing {shown_path(directory)} failed: {output.decode(errors='replace')[-500:]}")
+        entries = sorted(
+            shown_path(line[2:]) + ("/" if line[:1] == "d" else "")
+            for line in output.decode("utf-8", "replace").splitlines()
+            if len(line) > 2
+        )
+        more = f"\n[{len(entries) - MAX_ENTRIES} more entries not shown]" if len(entries) > MAX_ENTRIES else ""
+        head = f"{shown_path(directory)}/ (two levels, hidden entries left out):\n"
+        return head + "\n".join(entries[:MAX_ENTRIES]) + more

@@ -1,0 +1,210 @@
+"""The gym in Docker, on the harness world's tasks: a scripted agent's fix earns 1.0 and an empty answer 0.0; each
+tool does what SWE-Gym's card says in the real sandbox; the harness's cheating agents, replayed through `bash`,
+earn 0.0; the served gym checks its token, holds its cap, reaps idle environments, and after `kill -9` and a
+restart leaves no container behind; baseagent drives an environment through the server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import docker
+import httpx
+import pytest
+
+from swe_forge_dagster.demo.twins.openai_twin import OpenAITwin, ToolCall
+from swe_forge_dagster.gym.client import GymError
+from swe_forge_dagster.gym.environment import Environment, EpisodeEnded
+from swe_forge_dagster.gym.episodes import read_episodes
+from swe_forge_dagster.gym.service import Gym
+from swe_forge_dagster.harness.models import Status
+from swe_forge_dagster.harness.store import read_results
+from tests.support.gym_hacks import HACKS, SNEAKY
+from tests.support.gym_world import TOKEN, containers_of, served, wait_until, world_gym_config
+from tests.support.harness_world import EASY, EXAMPLES, HarnessWorld, harness_world
+
+pytestmark = pytest.mark.docker
+ROUNDING = "/testbed/tinycalc/rounding.py"
+BUGGY = "    return math.floor(value * scale + 0.5) / scale\n"
+FIXED = "    magnitude = math.floor(abs(value) * scale + 0.5) / scale\n    return math.copysign(magnitude, value)\n"
+
+
+@pytest.fixture(scope="module")
+def hw(tmp_path_factory: pytest.TempPathFactory, docker_client: docker.DockerClient) -> HarnessWorld:
+    return harness_world(tmp_path_factory.getbasetemp() / "harness-world")
+
+
+@pytest.fixture(scope="module")
+def gym(hw: HarnessWorld, docker_client: docker.DockerClient, tmp_path_factory: pytest.TempPathFactory) -> Gym:
+    root = tmp_path_factory.mktemp("gym")
+    with Gym(world_gym_config(hw, root / "state", bash_timeout=5), lake_dir=root / "lake", client=docker_client) as g:
+        yield g
+    assert containers_of(docker_client, g.config.server_id) == []
+
+
+def test_a_scripted_fix_earns_1_and_an_empty_answer_0(gym: Gym, hw: HarnessWorld) -> None:
+    with ThreadPoolExecutor(2) as pool:
+        fixing, idle = pool.map(lambda name: gym.open(hw.task(), agent=name), ["scripted", "idle"])
+    seen = fixing.call("view", {"path": ROUNDING, "start": 7, "end": 8})
+    assert seen.text.splitlines()[1:] == ["     7\t    scale = 10**digits", f"     8\t{BUGGY.rstrip()}"]
+    edit = fixing.call("str_replace", {"path": ROUNDING, "old_str": BUGGY, "new_str": FIXED})
+    assert not edit.error and "+    return math.copysign(magnitude, value)" in edit.text, edit.text
+    check = fixing.call("bash", {"command": "python -c 'from tinycalc import round_half_up as r; print(r(-2.5))'"})
+    assert check.text == "-3.0\n[exit code 0]"
+    answer = fixing.answer()
+    assert (answer.reward, answer.result.status, answer.answered) == (1.0, Status.RESOLVED, True), answer.result.reason
+    assert "copysign" in answer.result.model_patch and answer.result.sanity_check
+    assert fixing.answer() is answer  # the same answer again; no call after it
+    with pytest.raises(EpisodeEnded, match="answered"):
+        fixing.call("bash", {"command": "true"})
+    nothing = idle.call("answer")
+    assert nothing.text.startswith("reward 0.0 (unresolved: the agent changed nothing")
+    rows = {row["agent"]: row for row in read_episodes(gym.recorder.lake_dir)}
+    assert (rows["scripted"]["status"], rows["scripted"]["reward"], rows["scripted"]["steps"]) == ("resolved", 1.0, 4)
+    assert rows["scripted"]["tool_counts"] == {"bash": 1, "view": 1, "str_replace": 1, "insert": 0, "create": 0,
+                                               "answer": 1}  # fmt: skip
+    assert (rows["idle"]["status"], rows["idle"]["reward"], rows["idle"]["steps"]) == ("unresolved", 0.0, 1)
+    transcript = [json.loads(line) for line in Path(rows["scripted"]["transcript_path"]).read_text().splitlines()]
+    assert [entry["tool"] for entry in transcript] == ["view", "str_replace", "bash", "answer"]
+    assert transcript[-1]["observation"].startswith("reward 1.0")
+    results = {row["agent"]: row["status"] for row in read_results(gym.recorder.lake_dir)}
+    assert results == {"gym:scripted": "resolved", "gym:idle": "unresolved"}  # next to the harness's results
+
+
+def _call(env: Environment, name: str, **arguments: object) -> str:
+    observation = env.call(name, arguments)
+    assert not observation.error, (name, arguments, observation.text)
+    return observation.text
+
+
+def test_each_tool_does_what_the_card_says(gym: Gym, hw: HarnessWorld, docker_client: docker.DockerClient) -> None:
+    env = gym.open(hw.task(), agent="prober")
+    assert "killed after the timeout (5 s in this environment)" in env.tools()[0]["function"]["description"]
+    listing = _call(env, "view", path="/testbed")
+    assert "/testbed/tinycalc/rounding.py" in listing and ".git" not in listing
+    assert "test_rounding.py" not in listing  # the task's tests are not in the sandbox
+    assert "Created /testbed/notes/todo.txt (3 lines)" in _call(env, "create", path="notes/todo.txt",
+                                                                content="a x a\nb\na\n")  # fmt: skip
+    again = env.call("create", {"path": "/testbed/notes/todo.txt", "content": "other"})
+    assert again.error and "already exists" in again.text
+    replaced = _call(env, "str_replace", path="/testbed/notes/todo.txt", old_str="a", new_str="A")
+    assert replaced.startswith("Replaced 3 occurrences") and "-a x a\n+A x A" in replaced and "-a\n+A" in replaced
+    missing = env.call("str_replace", {"path": "notes/todo.txt", "old_str": "zzz", "new_str": "y"})
+    assert missing.error and "does not occur" in missing.text
+    inserted = _call(env, "insert", path="notes/todo.txt", start=2, content="between")
+    assert "+between" in inserted and " A x A\n+between\n b" in inserted
+    _call(env, "insert", path="notes/todo.txt", start=5, content="end")  # 4 lines: line 5 appends
+    beyond = env.call("insert", {"path": "notes/todo.txt", "start": 9, "content": "x"})
+    assert beyond.error and "from 1 to 6" in beyond.text
+    assert _call(env, "bash", command="cat -A notes/todo.txt") == "A x A$\nbetween$\nb$\nA$\nend$\n[exit code 0]"
+    lines = _call(env, "view", path="notes/todo.txt", start=2, end=3).splitlines()
+    assert lines == ["/testbed/notes/todo.txt (lines 2-3 of 5):", "     2\tbetween", "     3\tb"]
+    _call(env, "bash", command="chmod 755 tinycalc/arith.py && cd tinycalc && export GYM_MARK=kept")
+    assert _call(env, "bash", command="pwd; echo $GYM_MARK") == "/testbed/tinycalc\nkept\n[exit code 0]"
+    _call(env, "str_replace", path="tinycalc/arith.py", old_str="def add", new_str="def add")  # relative to /testbed
+    assert _call(env, "bash", command="stat -c %a arith.py") == "755\n[exit code 0]"  # rewritten in place
+    assert env.call("bash", {"command": "false"}).text == "[exit code 1]"
+    started = time.monotonic()
+    slow = env.call("bash", {"command": "echo started; sleep 61 & sleep 62"})
+    assert slow.error and slow.data["timed_out"] and "timed out after 5 s" in slow.text and "started" in slow.text
+    assert time.monotonic() - started < 20
+    survivors = "cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' ' ' | grep -c 'sleep 6[12]' || true"
+    assert _call(env, "bash", command=f"echo alive; {survivors}") == "alive\n0\n[exit code 0]"  # the group was killed
+    for name, arguments, message in (("grep", {}, "unknown tool"), ("view", {"file": "x"}, "no argument file"),
+                                     ("view", {"path": "/testbed/nope.py"}, "does not exist")):  # fmt: skip
+        refused = env.call(name, arguments)
+        assert refused.error and message in refused.text, refused.text
+    closed = gym.close_environment(env.id)
+    assert (closed.reward, closed.result.status, closed.answered) == (0.0, Status.AGENT_ERROR, False)
+    assert "closed before an answer" in (closed.result.reason or "")
+    with pytest.raises(EpisodeEnded):
+        gym.get(env.id)
+    row = next(r for r in read_episodes(gym.recorder.lake_dir) if r["episode_id"] == env.id)
+    assert (row["tool_counts"]["insert"], row["errors"]) == (3, 7)  # a failing command is no tool error
+
+
+def test_cheating_agents_through_the_tools_earn_nothing(gym: Gym, hw: HarnessWorld) -> None:
+    scripts = {**HACKS, **SNEAKY}
+
+    def cheat(name: str) -> tuple[str, object]:
+        env = gym.open(hw.task(), agent=f"cheat-{name}")
+        env.call("bash", {"command": scripts[name]})
+        return name, env.answer()
+
+    with ThreadPoolExecutor(4) as pool:
+        answers = dict(pool.map(cheat, scripts))
+    assert set(answers) == set(scripts)
+    for name, answer in answers.items():
+        assert answer.reward == 0.0 and answer.result.status is not Status.RESOLVED, (name, answer.result.reason)
+        assert answer.result.sanity_check, (name, answer.result.reason)
+    assert answers["rename-conftest"].result.dropped_paths == ["conftest.py"]
+    assert answers["exit-early"].result.status is Status.TEST_ERROR
+    for name in ("a-hook-from-init", "a-runtest-noop", "a-rewrite-report"):
+        assert (answers[name].result.reason or "").startswith("tampered test results"), name
+    assert answers["b-shadow-math"].result.dropped_paths == ["math.py"]
+
+
+def test_the_served_gym_token_cap_reaping_and_kill_9(hw: HarnessWorld, docker_client: docker.DockerClient,
+                                                     tmp_path: Path) -> None:  # fmt: skip
+    home = tmp_path / "home"
+    with served(home, hw, "--max-envs", "2", "--idle-timeout", "6", name="first") as first:
+        assert httpx.get(f"{first.url}/tasks").status_code == 401
+        with first.client() as client, ThreadPoolExecutor(3) as pool:
+            assert {t["task_id"] for t in client.tasks()} == {"acme-labs__tinycalc-12", "northwind__datekit-7"}
+            opening = [pool.submit(client.open, task, "served") for task in ("acme-labs__tinycalc-12",
+                                                                             "northwind__datekit-7")]  # fmt: skip
+            wait_until(lambda: len(containers_of(docker_client, first.server_id)) >= 2, 60, "two opens under way")
+            with pytest.raises(GymError) as full:
+                client.open("acme-labs__tinycalc-12")
+            assert full.value.status == 429 and "cap" in str(full.value)
+            envs = [future.result()["env_id"] for future in opening]
+            hello = client.call(envs[0], "bash", {"command": "echo hello from $PWD"})
+            assert hello["observation"] == "hello from /testbed\n[exit code 0]" and hello["done"] is False
+            wait_until(lambda: client.environments() == [], 30, "both environments reaped when idle")
+            with pytest.raises(GymError) as reaped:
+                client.call(envs[0], "bash", {"command": "true"})
+            assert reaped.value.status == 409 and "idle" in str(reaped.value)
+            wait_until(lambda: containers_of(docker_client, first.server_id) == [], 30, "reaped containers removed")
+            left = client.open("acme-labs__tinycalc-12", "orphan")["env_id"]  # then the server dies under it
+        assert len(containers_of(docker_client, first.server_id)) == 2  # agent + verify
+        first.kill()
+        assert len(containers_of(docker_client, first.server_id)) == 2  # nothing could remove them
+    with served(home, hw, name="second") as second:
+        assert containers_of(docker_client, first.server_id) == []  # removed when the new server started
+        rows = {row["episode_id"]: row for row in read_episodes(home / "lake")}
+        assert rows[left]["status"] == "abandoned" and rows[left]["agent"] == "orphan"
+        assert {rows[e]["status"] for e in envs} == {"agent_error"} and "idle" in rows[envs[0]]["reason"]
+        with second.client() as client:
+            client.open("northwind__datekit-7")
+        assert len(containers_of(docker_client, second.server_id)) == 2
+    assert second.process.returncode == 0  # SIGTERM: a clean stop that ends its episodes
+    assert containers_of(docker_client, second.server_id) == []
+
+
+def test_baseagent_drives_an_environment_through_the_server(hw: HarnessWorld, tmp_path: Path) -> None:
+    pr = hw.world.pr(*EASY)
+    with served(tmp_path / "home", hw) as server, OpenAITwin(api_key="sk-twin") as twin:
+        twin.queue(
+            ToolCall("view", {"path": ROUNDING}),
+            ToolCall("str_replace", {"path": ROUNDING, "old_str": BUGGY, "new_str": FIXED}),
+            ToolCall("answer", {}),
+        )
+        env = {**os.environ, "PYTHONPATH": str(EXAMPLES / "baseagent"), "BASEAGENT_BASE_URL": twin.url,
+               "BASEAGENT_API_KEY": "sk-twin", "BASEAGENT_MODEL": "twin", "SWE_FORGE_GYM_TOKEN": TOKEN}  # fmt: skip
+        argv = [sys.executable, "-m", "baseagent", "--gym", server.url, "--task", "acme-labs__tinycalc-12"]
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
+        requests = [r.json for r in twin.requests]
+    assert done.returncode == 0, done.stderr[-3000:]
+    outcome = json.loads(done.stdout)
+    assert (outcome["reward"], outcome["status"]) == (1.0, "resolved"), outcome
+    assert [t["function"]["name"] for t in requests[0]["tools"]][-1] == "answer"  # the environment's own tools
+    assert pr.issue is not None and pr.issue.title in requests[0]["messages"][1]["content"]
+    assert "math.floor(value * scale + 0.5)" in requests[1]["messages"][-1]["content"]  # the view came back
+    assert "+    return math.copysign" in requests[2]["messages"][-1]["content"]  # and the diff of its edit
+    (row,) = read_episodes(tmp_path / "home" / "lake")
+    assert (row["agent"], row["reward"], row["steps"]) == ("baseagent", 1.0, 3)
