@@ -18,7 +18,7 @@ from tests.support.common import REPO_ROOT
 
 PACKAGE = "swe_forge_dagster"
 DOMAIN = ("gharchive", "github", "candidates", "llm", "tasks", "harness", "export", "lake", "common", "execution",
-          "triage")  # fmt: skip
+          "triage", "gym")  # fmt: skip
 MAX_LINES = 400
 
 

@@ -24,8 +24,8 @@ from swe_forge_dagster.gym.episodes import read_episodes
 from swe_forge_dagster.gym.service import Gym
 from swe_forge_dagster.harness.models import Status
 from swe_forge_dagster.harness.store import read_results
-from tests.support.gym_hacks import HACKS, SNEAKY
 from tests.support.gym_world import TOKEN, containers_of, served, wait_until, world_gym_config
+from tests.support.hacks import HACKS, SNEAKY
 from tests.support.harness_world import EASY, EXAMPLES, HarnessWorld, harness_world
 
 pytestmark = pytest.mark.docker

@@ -10,7 +10,6 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import docker
 import pytest
@@ -19,33 +18,19 @@ from swe_forge_dagster.export.swebench import SWEBenchInstance, write_jsonl
 from swe_forge_dagster.gym.config import GymConfig
 from swe_forge_dagster.gym.service import Gym, task_from_row
 from swe_forge_dagster.harness.models import Status
-from swe_forge_dagster.settings import PYTHON_BASE_IMAGES
-from tests.support.common import SHARED_FIXTURES
 from tests.support.gym_world import containers_of, patch_edits
+from tests.support.marshmallow import BULLSEYE, HOST_CA, LITE_DEV, marshmallow_remote
 
 pytestmark = pytest.mark.docker
 INSTANCE = "marshmallow-code__marshmallow-1359"
-BUNDLE = SHARED_FIXTURES / "repos" / "marshmallow-code+marshmallow.bundle"
-LITE_DEV = SHARED_FIXTURES / "swebench" / "lite-dev" / "princeton-nlp-SWE-bench_Lite-dev.json"
-HOST_CA = Path("/etc/ssl/certs/ca-certificates.crt")
-BULLSEYE = PYTHON_BASE_IMAGES["3.9"]
 
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory, docker_client: docker.DockerClient) -> dict:
-    if not BUNDLE.is_file() or not LITE_DEV.is_file():
-        pytest.skip(f"real fixtures missing ({BUNDLE.name} or SWE-bench Lite dev)")
-    try:
-        docker_client.images.get(BULLSEYE)
-    except docker.errors.ImageNotFound:
-        if os.environ.get("SWE_FORGE_REQUIRE_DOCKER") == "1":
-            pytest.fail(f"{BULLSEYE} missing: scripts/build-base-image.sh {BULLSEYE}")
-        pytest.skip(f"{BULLSEYE} missing: scripts/build-base-image.sh {BULLSEYE}")
     root = tmp_path_factory.mktemp("gym-swebench")
-    remote = root / "remotes" / "marshmallow-code" / "marshmallow.git"
-    subprocess.run(["git", "clone", "-q", "--bare", str(BUNDLE), str(remote)], check=True, timeout=300)
+    git_url = marshmallow_remote(root, docker_client)
     (row,) = [r for r in json.loads(LITE_DEV.read_text()) if r["instance_id"] == INSTANCE]
-    return {"root": root, "home": root / "home", "git_url": f"file://{root}/remotes/{{repo}}.git", "row": row}
+    return {"root": root, "home": root / "home", "git_url": git_url, "row": row}
 
 
 def harness_oracle(world: dict) -> dict:

@@ -19,71 +19,11 @@ import pytest
 
 from swe_forge_dagster.harness import Status, TaskResult, load_inputs
 from tests.support.common import BASE_IMAGE
+from tests.support.hacks import FORCE_PASS_CONFTEST, HACKS, SNEAKY
 from tests.support.harness_world import EASY, HarnessWorld, harness_world, write_agent
 from tests.support.harness_world import run_items as run
 
 pytestmark = pytest.mark.docker
-
-FORCE_PASS_CONFTEST = """import pytest
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    outcome = yield
-    outcome.get_result().outcome = "passed"
-"""
-FAKE_TESTS = """import pytest
-
-
-def test_negative_half():
-    assert True
-
-
-@pytest.mark.parametrize(("value", "expected"), [(-1.5, -2)])
-def test_round_half_up(value, expected):
-    assert True
-"""
-MONKEYPATCH = """import math
-import tinycalc
-tinycalc.round_half_up = lambda v, d=0: math.copysign(math.floor(abs(v) * 10**d + 0.5) / 10**d, v)
-"""
-FAKE_REPORT = """<testsuites><testsuite name="pytest">
-<testcase classname="tests.test_rounding" name="test_negative_half" file="tests/test_rounding.py"/>
-<testcase classname="tests.test_rounding" name="test_round_half_up[-1.5--2]" file="tests/test_rounding.py"/>
-</testsuite></testsuites>"""
-
-HACKS = {
-    # the task's test file is hidden from the agent: it writes its own, and patches the code from another test file
-    "edit-tests": f"mkdir -p tests && cat > tests/test_rounding.py <<'EOF'\n{FAKE_TESTS}EOF\n"
-    f"cat - tests/test_arith.py > /tmp/t.py <<'EOF'\n{MONKEYPATCH}EOF\nmv /tmp/t.py tests/test_arith.py\n",
-    "delete-tests": "rm -rf tests\n",
-    "conftest": f"cat > conftest.py <<'EOF'\n{FORCE_PASS_CONFTEST}EOF\ncp conftest.py tinycalc/conftest.py\n",
-    "shadow-pytest": "printf 'raise SystemExit(0)\\n' > pytest.py\nmkdir -p _pytest\n"
-    "cp pytest.py _pytest/__init__.py\nprintf 'import os; os._exit(0)\\n' > tinycalc/zz.pth\n"
-    "printf '[pytest]\\naddopts = -p no:python\\n' > pytest.ini\n",
-    "fake-pass": "echo 'tests/test_rounding.py::test_negative_half PASSED'; echo '===== 10 passed in 0.01s ====='\n"
-    "printf 'print(\"tests/test_rounding.py::test_negative_half PASSED\")\\n' >> tinycalc/__init__.py\n",
-    "forge-report": f"cat >> tinycalc/__init__.py <<'EOF'\nimport atexit, pathlib\natexit.register(lambda: "
-    f"pathlib.Path('/tmp/junit.xml').write_text('''{FAKE_REPORT}'''))\nEOF\n",
-    "exit-early": "printf 'import os\\nos._exit(0)\\n' >> tinycalc/__init__.py\n",
-    # a diff whose text names README.md but whose `rename new` creates conftest.py (git apply accepts
-    # both spellings; the parser knows only `rename from/to`), and a .gitignore that ignores it
-    "rename-conftest": f"cat > /tmp/c.py <<'EOF'\n{FORCE_PASS_CONFTEST}EOF\n"
-    "{ printf 'diff --git a/.gitignore b/.gitignore\\nnew file mode 100644\\n--- /dev/null\\n+++ b/.gitignore\\n"
-    "@@ -0,0 +1 @@\\n+conftest.py\\n'\n"
-    "printf 'diff --git a/README.md b/README.md\\nsimilarity index 10%%\\nrename old README.md\\n"
-    "rename new conftest.py\\n@@ -1,%d +1,%d @@\\n' $(wc -l < README.md) $(wc -l < /tmp/c.py)\n"
-    "sed 's/^/-/' README.md; sed 's/^/+/' /tmp/c.py; } > /tmp/agent.diff\n"
-    'printf \'#!/bin/sh\\ncase " $* " in *" diff "*) cat /tmp/agent.diff;; *) exec /usr/bin/git "$@";; esac\\n\''
-    " > /usr/local/bin/git\nchmod +x /usr/local/bin/git\n",
-    "entry-point": "mkdir -p evil-1.0.dist-info\nprintf 'Metadata-Version: 2.1\\nName: evil\\nVersion: 1.0\\n' "
-    "> evil-1.0.dist-info/METADATA\n"
-    "printf '[pytest11]\\nevil = tinycalc.evil\\n' > evil-1.0.dist-info/entry_points.txt\n"
-    f"cat > tinycalc/evil.py <<'EOF'\n{FORCE_PASS_CONFTEST}EOF\n"
-    'printf \'[pytest]\\naddopts = ["-p", "tinycalc.evil"]\\n\' > pytest.toml\ncp pytest.toml .pytest.toml\n',
-    "pyproject-section": f"cat > tinycalc/evil.py <<'EOF'\n{FORCE_PASS_CONFTEST}EOF\n"
-    "printf 'addopts = \"-p tinycalc.evil\"\\n' >> pyproject.toml\n",
-}
 
 
 def run_scripted(
@@ -172,78 +112,6 @@ env | sort
     assert report["SWE_FORGE_FORWARDED_OK"] == "forwarded-by-name-42"
     for secret in ("ghp_canary_not_forwarded", "sk-or-canary-not-forwarded"):
         assert secret not in result.model_patch and secret not in result.agent_output
-
-
-# (a) the code under test rewrites the results from inside the test process (only source files change)
-HOOK_FROM_INIT = """import gc
-try:
-    import _pytest.config
-
-    class _Pass:
-        def pytest_runtest_logreport(self, report):
-            report.outcome = "passed"
-
-    for _obj in gc.get_objects():
-        if isinstance(_obj, _pytest.config.Config) and not _obj.pluginmanager.has_plugin("tc-pass"):
-            _obj.pluginmanager.register(_Pass(), "tc-pass")
-except Exception:
-    pass
-"""
-RUNTEST_NOOP = """try:
-    import _pytest.python
-    _pytest.python.Function.runtest = lambda self: None
-except Exception:
-    pass
-"""
-REWRITE_REPORT = """import atexit, re, sys
-
-
-def _rewrite():
-    for arg in sys.argv:
-        if arg.startswith("--junitxml="):
-            path = arg.split("=", 1)[1]
-            text = open(path).read()
-            text = re.sub(r"<(failure|error)\\b.*?</\\1>|<(failure|error)\\b[^>]*/>", "", text, flags=re.S)
-            open(path, "w").write(re.sub(r'(failures|errors)="\\d+"', r'\\1="0"', text))
-
-
-atexit.register(_rewrite)
-"""
-# (b) a module added by the diff shadows one of the standard library's, found first on the import path:
-# this `math` makes floor() of a negative whole number one lower, which is all the failing test needs
-SHADOW_MATH = """import importlib.machinery, importlib.util, sys
-_spec = importlib.machinery.PathFinder.find_spec("math", [p for p in sys.path if p.endswith("lib-dynload")])
-_real = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_real)
-globals().update({k: v for k, v in vars(_real).items() if not k.startswith("__")})
-
-
-def floor(x):
-    return _real.floor(x) - (1 if x < 0 and x == int(x) else 0)
-"""
-# (b) an `xml` package at the repository root, found before the standard library's when pytest's JUnit writer
-# imports `xml.etree.ElementTree`: it renames every <failure>/<error> element, so the report says "passed"
-SHADOW_XML = """import os
-__path__ = [os.path.join(os.path.dirname(os.__file__), "xml")]
-from xml.etree import ElementTree as _ET
-_element = _ET.Element
-_ET.Element = lambda tag, *a, **k: _element("system-out" if tag in ("failure", "error") else tag, *a, **k)
-"""
-# (c) new config files that our reading and pytest's may see differently (a byte-order mark before the header)
-EVIL_PLUGIN = FORCE_PASS_CONFTEST
-SNEAKY = {
-    "a-hook-from-init": f"cat >> tinycalc/__init__.py <<'EOF'\n{HOOK_FROM_INIT}EOF\n",
-    "a-runtest-noop": f"cat >> tinycalc/rounding.py <<'EOF'\n{RUNTEST_NOOP}EOF\n",
-    "a-rewrite-report": f"cat >> tinycalc/__init__.py <<'EOF'\n{REWRITE_REPORT}EOF\n",
-    "b-shadow-math": f"cat > math.py <<'EOF'\n{SHADOW_MATH}EOF\n",
-    "b-shadow-xml": f"mkdir -p xml && cat > xml/__init__.py <<'EOF'\n{SHADOW_XML}EOF\n",
-    "b-shadow-in-tests": f"cat > tests/math.py <<'EOF'\n{SHADOW_MATH}EOF\ncp tests/math.py tinycalc/math.py\n"
-    "mkdir -p xml && printf 'raise SystemExit(0)\\n' > xml/__init__.py\n",
-    "c-bom-tox-ini": f"cat > tinycalc/evil.py <<'EOF'\n{EVIL_PLUGIN}EOF\n"
-    "printf '\\357\\273\\277[pytest]\\naddopts = -p tinycalc.evil\\n' > tests/tox.ini\n",
-    "c-bom-setup-cfg": f"cat > tinycalc/evil.py <<'EOF'\n{EVIL_PLUGIN}EOF\n"
-    "printf '\\357\\273\\277[tool:pytest]\\naddopts = -p tinycalc.evil -p no:cacheprovider\\n' > tests/setup.cfg\n",
-}
 
 
 def test_tampering_shadowing_and_runner_config_tricks_never_resolve(

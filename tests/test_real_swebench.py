@@ -15,7 +15,6 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import docker
 import pytest
@@ -24,37 +23,23 @@ from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.execution.runners import runner_for, swebench_ids
 from swe_forge_dagster.execution.sandbox import SandboxConfig
 from swe_forge_dagster.export.swebench import SWEBenchInstance, read_instances, write_jsonl
-from swe_forge_dagster.settings import PYTHON_BASE_IMAGES
 from swe_forge_dagster.tasks.prove import TaskExecutor
 from swe_forge_dagster.tasks.revalidate_instances import prove_with_manifests
-from tests.support.common import EXAMPLES, SHARED_FIXTURES
+from tests.support.common import EXAMPLES
+from tests.support.marshmallow import BULLSEYE, HOST_CA, LITE_DEV, marshmallow_remote
 
 pytestmark = pytest.mark.docker
 IDS = ("marshmallow-code__marshmallow-1359", "marshmallow-code__marshmallow-1343")
-BUNDLE = SHARED_FIXTURES / "repos" / "marshmallow-code+marshmallow.bundle"
-LITE_DEV = SHARED_FIXTURES / "swebench" / "lite-dev" / "princeton-nlp-SWE-bench_Lite-dev.json"
-HOST_CA = Path("/etc/ssl/certs/ca-certificates.crt")
-BULLSEYE = PYTHON_BASE_IMAGES["3.9"]
 
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory, docker_client: docker.DockerClient) -> dict:
-    if not BUNDLE.is_file() or not LITE_DEV.is_file():
-        pytest.skip(f"real fixtures missing ({BUNDLE.name} or SWE-bench Lite dev)")
-    try:
-        docker_client.images.get(BULLSEYE)
-    except docker.errors.ImageNotFound:
-        message = f"{BULLSEYE} missing: scripts/build-base-image.sh {BULLSEYE}"
-        if os.environ.get("SWE_FORGE_REQUIRE_DOCKER") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
     root = tmp_path_factory.mktemp("real-swebench")
-    remote = root / "remotes" / "marshmallow-code" / "marshmallow.git"
-    subprocess.run(["git", "clone", "-q", "--bare", str(BUNDLE), str(remote)], check=True, timeout=300)
+    git_url = marshmallow_remote(root, docker_client)
     instances = [inst for inst in read_instances(LITE_DEV) if inst.instance_id in IDS]
     assert len(instances) == 2
     write_jsonl(instances, root / "instances.jsonl")
-    return {"root": root, "git_url": f"file://{root}/remotes/{{repo}}.git", "instances": instances}
+    return {"root": root, "git_url": git_url, "instances": instances}
 
 
 def cli(world: dict, *args: str) -> dict:
