@@ -1,130 +1,72 @@
-"""Runs in containers: deploy/start brings up the deployment (project image from deploy/Dockerfile, Postgres
-instance, SeaweedFS, docker-registry, code server, webserver, daemon) and `swe-forge ingest --submit --wait`
-sends two GH Archive hours through the run queue; the daemon launches the run with DockerRunLauncher.
+"""Runs in containers, a lake on an object store, a second machine: the many-machines deployment end to end.
 
-What must hold: the run ran in a container of the project image (not in this process), its events are in
-the Postgres event log, and its Parquet files outlived the container in the host folder SWE_FORGE_HOME
-names (the trap of a plain DockerRunLauncher: SUCCESS, and the data left inside the stopped container),
-with exactly the PullRequestEvents of each hour. Cost: the image is rebuilt only when its inputs changed
-(deploy/build-image: about a minute after a source change, seconds otherwise); the rest about 2 minutes.
+One deployment for the module (`tests/support/deployment.py`): deploy/start brings up Debian's PostgreSQL (the
+Dagster instance and the shared state), SeaweedFS (the S3 store; `SWE_FORGE_HOME=s3://deployment/home`),
+Debian's docker-registry, the project image's code server, the webserver and the daemon, which launches
+every submitted run in a container of the project image (DockerRunLauncher). In file order:
+
+1. `swe-forge ingest --submit --wait` of the two fixture hours: one run in a container; its events in
+   Postgres, its Parquet on the store (nothing in the local folder), `swe-forge sql` over the S3 lake
+   gives 315 and 293 PullRequestEvents.
+2. `swe-forge mine --submit --once --max-tasks 1`: the world's hour and its first easy task, each a run in
+   a container; the task's export on the store, its environment image pushed to the registry.
+3. The task's run submitted again and its container `docker kill`ed while `task_validation` runs: the
+   daemon's run monitoring fails the run and its run retries launch it again from the failed step, in a
+   new container that takes the earlier stages' results from the store. Nothing lost (accepted, exported,
+   every stage's result on the store), nothing duplicated (one `tasks` row, the same ledger and lake rows).
+4. A second "machine" — another SWE_FORGE_LOCAL_DIR and working directory, the same Postgres, store and
+   registry — re-runs the world's hour (`hourly_pipeline_job`) and the task (`task_job`) in-process on the
+   host (not through the launcher: the launcher's runs all share the first machine's local folder) with 0
+   requests to the GitHub twin and 0 to the LLM twin (the shared GitHub store and answer cache answer),
+   and the environment image, removed from the engine first, comes back from the registry (same image id).
+
+Cost: the image is rebuilt only when its inputs changed (deploy/build-image: a few minutes cold, seconds
+otherwise); the rest about 5 minutes (most of it the two task runs and the run monitor's 60 s poll).
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import os
-import shutil
-import socket
-import subprocess
-import sys
+import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import dagster as dg
 import docker
 import httpx
+import psycopg2
 import pyarrow.parquet as pq
 import pytest
 
-from swe_forge_dagster.demo.twins.github_twin import GithubTwin
-from swe_forge_dagster.demo.twins.openai_twin import OpenAITwin
-from swe_forge_dagster.demo.worlds.task_world import TaskWorld, build_task_world
-from swe_forge_dagster.demo.worlds.world_agent import world_agent_responder
 from swe_forge_dagster.execution.environment import env_image_tag
+from swe_forge_dagster.orchestration.submit import ENDED, submitter
 from swe_forge_dagster.tasks.recipes import RecipeStore
-from tests.support.common import BASE_IMAGE, REPO_ROOT, SHARED_FIXTURES
+from tests.support.common import BASE_IMAGE, REPO_ROOT
+from tests.support.deployment import BUCKET, FIXTURE_FILES, FIXTURE_HOURS, IMAGE, PREFIX, Deployment, running_deployment
 from tests.support.gharchive_counts import independent_count
-from tests.support.gharchive_server import GharchiveServer
-from tests.support.postgres_server import postgres_database
-from tests.support.registry_server import registry_binary
 
-IMAGE = "swe-forge:test"
 HOURS = ("2015-01-01-00:00", "2015-01-01-01:00")
-FIXTURE_HOURS = SHARED_FIXTURES / "gharchive" / "full-hours-2015-01-01"
-TOKEN, KEY = "ghp_deploy_test_token_0123", "sk-deploy-test-key-0123"
+TASK, REPO = "acme-labs__tinycalc-12", "acme-labs/tinycalc"
+PER_HOUR = "SELECT dt, hour, count(*) AS n FROM gharchive_pr_events GROUP BY ALL ORDER BY ALL"
+KILL_AT = "task_validation"
 
-
-def _free_base(count: int) -> int:
-    """A port p with p..p+count-1 all free on 127.0.0.1 (SeaweedFS takes 8 consecutive ports)."""
-    for base in range(31000, 60000, 97):
-        with contextlib.ExitStack() as stack:
-            try:
-                for port in range(base, base + count):
-                    sock = stack.enter_context(socket.socket())
-                    sock.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return base
-    raise RuntimeError("no block of free ports")
-
-
-@dataclass
-class Deployment:
-    dir: Path
-    env: dict[str, str]
-    home: Path
-    postgres_url: str
-    world: TaskWorld
-    registry_port: int
-
-    def swe_forge(self, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-        """`swe-forge ARGS` in a shell that sourced the deployment's env file, as a user would."""
-        command = f'. "{self.dir}/env" && exec "{sys.executable}" -m swe_forge_dagster.cli "$@"'
-        return subprocess.run(["bash", "-c", command, "swe-forge", *args], env=self.env, capture_output=True,
-                              text=True, timeout=timeout)  # fmt: skip
+pytestmark = pytest.mark.docker
 
 
 @pytest.fixture(scope="module")
 def deployment(tmp_path_factory: pytest.TempPathFactory, docker_client: docker.DockerClient) -> Iterator[Deployment]:
-    """The deployment, with a GH Archive mirror (the fixture hours and the task world's) and the world's
-    GitHub and LLM twins; the world's git remotes sit in the host folder, which run containers mount."""
-    if not (FIXTURE_HOURS / "2015-01-01-0.json.gz").is_file():
-        pytest.skip(f"GH Archive fixture hours missing in {FIXTURE_HOURS}")
-    registry_binary()  # skip (or fail under SWE_FORGE_REQUIRE_DOCKER=1) without Debian's docker-registry
-    root = tmp_path_factory.mktemp("deployment")
-    home, mirror = root / "home", root / "mirror"
-    world = build_task_world(home / "world", mirror=mirror)
-    for name in ("2015-01-01-0.json.gz", "2015-01-01-1.json.gz"):  # beside the world's hours (a temporary copy)
-        shutil.copyfile(FIXTURE_HOURS / name, mirror / name)
-    with contextlib.ExitStack() as stack:
-        postgres_url = stack.enter_context(postgres_database(root / "postgres"))
-        gharchive = stack.enter_context(GharchiveServer(mirror))
-        github = stack.enter_context(GithubTwin(world.github, token=TOKEN))
-        llm = stack.enter_context(OpenAITwin(world_agent_responder(world.git), api_key=KEY))
-        base = _free_base(12)
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("SWE_FORGE_", "DAGSTER_", "AWS_"))}
-        env.pop("OPENROUTER_API_KEY", None)
-        env.update(
-            SWE_FORGE_DEPLOY_DIR=str(root / "deploy"), SWE_FORGE_HOME=str(home), SWE_FORGE_IMAGE=IMAGE,
-            SWE_FORGE_POSTGRES_URL=postgres_url, SWE_FORGE_START_DATE="2015-01-01",
-            SWE_FORGE_GHARCHIVE_URL=gharchive.url, SWE_FORGE_GITHUB_API_URL=github.url, GITHUB_TOKEN=TOKEN,
-            SWE_FORGE_LLM_BASE_URL=llm.url, SWE_FORGE_LLM_API_KEY=KEY, SWE_FORGE_GIT_URL=world.git.url_template,
-            SWE_FORGE_DOCKER_IMAGE=BASE_IMAGE, SWE_FORGE_S3_PORT=str(base), SWE_FORGE_REGISTRY_PORT=str(base + 8),
-            SWE_FORGE_CODE_PORT=str(base + 9), SWE_FORGE_UI_PORT=str(base + 10), COLUMNS="200", NO_COLOR="1",
-        )  # fmt: skip
-        started = subprocess.run([str(REPO_ROOT / "deploy" / "start")], env=env, capture_output=True, text=True,
-                                 timeout=1500)  # fmt: skip
-        try:
-            assert started.returncode == 0, started.stderr[-4000:]
-            yield Deployment(root / "deploy", env, home, postgres_url, world, base + 8)
-        finally:
-            stopped = subprocess.run([str(REPO_ROOT / "deploy" / "stop")], env=env, capture_output=True, text=True,
-                                     timeout=300)  # fmt: skip
-            for container in docker_client.containers.list(all=True, filters={"label": "swe-forge.role=run-worker"}):
-                if f"SWE_FORGE_HOME={home}" in (container.attrs["Config"]["Env"] or []):
-                    container.remove(force=True)
-            store = RecipeStore(home / "cache" / "recipes")
-            for repo in ("acme-labs/tinycalc", "northwind/datekit", "globex-oss/yaml-lite"):
-                if (recipe := store.get(repo, BASE_IMAGE)) is not None:
-                    with contextlib.suppress(docker.errors.ImageNotFound):
-                        docker_client.images.remove(env_image_tag(repo, recipe), force=True)
-            assert stopped.returncode == 0, stopped.stderr[-2000:]
+    with running_deployment(tmp_path_factory.mktemp("deployment"), docker_client) as running:
+        yield running
 
 
-@pytest.mark.docker
-def test_submitted_hours_run_in_a_container_and_their_parquet_outlives_it(
+def _ledger_rows(url: str) -> int:
+    with contextlib.closing(psycopg2.connect(url)) as connection, connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM swe_forge.processed_prs")
+        return cursor.fetchone()[0]
+
+
+def test_submitted_hours_run_in_a_container_and_their_parquet_lands_on_the_store(
     deployment: Deployment, docker_client: docker.DockerClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     result = deployment.swe_forge("ingest", "--submit", "--wait", "--from", HOURS[0], "--to", HOURS[1])
@@ -133,38 +75,32 @@ def test_submitted_hours_run_in_a_container_and_their_parquet_outlives_it(
     assert f"submitted run {run_id[:8]}" in result.stderr and "gharchive_pr_events 2/2" in result.stderr
 
     # The run's record and events are in Postgres (this process opens the deployment's instance).
-    monkeypatch.setenv("SWE_FORGE_POSTGRES_URL", deployment.postgres_url)
-    monkeypatch.setenv("SWE_FORGE_IMAGE", IMAGE)
-    with dg.DagsterInstance.from_config(str(deployment.home / "dagster")) as instance:
+    with deployment.instance(monkeypatch) as instance:
         run = instance.get_run_by_id(run_id)
         assert run is not None and run.status == dg.DagsterRunStatus.SUCCESS
         assert type(instance.run_launcher).__name__ == "DockerRunLauncher"
         assert run.tags["swe_forge/launched_by"] == "cli-submit" and run.tags["dagster/image"] == IMAGE
         materialized = instance.fetch_materializations(dg.AssetKey("gharchive_pr_events"), limit=10).records
         assert sorted(r.partition_key for r in materialized if r.run_id == run_id) == list(HOURS)
-    import psycopg2
-
     with contextlib.closing(psycopg2.connect(deployment.postgres_url)) as connection, connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM event_logs WHERE run_id = %s AND dagster_event_type = %s",
                        (run_id, "ASSET_MATERIALIZATION"))  # fmt: skip
         assert cursor.fetchone() == (2,)
 
-    # It ran in its own container of the project image, which has exited; the data is on the host.
+    # It ran in its own container of the project image, which has exited; the data is on the store.
     container = docker_client.containers.get(run.tags["docker/container_id"])
     assert container.labels["dagster/run_id"] == run_id and IMAGE in container.image.tags
     assert container.attrs["State"]["Status"] == "exited" and container.attrs["State"]["ExitCode"] == 0
     assert container.attrs["HostConfig"]["NetworkMode"] == "host"
-    for hour, name in zip(HOURS, ("2015-01-01-0.json.gz", "2015-01-01-1.json.gz"), strict=True):
-        part = deployment.home / "lake" / "gharchive_pr_events" / "dt=2015-01-01" / f"hour={hour[11:13]}"
+    store = deployment.store()
+    for hour, name in zip(HOURS, FIXTURE_FILES, strict=True):
+        part = f"{BUCKET}/{PREFIX}/lake/gharchive_pr_events/dt=2015-01-01/hour={hour[11:13]}/part-0.parquet"
         _, actions, _ = independent_count(FIXTURE_HOURS / name)
-        assert pq.read_table(part / "part-0.parquet").num_rows == sum(actions.values())
-    counts = deployment.swe_forge("sql", "--format", "csv", "SELECT hour, count(*) AS n FROM gharchive_pr_events "
-                                  "GROUP BY hour ORDER BY hour")  # fmt: skip
-    assert counts.returncode == 0, counts.stderr[-2000:]
-    assert counts.stdout.split() == ["hour,n", "0,315", "1,293"]
+        assert pq.read_table(part, filesystem=store).num_rows == sum(actions.values())
+    assert not (deployment.local / "lake").exists()  # the local folder holds per-machine state only
+    assert deployment.sql(PER_HOUR) == ["dt,hour,n", "2015-01-01,0,315", "2015-01-01,1,293"]
 
 
-@pytest.mark.docker
 def test_mine_submit_builds_a_task_in_a_run_container_and_shares_its_environment_image(
     deployment: Deployment, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -174,21 +110,123 @@ def test_mine_submit_builds_a_task_in_a_run_container_and_shares_its_environment
                                   timeout=1500)  # fmt: skip
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     summary = json.loads(result.stdout)
-    assert summary["exported"] == 1 and summary["tasks"][0]["task_id"] == "acme-labs__tinycalc-12"
+    assert summary["exported"] == 1 and summary["tasks"][0]["task_id"] == TASK
     assert [h["hour"] for h in summary["hours"]] == deployment.world.hours[:1]
-    task_dir = Path(summary["tasks"][0]["task_dir"])
-    assert task_dir.is_relative_to(deployment.home) and (task_dir / "workspace.yaml").is_file()
+    assert deployment.store().isfile(f"{BUCKET}/{PREFIX}/tasks/{TASK}/workspace.yaml")
 
-    monkeypatch.setenv("SWE_FORGE_POSTGRES_URL", deployment.postgres_url)
-    monkeypatch.setenv("SWE_FORGE_IMAGE", IMAGE)
-    with dg.DagsterInstance.from_config(str(deployment.home / "dagster")) as instance:
+    with deployment.instance(monkeypatch) as instance:
         runs = [r.dagster_run for r in instance.get_run_records() if r.dagster_run.job_name != "gharchive_job"]
     assert sorted(r.job_name for r in runs) == ["hourly_pipeline_job", "task_job"]
     assert all(r.status == dg.DagsterRunStatus.SUCCESS and r.tags["dagster/image"] == IMAGE for r in runs)
     assert all(r.tags["swe_forge/launched_by"] == "cli-submit" for r in runs)
 
-    recipe = RecipeStore(deployment.home / "cache" / "recipes").get("acme-labs/tinycalc", BASE_IMAGE)
+    recipe = RecipeStore(deployment.local / "cache" / "recipes").get(REPO, BASE_IMAGE)
     assert recipe is not None
-    repository, tag = env_image_tag("acme-labs/tinycalc", recipe).split(":")
+    repository, tag = env_image_tag(REPO, recipe).split(":")
     listed = httpx.get(f"http://127.0.0.1:{deployment.registry_port}/v2/{repository}/tags/list", timeout=10).json()
     assert tag in listed["tags"]
+
+
+def _wait_for(what: str, check, timeout: float, poll: float = 0.25):  # noqa: ANN001, ANN202
+    deadline = time.monotonic() + timeout
+    while not (found := check()):
+        assert time.monotonic() < deadline, f"timed out after {timeout:.0f}s waiting for {what}"
+        time.sleep(poll)
+    return found
+
+
+def test_a_run_container_killed_mid_step_is_retried_and_loses_and_duplicates_nothing(
+    deployment: Deployment, docker_client: docker.DockerClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = {"lake": deployment.sql(PER_HOUR), "ledger": _ledger_rows(deployment.postgres_url),
+              "tasks": deployment.sql("SELECT task_id, status FROM tasks ORDER BY ALL")}  # fmt: skip
+    assert before["tasks"] == ["task_id,status", f"{TASK},accepted"]
+    monkeypatch.setenv("SWE_FORGE_CODE_HOST", "127.0.0.1")
+    monkeypatch.setenv("SWE_FORGE_CODE_PORT", str(deployment.registry_port + 1))
+    with deployment.instance(monkeypatch) as instance:
+        with submitter(instance, REPO_ROOT / "deploy" / "workspace.yaml") as runs:
+            (submitted,) = runs.submit_partitions("task_job", [TASK], "tasks")
+        run_id = submitted.run_id
+
+        def step_started() -> str | None:
+            run = instance.get_run_by_id(run_id)
+            assert run is not None and run.status not in ENDED, f"run ended before {KILL_AT} started"
+            logs = instance.all_logs(run_id, of_type=dg.DagsterEventType.STEP_START)
+            return run.tags.get("docker/container_id") if any(e.step_key == KILL_AT for e in logs) else None
+
+        container_id = _wait_for(f"{KILL_AT} to start", step_started, timeout=300)
+        docker_client.containers.get(container_id).kill()
+        succeeded = {e.step_key for e in instance.all_logs(run_id, of_type=dg.DagsterEventType.STEP_SUCCESS)}
+        assert KILL_AT not in succeeded and "task_environment" in succeeded  # killed mid-step, not after it
+
+        # The daemon sees the dead container (run monitoring) and fails the run; run retries launch it again.
+        killed = _wait_for("the run to be failed", lambda: (r := instance.get_run_by_id(run_id)).is_finished and r,
+                           timeout=180, poll=1)  # fmt: skip
+        assert killed.status == dg.DagsterRunStatus.FAILURE
+        retries = dg.RunsFilter(tags={"dagster/parent_run_id": run_id})
+        retry = _wait_for("the retry to end", lambda: [r for r in instance.get_runs(retries) if r.is_finished],
+                          timeout=300, poll=1)[0]  # fmt: skip
+        assert retry.status == dg.DagsterRunStatus.SUCCESS, retry.run_id
+        assert retry.tags["dagster/partition"] == TASK and retry.tags["docker/container_id"] != container_id
+        redone = {e.step_key for e in instance.all_logs(retry.run_id, of_type=dg.DagsterEventType.STEP_SUCCESS)}
+        assert KILL_AT in redone and "task_patch" not in redone  # from the failed step on, earlier results reused
+
+    # Nothing lost: the task is accepted and exported, every stage's result is on the store.
+    store = deployment.store()
+    for name in ("patch", "environment", "tests", "validation", "quality", "export"):
+        assert store.isfile(f"{BUCKET}/{PREFIX}/work/{TASK}/{name}.json"), name
+    assert store.isfile(f"{BUCKET}/{PREFIX}/tasks/{TASK}/workspace.yaml")
+    # Nothing duplicated: one row for the task, the same lake and ledger rows.
+    assert deployment.sql("SELECT task_id, status FROM tasks ORDER BY ALL") == before["tasks"]
+    assert deployment.sql(PER_HOUR) == before["lake"] and _ledger_rows(deployment.postgres_url) == before["ledger"]
+
+
+SECOND_MACHINE = """
+import json, sys
+from swe_forge_dagster.definitions import build_definitions
+from swe_forge_dagster.orchestration.instance import open_instance
+from swe_forge_dagster.orchestration.launcher import materialize_hours, run_partitions
+from swe_forge_dagster.settings import get_settings
+
+settings = get_settings()
+instance = open_instance(settings)
+defs = build_definitions(settings)
+(hour,) = materialize_hours(defs, instance, [sys.argv[1]], job_name="hourly_pipeline_job")
+tasks = run_partitions(defs, instance, "task_job", [sys.argv[2]])
+print(json.dumps({"hour": hour.success, "errors": hour.errors, "tasks": tasks}))
+"""
+
+
+def test_a_second_machine_reruns_the_hour_and_the_task_with_no_request_and_pulls_the_image(
+    deployment: Deployment, docker_client: docker.DockerClient, tmp_path: Path
+) -> None:
+    hour = deployment.world.hours[0]
+    classified = "SELECT repo_name, number, difficulty FROM classified_prs ORDER BY ALL"
+    before = {"classified": deployment.sql(classified), "ledger": _ledger_rows(deployment.postgres_url),
+              "tasks": deployment.sql("SELECT task_id, status FROM tasks ORDER BY ALL")}  # fmt: skip
+    assert len(before["classified"]) > 1
+    recipe = RecipeStore(deployment.local / "cache" / "recipes").get(REPO, BASE_IMAGE)
+    assert recipe is not None
+    image = env_image_tag(REPO, recipe)
+    image_id = docker_client.images.get(image).id
+    docker_client.images.remove(image, force=True)  # the second machine's engine does not have it
+
+    machine = deployment.local.parent / "machine-2"  # beside the first: the module's teardown cleans both
+    workdir = tmp_path / "machine-2-workdir"
+    workdir.mkdir()
+    deployment.github.reset_counters()
+    deployment.llm.reset()
+    result = deployment.python("-c", SECOND_MACHINE, hour, TASK, machine=machine, cwd=workdir, timeout=900)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
+    assert json.loads(result.stdout.splitlines()[-1]) == {"hour": True, "errors": [], "tasks": {TASK: True}}
+    assert deployment.github.count() == 0 and deployment.llm.count() == 0
+
+    # Its own Dagster home and caches, nothing of the lake; the image pulled (the same id), not rebuilt.
+    assert (machine / "dagster" / "dagster.yaml").is_file() and not (machine / "lake").exists()
+    assert docker_client.images.get(image).id == image_id
+    environment = json.loads((machine / "work" / TASK / "environment.json").read_text())
+    assert environment["image"] == image and environment["image_cached"] is True
+    # The shared lake and ledger: the same classified PRs, still one task row, no new ledger rows.
+    assert deployment.sql(classified) == before["classified"]
+    assert deployment.sql("SELECT task_id, status FROM tasks ORDER BY ALL") == before["tasks"]
+    assert _ledger_rows(deployment.postgres_url) == before["ledger"]
