@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -22,6 +23,7 @@ from swe_forge_dagster.gym.client import GymError
 from swe_forge_dagster.gym.environment import Environment, EpisodeEnded
 from swe_forge_dagster.gym.episodes import read_episodes
 from swe_forge_dagster.gym.service import Gym
+from swe_forge_dagster.gym.toolbox import prepare_testbed
 from swe_forge_dagster.harness.models import Status
 from swe_forge_dagster.harness.store import read_results
 from tests.support.gym_world import TOKEN, containers_of, served, wait_until, world_gym_config
@@ -56,14 +58,18 @@ def test_a_scripted_fix_earns_1_and_an_empty_answer_0(gym: Gym, hw: HarnessWorld
     assert not edit.error and "+    return math.copysign(magnitude, value)" in edit.text, edit.text
     check = fixing.call("bash", {"command": "python -c 'from tinycalc import round_half_up as r; print(r(-2.5))'"})
     assert check.text == "-3.0\n[exit code 0]"
-    answer = fixing.answer()
+    nothing = idle.call("answer")
+    assert nothing.text.startswith("reward 0.0 (unresolved: the agent changed nothing")
+    with ThreadPoolExecutor(1) as pool:  # while the answer is graded, the reaper leaves the episode alone
+        grading = pool.submit(fixing.answer)
+        wait_until(lambda: fixing.done, 30, "the answer to begin")
+        assert gym.reap(now=time.monotonic() + 1e6) == []
+        answer = grading.result()
     assert (answer.reward, answer.result.status, answer.answered) == (1.0, Status.RESOLVED, True), answer.result.reason
     assert "copysign" in answer.result.model_patch and answer.result.sanity_check
     assert fixing.answer() is answer  # the same answer again; no call after it
     with pytest.raises(EpisodeEnded, match="answered"):
         fixing.call("bash", {"command": "true"})
-    nothing = idle.call("answer")
-    assert nothing.text.startswith("reward 0.0 (unresolved: the agent changed nothing")
     rows = {row["agent"]: row for row in read_episodes(gym.recorder.lake_dir)}
     assert (rows["scripted"]["status"], rows["scripted"]["reward"], rows["scripted"]["steps"]) == ("resolved", 1.0, 4)
     assert rows["scripted"]["tool_counts"] == {"bash": 1, "view": 1, "str_replace": 1, "insert": 0, "create": 0,
@@ -71,6 +77,7 @@ def test_a_scripted_fix_earns_1_and_an_empty_answer_0(gym: Gym, hw: HarnessWorld
     assert (rows["idle"]["status"], rows["idle"]["reward"], rows["idle"]["steps"]) == ("unresolved", 0.0, 1)
     transcript = [json.loads(line) for line in Path(rows["scripted"]["transcript_path"]).read_text().splitlines()]
     assert [entry["tool"] for entry in transcript] == ["view", "str_replace", "bash", "answer"]
+    assert "reaped" not in (rows["scripted"]["reason"] or "")
     assert transcript[-1]["observation"].startswith("reward 1.0")
     results = {row["agent"]: row["status"] for row in read_results(gym.recorder.lake_dir)}
     assert results == {"gym:scripted": "resolved", "gym:idle": "unresolved"}  # next to the harness's results
@@ -82,8 +89,11 @@ def _call(env: Environment, name: str, **arguments: object) -> str:
     return observation.text
 
 
-def test_each_tool_does_what_the_card_says(gym: Gym, hw: HarnessWorld, docker_client: docker.DockerClient) -> None:
+def test_each_tool_does_what_the_card_says(gym: Gym, hw: HarnessWorld, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the harness writes the repository's archive
     env = gym.open(hw.task(), agent="prober")
+    assert list(tmp_path.iterdir()) == []  # the archive is gone once the boxes started, not at the episode's end
     assert "killed after the timeout (5 s in this environment)" in env.tools()[0]["function"]["description"]
     listing = _call(env, "view", path="/testbed")
     assert "/testbed/tinycalc/rounding.py" in listing and ".git" not in listing
@@ -115,6 +125,11 @@ def test_each_tool_does_what_the_card_says(gym: Gym, hw: HarnessWorld, docker_cl
     assert time.monotonic() - started < 20
     survivors = "cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' ' ' | grep -c 'sleep 6[12]' || true"
     assert _call(env, "bash", command=f"echo alive; {survivors}") == "alive\n0\n[exit code 0]"  # the group was killed
+    _call(env, "bash", command="ln -s /testbed/tinycalc /tmp/linked && mkdir /tmp/many && cd /tmp/many && "
+                               "seq 1 1500 | xargs touch && cd /testbed/tinycalc")  # fmt: skip
+    assert "/tmp/linked/rounding.py" in _call(env, "view", path="/tmp/linked")  # a linked directory is followed
+    many = _call(env, "view", path="/tmp/many").splitlines()
+    assert len(many) == 1 + 1000 + 1 and "more entries not shown" in many[-1]
     for name, arguments, message in (("grep", {}, "unknown tool"), ("view", {"file": "x"}, "no argument file"),
                                      ("view", {"path": "/testbed/nope.py"}, "does not exist")):  # fmt: skip
         refused = env.call(name, arguments)
@@ -126,6 +141,31 @@ def test_each_tool_does_what_the_card_says(gym: Gym, hw: HarnessWorld, docker_cl
         gym.get(env.id)
     row = next(r for r in read_episodes(gym.recorder.lake_dir) if r["episode_id"] == env.id)
     assert (row["tool_counts"]["insert"], row["errors"]) == (3, 7)  # a failing command is no tool error
+    assert "gym:prober" not in {r["agent"] for r in read_results(gym.recorder.lake_dir)}  # no verdict: no result
+
+
+def test_testbed_is_the_graded_tree_whatever_the_image_had_there(gym: Gym, hw: HarnessWorld) -> None:
+    env = gym.open(hw.task(), agent="testbed")
+    try:
+        _call(env, "bash", command="cd / && rm /testbed && mkdir /testbed && touch /testbed/own-tree")  # an image's
+        assert env._toolbox is not None
+        prepare_testbed(env._toolbox.box)  # what the open does
+        assert _call(env, "bash", command="readlink -f /testbed; pwd; ls tinycalc/rounding.py") == (
+            "/repo\n/testbed\ntinycalc/rounding.py\n[exit code 0]")  # fmt: skip
+    finally:
+        env.close()
+
+
+def test_the_python_api_reaps_idle_environments(hw: HarnessWorld, docker_client: docker.DockerClient,
+                                                tmp_path: Path) -> None:  # fmt: skip
+    config = world_gym_config(hw, tmp_path / "state", idle_timeout=2)
+    with Gym(config, lake_dir=tmp_path / "lake", client=docker_client) as gym:  # no server: the gym's own reaper
+        env = gym.open(hw.task(), agent="napper")
+        wait_until(lambda: gym.environments() == [], 30, "the idle environment reaped")
+        assert env.done and "idle" in env.ended_because()
+        (row,) = read_episodes(tmp_path / "lake")
+        assert (row["status"], row["reward"]) == ("agent_error", 0.0) and "idle" in row["reason"]
+        wait_until(lambda: len(containers_of(docker_client, config.server_id)) == 0, 30, "its containers removed")
 
 
 def test_cheating_agents_through_the_tools_earn_nothing(gym: Gym, hw: HarnessWorld) -> None:
@@ -165,13 +205,16 @@ def test_the_served_gym_token_cap_reaping_and_kill_9(hw: HarnessWorld, docker_cl
             envs = [future.result()["env_id"] for future in opening]
             hello = client.call(envs[0], "bash", {"command": "echo hello from $PWD"})
             assert hello["observation"] == "hello from /testbed\n[exit code 0]" and hello["done"] is False
+            refused = client.call(envs[0], "answer", {"force": True})  # a bad answer is a call like any other
+            assert refused["error"] and not refused["done"] and "no argument force" in refused["observation"]
             wait_until(lambda: client.environments() == [], 30, "both environments reaped when idle")
             with pytest.raises(GymError) as reaped:
                 client.call(envs[0], "bash", {"command": "true"})
             assert reaped.value.status == 409 and "idle" in str(reaped.value)
             wait_until(lambda: containers_of(docker_client, first.server_id) == [], 30, "reaped containers removed")
             left = client.open("acme-labs__tinycalc-12", "orphan")["env_id"]  # then the server dies under it
-        assert len(containers_of(docker_client, first.server_id)) == 2  # agent + verify
+        # agent + verify (the sanity container is removed in the background)
+        wait_until(lambda: len(containers_of(docker_client, first.server_id)) == 2, 30, "agent and verify left")
         first.kill()
         assert len(containers_of(docker_client, first.server_id)) == 2  # nothing could remove them
     with served(home, hw, name="second") as second:
@@ -179,11 +222,18 @@ def test_the_served_gym_token_cap_reaping_and_kill_9(hw: HarnessWorld, docker_cl
         rows = {row["episode_id"]: row for row in read_episodes(home / "lake")}
         assert rows[left]["status"] == "abandoned" and rows[left]["agent"] == "orphan"
         assert {rows[e]["status"] for e in envs} == {"agent_error"} and "idle" in rows[envs[0]]["reason"]
-        with second.client() as client:
-            client.open("northwind__datekit-7")
-        assert len(containers_of(docker_client, second.server_id)) == 2
+        with second.client() as client, ThreadPoolExecutor(1) as pool:
+            stopped = client.open("northwind__datekit-7")["env_id"]
+            wait_until(lambda: len(containers_of(docker_client, second.server_id)) == 2, 30, "agent and verify")
+            pool.submit(second.client().open, "acme-labs__tinycalc-12", "late")  # SIGTERM comes during this open
+            wait_until(lambda: len(containers_of(docker_client, second.server_id)) > 2, 60, "the late open begun")
+            second.process.terminate()
+            second.process.wait(120)
     assert second.process.returncode == 0  # SIGTERM: a clean stop that ends its episodes
-    assert containers_of(docker_client, second.server_id) == []
+    assert containers_of(docker_client, second.server_id) == []  # the open under way's too
+    rows = {row["episode_id"]: row for row in read_episodes(home / "lake")}
+    assert (rows[stopped]["status"], rows[stopped]["reward"]) == ("abandoned", None)  # as after kill -9
+    assert "gym:agent" not in {r["agent"] for r in read_results(home / "lake")}
 
 
 def test_baseagent_drives_an_environment_through_the_server(hw: HarnessWorld, tmp_path: Path) -> None:
@@ -202,6 +252,7 @@ def test_baseagent_drives_an_environment_through_the_server(hw: HarnessWorld, tm
     assert done.returncode == 0, done.stderr[-3000:]
     outcome = json.loads(done.stdout)
     assert (outcome["reward"], outcome["status"]) == (1.0, "resolved"), outcome
+    assert outcome["result"]["task_id"] == "acme-labs__tinycalc-12" and "copysign" in outcome["model_patch"]
     assert [t["function"]["name"] for t in requests[0]["tools"]][-1] == "answer"  # the environment's own tools
     assert pr.issue is not None and pr.issue.title in requests[0]["messages"][1]["content"]
     assert "math.floor(value * scale + 0.5)" in requests[1]["messages"][-1]["content"]  # the view came back

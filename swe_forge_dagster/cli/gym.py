@@ -6,10 +6,13 @@
     swe-forge gym tools                                      # the six tool schemas, OpenAI function-calling JSON
 
 `serve` loads every task of each `--input` (as `swe-forge harness` does), removes containers and marks
-episodes that a killed server left behind, then serves until Ctrl-C or SIGTERM, when it ends every open
-episode (`agent_error`, reward 0.0) and removes its containers. Without SWE_FORGE_GYM_TOKEN it makes a token
-and prints it once. Episodes are recorded in SWE_FORGE_HOME (the `episodes` view, and `eval_results` under
-`gym:<agent>`) unless `--no-record`. Exit codes: 0 stopped, 2 bad usage (no tasks, a bad option).
+episodes that a killed server left behind, then serves until Ctrl-C or SIGTERM, when it refuses new opens,
+ends every open episode (`abandoned`, no reward, as after `kill -9`) and removes every container, those of
+opens under way too. The token (SWE_FORGE_GYM_TOKEN) must have at least 16 characters; without one it makes
+a token and writes it to `<SWE_FORGE_HOME>/gym/token` (mode 0600), printing that path, and the token itself
+only when stderr is a terminal (never into a log). Episodes are recorded in SWE_FORGE_HOME (the `episodes`
+view, and answered ones in `eval_results` under `gym:<agent>`) unless `--no-record`. Exit codes: 0 stopped,
+2 bad usage (no tasks, a bad option: a timeout or `--max-envs` that is not positive, a short token).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import json
 import os
 import secrets
 import signal
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -80,11 +84,13 @@ def serve(
             state_dir=settings.home_abs / "gym", docker_image=docker_image or settings.docker_image,
             git_url=git_url or settings.git_url, repo_cache_dir=settings.cache_dir / "repos",
             ca_bundle=settings.ca_bundle, registry=settings.registry, pull=pull, cpu=cpus, mem_limit=memory,
-            network=network, test_timeout=test_timeout or settings.test_timeout, bash_timeout=bash_timeout,  # type: ignore[arg-type]
-            episode_timeout=episode_timeout or settings.gym_episode_timeout,
-            idle_timeout=idle_timeout or settings.gym_idle_timeout, max_envs=max_envs or settings.gym_max_envs,
+            network=network, test_timeout=_given(test_timeout, settings.test_timeout), bash_timeout=bash_timeout,  # type: ignore[arg-type]
+            episode_timeout=_given(episode_timeout, settings.gym_episode_timeout),
+            idle_timeout=_given(idle_timeout, settings.gym_idle_timeout),
+            max_envs=int(_given(max_envs, settings.gym_max_envs)),
             disk_limit=settings.sandbox_disk,
         )  # fmt: skip
+        token = _token(secret_from_env([TOKEN_ENV]), config.state_dir)
         specs = load_env_spec(env_spec) if env_spec else None
         loaded = [item for path in input_paths for item in load_inputs(path, default_image=config.docker_image,
                                                                        env_specs=specs)]  # fmt: skip
@@ -96,18 +102,40 @@ def serve(
     unloadable = {item.task_id: item.reason for item in loaded if not isinstance(item, HarnessTask)}
     if not tasks:
         raise usage_error(f"--input {', '.join(map(str, input_paths))}: no usable task ({len(unloadable)} unloadable)")
-    token = secret_from_env([TOKEN_ENV]) or ""
-    if not token:
-        token = secrets.token_urlsafe(24)
-        say("token:", "yellow", f"{TOKEN_ENV} is not set; this server's token is {token}")
     gym = Gym(config, lake_dir=settings.lake_dir if record else None)
+    host, port = host or settings.gym_host, settings.gym_port if port is None else port
     try:
-        server = GymServer(gym, tasks, token, host=host or settings.gym_host,
-                           port=settings.gym_port if port is None else port, unloadable=unloadable)  # fmt: skip
+        server = GymServer(gym, tasks, token, host=host, port=port, unloadable=unloadable)
     except OSError as exc:
         gym.close()
-        raise usage_error(f"cannot listen on {host or settings.gym_host}:{port}: {exc}") from None
+        raise usage_error(f"cannot listen on {host}:{port}: {exc}") from None
     _serve(gym, server, ready_file, len(unloadable))
+
+
+def _given(value: float | None, default: float) -> float:
+    """An option's value when given (0 included: the config then refuses it), else the setting's."""
+    return default if value is None else value
+
+
+def _token(given: str | None, state_dir: Path) -> str:
+    """The server's token: the one given (checked), or a new one written to `state_dir/token` (mode 0600)."""
+    from swe_forge_dagster.gym.server import check_token
+
+    if given is not None:
+        try:
+            return check_token(given)
+        except ValueError as exc:
+            raise usage_error(f"{TOKEN_ENV}: {exc}") from None
+    token = secrets.token_urlsafe(24)
+    path = state_dir / "token"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.unlink(missing_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(token + "\n")
+    shown = f"; it is {token}" if sys.stderr.isatty() else ""
+    say("token:", "yellow", f"{TOKEN_ENV} is not set: this server's token is in {path} (mode 0600){shown}")
+    return token
 
 
 def _serve(gym: Gym, server: GymServer, ready_file: Path | None, unloadable: int) -> None:

@@ -15,7 +15,7 @@ No Dagster here: `swe-forge gym serve`, the tests, the benchmark and any trainer
 from swe_forge_dagster.gym.config import GymConfig
 from swe_forge_dagster.gym.environment import Answer, Environment, EpisodeEnded, OpenFailed
 from swe_forge_dagster.gym.episodes import EPISODES_SCHEMA, read_episodes, reward_rows
-from swe_forge_dagster.gym.service import CapacityError, Gym, load_task, task_from_row
+from swe_forge_dagster.gym.service import CapacityError, Gym, GymStopping, load_task, task_from_row
 from swe_forge_dagster.gym.toolbox import Observation
 from swe_forge_dagster.gym.tools import TOOL_NAMES, TOOLS, tool_schemas
 
@@ -29,6 +29,7 @@ __all__ = [
     "EpisodeEnded",
     "Gym",
     "GymConfig",
+    "GymStopping",
     "Observation",
     "OpenFailed",
     "load_task",

@@ -11,8 +11,11 @@ status both ways, and reward = 1.0 exactly when that status is `resolved`.
 
 `close` (by the caller, or by the gym for an idle or overlong episode) ends the turn without a diff: the
 harness reports `agent_error` with the reason, the reward is 0.0, and its containers are removed as for
-any task. Calls are serialized per environment (one shell session, one tree); `close` does not wait for
-a call in flight: removing the container ends it.
+any task. An episode ended because the gym stopped is `abandoned`, with no reward (as after `kill -9`).
+Only answered episodes are written to `eval_results`, so an episode closed later never replaces a verdict.
+The episode is concluded (recorded, its slot freed) when its harness run ends, whoever ended it. Calls are
+serialized per environment (one shell session, one tree); `close` does not wait for a call in flight:
+removing the container ends it.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from docker.errors import DockerException
 from swe_forge_dagster.execution.repo_box import take_diff
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxError
 from swe_forge_dagster.gym.config import GymConfig
-from swe_forge_dagster.gym.episodes import OPEN, Recorder, Transcript
+from swe_forge_dagster.gym.episodes import ABANDONED, OPEN, Recorder, Transcript
 from swe_forge_dagster.gym.toolbox import Observation, Toolbox, prepare_testbed
 from swe_forge_dagster.gym.tools import ANSWER, TESTBED, TOOL_NAMES, ToolError, parse_arguments, tool_schemas
 from swe_forge_dagster.harness.agent import AgentRun
@@ -39,8 +42,8 @@ from swe_forge_dagster.harness.models import HarnessTask, Status, TaskResult
 from swe_forge_dagster.harness.run import Harness
 
 log = logging.getLogger(__name__)
-MAX_TRANSCRIPT_OBSERVATION = 100_000
 CLOSED = "the episode was closed before an answer"
+STOPPED = "the gym was stopped during the episode"
 OnEnd = Callable[["Environment"], None]
 
 
@@ -60,18 +63,24 @@ class OpenFailed(RuntimeError):
 class Answer:
     """How an episode ended: the reward and the harness's full result for the agent's diff."""
 
-    reward: float
+    reward: float | None  # None: abandoned (the gym stopped during the episode)
     result: TaskResult
     answered: bool = True  # False: closed (or reaped) without an answer
+    abandoned: bool = False
+
+    @property
+    def status(self) -> str:
+        return ABANDONED if self.abandoned else self.result.status.value
 
     def payload(self) -> dict[str, Any]:
-        return {"reward": self.reward, "status": self.result.status.value, "reason": self.result.reason,
+        return {"reward": self.reward, "status": self.status, "reason": self.result.reason,
                 "answered": self.answered, "done": True, "result": self.result.summary(),
                 "model_patch": self.result.model_patch}  # fmt: skip
 
     def observation(self) -> Observation:
-        what = self.result.status.value + (f": {self.result.reason}" if self.result.reason else "")
-        return Observation(f"reward {self.reward:.1f} ({what[:2000]})", data={"reward": self.reward, "done": True})
+        what = self.status + (f": {self.result.reason}" if self.result.reason else "")
+        reward = "no reward" if self.reward is None else f"reward {self.reward:.1f}"
+        return Observation(f"{reward} ({what[:2000]})", data={"reward": self.reward, "done": True})
 
 
 @dataclass
@@ -100,6 +109,7 @@ class Environment:
         self._calls = threading.Lock()  # one call at a time
         self._state = threading.Lock()  # the flags below
         self._done = False
+        self._abandoned = False
         self._end_reason: str | None = None
         self._ready, self._settled, self._finish = threading.Event(), threading.Event(), threading.Event()
         self._thread: threading.Thread | None = None
@@ -128,6 +138,8 @@ class Environment:
             self._result = self.harness.evaluate(self.task, agent=self._agent_turn)
         finally:
             self._settled.set()
+        if self._ready.is_set():  # an episode: concluded here, however it ended (answer, close, reaper, timeout)
+            self._settle()
 
     def _agent_turn(self, box: Sandbox, task: HarnessTask, base_sha: str) -> AgentRun:
         """The harness's agent step: hand the container to the tools, wait for the end, return the diff."""
@@ -150,6 +162,15 @@ class Environment:
     @property
     def done(self) -> bool:
         return self._done
+
+    @property
+    def ready(self) -> bool:
+        """The sandbox was handed to the tools (the episode began)."""
+        return self._ready.is_set()
+
+    def settled(self, timeout: float | None = None) -> bool:
+        """Wait until the set-up is over (ready, or failed); whether it is."""
+        return self._settled.wait(timeout)
 
     @property
     def seconds(self) -> float:
@@ -213,11 +234,12 @@ class Environment:
             self._log(self.counts.steps, ANSWER, {}, answer.observation(), began)
         return answer
 
-    def close(self, reason: str = CLOSED) -> Answer:
-        """End the episode now (a call in flight ends with it); without an answer it is an `agent_error`, reward 0."""
+    def close(self, reason: str = CLOSED, *, abandoned: bool = False) -> Answer:
+        """End the episode now (a call in flight ends with it); without an answer it is an `agent_error`, reward 0
+        (`abandoned`: no reward, status `abandoned`, as for the gym stopping)."""
         with self._state:
             if not self._done:
-                self._done, self._end_reason = True, reason
+                self._done, self._end_reason, self._abandoned = True, reason, abandoned
         self._finish.set()
         return self._conclude()
 
@@ -231,15 +253,21 @@ class Environment:
     def _conclude(self) -> Answer:
         assert self._thread is not None
         self._thread.join()
+        return self._settle()
+
+    def _settle(self) -> Answer:
+        """The episode's answer from the harness's result, recorded once (then the gym forgets the environment)."""
         with self._state:
             first = self._answer is None
             if self._answer is None:
                 assert self._result is not None
-                result = self._result
-                self._answer = Answer(1.0 if result.status is Status.RESOLVED else 0.0, result,
-                                      answered=self._end_reason is None)  # fmt: skip
-                self._record(status=result.status.value, reward=self._answer.reward, reason=result.reason)
-                self.recorder.result(result, self.agent, self.id)
+                result, answered = self._result, self._end_reason is None
+                abandoned = self._abandoned and not answered
+                reward = None if abandoned else 1.0 if result.status is Status.RESOLVED else 0.0
+                self._answer = Answer(reward, result, answered=answered, abandoned=abandoned)
+                self._record(status=self._answer.status, reward=reward, reason=result.reason)
+                if answered:  # a verdict: never replaced by a later episode that was closed or reaped
+                    self.recorder.result(result, self.agent, self.id)
             answer = self._answer
         if first and self.on_end is not None:
             self.on_end(self)
@@ -257,13 +285,11 @@ class Environment:
             return self.counts.steps
 
     def _log(self, step: int, name: str, arguments: object, observation: Observation, began: float) -> None:
-        text = observation.text
-        cut = text[:MAX_TRANSCRIPT_OBSERVATION] + ("[...]" if len(text) > MAX_TRANSCRIPT_OBSERVATION else "")
-        try:
-            self.transcript.append({"step": step, "tool": name, "arguments": arguments, "observation": cut,
+        try:  # long arguments and observations are cut there; text that is not UTF-8 is escaped
+            self.transcript.append({"step": step, "tool": name, "arguments": arguments, "observation": observation.text,
                                     "error": observation.error, "data": observation.data,
                                     "seconds": round(time.monotonic() - began, 3)})  # fmt: skip
-        except OSError as exc:
+        except (OSError, ValueError) as exc:
             log.warning("transcript of %s: %s", self.id, exc)
 
     def _record(self, *, status: str, reward: float | None, reason: str | None) -> None:

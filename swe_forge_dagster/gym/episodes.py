@@ -2,16 +2,20 @@
 
 Row: `lake/episodes/episode=<id>/part-0.parquet` (task, agent, steps, tool counts, reward, seconds,
 transcript path...), written when the environment is ready (status `open`) and replaced when the episode
-ends (`resolved` and the harness's other statuses, with reward 1.0 or 0.0). A server killed with
-`kill -9` leaves `open` rows behind: the next gym started on the home marks them `abandoned` once their
-owner process is certainly gone (`execution.ownership`, the rule that removes its containers). An open
-that failed (the task could not be set up, or its sanity check failed) is a row too, with no reward.
+ends (`resolved` and the harness's other statuses, with reward 1.0 or 0.0; closed or reaped without an
+answer: `agent_error`, 0.0). A gym that stops (SIGTERM, Ctrl-C, `Gym.close`) marks its open episodes
+`abandoned` with no reward; a server killed with `kill -9` leaves `open` rows behind, and the next gym
+started on the home marks them `abandoned` the same way once their owner process is certainly gone
+(`execution.ownership`, the rule that removes its containers). An open that failed (the task could not be
+set up, or its sanity check failed) is a row too, with no reward.
 
 Transcript: a JSON line per call (tool, arguments, observation, seconds), appended and flushed as the call
-returns, in the gym's local state folder, so a crash loses at most the call in flight.
+returns, in the gym's local state folder, so a crash loses at most the call in flight. Arguments and
+observations are cut at 100,000 characters; text that is not valid UTF-8 (a lone surrogate) is escaped.
 
-Each ended episode's harness result is also stored in `eval_results` under the agent `gym:<agent>`
-(`harness.store.write_result`), so `eval_summary` and SQL show gym agents next to harness runs;
+Each answered episode's harness result is also stored in `eval_results` under the agent `gym:<agent>`
+(`harness.store.write_result`; episodes that ended without an answer are not, so they never replace a
+verdict), so `eval_summary` and SQL show gym agents next to harness runs;
 `reward_rows` gives the per (agent, task) rewards the `eval_summary` asset reports.
 """
 
@@ -39,6 +43,7 @@ log = logging.getLogger(__name__)
 EPISODES = "episodes"
 GYM_AGENT_PREFIX = "gym:"
 OPEN, ABANDONED = "open", "abandoned"
+MAX_TRANSCRIPT_TEXT = 100_000
 TOOL_COUNTS_TYPE = pa.struct([pa.field(name, pa.int32()) for name in TOOL_NAMES])
 EPISODES_SCHEMA = pa.schema(
     [
@@ -141,10 +146,21 @@ class Transcript:
         self._lock = threading.Lock()
 
     def append(self, entry: dict[str, Any]) -> None:
+        """One line; `arguments` and `observation` cut at MAX_TRANSCRIPT_TEXT characters (as JSON text, for
+        arguments); never fails on text UTF-8 cannot hold (a lone surrogate is written as its escape)."""
+        entry = {key: _capped(value) if key in ("arguments", "observation") else value for key, value in entry.items()}
         line = json.dumps({"at": dt.datetime.now(dt.UTC).isoformat(), **entry}, ensure_ascii=False, default=str)
-        with self._lock, self.path.open("a", encoding="utf-8") as handle:
+        with self._lock, self.path.open("a", encoding="utf-8", errors="backslashreplace") as handle:
             handle.write(line + "\n")
             handle.flush()
+
+
+def _capped(value: Any) -> Any:
+    """`value` itself when short; else its text (JSON for an object) cut at MAX_TRANSCRIPT_TEXT with `[...]`."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    if len(text) <= MAX_TRANSCRIPT_TEXT:
+        return value
+    return text[:MAX_TRANSCRIPT_TEXT] + "[...]"
 
 
 class Recorder:

@@ -1,7 +1,7 @@
 """The gym over HTTP: JSON in, JSON out, a bearer token on every request, so agents in any language and
 trainers on other machines can drive environments.
 
-    GET  /health                                    no token: {ok, server_id, environments, max_envs, docker_error}
+    GET  /health                                    no token: {ok, server_id, environments, max_envs, docker}
     GET  /tools                                     {tools: the six schemas (OpenAI function-calling format)}
     GET  /tasks                                     {tasks: [{task_id, repo}], unloadable: [{task_id, reason}]}
     GET  /environments                              {environments: [{env_id, task_id, agent, steps, idle_seconds, ...}]}
@@ -11,10 +11,14 @@ trainers on other machines can drive environments.
     POST /close   {env_id}                          the same, without an answer (`agent_error`, reward 0.0)
 
 `arguments` is an object or the JSON text a model's tool call carries. Errors are `{error}` with a status:
-400 a malformed request, 401 no or a wrong token, 404 an unknown task, environment or path, 409 the episode
-is over, 413 a body over 32 MiB, 422 the task could not be set up (`{error, status, reason, result}`),
-429 the gym is at its cap of environments. Bound to 127.0.0.1 unless told otherwise; the token is compared
-in constant time. Requests are served on threads (each Docker call blocks one), connections kept alive.
+400 a malformed request (a body that is not a JSON object, a bad Content-Length), 401 no or a wrong token
+(checked before the body is read), 404 an unknown task, environment or path, 408 the client stopped sending
+its body, 409 the episode is over, 411 a chunked body (send Content-Length), 413 a body over 32 MiB, 422 the
+task could not be set up (`{error, status, reason, result}`), 429 the gym is at its cap of environments,
+503 the gym is stopping. Bound to 127.0.0.1 unless told otherwise; the token (at least 16 characters) is
+compared in constant time; `/health` says whether Docker answers, not where it is. Requests are served on
+threads (each Docker call blocks one), connections kept alive; a connection whose client sends nothing for
+`_Handler.timeout` seconds is closed (the time a call runs is not bounded by it).
 """
 
 from __future__ import annotations
@@ -28,13 +32,24 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from swe_forge_dagster.gym.environment import EpisodeEnded, OpenFailed
-from swe_forge_dagster.gym.service import CapacityError, Gym, UnknownEnvironment
-from swe_forge_dagster.gym.tools import ANSWER, TESTBED, ToolError, parse_arguments, tool_schemas
+from swe_forge_dagster.gym.service import CapacityError, Gym, GymStopping, UnknownEnvironment
+from swe_forge_dagster.gym.tools import ANSWER, TESTBED, tool_schemas
 from swe_forge_dagster.harness.models import HarnessTask
 
 log = logging.getLogger(__name__)
 MAX_BODY = 32 << 20
 MAX_AGENT_NAME = 100
+MIN_TOKEN = 16
+CLIENT_TIMEOUT_S = 120.0
+
+
+def check_token(token: str) -> str:
+    """The token, or ValueError saying why it cannot be one (empty, blank, shorter than 16 characters)."""
+    if not token or not token.strip():
+        raise ValueError("the gym server needs a token (SWE_FORGE_GYM_TOKEN)")
+    if token != token.strip() or len(token) < MIN_TOKEN:
+        raise ValueError(f"the gym token must be at least {MIN_TOKEN} characters, without surrounding spaces")
+    return token
 
 
 class RequestError(Exception):
@@ -48,8 +63,7 @@ class GymServer:
 
     def __init__(self, gym: Gym, tasks: dict[str, HarnessTask], token: str, *, host: str = "127.0.0.1",
                  port: int = 0, unloadable: dict[str, str] | None = None) -> None:  # fmt: skip
-        if not token:
-            raise ValueError("the gym server needs a token (SWE_FORGE_GYM_TOKEN)")
+        check_token(token)
         self.gym, self.tasks, self.unloadable = gym, tasks, unloadable or {}
         self._token = token.encode()
         self.httpd = _Server((host, port), _Handler)
@@ -100,15 +114,12 @@ class GymServer:
         if path == "/close":
             return gym.close_environment(env_id).payload()
         tool = _text(body, "tool")
-        if tool == ANSWER:  # the answer's own fields, and the observation a model gets back
-            try:
-                parse_arguments(ANSWER, body.get("arguments"))
-            except ToolError as exc:
-                return {"observation": str(exc), "error": True, "data": {}, "done": False}
-            answer = gym.answer(env_id)
-            return {"observation": answer.observation().text, "error": False, "data": {}, **answer.payload()}
-        observation = gym.get(env_id).call(tool, body.get("arguments"))
-        return {"observation": observation.text, "error": observation.error, "data": observation.data, "done": False}
+        env = gym.get(env_id)  # 404 / 409 first, whatever the tool
+        observation = env.call(tool, body.get("arguments"))  # `answer` too: counted and logged as any call
+        reply = {"observation": observation.text, "error": observation.error, "data": observation.data, "done": False}
+        if tool == ANSWER and not observation.error:  # the answer's own fields (the same answer again)
+            reply.update(env.answer().payload())
+        return reply
 
     def _open(self, body: dict[str, Any]) -> dict[str, Any]:
         task_id = _text(body, "task_id")
@@ -142,6 +153,8 @@ class _Handler(BaseHTTPRequestHandler):
     # headers and body go out in two writes: with Nagle's algorithm the body waits for the client's delayed ACK
     # (40 ms on Linux) on every response of a kept-alive connection
     disable_nagle_algorithm = True
+    # bounds each wait for the client (request line, headers, body) on this connection, not a call's run time
+    timeout = CLIENT_TIMEOUT_S
     server: _Server
 
     def version_string(self) -> str:
@@ -160,15 +173,17 @@ class _Handler(BaseHTTPRequestHandler):
         app = self.server.app
         path = urlsplit(self.path).path.rstrip("/") or "/"
         try:
-            body = self._body()
+            length = self._length()
             if (method, path) == ("GET", "/health"):
+                self.close_connection = self.close_connection or length > 0  # a body nobody reads
                 self._send(200, {"ok": True, "server_id": app.gym.config.server_id,
                                  "environments": len(app.gym.environments()), "max_envs": app.gym.config.max_envs,
-                                 "docker_error": app.gym.docker_error})  # fmt: skip
+                                 "docker": app.gym.docker_error is None})  # fmt: skip
                 return
             if not app.authorized(self.headers.get("Authorization")):
+                self.close_connection = self.close_connection or length > 0  # its body is not read
                 raise RequestError(401, "a valid token is required (Authorization: Bearer <token>)")
-            self._send(200, app.route(method, path, body))
+            self._send(200, app.route(method, path, self._body(length)))
         except RequestError as exc:
             self._send(exc.status, {"error": str(exc), **exc.extra})
         except UnknownEnvironment as exc:
@@ -177,6 +192,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(409, {"error": str(exc), "done": True})
         except CapacityError as exc:
             self._send(429, {"error": str(exc)})
+        except GymStopping as exc:
+            self._send(503, {"error": str(exc)})
         except OpenFailed as exc:
             result = exc.result
             self._send(422, {"error": str(exc), "status": result.status.value, "reason": result.reason,
@@ -185,16 +202,38 @@ class _Handler(BaseHTTPRequestHandler):
             log.exception("gym server: %s %s", method, path)
             self._send(500, {"error": f"internal error: {type(exc).__name__}: {exc}"})
 
-    def _body(self) -> dict[str, Any]:
-        length = int(self.headers.get("Content-Length") or 0)
+    def _length(self) -> int:
+        """The body's length from a strict Content-Length; a framing error closes the connection (400, 411)."""
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            self.close_connection = True
+            raise RequestError(411, "chunked bodies are not accepted: send Content-Length")
+        values = [value.strip() for value in self.headers.get_all("Content-Length") or []]
+        if not values:
+            return 0
+        text = values[0]
+        if len(set(values)) > 1 or not text.isascii() or not text.isdigit():
+            self.close_connection = True
+            raise RequestError(400, f"bad Content-Length {', '.join(values)[:40]!r}: a non-negative integer")
+        return int(text)
+
+    def _body(self, length: int) -> dict[str, Any]:
         if length > MAX_BODY:
             self.close_connection = True
             raise RequestError(413, f"the body is over {MAX_BODY} bytes")
-        raw = self.rfile.read(length) if length else b""
+        try:
+            raw = self.rfile.read(length) if length else b""
+        except (TimeoutError, ConnectionError) as exc:
+            self.close_connection = True
+            raise RequestError(408, f"the body did not arrive: {exc}") from None
+        if len(raw) < length:
+            self.close_connection = True
+            raise RequestError(400, f"the body ended after {len(raw)} of {length} bytes")
         if not raw.strip():
             return {}
         try:
             body = json.loads(raw)
+        except RecursionError:
+            raise RequestError(400, "the body is nested too deeply") from None
         except ValueError as exc:
             raise RequestError(400, f"the body is not JSON: {exc}") from None
         if not isinstance(body, dict):
@@ -202,7 +241,7 @@ class _Handler(BaseHTTPRequestHandler):
         return body
 
     def _send(self, status: int, payload: dict[str, Any]) -> None:
-        data = json.dumps(payload, ensure_ascii=False, default=str).encode()
+        data = json.dumps(payload, ensure_ascii=False, default=str).encode("utf-8", "backslashreplace")
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))

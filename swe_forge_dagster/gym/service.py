@@ -6,6 +6,9 @@
         env.call("str_replace", {"path": "src/x.py", "old_str": "a", "new_str": "b"})
         answer = env.answer()                           # answer.reward: 1.0 or 0.0; answer.result: the harness's
                                                         # TaskResult for the diff
+The gym reaps from its first `open` on (a background thread, with or without the server), and `close()`
+ends every episode: open ones are recorded `abandoned` (no reward, as after `kill -9`), opens under way are
+refused or interrupted (`Harness.abort` removes their containers), and nothing is left running.
 One `Harness` serves every environment (one engine connection, one environment-image cache). Opening it
 removes the containers of crashed gyms and harness runs (`harness.cleanup`: owner process gone), and marking
 their `open` episodes `abandoned` (`episodes.abandon_orphans`) follows, so a gym killed with `kill -9` and
@@ -26,7 +29,7 @@ import docker
 from swe_forge_dagster.common.store import StorePath
 from swe_forge_dagster.export.swebench import SWEBenchInstance
 from swe_forge_dagster.gym.config import GymConfig
-from swe_forge_dagster.gym.environment import Answer, Environment, EpisodeEnded
+from swe_forge_dagster.gym.environment import STOPPED, Answer, Environment, EpisodeEnded
 from swe_forge_dagster.gym.episodes import Recorder, abandon_orphans
 from swe_forge_dagster.harness.inputs import DEFAULT_SPEC_KEY, EnvSpec, checked, load_inputs, task_from_instance
 from swe_forge_dagster.harness.models import HarnessTask, TaskLoadError
@@ -38,6 +41,10 @@ REMEMBERED_ENDS = 10_000
 
 class CapacityError(RuntimeError):
     """The gym already runs its maximum number of environments."""
+
+
+class GymStopping(RuntimeError):
+    """The gym is closing: it opens no more environments."""
 
 
 class UnknownEnvironment(KeyError):
@@ -82,7 +89,7 @@ class Gym:
         self.abandoned = abandon_orphans(lake_dir) if lake_dir is not None else []
         self._envs: dict[str, Environment] = {}
         self._ended: OrderedDict[str, str] = OrderedDict()
-        self._opening = 0
+        self._opening: set[Environment] = set()
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._reaper: threading.Thread | None = None
@@ -110,18 +117,28 @@ class Gym:
         CapacityError at the cap; `environment.OpenFailed` (with the harness's result) when the task cannot be
         set up or fails its sanity check."""
         with self._lock:
-            if len(self._envs) + self._opening >= self.config.max_envs:
+            if self._stop.is_set():
+                raise GymStopping("the gym is stopping: it opens no more environments")
+            if len(self._envs) + len(self._opening) >= self.config.max_envs:
                 raise CapacityError(f"the gym runs {self.config.max_envs} environments already (its cap): close one")
-            self._opening += 1
-        try:
             env = Environment(self.harness, task, self.config, agent=agent, recorder=self.recorder,
-                              on_end=self._forget).start()  # fmt: skip
+                              on_end=self._forget)  # fmt: skip
+            self._opening.add(env)
+            if self._reaper is None:
+                self.start_reaper()
+        try:
+            env.start()
             with self._lock:
-                self._envs[env.id] = env
-            return env
+                stopping = self._stop.is_set()
+                if not stopping:
+                    self._envs[env.id] = env
         finally:
             with self._lock:
-                self._opening -= 1
+                self._opening.discard(env)
+        if stopping:  # `close` ran while this one was being set up
+            env.close(STOPPED, abandoned=True)
+            raise GymStopping("the gym stopped while the environment was being set up")
+        return env
 
     def get(self, env_id: str) -> Environment:
         """The open environment; EpisodeEnded when it ended, UnknownEnvironment when there is none."""
@@ -160,6 +177,8 @@ class Gym:
         now = time.monotonic() if now is None else now
         reaped = []
         for env in self.environments():
+            if env.done:  # answered (being graded) or closed: it leaves the gym when its harness run ends
+                continue
             if now - env.started > self.config.episode_timeout:
                 reason = f"the episode ran out of time ({self.config.episode_timeout:g}s)"
             elif not env.busy and now - env.last_active > self.config.idle_timeout:
@@ -173,7 +192,10 @@ class Gym:
         return reaped
 
     def start_reaper(self, interval: float | None = None) -> None:
-        """Reap in a background thread every `interval` seconds (a quarter of the idle limit, at most 5 s)."""
+        """Reap in a background thread every `interval` seconds (a quarter of the idle limit, at most 5 s); the
+        first `open` starts it, and a second start does nothing."""
+        if self._reaper is not None:
+            return
         every = interval or min(5.0, self.config.idle_timeout / 4)
 
         def loop() -> None:
@@ -187,9 +209,17 @@ class Gym:
         self._reaper.start()
 
     def close(self) -> None:
-        """End every episode (without an answer: `agent_error`), then the harness (waits for container removal)."""
-        self._stop.set()
+        """Stop: no more opens; every open episode ends `abandoned` (no reward); opens under way are interrupted
+        (`Harness.abort` removes their containers); then the harness (waits for container removal)."""
+        with self._lock:
+            self._stop.set()
+            opening = list(self._opening)
         for env in self.environments():
             with contextlib.suppress(EpisodeEnded):
-                self.close_environment(env.id, "the gym was stopped")
+                env.close(STOPPED, abandoned=True)
+        self.harness.abort()  # the containers of opens under way (and of anything still running)
+        for env in opening:
+            env.settled(timeout=60)
+            if env.ready:
+                env.close(STOPPED, abandoned=True)
         self.harness.close()

@@ -3,17 +3,22 @@
 The container is the one `swe-forge harness` gives an agent (`harness.run`): the task's environment image,
 the repository as one fresh commit at `/repo` without the task's tests, its limits and network. SWE-Gym's
 agents expect the repository at `/testbed`: paths under it are mapped to `/repo` here, and `/testbed` is a
-symbolic link to `/repo` inside the container, so `cd /testbed` in `bash` is the same directory and the
-diff taken at `answer` holds every change either way.
+symbolic link to `/repo` inside the container (made at open; an image's own `/testbed` is removed first, as
+the graded tree is `/repo`; when the link cannot be made the open fails and says so), so `cd /testbed` in
+`bash` is the same directory and the diff taken at `answer` holds every change either way.
 
 `bash` runs in the sandbox's persistent shell session (`Sandbox.run`: `cd` and `export` carry over, a
 timeout kills the command's whole process group and leaves the session usable). The file tools read and
 write through the engine's archive API, never through the agent's shell, and rewrite an existing file in
-place (`cat staged > file`), so its mode, owner and any symbolic link to it stay as they were.
+place (`cat staged > file`), so its mode, owner and any symbolic link to it stay as they were. Those
+helper commands run under `timeout` (a stuck file system cannot hold a call forever), and a directory
+listing is cut in the container (`find -H ... | head`), so a huge tree costs no more than its first entries.
 """
 
 from __future__ import annotations
 
+import base64
+import json
 import posixpath
 import uuid
 from dataclasses import dataclass, field
@@ -27,9 +32,18 @@ from swe_forge_dagster.gym.tools import TESTBED, ToolError
 MAX_FILE_BYTES = 8 << 20
 MAX_OUTPUT = 30_000
 MAX_ENTRIES = 1_000
+MAX_LINKS = 8
 STAGING = "/tmp/.swe-forge-gym"
-# `/testbed` -> `/repo`, unless the image has its own /testbed directory (then only the tools' paths are mapped)
-TESTBED_SCRIPT = f"[ -e {TESTBED} ] || ln -s {REPO_DIR} {TESTBED}; cd {TESTBED} 2>/dev/null || cd {REPO_DIR}"
+HELPER_TIMEOUT_S = 60
+# `/testbed` -> `/repo`, whatever the image had there (its own /testbed would be a tree nobody grades); exit 3 and
+# say why when that cannot be done
+TESTBED_SCRIPT = f"""if [ "$(readlink -f {TESTBED})" != {REPO_DIR} ]; then
+  rm -rf {TESTBED} 2>&1 && ln -s {REPO_DIR} {TESTBED} 2>&1
+fi
+if [ "$(readlink -f {TESTBED})" != {REPO_DIR} ]; then
+  echo "{TESTBED} cannot be made a link to {REPO_DIR} (it is $(ls -ld {TESTBED} 2>&1))"; exit 3
+fi
+cd {TESTBED}"""
 
 
 @dataclass
@@ -59,10 +73,12 @@ def shown_path(path: str) -> str:
 
 
 def prepare_testbed(box: Sandbox) -> None:
-    """Link /testbed to the repository and start the shell session there."""
-    result = box.run(TESTBED_SCRIPT, timeout=60)
+    """Make /testbed a link to the repository (replacing an image's own /testbed) and start the shell session
+    there; SandboxError saying why when it cannot be (the open fails with that reason)."""
+    result = box.run(TESTBED_SCRIPT, timeout=120)
     if not result.ok:
-        raise SandboxError(f"preparing {TESTBED} failed ({result.exit_code}): {result.output[-500:]}")
+        why = "timed out" if result.timed_out else f"exit code {result.exit_code}"
+        raise SandboxError(f"{TESTBED} could not be linked to the repository ({why}): {result.output[-500:]}")
 
 
 class Toolbox:
@@ -103,7 +119,7 @@ class Toolbox:
     def view(self, path: str, start: int | None = None, end: int | None = None) -> Observation:
         target = container_path(path)
         try:
-            data = self.box.read_file(target, max_bytes=MAX_FILE_BYTES)
+            data = self._read(target)
         except IsADirectoryError:
             if start is not None or end is not None:
                 raise ToolError(f"{shown_path(target)} is a directory: start and end select lines of a file") from None
@@ -134,7 +150,7 @@ class Toolbox:
         target = container_path(path)
         shown = shown_path(target)
         try:
-            exists = self.box.read_file(target, max_bytes=MAX_FILE_BYTES) is not None
+            exists = self._read(target) is not None
         except IsADirectoryError:
             raise ToolError(f"{shown} is a directory") from None
         except SandboxError:
@@ -147,11 +163,42 @@ class Toolbox:
 
     # -- container I/O ----------------------------------------------------------------------------
 
+    def _read(self, target: str) -> bytes | None:
+        """A file's bytes (None: nothing there); IsADirectoryError for a directory, found by a stat first: the
+        engine keeps the container locked while a directory's archive stream is left unread, so reading a large
+        directory as a file would hold every later call of the episode."""
+        kind = self._kind(target)
+        if kind is None:
+            return None
+        if kind == "directory":
+            raise IsADirectoryError(target)
+        return self.box.read_file(target, max_bytes=MAX_FILE_BYTES)
+
+    def _kind(self, target: str) -> str | None:
+        """`directory`, `other` or None (nothing there), symbolic links followed; the engine's archive stat (a HEAD
+        request: no archive is made)."""
+        api = self.box.client.api
+        url = api._url("/containers/{0}/archive", self.box.container.id)
+        for _ in range(MAX_LINKS):
+            response = api.head(url, params={"path": target}, timeout=60)
+            if response.status_code == 404:
+                return None
+            header = response.headers.get("X-Docker-Container-Path-Stat")
+            if not response.ok or not header:
+                return "other"  # the read says what is wrong
+            stat = json.loads(base64.b64decode(header))
+            mode = int(stat.get("mode", 0))
+            if mode & (1 << 27) and stat.get("linkTarget") and stat["linkTarget"] != target:  # os.ModeSymlink
+                target = stat["linkTarget"]  # the engine resolves the whole chain
+                continue
+            return "directory" if mode & (1 << 31) else "other"  # os.ModeDir
+        return "other"
+
     def _read_text(self, path: str) -> tuple[str, str]:
         target = container_path(path)
         shown = shown_path(target)
         try:
-            data = self.box.read_file(target, max_bytes=MAX_FILE_BYTES)
+            data = self._read(target)
         except IsADirectoryError:
             raise ToolError(f"{shown} is a directory") from None
         except SandboxError as exc:
@@ -165,21 +212,31 @@ class Toolbox:
         staged = f"{STAGING}/{uuid.uuid4().hex}"
         put_files(self.box, {staged: text.encode("utf-8")})
         script = 'cat -- "$1" > "$2"; status=$?; rm -f -- "$1"; exit $status'
-        exit_code, output = self.box.container.exec_run(["sh", "-c", script, "sh", staged, target], workdir="/")
-        if exit_code != 0:
-            raise ToolError(f"writing {shown_path(target)} failed: {output.decode(errors='replace')[-500:]}")
-
-    def _listing(self, directory: str) -> str:
-        argv = ["find", directory, "-mindepth", "1", "-maxdepth", "2", "-name", ".*", "-prune", "-o",
-                "-printf", "%y %p\\n"]  # fmt: skip
+        argv = ["timeout", str(HELPER_TIMEOUT_S), "sh", "-c", script, "sh", staged, target]
         exit_code, output = self.box.container.exec_run(argv, workdir="/")
         if exit_code != 0:
-            raise ToolError(f"listing {shown_path(directory)} failed: {output.decode(errors='replace')[-500:]}")
+            raise ToolError(f"writing {shown_path(target)} failed: {_failure(exit_code, output)}")
+
+    def _listing(self, directory: str) -> str:
+        # -H: a symbolic link given as the directory is followed; the first MAX_ENTRIES + 1 entries only
+        script = (f'find -H "$1" -mindepth 1 -maxdepth 2 -name ".*" -prune -o -printf "%y %p\\n" 2>/dev/null '
+                  f"| head -n {MAX_ENTRIES + 1}")  # fmt: skip
+        argv = ["timeout", str(HELPER_TIMEOUT_S), "sh", "-c", script, "sh", directory]
+        exit_code, output = self.box.container.exec_run(argv, workdir="/")
+        if exit_code != 0:
+            raise ToolError(f"listing {shown_path(directory)} failed: {_failure(exit_code, output)}")
         entries = sorted(
             shown_path(line[2:]) + ("/" if line[:1] == "d" else "")
             for line in output.decode("utf-8", "replace").splitlines()
             if len(line) > 2
         )
-        more = f"\n[{len(entries) - MAX_ENTRIES} more entries not shown]" if len(entries) > MAX_ENTRIES else ""
+        more = f"\n[more entries not shown: the first {MAX_ENTRIES} found are listed]" if entries[MAX_ENTRIES:] else ""
         head = f"{shown_path(directory)}/ (two levels, hidden entries left out):\n"
         return head + "\n".join(entries[:MAX_ENTRIES]) + more
+
+
+def _failure(exit_code: int, output: bytes) -> str:
+    """Why a helper command failed: its timeout, or the end of its output."""
+    if exit_code == 124:
+        return f"timed out after {HELPER_TIMEOUT_S} s"
+    return output.decode(errors="replace")[-500:] or f"exit code {exit_code}"

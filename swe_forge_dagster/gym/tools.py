@@ -5,7 +5,7 @@
 | `bash` | command | run in the sandbox's persistent shell (cwd and exports carry over), 600 s timeout by default |
 | `view` | path, start?, end? | a file's lines, numbered, 1-indexed and inclusive; a directory's entries |
 | `str_replace` | path, old_str, new_str | replace ALL occurrences of `old_str`; shows the resulting diff |
-| `insert` | path, start, content | insert `content` so that it begins at 1-indexed line `start`; shows the diff |
+| `insert` | path, start, content | insert `content` at 1-indexed line `start` (it begins there); shows the diff |
 | `create` | path, content | create a new file (refused when the path exists: edit it with `str_replace`) |
 | `answer` | (none) | take the diff, grade it as `swe-forge harness` does, reward 1.0 or 0.0; ends the episode |
 
@@ -56,8 +56,9 @@ TOOLS: list[dict[str, Any]] = [
           "included). Fails when `old_str` does not occur. Shows the resulting diff.",
           {"path": PATH, "old_str": _text("the exact text to replace"),
            "new_str": _text("the replacement (may be empty)")}, ["path", "old_str", "new_str"]),
-    _tool("insert", "Insert `content` into a file so that it begins at line `start` (1-indexed; the line there "
-          "and the ones after it move down; the number of lines + 1 appends). Shows the resulting diff.",
+    _tool("insert", "Insert `content` into a file at 1-indexed line `start`: the content begins at that line, "
+          "and the line that was there and the ones after it move down (the number of lines + 1 appends). "
+          "Shows the resulting diff.",
           {"path": PATH, "start": _line("the 1-indexed line the content begins at"),
            "content": _text("the lines to insert")}, ["path", "start", "content"]),
     _tool("create", "Create a new file with the given content (parent directories are created). Fails when the "
@@ -86,7 +87,8 @@ def parse_arguments(name: str, arguments: dict[str, Any] | str | None) -> dict[s
     """`arguments` (a dict, or the JSON text a model's tool call carries) checked against the tool's schema.
 
     ToolError names what is wrong: an unknown tool, text that is not a JSON object, a missing or unknown
-    argument, a wrong type (a bool is not an integer), a line number below 1."""
+    argument, a wrong type (a bool is not an integer), a line number below 1, a string UTF-8 cannot hold (a
+    lone surrogate such as `\\ud800`: nothing could send it to the sandbox)."""
     schema = _SCHEMAS.get(name)
     if schema is None:
         raise ToolError(f"unknown tool {name!r}: use one of {', '.join(TOOL_NAMES)}")
@@ -115,5 +117,16 @@ def parse_arguments(name: str, arguments: dict[str, Any] | str | None) -> dict[s
             raise ToolError(f"{name}: `{key}` must be a{'n' if kind == 'integer' else ''} {kind}, got {value!r:.80}")
         if kind == "integer" and value < properties[key].get("minimum", value):
             raise ToolError(f"{name}: `{key}` is a 1-indexed line number, got {value}")
+        if kind == "string" and not _utf8(value):
+            raise ToolError(f"{name}: `{key}` is not valid Unicode text (a lone surrogate such as \\ud800); "
+                            "send it again as UTF-8 text")  # fmt: skip
         parsed[key] = value
     return parsed
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -167,14 +167,15 @@ class Harness:
             raise _Outcome(Status.SANITY_FAIL, "the task has no FAIL_TO_PASS checks: nothing could show it was solved")
         result.image, test_command = self._environment(task)
         task = task.model_copy(update={"test_command": test_command})
+        # the repository's archive is only needed to start the boxes: gone before the (maybe long) agent turn
         with tempfile.TemporaryDirectory(prefix="swe-forge-harness-") as tmp:
             archive = write_tree_archive(self.cache, task.repo, task.base_commit, Path(tmp) / "tree.tar")
             boxes = self._start_boxes(task, result.image, archive)
-            try:
-                self._flow(task, result, boxes, on_stage, agent)
-            finally:
-                for box, _sha in boxes.values():
-                    self._dispose(box, result)
+        try:
+            self._flow(task, result, boxes, on_stage, agent)
+        finally:
+            for box, _sha in boxes.values():
+                self._dispose(box, result)
 
     def _flow(self, task: HarnessTask, result: TaskResult, boxes: dict[str, tuple[Sandbox, str]], on_stage: StageHook,
               agent: AgentStep | None) -> None:  # fmt: skip

@@ -6,7 +6,8 @@ Two ways of running it:
   tools on the working directory;
 - gym mode, `python -m baseagent --gym <url> --task <task_id>` (token in BASEAGENT_GYM_TOKEN or
   SWE_FORGE_GYM_TOKEN): an environment of `swe-forge gym serve`, with the environment's tools
-  (`baseagent.gym`); the reward and the harness's result are printed as JSON on stdout.
+  (`baseagent.gym`); the reward, status and reason, the harness's result and the graded diff are printed
+  as JSON on stdout.
 Exit status: 0 when the model finished or stopped calling tools, 1 when the endpoint (or the gym)
 failed for good, 2 on bad usage. The transcript goes to stderr, which the harness keeps as agent output.
 """
@@ -102,7 +103,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run_gym(args: argparse.Namespace) -> int:
-    """Gym mode: open an environment, loop with its tools, answer, print the reward as JSON on stdout."""
+    """Gym mode: open an environment, loop with its tools, answer, print the reward and the harness's result
+    (`{env_id, reward, status, reason, result, model_patch}`) as JSON on stdout."""
     token = next((os.environ[name] for name in TOKEN_VARS if os.environ.get(name)), "")
     if not args.task or not token:
         print(f"baseagent: --gym needs --task and a token in {' or '.join(TOKEN_VARS)}", file=sys.stderr)
@@ -129,5 +131,6 @@ def run_gym(args: argparse.Namespace) -> int:
     if status != 0:
         return status
     print(json.dumps({"env_id": env["env_id"], "reward": result.get("reward"), "status": result.get("status"),
-                      "reason": result.get("reason")}))  # fmt: skip
+                      "reason": result.get("reason"), "result": result.get("result"),
+                      "model_patch": result.get("model_patch")}))  # fmt: skip
     return status
