@@ -19,9 +19,10 @@ import httpx
 import pytest
 
 from swe_forge_dagster.demo.twins.openai_twin import OpenAITwin, ToolCall
+from swe_forge_dagster.gym import environment
 from swe_forge_dagster.gym.client import GymError
 from swe_forge_dagster.gym.environment import Environment, EpisodeEnded
-from swe_forge_dagster.gym.episodes import read_episodes
+from swe_forge_dagster.gym.episodes import Recorder, read_episodes
 from swe_forge_dagster.gym.service import Gym
 from swe_forge_dagster.gym.toolbox import prepare_testbed
 from swe_forge_dagster.harness.models import Status
@@ -154,6 +155,16 @@ def test_testbed_is_the_graded_tree_whatever_the_image_had_there(gym: Gym, hw: H
             "/repo\n/testbed\ntinycalc/rounding.py\n[exit code 0]")  # fmt: skip
     finally:
         env.close()
+
+
+def test_an_episode_nobody_reaps_ends_itself_and_is_recorded(gym: Gym, hw: HarnessWorld, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    monkeypatch.setattr(environment, "REAPER_GRACE_S", 0.5)
+    config = world_gym_config(hw, tmp_path / "state", episode_timeout=1, idle_timeout=1)
+    recorder = Recorder(tmp_path / "lake", config.server_id)
+    env = Environment(gym.harness, hw.task(), config, agent="unwatched", recorder=recorder).start()  # no gym, no reaper
+    wait_until(lambda: [r["status"] for r in read_episodes(tmp_path / "lake")] == ["agent_error"], 30, "concluded")
+    assert env.done and "ran out of time" in env.ended_because()
 
 
 def test_the_python_api_reaps_idle_environments(hw: HarnessWorld, docker_client: docker.DockerClient,

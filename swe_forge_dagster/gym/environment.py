@@ -44,6 +44,7 @@ from swe_forge_dagster.harness.run import Harness
 log = logging.getLogger(__name__)
 CLOSED = "the episode was closed before an answer"
 STOPPED = "the gym was stopped during the episode"
+REAPER_GRACE_S = 60.0  # past the gym's own limits, an episode ends itself (a reaper that died, no gym at all)
 OnEnd = Callable[["Environment"], None]
 
 
@@ -149,7 +150,7 @@ class Environment:
         self._ready.set()
         self._settled.set()
         # the gym's reaper ends overlong and idle episodes; this bound only guards against a dead reaper
-        self._finish.wait(self.config.episode_timeout + self.config.idle_timeout + 60)
+        self._finish.wait(self.config.episode_timeout + self.config.idle_timeout + REAPER_GRACE_S)
         with self._state:
             if not self._done:
                 self._done, self._end_reason = True, f"the episode ran out of time ({self.config.episode_timeout:g}s)"
