@@ -43,7 +43,7 @@ from swe_forge_dagster.gym.client import GymClient
 from swe_forge_dagster.harness.cleanup import ROLE_LABEL, RUN_LABEL
 from swe_forge_dagster.settings import DEFAULT_BASE_IMAGE
 
-TOKEN = "bench-gym-token"
+TOKEN = "bench-gym-token-0123456789"
 PR, TASK = ("acme-labs/tinycalc", 12), "acme-labs__tinycalc-12"
 COMMAND = "echo ok"
 ROUNDING = "/testbed/tinycalc/rounding.py"

@@ -203,7 +203,9 @@ def test_cheating_agents_through_the_tools_earn_nothing(gym: Gym, hw: HarnessWor
 def test_the_served_gym_token_cap_reaping_and_kill_9(hw: HarnessWorld, docker_client: docker.DockerClient,
                                                      tmp_path: Path) -> None:  # fmt: skip
     home = tmp_path / "home"
-    with served(home, hw, "--max-envs", "2", "--idle-timeout", "6", name="first") as first:
+    # idle timeout: long enough that the first environment is not reaped while the second still opens on a
+    # loaded 2-core machine (opens there took over 6 s), short enough to watch both reaped
+    with served(home, hw, "--max-envs", "2", "--idle-timeout", "20", name="first") as first:
         assert httpx.get(f"{first.url}/tasks").status_code == 401
         with first.client() as client, ThreadPoolExecutor(3) as pool:
             assert {t["task_id"] for t in client.tasks()} == {"acme-labs__tinycalc-12", "northwind__datekit-7"}
@@ -218,7 +220,7 @@ def test_the_served_gym_token_cap_reaping_and_kill_9(hw: HarnessWorld, docker_cl
             assert hello["observation"] == "hello from /testbed\n[exit code 0]" and hello["done"] is False
             refused = client.call(envs[0], "answer", {"force": True})  # a bad answer is a call like any other
             assert refused["error"] and not refused["done"] and "no argument force" in refused["observation"]
-            wait_until(lambda: client.environments() == [], 30, "both environments reaped when idle")
+            wait_until(lambda: client.environments() == [], 60, "both environments reaped when idle")
             with pytest.raises(GymError) as reaped:
                 client.call(envs[0], "bash", {"command": "true"})
             assert reaped.value.status == 409 and "idle" in str(reaped.value)
