@@ -20,8 +20,9 @@ every submitted run in a container of the project image (DockerRunLauncher). In 
    requests to the GitHub twin and 0 to the LLM twin (the shared GitHub store and answer cache answer),
    and the environment image, removed from the engine first, comes back from the registry (same image id).
 
-Cost: the image is rebuilt only when its inputs changed (deploy/build-image: a few minutes cold, seconds
-otherwise); the rest about 5 minutes (most of it the two task runs and the run monitor's 60 s poll).
+Cost: the image is rebuilt only when its inputs changed (deploy/build-image: under a minute cold, seconds after a
+source change); the rest 5 to 6.5 minutes on 2 cores (most of it the three task runs, each step a process
+that loads the definitions, and up to 60 s until the run monitor's poll sees the killed container).
 """
 
 from __future__ import annotations
