@@ -23,6 +23,7 @@ from swe_forge_dagster.candidates.ledger import Ledger, LedgerEntry
 from swe_forge_dagster.candidates.ledger_postgres import PostgresLedger
 from swe_forge_dagster.common.home import HomeLayout
 from swe_forge_dagster.common.postgres import Database, SharedStateError
+from swe_forge_dagster.common.postgres_url import PostgresUrlError
 from swe_forge_dagster.common.shared_state import (
     answer_cache,
     call_ledger,
@@ -202,6 +203,23 @@ def test_a_lost_connection_is_retried_and_a_dead_server_names_the_setting(
         github_store(machine(tmp_path, "b"))
     assert SETTING in str(caught.value) and "127.0.0.1:9/nothing" in str(caught.value)
     assert secret not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "url", ["postgresql://u:TOPSECRET@[127.0.0.1/db", "postgresql://u:pa%zzTOPSECRET@127.0.0.1/db"]
+)
+def test_a_malformed_url_is_refused_without_its_password(url: str, tmp_path: Path) -> None:
+    """libpq's parse errors quote the whole URL: the CLI says which setting is wrong and never echoes it."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SWE_FORGE_", "DAGSTER_"))}
+    env.update({SETTING: url, "SWE_FORGE_HOME": str(tmp_path / "home"), "COLUMNS": "200", "NO_COLOR": "1"})
+    result = subprocess.run([sys.executable, "-m", "swe_forge_dagster.cli", "sql", "SELECT 1"], env=env,
+                            cwd=tmp_path, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert result.returncode == 2, result.stderr[-3000:]
+    assert SETTING in result.stderr and "Traceback" not in result.stderr
+    assert "TOPSECRET" not in result.stdout + result.stderr
+    with pytest.raises(PostgresUrlError, match=SETTING) as caught:
+        Database(url)
+    assert "TOPSECRET" not in str(caught.value)
 
 
 HOLDER = """

@@ -36,16 +36,20 @@ app.add_typer(gym_app)
 
 
 def main() -> None:
+    """The CLI; a store or database setting that cannot be used is exit 2 (fix the setting), a shared database
+    that cannot be reached or used while a command runs is exit 1 (a runtime failure; retrying may work).
+    Either way one line naming the setting, never its value or a traceback."""
+    from swe_forge_dagster.common.postgres import SharedStateError
     from swe_forge_dagster.common.postgres_url import PostgresUrlError
     from swe_forge_dagster.common.store import StoreConfigError
 
     try:
         app()
-    except (StoreConfigError, PostgresUrlError) as exc:  # a store we cannot use: say which setting, no traceback
+    except (StoreConfigError, PostgresUrlError, SharedStateError) as exc:
         from swe_forge_dagster.cli.common import say
 
-        say("error", "red", exc)
-        raise SystemExit(2) from None
+        say("error:", "red", exc)
+        raise SystemExit(1 if isinstance(exc, SharedStateError) else 2) from None
 
 
 if __name__ == "__main__":

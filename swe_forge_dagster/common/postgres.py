@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 import psycopg2
 import psycopg2.extensions
 
-from swe_forge_dagster.common.postgres_url import POSTGRES_URL_SETTING, libpq_url, postgres_url
+from swe_forge_dagster.common.postgres_url import POSTGRES_URL_SETTING, dsn_parts, libpq_url, postgres_url
 
 SCHEMA = "swe_forge"
 _SCHEMA_LOCK = 0x5F5E_F0F0  # pg_advisory_xact_lock key serializing table creation across machines
@@ -50,7 +50,7 @@ class Database:
 
     def __init__(self, url: str, max_idle: int = 8, attempts: int = 4, backoff: float = 0.25) -> None:
         self._dsn = libpq_url(url)
-        parts = psycopg2.extensions.parse_dsn(self._dsn)
+        parts = dsn_parts(url)  # a PostgresUrlError that never repeats the URL when libpq cannot parse it
         self.where = f"{parts.get('host', 'localhost')}:{parts.get('port', 5432)}/{parts.get('dbname', '')}"
         self._extra_options = "options" not in parts
         self.max_idle = max_idle

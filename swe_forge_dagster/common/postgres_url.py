@@ -10,6 +10,9 @@ Either form is accepted here and turned into the other.
 
 from __future__ import annotations
 
+import psycopg2
+import psycopg2.extensions
+
 from swe_forge_dagster.common.secrets import secret_from_env
 
 POSTGRES_URL_SETTING = "SWE_FORGE_POSTGRES_URL"
@@ -25,7 +28,7 @@ def postgres_url() -> str | None:
     url = (secret_from_env([POSTGRES_URL_SETTING]) or "").strip()
     if not url:
         return None
-    sqlalchemy_url(url)
+    dsn_parts(url)
     return url
 
 
@@ -43,3 +46,16 @@ def sqlalchemy_url(url: str) -> str:
 def libpq_url(url: str) -> str:
     """`url` in the form psql, libpq and psycopg2.connect take (`postgresql://`)."""
     return "postgresql://" + sqlalchemy_url(url)[len("postgresql+psycopg2://") :]
+
+
+def dsn_parts(url: str) -> dict[str, str]:
+    """`url`'s parts as libpq parses them (host, port, dbname, user, password, options...). A URL libpq cannot
+    parse is a `PostgresUrlError` naming the setting: libpq's own message quotes the whole URL, password
+    included, so it is never passed on."""
+    try:
+        return psycopg2.extensions.parse_dsn(libpq_url(url))
+    except psycopg2.Error:
+        raise PostgresUrlError(
+            f"{POSTGRES_URL_SETTING} is not a URL libpq can parse (check the brackets around an IPv6 host and "
+            "that a % in the password is written %25): postgresql://user:password@host:5432/database"
+        ) from None
