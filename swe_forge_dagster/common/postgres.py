@@ -128,6 +128,9 @@ class Database:
                         raise
                     return result
             except _TRANSIENT as exc:
+                # the server restarted or the network dropped: every idle connection is as dead as this one
+                # (they are never checked), so they all go, and the retry opens a fresh one
+                self.close()
                 if attempt == self.attempts - 1:
                     raise self.error("lost the connection", exc) from None
                 time.sleep(self.backoff * 2**attempt)

@@ -1,0 +1,34 @@
+"""The shared Postgres when things go wrong: a restarted server, a session lost under a slot, a database down.
+
+Real PostgreSQL on 127.0.0.1 (`tests/support/postgres_server.py`); a restart is simulated the way the server
+sees one, by ending the sessions (`pg_terminate_backend`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from swe_forge_dagster.common.postgres import Database
+from tests.support.postgres_server import PostgresServer
+
+
+def end_sessions(server: PostgresServer, url: str) -> int:
+    """End every session on `url`'s database, as a server restart does; how many were ended."""
+    database = url.rsplit("/", 1)[1]
+    with server.admin() as cursor:
+        cursor.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = %s", (database,))
+        return cursor.fetchone()[0]
+
+
+def test_after_a_restart_a_full_pool_of_dead_connections_costs_one_retry(
+    postgres_db: str, postgres_server: PostgresServer
+) -> None:
+    db = Database(postgres_db, backoff=0.01)
+    with contextlib.ExitStack() as stack:  # 8 threads' worth of connections in use at once, then all idle
+        for _ in range(db.max_idle):
+            stack.enter_context(db.connection())
+    assert len(db._idle) == db.max_idle
+    assert end_sessions(postgres_server, postgres_db) == db.max_idle
+    assert db.run(lambda cursor: (cursor.execute("SELECT 41 + 1"), cursor.fetchone()[0])[1]) == 42
+    assert len(db._idle) == 1  # the dead ones were dropped, not handed to the next statements
+    db.close()
