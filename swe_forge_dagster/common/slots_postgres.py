@@ -10,7 +10,9 @@ One `PostgresSlots` holds one connection of its own (never the shared pool: a po
 be handed to another thread while its session holds a lock), and its threads take their locks on it in
 turn. A session may take the same advisory lock twice (they stack), so the object remembers which
 slots its threads hold and never tries those. Threads queue on a local semaphore first, as with flock.
-If that connection is lost (a restarted server), the locks went with it: the next hold reconnects.
+If that connection is lost (a restarted server), the locks went with it: the next hold reconnects, on a
+new session generation; a thread that took its slot on an older generation releases nothing (its index
+may have been taken again on the new session, by another thread).
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ class PostgresSlots:
         self._lock = threading.Lock()  # guards the connection and `_held`
         self._connection: psycopg2.extensions.connection | None = None
         self._held: set[int] = set()
+        self._generation = 0  # which session `_held` is about: a slot taken on an older one went with it
 
     def __repr__(self) -> str:
         return f"PostgresSlots({self.name!r}, {self.limit}, {self.db.where})"
@@ -64,21 +67,23 @@ class PostgresSlots:
         if not acquired:
             raise SlotTimeoutError(f"no free {self.name} slot within {timeout}s")
         try:
-            index = self._acquire(deadline)
+            index, generation = self._acquire(deadline)
             try:
                 yield index
             finally:
-                self._release(index)
+                self._release(index, generation)
         finally:
             self._local.release()
 
-    def _acquire(self, deadline: float | None) -> int:
+    def _acquire(self, deadline: float | None) -> tuple[int, int]:
+        """A free slot: its index and the generation of the session holding it."""
         wait = self.poll_seconds
         while True:
             with self._lock:
                 index = self._try_free_slot()
+                generation = self._generation
             if index is not None:
-                return index
+                return index, generation
             if deadline is not None and time.monotonic() > deadline:
                 raise SlotTimeoutError(f"no free {self.name} slot (all {self.limit} held on the shared database)")
             time.sleep(wait * random.uniform(0.5, 1.5))
@@ -88,7 +93,8 @@ class PostgresSlots:
         """One pass over the slots this process does not hold (caller holds `_lock`); the one locked, or None."""
         for attempt in range(2):  # the kept connection may have died with a restarted server: then a new one
             if self._connection is None or self._connection.closed:
-                self._connection, self._held = self.db.connect(), set()  # a new session holds nothing
+                self._drop_connection()
+                self._connection = self.db.connect()  # a new session (generation) holds nothing
             start = random.randrange(self.limit)  # spread the processes over the slots
             try:
                 with self._connection.cursor() as cursor:
@@ -107,10 +113,12 @@ class PostgresSlots:
                     raise self.db.error(f"taking a {self.name} slot", exc) from None
         return None
 
-    def _release(self, index: int) -> None:
+    def _release(self, index: int, generation: int) -> None:
         with self._lock:
-            if index not in self._held or self._connection is None:
-                return  # the session that held it is gone, and the lock with it
+            if generation != self._generation or index not in self._held or self._connection is None:
+                # the session that held it is gone, and the lock with it; the same index may now be another
+                # thread's, taken on the new session: unlocking it would free that thread's slot
+                return
             self._held.discard(index)
             try:
                 with self._connection.cursor() as cursor:
@@ -122,6 +130,7 @@ class PostgresSlots:
         if self._connection is not None:
             self._connection.close()
         self._connection, self._held = None, set()
+        self._generation += 1
 
     def close(self) -> None:
         """End the session (any slot still held is released by the server)."""
