@@ -168,3 +168,20 @@ def test_llm_calls_on_the_store_are_one_object_each_and_read_as_the_view(
     rows = query(layout.lake, 'SELECT outcome, cost, cache_hit FROM llm_calls ORDER BY "at"').to_pylist()
     assert rows == [{"outcome": "ok", "cost": 0.5, "cache_hit": False},
                     {"outcome": "cached", "cost": None, "cache_hit": True}]  # fmt: skip
+
+
+def test_a_file_sent_in_parts_is_not_sent_again(s3: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """s3fs uploads from 100 MiB in parts, whose ETag is not the content's MD5: the MD5 travels as metadata."""
+    for name, value in s3.env("s3://lake/big", tmp_path / "a").items():
+        monkeypatch.setenv(name, value)
+    machine_a = SharedTaskFiles.of(HomeLayout.of("s3://lake/big", tmp_path / "a"), tmp_path / "a" / "tasks")
+    machine_b = SharedTaskFiles.of(HomeLayout.of("s3://lake/big", tmp_path / "b"), tmp_path / "b" / "tasks")
+    work_a = tmp_path / "a" / "work" / "o__r-1"
+    work_a.mkdir(parents=True)
+    data = os.urandom(101 * 2**20)  # measured: ~5 s for the four transfers below on SeaweedFS
+    (work_a / "transcript.bin").write_bytes(data)
+    assert machine_a.push("o__r-1") == 1
+    assert "-" in s3.filesystem().info("lake/big/work/o__r-1/transcript.bin")["ETag"]  # a multipart upload
+    assert machine_a.push("o__r-1") == 0
+    assert machine_b.pull("o__r-1") == 1 and machine_b.pull("o__r-1") == 0
+    assert (tmp_path / "b" / "work" / "o__r-1" / "transcript.bin").read_bytes() == data

@@ -36,6 +36,7 @@ StorePath: TypeAlias = Path | UPath
 REMOTE_SCHEMES = ("s3",)
 ENDPOINT_SETTING = "SWE_FORGE_S3_ENDPOINT_URL"
 REGION_SETTING = "SWE_FORGE_S3_REGION"
+MD5_METADATA = "md5"  # user metadata (x-amz-meta-md5) of every object written here: the content's MD5
 KEY_NAMES = ("AWS_ACCESS_KEY_ID",)
 SECRET_NAMES = ("AWS_SECRET_ACCESS_KEY",)
 
@@ -92,9 +93,13 @@ def store_path(value: str | os.PathLike[str]) -> StorePath:
 
 
 def write_bytes_atomic(path: StorePath, data: bytes) -> None:
-    """Replace `path` with `data` so that readers see the old content or the new, never part of it."""
-    if is_remote(path):
-        path.fs.pipe_file(path.path, data)  # one PUT; large data: a multipart upload completed at once
+    """Replace `path` with `data` so that readers see the old content or the new, never part of it. An object
+    carries its MD5 as user metadata (`MD5_METADATA`): the ETag of a multipart upload (s3fs sends one from
+    100 MiB) is not the content's MD5, so without it an unchanged large file would be sent again every time."""
+    if is_remote(path):  # one PUT; large data: a multipart upload completed at once
+        path.fs.pipe_file(
+            path.path, data, Metadata={MD5_METADATA: hashlib.md5(data, usedforsecurity=False).hexdigest()}
+        )
         return
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
@@ -169,7 +174,8 @@ def _local_files(root: Path) -> dict[str, Path]:
 
 
 def _remote_files(root: UPath) -> dict[str, str]:
-    """Every object under `root` by its relative path -> its ETag (an MD5 for a single PUT)."""
+    """Every object under `root` by its relative path -> its ETag (an MD5 for a single PUT; `<md5 of the parts'
+    MD5s>-<parts>` for a multipart upload)."""
     fs, base = root.fs, root.path.rstrip("/")
     try:
         found = fs.find(base, detail=True)
@@ -177,6 +183,17 @@ def _remote_files(root: UPath) -> dict[str, str]:
         return {}
     return {key[len(base) + 1:]: str(info.get("ETag", "")).strip('"') for key, info in found.items()
             if info.get("type") != "directory" and key.startswith(base + "/")}  # fmt: skip
+
+
+def _same(remote: UPath, etag: str, digest: str) -> bool:
+    """Whether the object `remote` (listed with `etag`) holds the content whose MD5 is `digest`: its ETag when
+    that is the MD5 (a single PUT), else the MD5 it was written with (`write_bytes_atomic`), read by a HEAD."""
+    if etag == digest:
+        return True
+    try:
+        return remote.fs.metadata(remote.path).get(MD5_METADATA) == digest
+    except FileNotFoundError:
+        return False
 
 
 def push_tree(local: Path, remote: StorePath) -> int:
@@ -188,7 +205,7 @@ def push_tree(local: Path, remote: StorePath) -> int:
     mine, theirs = _local_files(local), _remote_files(remote)
     changed = 0
     for rel, path in sorted(mine.items()):
-        if theirs.get(rel) != _md5(path):
+        if rel not in theirs or not _same(remote / rel, theirs[rel], _md5(path)):
             write_bytes_atomic(remote / rel, path.read_bytes())
             changed += 1
     gone = [f"{remote.path.rstrip('/')}/{rel}" for rel in sorted(set(theirs) - set(mine))]
@@ -210,7 +227,7 @@ def pull_tree(remote: StorePath, local: Path, *, delete: bool = True) -> int:
     mine = _local_files(local)
     changed = 0
     for rel, etag in sorted(theirs.items()):
-        if rel not in mine or _md5(mine[rel]) != etag:
+        if rel not in mine or not _same(remote / rel, etag, _md5(mine[rel])):
             with (remote / rel).open("rb") as handle:
                 write_bytes_atomic(local / rel, handle.read())
             changed += 1
