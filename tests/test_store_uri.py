@@ -7,10 +7,12 @@ count.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -185,3 +187,63 @@ def test_a_file_sent_in_parts_is_not_sent_again(s3: S3Server, tmp_path: Path, mo
     assert machine_a.push("o__r-1") == 0
     assert machine_b.pull("o__r-1") == 1 and machine_b.pull("o__r-1") == 0
     assert (tmp_path / "b" / "work" / "o__r-1" / "transcript.bin").read_bytes() == data
+
+
+def test_a_task_exported_again_elsewhere_is_pulled_over_the_local_copy(
+    s3: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name, value in s3.env("s3://lake/reexport", tmp_path / "a").items():
+        monkeypatch.setenv(name, value)
+    machines = [SharedTaskFiles.of(HomeLayout.of("s3://lake/reexport", tmp_path / m), tmp_path / m / "tasks")
+                for m in "ab"]  # fmt: skip
+    for machine, version in zip(machines, ("1", "2"), strict=True):  # A exports, then B exports again
+        (machine.output_dir / "o__r-1").mkdir(parents=True)
+        (machine.output_dir / "o__r-1" / "workspace.yaml").write_text(f"version: {version}\n")
+        machine.push("o__r-1")
+    recorded = str(tmp_path / "a" / "tasks" / "o__r-1")  # A's row still names A's (stale) directory
+    exported = machines[0].export_dir("o__r-1", recorded)
+    assert exported is not None and (exported / "workspace.yaml").read_text() == "version: 2\n"
+
+
+def test_a_pull_swaps_the_folder_in_whole(s3: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reader on this machine holding the folder open sees one stage's files, never some of each."""
+    for name, value in s3.env("s3://lake/swap", tmp_path / "a").items():
+        monkeypatch.setenv(name, value)
+    writer, reader = (SharedTaskFiles.of(HomeLayout.of("s3://lake/swap", tmp_path / m), tmp_path / m / "tasks")
+                      for m in "ab")  # fmt: skip
+    work_w, work_r = tmp_path / "a" / "work" / "o__r-1", tmp_path / "b" / "work" / "o__r-1"
+    work_w.mkdir(parents=True)
+    names = [f"stage{i:02}.json" for i in range(20)]
+
+    def publish(version: int) -> None:
+        for name in names:
+            (work_w / name).write_text(str(version))
+        writer.push("o__r-1")
+
+    publish(0)
+    reader.pull("o__r-1")
+    seen: list[set[str]] = []
+    done = threading.Event()
+
+    def read() -> None:
+        while not done.is_set():
+            folder = os.open(work_r, os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                opener = functools.partial(os.open, dir_fd=folder)
+                seen.append({open(name, opener=opener).read() for name in names})  # noqa: SIM115
+            except FileNotFoundError:
+                pass  # the old folder removed while read: read again (never a mix)
+            finally:
+                os.close(folder)
+
+    thread = threading.Thread(target=read)
+    thread.start()
+    try:
+        for version in range(1, 6):
+            publish(version)
+            assert reader.pull("o__r-1") == len(names)
+    finally:
+        done.set()
+        thread.join()
+    assert len(seen) > 10 and all(len(versions) == 1 for versions in seen), [v for v in seen if len(v) > 1][:3]
+    assert sorted(p.name for p in work_r.parent.iterdir()) == ["o__r-1"]  # no staging folder left behind

@@ -16,9 +16,13 @@ folder named `s3:`.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import hashlib
 import io
 import os
+import shutil
+import tempfile
 import uuid
 from pathlib import Path
 from typing import Any, TypeAlias
@@ -36,6 +40,7 @@ StorePath: TypeAlias = Path | UPath
 REMOTE_SCHEMES = ("s3",)
 ENDPOINT_SETTING = "SWE_FORGE_S3_ENDPOINT_URL"
 REGION_SETTING = "SWE_FORGE_S3_REGION"
+STAGING_PREFIX = ".swe-forge-tmp-"  # folders being pulled or replaced; = export.task_dir.TEMP_DIR_PREFIX (skipped)
 MD5_METADATA = "md5"  # user metadata (x-amz-meta-md5) of every object written here: the content's MD5
 KEY_NAMES = ("AWS_ACCESS_KEY_ID",)
 SECRET_NAMES = ("AWS_SECRET_ACCESS_KEY",)
@@ -165,12 +170,20 @@ def _md5(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _is_temp(path: Path) -> bool:
+    """A writer's temporary file (`.<name>.<random>.tmp`: `write_bytes_atomic`, `tasks.work.TaskWork`)."""
+    return path.name.startswith(".") and path.name.endswith(".tmp")
+
+
 def _local_files(root: Path) -> dict[str, Path]:
-    """Every file under `root` by its relative POSIX path; writers' temporary files (`.*.tmp`) left out."""
+    """Every file under `root` by its relative POSIX path; writers' temporary files left out."""
     if not root.is_dir():
         return {}
-    return {p.relative_to(root).as_posix(): p for p in root.rglob("*")
-            if p.is_file() and not (p.name.startswith(".") and p.name.endswith(".tmp"))}  # fmt: skip
+    return {p.relative_to(root).as_posix(): p for p in root.rglob("*") if p.is_file() and not _is_temp(p)}
+
+
+def _temp_files(root: Path) -> list[Path]:
+    return [p for p in root.rglob("*") if p.is_file() and _is_temp(p)] if root.is_dir() else []
 
 
 def _remote_files(root: UPath) -> dict[str, str]:
@@ -214,24 +227,95 @@ def push_tree(local: Path, remote: StorePath) -> int:
     return changed + len(gone)
 
 
-def pull_tree(remote: StorePath, local: Path, *, delete: bool = True) -> int:
+def pull_tree(remote: StorePath, local: Path) -> int:
     """Make folder `local` equal to the store's copy when the store has one (another machine may have run the
-    last stage): changed files downloaded (each written atomically), and with `delete` files the store no longer
-    has removed. Returns how many files changed; nothing on the store leaves `local` as it is."""
+    last stage). Returns how many files changed; nothing on the store leaves `local` as it is. The new folder
+    is built beside it and swapped in whole (`_replace_dir`): a reader on this machine sees the old folder or
+    the new one, never a mix of files from two stages."""
     if not is_remote(remote):
         return 0
     assert isinstance(remote, UPath)
-    theirs = _remote_files(remote)
+    return _pull_listed(remote, local, _remote_files(remote))
+
+
+def pull_subtrees(remote: StorePath, local: Path) -> int:
+    """`pull_tree` for each folder directly under the store's `remote` (one listing for all): the exported tasks
+    of every machine. Local folders the store does not have are kept. Returns how many files changed."""
+    if not is_remote(remote):
+        return 0
+    assert isinstance(remote, UPath)
+    by_folder: dict[str, dict[str, str]] = {}
+    for rel, etag in _remote_files(remote).items():
+        folder, slash, inner = rel.partition("/")
+        if slash:
+            by_folder.setdefault(folder, {})[inner] = etag
+    return sum(_pull_listed(remote / name, local / name, files) for name, files in sorted(by_folder.items()))
+
+
+def _pull_listed(remote: UPath, local: Path, theirs: dict[str, str]) -> int:
     if not theirs:
         return 0
     mine = _local_files(local)
-    changed = 0
-    for rel, etag in sorted(theirs.items()):
-        if rel not in mine or not _same(remote / rel, etag, _md5(mine[rel])):
-            with (remote / rel).open("rb") as handle:
-                write_bytes_atomic(local / rel, handle.read())
-            changed += 1
-    for rel in sorted(set(mine) - set(theirs)) if delete else ():
-        mine[rel].unlink()
-        changed += 1
-    return changed
+    stale = [
+        rel for rel, etag in sorted(theirs.items()) if rel not in mine or not _same(remote / rel, etag, _md5(mine[rel]))
+    ]
+    gone = set(mine) - set(theirs)
+    if not stale and not gone:
+        return 0
+    local.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{local.name}.", dir=local.parent))
+    try:
+        for rel in sorted(theirs):
+            target = staging / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if rel in stale:
+                with (remote / rel).open("rb") as handle:
+                    target.write_bytes(handle.read())
+            else:  # unchanged: the same file (a writer here replaces files by rename, so the link is safe)
+                try:
+                    os.link(mine[rel], target)
+                except OSError:
+                    shutil.copy2(mine[rel], target)
+        for path in _temp_files(local):  # a writer's temporary file is not ours to drop
+            (staging / path.relative_to(local)).parent.mkdir(parents=True, exist_ok=True)
+            with contextlib.suppress(FileNotFoundError):  # renamed into place meanwhile: it is in `theirs` or gone
+                os.link(path, staging / path.relative_to(local))
+        staging.chmod(0o755)
+        _replace_dir(staging, local)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return len(stale) + len(gone)
+
+
+def _replace_dir(new: Path, final: Path) -> None:
+    """Put folder `new` at `final`. Linux swaps the two in one step (renameat2 RENAME_EXCHANGE), then `new`
+    holds the old folder for the caller to remove; elsewhere the old folder is moved aside first (an instant
+    with no folder, as `export.task_dir.write_task_dir`)."""
+    if not final.exists():
+        os.rename(new, final)
+        return
+    if _exchange(new, final):
+        return
+    old = final.with_name(f"{STAGING_PREFIX}{final.name}.old-{uuid.uuid4().hex[:8]}")
+    os.rename(final, old)
+    try:
+        os.rename(new, final)
+    except BaseException:
+        os.rename(old, final)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths atomically (Linux renameat2 with RENAME_EXCHANGE); False when the system cannot."""
+    renameat2 = getattr(_LIBC, "renameat2", None) if _LIBC is not None else None
+    if renameat2 is None:
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
+
+
+try:
+    _LIBC: ctypes.CDLL | None = ctypes.CDLL(None, use_errno=True)
+except OSError:  # pragma: no cover - no C library to load
+    _LIBC = None

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from swe_forge_dagster.common.home import HomeLayout
-from swe_forge_dagster.common.store import StorePath, pull_tree, push_tree
+from swe_forge_dagster.common.store import StorePath, pull_subtrees, pull_tree, push_tree
 
 
 @dataclass(frozen=True)
@@ -52,18 +52,23 @@ class SharedTaskFiles:
         return changed
 
     def export_dir(self, task_id: str, recorded: str | None) -> Path | None:
-        """The task's exported directory on this machine: the recorded one when it exists here, else the store's
-        copy pulled into the output folder (the task was exported elsewhere); None when neither has it."""
-        if recorded and Path(recorded).is_dir():
-            return Path(recorded)
+        """The task's exported directory on this machine. With a store home the store's copy is pulled first,
+        always: another machine may have exported the task again since this one did, and a local copy would be
+        stale. Otherwise (or when the store has none) the recorded directory when it exists here; None when
+        neither has it."""
         if self.store_tasks is not None:
             pull_tree(self.store_tasks / task_id, self.output_dir / task_id)
+            if (local := self.output_dir / task_id).is_dir():
+                return local
+        if recorded and Path(recorded).is_dir():
+            return Path(recorded)
         local = self.output_dir / task_id
         return local if local.is_dir() else None
 
     def pull_exports(self) -> int:
-        """Every exported task the store has (the dataset is built from all of them); local ones kept."""
-        return pull_tree(self.store_tasks, self.output_dir, delete=False) if self.store_tasks is not None else 0
+        """Every exported task the store has, each folder swapped in whole (the dataset is built from all of
+        them); local ones the store does not have are kept."""
+        return pull_subtrees(self.store_tasks, self.output_dir) if self.store_tasks is not None else 0
 
     def push_datasets(self) -> int:
         return push_tree(self.dataset_dir, self.store_datasets) if self.store_datasets is not None else 0
