@@ -26,6 +26,7 @@ from swe_forge_dagster.lake.catalog import query
 from swe_forge_dagster.lake.writer import write_partition
 from swe_forge_dagster.llm.ledger import CallRecord
 from swe_forge_dagster.tasks.shared_files import SharedTaskFiles
+from swe_forge_dagster.tasks.work import temp_file
 from tests.support.gharchive_counts import independent_count
 from tests.support.s3_server import S3Server, s3_store
 
@@ -135,7 +136,9 @@ def test_task_folders_follow_the_store_between_machines(
     work_a.mkdir(parents=True)
     (work_a / "patch.json").write_text('{"base_commit": "abc"}')
     (work_a / "environment.json").write_text("{}")
-    (work_a / ".environment.json.123-x.tmp").write_text("half")  # a writer's temporary file never travels
+    fd, leftover = temp_file(work_a, "environment.json")  # a writer's temporary file (a crash) never travels
+    os.write(fd, b"half")
+    os.close(fd)
     (tmp_path / "a" / "tasks" / "o__r-1").mkdir(parents=True)
     (tmp_path / "a" / "tasks" / "o__r-1" / "workspace.yaml").write_text("id: o__r-1\n")
     assert machine_a.push("o__r-1") == 3 and machine_a.push("o__r-1") == 0  # unchanged: nothing sent again
@@ -151,7 +154,7 @@ def test_task_folders_follow_the_store_between_machines(
     (work_b / "patch.json").write_text('{"base_commit": "def"}')
     assert machine_b.push("o__r-1") == 2
     assert machine_a.pull("o__r-1") == 2
-    assert sorted(p.name for p in work_a.iterdir()) == [".environment.json.123-x.tmp", "patch.json"]
+    assert sorted(p.name for p in work_a.iterdir()) == [Path(leftover).name, "patch.json"]
     assert (work_a / "patch.json").read_text() == '{"base_commit": "def"}'
     assert machine_a.pull("o__r-2") == 0 and not (tmp_path / "a" / "work" / "o__r-2").exists()
 

@@ -86,7 +86,7 @@ class TaskWork:
     def _write(self, name: str, data: dict[str, Any]) -> Path:
         self.dir.mkdir(parents=True, exist_ok=True)
         final = self.path(name)
-        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=self.dir)
+        fd, tmp = temp_file(self.dir, name)
         try:
             with os.fdopen(fd, "w") as handle:
                 json.dump(data, handle, indent=1, default=str)
@@ -95,6 +95,12 @@ class TaskWork:
             Path(tmp).unlink(missing_ok=True)
             raise
         return final
+
+
+def temp_file(directory: Path, name: str) -> tuple[int, str]:
+    """A new temporary file for `name` in `directory`, open for writing: `.<name>.<random>.tmp`, the name the
+    store's folder sync never sends (`common.store`), so one left by a crash stays on this machine."""
+    return tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
 
 
 def split_task_id(task_id: str) -> tuple[str, int]:
