@@ -7,12 +7,25 @@ sees one, by ending the sessions (`pg_terminate_backend`).
 from __future__ import annotations
 
 import contextlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
+import duckdb
 import psycopg2
+import pytest
 
+from swe_forge_dagster.common.home import HomeLayout
 from swe_forge_dagster.common.postgres import Database
+from swe_forge_dagster.common.shared_state import call_ledger
 from swe_forge_dagster.common.slots_postgres import PostgresSlots
+from swe_forge_dagster.lake.catalog import query, refresh_catalog, refresh_catalog_or_warning
+from swe_forge_dagster.llm.ledger import CallRecord
 from tests.support.postgres_server import PostgresServer
+
+SETTING = "SWE_FORGE_POSTGRES_URL"
 
 
 def end_sessions(server: PostgresServer, url: str) -> int:
@@ -66,3 +79,49 @@ def test_a_slot_taken_before_a_lost_session_never_releases_the_same_slot_taken_a
     assert free(a)
     slots.close()
     observer.close()
+
+
+DOWN = "postgresql://swe:pw-not-to-be-shown@127.0.0.1:9/nothing"  # a closed port: the database is down
+
+
+def test_with_the_database_down_sql_over_the_lake_still_answers(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SWE_FORGE_", "DAGSTER_"))}
+    env.update({SETTING: DOWN, "SWE_FORGE_HOME": str(tmp_path / "home"), "COLUMNS": "200", "NO_COLOR": "1"})
+
+    def sql(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "swe_forge_dagster.cli", "sql", *args, "--format", "json"],
+                              env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)  # fmt: skip
+
+    for text in ("SELECT count(*) AS n FROM gharchive_pr_events", "SELECT count(*) AS n FROM llm_calls"):
+        result = sql(text)
+        assert result.returncode == 0 and json.loads(result.stdout) == [{"n": 0}], result.stderr[-3000:]
+        assert "Traceback" not in result.stderr and "pw-not-to-be-shown" not in result.stderr
+        assert "warning" in result.stderr and SETTING in result.stderr  # the catalog refresh: llm_calls without rows
+    result = sql("SELECT count(*) AS n FROM gharchive_pr_events", "--no-refresh")  # the database is not asked
+    assert result.returncode == 0 and json.loads(result.stdout) == [{"n": 0}] and result.stderr == ""
+
+
+def test_with_the_database_down_the_refresh_after_an_ingest_is_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(SETTING, DOWN)
+    layout = HomeLayout.of(tmp_path / "home")
+    warning = refresh_catalog_or_warning(layout.catalog, layout.lake)
+    assert warning is not None and SETTING in warning and "127.0.0.1:9/nothing" in warning
+    with duckdb.connect(str(layout.catalog), read_only=True) as con:  # the views are there, llm_calls typed
+        assert con.sql("SELECT count(*), count(cost) FROM llm_calls").fetchall() == [(0, 0)]
+
+
+def test_calls_recorded_before_the_database_stay_in_the_view(
+    postgres_db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    layout = HomeLayout.of(tmp_path / "home")
+    monkeypatch.delenv(SETTING, raising=False)
+    call_ledger(layout).append(CallRecord("triage", "m", "ok", "o/r#1", cost=0.5))  # before the setting: JSONL
+    monkeypatch.setenv(SETTING, postgres_db)
+    call_ledger(layout).append(CallRecord("triage", "m", "cached", "o/r#1", cache_hit=True))  # after: the table
+    sql = 'SELECT outcome, cost FROM llm_calls ORDER BY "at"'
+    assert query(layout.lake, sql).to_pylist() == [{"outcome": "ok", "cost": 0.5}, {"outcome": "cached", "cost": None}]
+    refresh_catalog(layout.catalog, layout.lake)
+    with duckdb.connect(str(layout.catalog), read_only=True) as con:
+        assert con.sql(sql).fetchall() == [("ok", 0.5), ("cached", None)]

@@ -25,7 +25,7 @@ from swe_forge_dagster.resources import LakeResource
 )
 def catalog(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
     """Views (`gharchive_pr_events`, …) over the Parquet lake, in `SWE_FORGE_HOME/catalog.duckdb`."""
-    views = refresh_catalog(lake.catalog_path, lake.lake_dir)
+    views = refresh_catalog(lake.catalog_path, lake.lake_dir, warn=context.log.warning)
     context.log.info(f"catalog {lake.catalog_path}: views {', '.join(views)}")
     return dg.MaterializeResult(
         metadata={"path": dg.MetadataValue.path(str(lake.catalog_path)), "views": dg.MetadataValue.json(views)}

@@ -23,13 +23,20 @@ def sql(
     if fmt not in ("table", "csv", "json"):
         raise usage_error(f"--format must be table, csv or json, not {fmt!r}")
     settings = get_settings()
+    said: set[str] = set()
+
+    def warn(message: str) -> None:  # e.g. the shared database down: llm_calls without its rows
+        if message not in said:
+            said.add(message)
+            say("warning:", "yellow", message)
+
     if refresh:
         try:
-            refresh_catalog(settings.catalog_path, settings.lake_dir, lock_timeout=5)
+            refresh_catalog(settings.catalog_path, settings.lake_dir, lock_timeout=5, warn=warn)
         except CatalogBusyError as exc:
             say("warning:", "yellow", f"catalog file not refreshed ({exc}); querying the lake directly")
     try:
-        table = run_query(settings.lake_dir, query)
+        table = run_query(settings.lake_dir, query, warn=warn)
     except QueryError as exc:
         say("SQL error:", "red", exc)
         raise typer.Exit(1) from None

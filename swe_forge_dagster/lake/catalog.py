@@ -10,7 +10,9 @@ ingest never waits for a query.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+import re
+import warnings
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -20,6 +22,7 @@ import pyarrow as pa
 from filelock import FileLock, Timeout
 
 from swe_forge_dagster.candidates.datasets import ENRICHED_PRS_SCHEMA, PR_CANDIDATES_SCHEMA
+from swe_forge_dagster.common.postgres import SharedStateError
 from swe_forge_dagster.common.store import StorePath, register_with_duckdb
 from swe_forge_dagster.gharchive.schema import PR_EVENTS_SCHEMA
 from swe_forge_dagster.gym.episodes import EPISODES_SCHEMA
@@ -36,6 +39,17 @@ class CatalogBusyError(RuntimeError):
 
 class QueryError(ValueError):
     """The user's SQL failed; the message is DuckDB's, plus the views that exist."""
+
+
+class CatalogWarning(UserWarning):
+    """A view was built from less than it should (the shared database could not be read)."""
+
+
+Warn = Callable[[str], None]
+
+
+def _warn_by_default(message: str) -> None:
+    warnings.warn(message, CatalogWarning, stacklevel=3)
 
 
 @dataclass(frozen=True)
@@ -97,17 +111,21 @@ def _duckdb_types(schema: pa.Schema) -> list[tuple[str, str]]:
         con.close()
 
 
+def _jsonl_select(dataset: Dataset, lake_dir: StorePath) -> str:
+    """`SELECT` over a JSONL dataset's files (which exist), with its explicit column list."""
+    glob = dataset.glob(lake_dir).replace("'", "''")
+    columns = ", ".join(f"'{name}': '{kind}'" for name, kind in _duckdb_types(dataset.schema))
+    first = dataset.schema.names[1]
+    return (
+        f"SELECT * FROM read_json('{glob}', format = 'newline_delimited', columns = {{{columns}}}, "
+        f"ignore_errors = true) WHERE {first} IS NOT NULL"  # a torn last line reads as all-NULL
+    )
+
+
 def view_sql(dataset: Dataset, lake_dir: StorePath) -> str:
     """`CREATE OR REPLACE VIEW` over the dataset's files, or a typed empty view if none exist yet."""
     if dataset.has_files(lake_dir) and dataset.fmt == "jsonl":
-        glob = dataset.glob(lake_dir).replace("'", "''")
-        columns = ", ".join(f"'{name}': '{kind}'" for name, kind in _duckdb_types(dataset.schema))
-        first = dataset.schema.names[1]
-        return (
-            f"CREATE OR REPLACE VIEW {dataset.name} AS SELECT * FROM read_json('{glob}', "
-            f"format = 'newline_delimited', columns = {{{columns}}}, ignore_errors = true) "
-            f"WHERE {first} IS NOT NULL"  # a torn last line reads as all-NULL
-        )
+        return f"CREATE OR REPLACE VIEW {dataset.name} AS {_jsonl_select(dataset, lake_dir)}"
     if dataset.has_files(lake_dir):
         glob = dataset.glob(lake_dir).replace("'", "''")
         types = ", ".join(f"'{k}': {v}" for k, v in dataset.hive_types.items())
@@ -121,29 +139,52 @@ def view_sql(dataset: Dataset, lake_dir: StorePath) -> str:
 
 
 def create_views(
-    con: duckdb.DuckDBPyConnection, lake_dir: StorePath, datasets: Iterable[Dataset], *, persistent: bool = False
-) -> list[str]:
+    con: duckdb.DuckDBPyConnection, lake_dir: StorePath, datasets: Iterable[Dataset], *, persistent: bool = False,
+    calls_from_database: bool = True, warn: Warn | None = None,
+) -> list[str]:  # fmt: skip
     """The views on `con`; an object-store lake's filesystem is registered with the connection first (a catalog
-    file opened by another DuckDB client then needs the store's own credentials: README, SQL)."""
+    file opened by another DuckDB client then needs the store's own credentials: README, SQL).
+    `calls_from_database=False` leaves the shared database's rows out of `llm_calls` (a query that does not
+    read the view need not wait for the database); a database that cannot be read is a warning, not an error."""
     register_with_duckdb(con, lake_dir)
     names = []
     for dataset in datasets:
-        if dataset.name == LLM_CALLS and (calls := llm_calls_table()) is not None:
-            # the shared database holds the calls (SWE_FORGE_POSTGRES_URL): the view is over its rows, read now;
-            # a catalog file keeps a copy of them (other DuckDB clients cannot see a registered Arrow table)
-            con.register("llm_calls_rows", calls)
-            source = "llm_calls_rows"
-            if persistent:
-                con.execute("CREATE OR REPLACE TABLE llm_calls_snapshot AS SELECT * FROM llm_calls_rows")
-                source = "llm_calls_snapshot"
-            con.execute(f"CREATE OR REPLACE VIEW {LLM_CALLS} AS SELECT * FROM {source}")
+        if dataset.name == LLM_CALLS:
+            con.execute(_calls_view_sql(con, dataset, lake_dir, persistent, calls_from_database, warn))
         else:
             con.execute(view_sql(dataset, lake_dir))
         names.append(dataset.name)
     return names
 
 
-def refresh_catalog(catalog_path: Path, lake_dir: StorePath, lock_timeout: float = 30.0) -> list[str]:
+def _calls_view_sql(con: duckdb.DuckDBPyConnection, dataset: Dataset, lake_dir: StorePath, persistent: bool,
+                    from_database: bool, warn: Warn | None) -> str:  # fmt: skip
+    """The `llm_calls` view: the shared database's rows (SWE_FORGE_POSTGRES_URL, read now) and the JSONL files
+    in the lake (every call recorded before the database was set, or by a machine without it), both when both
+    exist. A catalog file keeps a copy of the rows (other DuckDB clients cannot see a registered Arrow table)."""
+    calls = None
+    if from_database:
+        try:
+            calls = llm_calls_table()
+        except SharedStateError as exc:
+            (warn or _warn_by_default)(f"llm_calls holds only the calls in the lake's files: {exc}")
+    sources = []
+    if calls is not None:
+        con.register("llm_calls_rows", calls)
+        sources.append("SELECT * FROM llm_calls_rows")
+        if persistent:
+            con.execute("CREATE OR REPLACE TABLE llm_calls_snapshot AS SELECT * FROM llm_calls_rows")
+            sources[-1] = "SELECT * FROM llm_calls_snapshot"
+    if dataset.has_files(lake_dir):
+        sources.append(_jsonl_select(dataset, lake_dir))
+    if not sources:
+        return view_sql(dataset, lake_dir)  # typed and empty
+    return f"CREATE OR REPLACE VIEW {LLM_CALLS} AS {' UNION ALL '.join(sources)}"
+
+
+def refresh_catalog(
+    catalog_path: Path, lake_dir: StorePath, lock_timeout: float = 30.0, warn: Warn | None = None
+) -> list[str]:
     """(Re)create every view: built in a new file, then renamed over the catalog.
 
     DuckDB lets no process write a file that another process has open, even read-only. Building
@@ -159,7 +200,7 @@ def refresh_catalog(catalog_path: Path, lake_dir: StorePath, lock_timeout: float
             try:
                 con = duckdb.connect(str(fresh))
                 try:
-                    names = create_views(con, lake_dir, DATASETS.values(), persistent=True)
+                    names = create_views(con, lake_dir, DATASETS.values(), persistent=True, warn=warn)
                 finally:
                     con.close()
                 os.replace(fresh, catalog_path)
@@ -171,11 +212,13 @@ def refresh_catalog(catalog_path: Path, lake_dir: StorePath, lock_timeout: float
         raise CatalogBusyError(f"timed out after {lock_timeout}s waiting for another catalog refresh") from exc
 
 
-def query(lake_dir: StorePath, sql: str) -> pa.Table:
-    """Run `sql` against fresh views of the lake on an in-memory connection."""
+def query(lake_dir: StorePath, sql: str, warn: Warn | None = None) -> pa.Table:
+    """Run `sql` against fresh views of the lake on an in-memory connection. The shared database is read only
+    when `sql` names `llm_calls`: counting PR events neither waits for it nor needs it up."""
     con = duckdb.connect()
     try:
-        create_views(con, lake_dir, DATASETS.values())
+        reads_calls = re.search(rf"\b{LLM_CALLS}\b", sql, re.IGNORECASE) is not None
+        create_views(con, lake_dir, DATASETS.values(), calls_from_database=reads_calls, warn=warn)
         try:
             relation = con.sql(sql)
         except duckdb.Error as exc:
@@ -191,10 +234,12 @@ def query(lake_dir: StorePath, sql: str) -> pa.Table:
 
 
 def refresh_catalog_or_warning(catalog_path: Path, lake_dir: StorePath) -> str | None:
-    """Refresh the views after a command's runs; another process holding the file is a warning (returned),
-    not a failure: `swe-forge sql` builds fresh views anyway."""
+    """Refresh the views after a command's runs; another process holding the file, or a shared database that
+    cannot be read (the `llm_calls` view then without its rows), is a warning (returned), not a failure:
+    `swe-forge sql` builds fresh views anyway."""
+    said: list[str] = []
     try:
-        refresh_catalog(catalog_path, lake_dir)
+        refresh_catalog(catalog_path, lake_dir, warn=said.append)
     except CatalogBusyError as exc:
-        return f"catalog not refreshed: {exc}"
-    return None
+        said.append(f"catalog not refreshed: {exc}")
+    return "; ".join(said) or None
