@@ -146,7 +146,7 @@ class Settings(BaseSettings):
 
     @property
     def layout(self) -> HomeLayout:
-        return HomeLayout.of(self.home, self.local_dir)
+        return HomeLayout.of(self.home, self.local_dir, endpoint_url=self.s3_endpoint_url, region=self.s3_region)
 
     @property
     def home_abs(self) -> Path:

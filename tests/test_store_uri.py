@@ -25,10 +25,11 @@ from swe_forge_dagster.common.store import StoreConfigError, read_parquet, store
 from swe_forge_dagster.lake.catalog import query
 from swe_forge_dagster.lake.writer import write_partition
 from swe_forge_dagster.llm.ledger import CallRecord
+from swe_forge_dagster.settings import Settings
 from swe_forge_dagster.tasks.shared_files import SharedTaskFiles
 from swe_forge_dagster.tasks.work import temp_file
 from tests.support.gharchive_counts import independent_count
-from tests.support.s3_server import S3Server, s3_store
+from tests.support.s3_server import ACCESS_KEY, SECRET_KEY, S3Server, s3_store
 
 STORE_VARS = ("SWE_FORGE_", "DAGSTER_", "AWS_")
 
@@ -250,3 +251,22 @@ def test_a_pull_swaps_the_folder_in_whole(s3: S3Server, tmp_path: Path, monkeypa
         thread.join()
     assert len(seen) > 10 and all(len(versions) == 1 for versions in seen), [v for v in seen if len(v) > 1][:3]
     assert sorted(p.name for p in work_r.parent.iterdir()) == ["o__r-1"]  # no staging folder left behind
+
+
+def test_store_settings_given_in_code_reach_the_resources(
+    s3: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # no .env here
+    for name in ("SWE_FORGE_S3_ENDPOINT_URL", "SWE_FORGE_S3_REGION", "SWE_FORGE_LOCAL_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", ACCESS_KEY)  # secrets: by name only, never in the settings
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET_KEY)
+    settings = Settings(SWE_FORGE_HOME="s3://lake/coded", SWE_FORGE_S3_ENDPOINT_URL=s3.endpoint,
+                        SWE_FORGE_LOCAL_DIR=str(tmp_path / "local"))  # fmt: skip
+    assert settings.layout.remote and settings.home_abs == tmp_path / "local"
+    resource_side = HomeLayout.of(settings.home_ref)  # what every resource does with its `home` config
+    assert resource_side.root == tmp_path / "local" and str(resource_side.lake) == "s3://lake/coded/lake"
+    assert SECRET_KEY not in settings.home_ref
+    schema = pa.schema([("task_id", pa.string())])
+    write_partition(pa.table({"task_id": ["a__b-1"]}), resource_side.lake / "tasks" / "task=a__b-1", schema)
+    assert query(settings.lake_dir, "SELECT task_id FROM tasks").to_pylist() == [{"task_id": "a__b-1"}]

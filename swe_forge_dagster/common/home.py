@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import parse_qs, urlencode
 
 from swe_forge_dagster.common.secrets import secret_from_env
 from swe_forge_dagster.common.store import StorePath, is_remote_uri, store_path
@@ -33,13 +34,20 @@ class HomeLayout:
             object.__setattr__(self, "shared", self.root)
 
     @classmethod
-    def of(cls, home: str | Path, local_dir: str | Path | None = None) -> HomeLayout:
-        """The layout of `home` (a path, `file://` or `s3://` URI; `common.store.StoreConfigError` when the
-        store cannot be used). `local_dir` defaults to `SWE_FORGE_LOCAL_DIR` for a remote home."""
+    def of(cls, home: str | Path, local_dir: str | Path | None = None, *, endpoint_url: str | None = None,
+           region: str | None = None) -> HomeLayout:  # fmt: skip
+        """The layout of `home` (a path, `file://` or `s3://` URI, or a `home_ref`; `common.store.StoreConfigError`
+        when the store cannot be used). For a remote home, `local_dir`, `endpoint_url` and `region` (from
+        `Settings`) win over those a `home_ref` carries, which win over their settings read by name."""
         if not is_remote_uri(home):
             return cls(Path(store_path(home)))
-        local = local_dir or (secret_from_env([LOCAL_DIR_SETTING]) or "").strip() or DEFAULT_LOCAL_DIR
-        return cls(Path(local).expanduser().resolve(), store_path(home))
+        uri, _, query = str(home).partition("?")
+        carried = {name: values[-1] for name, values in parse_qs(query).items()}
+        local = (local_dir or carried.get("local_dir") or (secret_from_env([LOCAL_DIR_SETTING]) or "").strip()
+                 or DEFAULT_LOCAL_DIR)  # fmt: skip
+        shared = store_path(uri, endpoint_url=endpoint_url or carried.get("endpoint_url"),
+                            region=region or carried.get("region"))  # fmt: skip
+        return cls(Path(local).expanduser().resolve(), shared)
 
     @property
     def remote(self) -> bool:
@@ -47,8 +55,15 @@ class HomeLayout:
 
     @property
     def home_ref(self) -> str:
-        """The home as a string the resources can be configured with (and `of` reads back)."""
-        return str(self.shared)
+        """The home as a string the resources can be configured with (and `of` reads back): the local folder, or
+        the store's URI with the store's endpoint and region and the local folder as its query (settings given
+        in code reach the resources; the credentials are never in it, they are read by name)."""
+        if not self.remote:
+            return str(self.shared)
+        client = self.shared.storage_options.get("client_kwargs", {})
+        carried = {"endpoint_url": client.get("endpoint_url", ""), "region": client.get("region_name", ""),
+                   "local_dir": str(self.root)}  # fmt: skip
+        return f"{self.shared}?{urlencode(carried)}"
 
     @property
     def lake(self) -> StorePath:

@@ -59,9 +59,11 @@ def is_remote(path: StorePath) -> bool:
     return not isinstance(path, Path)
 
 
-def s3_options() -> dict[str, Any]:
-    """s3fs's options from the settings and the credentials' standard names; names what is missing."""
-    endpoint = (secret_from_env([ENDPOINT_SETTING]) or "").strip()  # the environment, then .env, as Settings
+def s3_options(endpoint_url: str | None = None, region: str | None = None) -> dict[str, Any]:
+    """s3fs's options: the endpoint and region given (from `Settings`), else their settings read by name (the
+    environment, then .env, as Settings does); the credentials always by their standard names. Names what is
+    missing."""
+    endpoint = (endpoint_url or secret_from_env([ENDPOINT_SETTING]) or "").strip()
     key, secret = secret_from_env(KEY_NAMES), secret_from_env(SECRET_NAMES)
     missing = [name for name, value in ((ENDPOINT_SETTING, endpoint), (KEY_NAMES[0], key),
                                         (SECRET_NAMES[0], secret)) if not value]  # fmt: skip
@@ -71,7 +73,7 @@ def s3_options() -> dict[str, Any]:
             f"set: set {ENDPOINT_SETTING} to the store's URL (e.g. http://127.0.0.1:8333, or "
             "https://s3.amazonaws.com) and the credentials in AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY"
         )
-    region = (secret_from_env([REGION_SETTING]) or "").strip() or "us-east-1"
+    region = (region or secret_from_env([REGION_SETTING]) or "").strip() or "us-east-1"
     # no listings cache: other machines replace objects at any time, and a cached listing would serve their old
     # ETag (a read then fails its If-Match precondition) or miss their new partitions
     return {"key": key, "secret": secret, "use_listings_cache": False,
@@ -79,15 +81,18 @@ def s3_options() -> dict[str, Any]:
             "config_kwargs": {"retries": {"max_attempts": 5, "mode": "standard"}}}  # fmt: skip
 
 
-def store_path(value: str | os.PathLike[str]) -> StorePath:
-    """The store path a setting names: `s3://bucket/prefix` → a `UPath` (settings checked), a path or
-    `file://` URI → an absolute local `Path`. Any other scheme is a `StoreConfigError`."""
+def store_path(
+    value: str | os.PathLike[str], *, endpoint_url: str | None = None, region: str | None = None
+) -> StorePath:
+    """The store path a setting names: `s3://bucket/prefix` → a `UPath` (settings checked; `endpoint_url` and
+    `region` when given, else their settings), a path or `file://` URI → an absolute local `Path`. Any other
+    scheme is a `StoreConfigError`."""
     text = str(value)
     parsed = urlparse(text)
     if parsed.scheme in REMOTE_SCHEMES:
         if not parsed.netloc:
             raise StoreConfigError(f"SWE_FORGE_HOME={text!r} names no bucket: use s3://<bucket>[/<prefix>]")
-        return UPath(text.rstrip("/"), **s3_options())
+        return UPath(text.rstrip("/"), **s3_options(endpoint_url, region))
     if parsed.scheme == "file":
         return Path(parsed.path).expanduser().resolve()
     if parsed.scheme and len(parsed.scheme) > 1:  # a one-letter "scheme" is a Windows drive
