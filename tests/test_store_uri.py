@@ -66,6 +66,17 @@ def test_a_store_home_without_its_settings_names_them(tmp_path: Path, monkeypatc
     assert local.root == local.shared == tmp_path / "h" and local.lake == tmp_path / "h" / "lake" and not local.remote
 
 
+def test_a_local_home_is_any_path_without_a_scheme(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert store_path("backup:old") == tmp_path / "backup:old"  # a colon is not a scheme without "//"
+    assert HomeLayout.of("backup:old").lake == tmp_path / "backup:old" / "lake"
+    assert store_path("file://localhost/srv/h") == Path("/srv/h") and store_path("file:///srv/h%20x") == Path(
+        "/srv/h x"
+    )
+    with pytest.raises(StoreConfigError, match=r"SWE_FORGE_HOME='file://data/home' names host 'data'"):
+        store_path("file://data/home")  # not silently /home
+
+
 def test_the_cli_exits_non_zero_naming_the_missing_setting(tmp_path: Path) -> None:
     result = cli("sql", "SELECT 1", env=clean_env(SWE_FORGE_HOME="s3://x"), cwd=tmp_path)
     assert result.returncode == 2, result.stderr

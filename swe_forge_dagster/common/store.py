@@ -26,7 +26,7 @@ import tempfile
 import uuid
 from pathlib import Path
 from typing import Any, TypeAlias
-from urllib.parse import urlparse
+from urllib.parse import unquote, urlparse
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -52,7 +52,7 @@ class StoreConfigError(ValueError):
 
 def is_remote_uri(value: str | os.PathLike[str]) -> bool:
     """Whether `value` names an object store (`s3://…`), not a local path."""
-    return urlparse(str(value)).scheme in REMOTE_SCHEMES
+    return "://" in str(value) and urlparse(str(value)).scheme in REMOTE_SCHEMES
 
 
 def is_remote(path: StorePath) -> bool:
@@ -88,18 +88,23 @@ def store_path(
     `region` when given, else their settings), a path or `file://` URI → an absolute local `Path`. Any other
     scheme is a `StoreConfigError`."""
     text = str(value)
+    if "://" not in text:  # a path, even one with a colon (`backup:old`, `C:\\data`)
+        return Path(text).expanduser().resolve()
     parsed = urlparse(text)
     if parsed.scheme in REMOTE_SCHEMES:
         if not parsed.netloc:
             raise StoreConfigError(f"SWE_FORGE_HOME={text!r} names no bucket: use s3://<bucket>[/<prefix>]")
         return UPath(text.rstrip("/"), **s3_options(endpoint_url, region))
     if parsed.scheme == "file":
-        return Path(parsed.path).expanduser().resolve()
-    if parsed.scheme and len(parsed.scheme) > 1:  # a one-letter "scheme" is a Windows drive
-        raise StoreConfigError(
-            f"SWE_FORGE_HOME={text!r}: unknown scheme {parsed.scheme!r}; use a local path, file:// or s3://"
-        )
-    return Path(text).expanduser().resolve()
+        if parsed.netloc not in ("", "localhost"):  # `file://data/home` is host `data`, path `/home`
+            raise StoreConfigError(
+                f"SWE_FORGE_HOME={text!r} names host {parsed.netloc!r}: a file:// URI is a folder on this machine, "
+                "written file:///absolute/path (three slashes) or file://localhost/absolute/path; or give the path"
+            )
+        return Path(unquote(parsed.path)).expanduser().resolve()
+    raise StoreConfigError(
+        f"SWE_FORGE_HOME={text!r}: unknown scheme {parsed.scheme!r}; use a local path, file:// or s3://"
+    )
 
 
 def write_bytes_atomic(path: StorePath, data: bytes) -> None:
