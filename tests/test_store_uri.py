@@ -21,7 +21,7 @@ import pytest
 
 from swe_forge_dagster.common.home import HomeLayout
 from swe_forge_dagster.common.shared_state import call_ledger
-from swe_forge_dagster.common.store import StoreConfigError, read_parquet, store_path
+from swe_forge_dagster.common.store import StoreConfigError, polars_storage_options, read_parquet, store_path
 from swe_forge_dagster.lake.catalog import query
 from swe_forge_dagster.lake.writer import write_partition
 from swe_forge_dagster.llm.ledger import CallRecord
@@ -75,6 +75,18 @@ def test_a_local_home_is_any_path_without_a_scheme(tmp_path: Path, monkeypatch: 
     )
     with pytest.raises(StoreConfigError, match=r"SWE_FORGE_HOME='file://data/home' names host 'data'"):
         store_path("file://data/home")  # not silently /home
+
+
+def test_temporary_credentials_carry_their_session_token(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name, value in (("SWE_FORGE_S3_ENDPOINT_URL", "http://127.0.0.1:9"), ("AWS_ACCESS_KEY_ID", "k"),
+                        ("AWS_SECRET_ACCESS_KEY", "s"), ("AWS_SESSION_TOKEN", "session-token")):  # fmt: skip
+        monkeypatch.setenv(name, value)
+    path = store_path("s3://lake/x")
+    assert path.fs.token == "session-token"  # s3fs signs every request with it
+    assert polars_storage_options(path)["aws_session_token"] == "session-token"
+    monkeypatch.delenv("AWS_SESSION_TOKEN")
+    assert "aws_session_token" not in polars_storage_options(store_path("s3://lake/y"))
 
 
 def test_the_cli_exits_non_zero_naming_the_missing_setting(tmp_path: Path) -> None:

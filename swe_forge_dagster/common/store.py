@@ -8,10 +8,11 @@ temporary name and renamed; an object is one PUT (or one completed multipart upl
 or not at all.
 
 The store's endpoint is a setting (`SWE_FORGE_S3_ENDPOINT_URL`, `SWE_FORGE_S3_REGION`); its credentials are
-secrets read by their standard names (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`), never put in a config
-object. A missing one, or a scheme we cannot write, is a `StoreConfigError` that names what to set, raised when
-the home is first resolved, before any run starts: without it an `s3://x` home once "worked" by writing a local
-folder named `s3:`.
+secrets read by their standard names (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, and `AWS_SESSION_TOKEN` for
+temporary credentials), never put in a config object. A missing one, or a scheme we cannot write, is a
+`StoreConfigError` that names what to set, raised when the home is first resolved, before any run starts:
+without it an `s3://x` home once "worked" by writing a local folder named `s3:`. A home is a URI only when it
+contains `://`: `backup:old` is a local folder.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ STAGING_PREFIX = ".swe-forge-tmp-"  # folders being pulled or replaced; = export
 MD5_METADATA = "md5"  # user metadata (x-amz-meta-md5) of every object written here: the content's MD5
 KEY_NAMES = ("AWS_ACCESS_KEY_ID",)
 SECRET_NAMES = ("AWS_SECRET_ACCESS_KEY",)
+TOKEN_NAMES = ("AWS_SESSION_TOKEN",)  # temporary credentials (STS, SSO, an instance role): optional
 
 
 class StoreConfigError(ValueError):
@@ -76,9 +78,12 @@ def s3_options(endpoint_url: str | None = None, region: str | None = None) -> di
     region = (region or secret_from_env([REGION_SETTING]) or "").strip() or "us-east-1"
     # no listings cache: other machines replace objects at any time, and a cached listing would serve their old
     # ETag (a read then fails its If-Match precondition) or miss their new partitions
-    return {"key": key, "secret": secret, "use_listings_cache": False,
-            "client_kwargs": {"endpoint_url": endpoint, "region_name": region},
-            "config_kwargs": {"retries": {"max_attempts": 5, "mode": "standard"}}}  # fmt: skip
+    options = {"key": key, "secret": secret, "use_listings_cache": False,
+               "client_kwargs": {"endpoint_url": endpoint, "region_name": region},
+               "config_kwargs": {"retries": {"max_attempts": 5, "mode": "standard"}}}  # fmt: skip
+    if token := secret_from_env(TOKEN_NAMES):
+        options["token"] = token
+    return options
 
 
 def store_path(
@@ -157,9 +162,12 @@ def polars_storage_options(path: StorePath) -> dict[str, str] | None:
         return None
     options = path.storage_options
     client = options.get("client_kwargs", {})
-    return {"aws_access_key_id": options["key"], "aws_secret_access_key": options["secret"],
-            "aws_endpoint_url": client.get("endpoint_url", ""), "aws_region": client.get("region_name", "us-east-1"),
-            "aws_allow_http": "true"}  # fmt: skip
+    found = {"aws_access_key_id": options["key"], "aws_secret_access_key": options["secret"],
+             "aws_endpoint_url": client.get("endpoint_url", ""), "aws_region": client.get("region_name", "us-east-1"),
+             "aws_allow_http": "true"}  # fmt: skip
+    if options.get("token"):
+        found["aws_session_token"] = options["token"]
+    return found
 
 
 def register_with_duckdb(con: Any, path: StorePath) -> None:
