@@ -8,6 +8,7 @@ The whole pipeline on two homes is in tests/test_shared_state_pipeline.py.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -17,6 +18,7 @@ import time
 from pathlib import Path
 
 import duckdb
+import psycopg2
 import pytest
 
 from swe_forge_dagster.candidates.ledger import Ledger, LedgerEntry
@@ -176,15 +178,23 @@ def test_concurrent_writers_on_several_machines_leave_one_row_per_key(shared: st
     for writer in writers:
         out, err = writer.communicate(timeout=300)
         assert writer.returncode == 0 and out.strip() == "done", err[-3000:]
+    with contextlib.closing(psycopg2.connect(shared)) as connection, connection.cursor() as cursor:
+
+        def rows(sql: str) -> list[tuple]:
+            cursor.execute(sql)
+            return cursor.fetchall()
+
+        # counted in SQL, not through dicts (which would hide a key stored twice): one row per key, every key
+        for table, key, total in (("processed_prs", "repo, pr", 40), ("llm_answers", "key", 10),
+                                  ("llm_calls", "item", 3 * 4 * 10)):  # fmt: skip
+            assert rows(f"SELECT {key} FROM swe_forge.{table} GROUP BY {key} HAVING count(*) > 1") == [], table
+            assert rows(f"SELECT count(*) FROM swe_forge.{table}") == [(total,)], table
+        for table in ("github_enriched_prs", "github_missing_prs"):  # a PR may be in both: writers disagree
+            assert rows(f"SELECT repo, number FROM swe_forge.{table} GROUP BY 1, 2 HAVING count(*) > 1") == []
+        either = " UNION ".join(f"SELECT repo, number FROM swe_forge.github_{t}_prs" for t in ("enriched", "missing"))
+        assert rows(f"SELECT count(*) FROM ({either}) AS keys") == [(40,)]
     ledger = processed_ledger(tmp_path / "none.jsonl").load()
     assert sorted(ledger) == [("o/r", n) for n in range(40)]
-    store = github_store(machine(tmp_path, "x"))
-    keys = [("o/r", n) for n in range(40)]
-    assert len(store.get_enriched(keys)) + len(store.get_missing(keys)) >= 40
-    assert all(answer_cache(machine(tmp_path, "x")).get(f"k{i}") is not None for i in range(10))
-    table = llm_calls_table()
-    assert table is not None and table.num_rows == 3 * 4 * 10  # every call once, none lost, none twice
-    assert len(set(table.column("item").to_pylist())) == 120
 
 
 def test_a_lost_connection_is_retried_and_a_dead_server_names_the_setting(
