@@ -4,7 +4,8 @@ A row per call, the same columns as the JSONL ledger (`llm.ledger.LLM_CALLS_SCHE
 carries an id made once before the first attempt, and the insert skips an id already present: when
 the connection drops after the server committed but before it answered, the retry records nothing
 twice. `llm_calls_table` reads the rows back as a pyarrow Table with that schema, which the catalog
-registers as the `llm_calls` view when the shared database is in use.
+registers as the `llm_calls` view when the shared database is in use (with the lake's JSONL calls, recorded
+before the setting, added to it; only for a query that names the view).
 """
 
 from __future__ import annotations
