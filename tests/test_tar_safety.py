@@ -50,3 +50,58 @@ def test_a_tree_extracts_and_escapes_are_refused(
         safe_extract(tar, tmp_path / "abs")
     assert not Path(name).exists()
     assert issubclass(UnsafeArchiveError, tarfile.TarError)
+
+
+def _chain_archive(path: Path) -> Path:
+    """`d/`, `d/l -> ..`, `d/l/x -> ..`, `d/l/x/escaped.txt`: each link is inside when judged against
+    the folder before extraction, but after the first two the file lands in the destination's parent."""
+    with tarfile.open(path, "w") as tar:
+        folder = tarfile.TarInfo("d")
+        folder.type, folder.mode = tarfile.DIRTYPE, 0o755
+        tar.addfile(folder)
+        for name in ("d/l", "d/l/x"):
+            info = tarfile.TarInfo(name)
+            info.type, info.linkname = tarfile.SYMTYPE, ".."
+            tar.addfile(info)
+        data = b"escaped\n"
+        info = tarfile.TarInfo("d/l/x/escaped.txt")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+@pytest.mark.parametrize("filter_available", [True, False], ids=["python-filter", "bookworm-3.11.2"])
+def test_chained_symlinks_cannot_escape(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, filter_available: bool
+) -> None:
+    if not filter_available:  # the real extraction, forced onto the fallback that bookworm's 3.11.2 takes
+        monkeypatch.setattr("swe_forge_dagster.execution.tar_safety.HAS_DATA_FILTER", False)
+    elif not hasattr(tarfile, "data_filter"):
+        pytest.skip("this Python has no tarfile.data_filter")
+    box = tmp_path / "box"
+    dest = box / "a" / "out"
+    dest.mkdir(parents=True)
+    with tarfile.open(_chain_archive(tmp_path / "chain.tar")) as tar, pytest.raises(tarfile.TarError):
+        safe_extract(tar, dest)
+    assert not [p for p in box.rglob("escaped.txt")], "a file escaped the destination"
+    assert not (tmp_path / "escaped.txt").exists()
+
+
+def test_fallback_refuses_links_through_links_and_stray_hardlinks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("swe_forge_dagster.execution.tar_safety.HAS_DATA_FILTER", False)
+    cases = {
+        "through-link": [("t/sub", None, "."), ("t/sub/f.py", "x", None)],
+        "twice": [("t/f.py", "x", None), ("t/f.py", "y", None)],
+        "sibling-up": [("t/a/up", None, "../../..")],
+    }
+    for label, members in cases.items():
+        with tarfile.open(_archive(tmp_path / f"{label}.tar", *members)) as tar, pytest.raises(UnsafeArchiveError):
+            safe_extract(tar, tmp_path / label)
+    with tarfile.open(tmp_path / "hard.tar", "w") as tar:
+        info = tarfile.TarInfo("t/h")
+        info.type, info.linkname = tarfile.LNKTYPE, "t/missing"
+        tar.addfile(info)
+    with tarfile.open(tmp_path / "hard.tar") as tar, pytest.raises(UnsafeArchiveError):
+        safe_extract(tar, tmp_path / "hard")
