@@ -16,7 +16,7 @@ from dagster._core.instance.config import dagster_instance_config_schema
 from dagster_docker import DockerRunLauncher
 
 from swe_forge_dagster.common.postgres_url import PostgresUrlError, libpq_url, postgres_url, sqlalchemy_url
-from swe_forge_dagster.orchestration.deploy import DeployConfigError, render_instance, setting_names
+from swe_forge_dagster.orchestration.deploy import DeployConfigError, public_names, render_instance, setting_names
 from swe_forge_dagster.orchestration.instance import TEMPLATE, ensure_dagster_home, instance_yaml
 from swe_forge_dagster.settings import Settings
 from tests.support.common import REPO_ROOT
@@ -131,3 +131,24 @@ def test_deploy_instance_refuses_what_cannot_work_in_a_container(tmp_path: Path)
             render_instance(DEPLOY_TEMPLATE, settings, environ)
     with pytest.raises(DeployConfigError, match="SWE_FORGE_HOME=relative/home is relative"):
         render_instance(DEPLOY_TEMPLATE, Settings(SWE_FORGE_HOME="relative/home"), _environ(tmp_path))
+
+
+def test_agent_variables_and_session_token_are_forwarded_but_never_public(tmp_path: Path) -> None:
+    """SWE_FORGE_AGENT_ENV's host variables reach run containers (the agent runs there); like the secrets,
+    they are not among the names deploy/start writes into its env file. Run containers carry the deployment."""
+    agent = {
+        "SWE_FORGE_AGENT_ENV": "ANTHROPIC_API_KEY, MY_AGENT_FLAG",
+        "ANTHROPIC_API_KEY": "sk-a",
+        "MY_AGENT_FLAG": "1",
+    }
+    environ = _environ(tmp_path, **agent, AWS_SESSION_TOKEN="tok", SWE_FORGE_DEPLOY_DIR=str(tmp_path / "d"))
+    rendered = render_instance(DEPLOY_TEMPLATE, Settings(SWE_FORGE_HOME=str(tmp_path)), environ)
+    launcher = yaml.safe_load(rendered)["run_launcher"]["config"]
+    assert {"ANTHROPIC_API_KEY", "MY_AGENT_FLAG", "AWS_SESSION_TOKEN"} <= set(launcher["env_vars"])
+    assert "sk-a" not in rendered and "tok" not in launcher["env_vars"]
+    assert launcher["container_kwargs"]["labels"] == {"swe-forge.role": "run-worker",
+                                                      "swe-forge.deploy": str(tmp_path / "d")}  # fmt: skip
+    public = public_names(DEPLOY_TEMPLATE, environ)
+    assert "SWE_FORGE_HOME" in public and "SWE_FORGE_AGENT_ENV" in public
+    for secret in ("ANTHROPIC_API_KEY", "MY_AGENT_FLAG", "AWS_SESSION_TOKEN", "GITHUB_TOKEN", "SWE_FORGE_POSTGRES_URL"):
+        assert secret not in public

@@ -6,7 +6,10 @@ the host's engine by host path, and a lake in a folder must outlive the containe
 settings and secrets forwarded by name. Dagster refuses to launch a run when a forwarded name is
 unset, so only the names set in the daemon's environment are listed; the values never enter the
 file. `deploy/start` runs `python -m swe_forge_dagster.orchestration.deploy render TEMPLATE`, and
-`... names TEMPLATE` for the variables it forwards to the code server's container.
+`... names TEMPLATE` for the variables it forwards to the code server's container, and `... public TEMPLATE`
+for the ones it may write into the deployment's env file (no secret: not the template's `env_vars`, not
+the host variables named in SWE_FORGE_AGENT_ENV, which are forwarded to the agent and may be keys).
+Run containers carry the label `swe-forge.deploy=<SWE_FORGE_DEPLOY_DIR>` so deploy/stop finds its own.
 """
 
 from __future__ import annotations
@@ -25,6 +28,10 @@ from swe_forge_dagster.settings import Settings
 LOCAL_ROOT = "${SWE_FORGE_LOCAL_ROOT}"
 DOCKER_SOCKET = "/var/run/docker.sock"
 IMAGE_SETTING = "SWE_FORGE_IMAGE"
+AGENT_ENV_SETTING = "SWE_FORGE_AGENT_ENV"
+DEPLOY_DIR_SETTING = "SWE_FORGE_DEPLOY_DIR"
+DEPLOY_LABEL = "swe-forge.deploy"
+NOT_SECRET = ("DOCKER_HOST",)
 
 
 class DeployConfigError(ValueError):
@@ -36,11 +43,24 @@ def setting_names() -> list[str]:
     return [str(field.validation_alias) for field in Settings.model_fields.values() if field.validation_alias]
 
 
+def agent_env_names(environ: Mapping[str, str] = os.environ) -> list[str]:
+    """The host variables SWE_FORGE_AGENT_ENV names (comma-separated): the agent gets them, so runs need them."""
+    return [name.strip() for name in environ.get(AGENT_ENV_SETTING, "").split(",") if name.strip()]
+
+
 def forwarded_names(template: str, environ: Mapping[str, str] = os.environ) -> list[str]:
-    """The settings and the template's secrets (`env_vars`) that are set: what a run container receives."""
+    """The settings, the template's secrets (`env_vars`) and the agent's variables that are set: what a run
+    container receives."""
     launcher = yaml.safe_load(template)["run_launcher"]["config"]
-    names = dict.fromkeys([*setting_names(), *launcher.get("env_vars", [])])
+    names = dict.fromkeys([*setting_names(), *launcher.get("env_vars", []), *agent_env_names(environ)])
     return [name for name in names if environ.get(name)]
+
+
+def public_names(template: str, environ: Mapping[str, str] = os.environ) -> list[str]:
+    """The forwarded names whose values may be written to a file: none of the secrets or agent variables."""
+    launcher = yaml.safe_load(template)["run_launcher"]["config"]
+    secret = (set(launcher.get("env_vars", [])) | set(agent_env_names(environ))) - set(NOT_SECRET)
+    return [name for name in forwarded_names(template, environ) if name not in secret]
 
 
 def render_instance(template: str, settings: Settings, environ: Mapping[str, str] = os.environ,
@@ -67,6 +87,9 @@ def render_instance(template: str, settings: Settings, environ: Mapping[str, str
         volumes.append(volume.replace(LOCAL_ROOT, local_root))
     if volumes:
         launcher["container_kwargs"]["volumes"] = volumes
+    if environ.get(DEPLOY_DIR_SETTING):
+        labels = launcher.setdefault("container_kwargs", {}).setdefault("labels", {})
+        labels[DEPLOY_LABEL] = environ[DEPLOY_DIR_SETTING]
     header = "# Rendered from deploy/dagster.yaml by swe_forge_dagster.orchestration.deploy: edit the template.\n"
     return header + yaml.safe_dump(config, sort_keys=False)
 
@@ -75,14 +98,15 @@ def main(argv: list[str] | None = None) -> int:
     """`render TEMPLATE`: the rendered instance on stdout; `names TEMPLATE`: the forwarded names that are set,
     one a line. A bad setting is one line on stderr, exit 2."""
     args = sys.argv[1:] if argv is None else argv
-    if len(args) != 2 or args[0] not in ("render", "names"):
-        print("usage: python -m swe_forge_dagster.orchestration.deploy render|names deploy/dagster.yaml",
+    if len(args) != 2 or args[0] not in ("render", "names", "public"):
+        print("usage: python -m swe_forge_dagster.orchestration.deploy render|names|public deploy/dagster.yaml",
               file=sys.stderr)  # fmt: skip
         return 2
     try:
         template = Path(args[1]).read_text()
-        if args[0] == "names":
-            sys.stdout.write("".join(f"{name}\n" for name in forwarded_names(template)))
+        if args[0] in ("names", "public"):
+            names = forwarded_names(template) if args[0] == "names" else public_names(template)
+            sys.stdout.write("".join(f"{name}\n" for name in names))
         else:
             sys.stdout.write(render_instance(template, Settings()))
     except (DeployConfigError, ValueError) as exc:
