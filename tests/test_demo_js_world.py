@@ -26,6 +26,7 @@ from swe_forge_dagster.execution.env_candidates import environment_candidates
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.execution.toolchains import registry_reachable
 from swe_forge_dagster.settings import NODE_IMAGE, get_settings
+from tests.support.common import require_image
 
 HOST_CA = Path("/etc/ssl/certs/ca-certificates.crt")
 
@@ -108,13 +109,7 @@ def test_its_environment_is_npm_ci_and_mocha_on_the_node_image_or_a_reason(
 def test_expected_lists_are_what_mocha_says(
     world: GitWorld, tmp_path: Path, docker_client: docker.DockerClient
 ) -> None:
-    try:
-        docker_client.images.get(NODE_IMAGE)
-    except docker.errors.ImageNotFound:
-        message = f"{NODE_IMAGE} missing: scripts/build-toolchain-image.sh node"
-        if os.environ.get("SWE_FORGE_REQUIRE_DOCKER") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
+    require_image(docker_client, NODE_IMAGE, "scripts/build-toolchain-image.sh node")
     if not registry_reachable(get_settings().npm_registry):
         pytest.skip(f"the npm registry ({get_settings().npm_registry}) is unreachable: mocha cannot be installed")
     pr = world.pr(JS_REPO, 4)

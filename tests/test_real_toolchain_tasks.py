@@ -16,7 +16,6 @@ classification that chose the PR was paid for. No Docker needed.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,7 @@ import pytest
 from swe_forge_dagster.demo.twins.openai_twin_script import forced_tool_name, tool_schemas
 from swe_forge_dagster.export.swebench import read_instances, validate_instance
 from swe_forge_dagster.settings import TOOLCHAIN_IMAGES
-from tests.support.common import BASE_IMAGE, SHARED_FIXTURES
+from tests.support.common import BASE_IMAGE, SHARED_FIXTURES, require_image
 from tests.support.real_task import RealChange, run_real_change
 
 pytestmark = pytest.mark.docker
@@ -46,13 +45,7 @@ CHANGE = RealChange("google/uuid", 150, "a2b2b32373ff0b1a312b7fdf6d38a977099698a
 def built(tmp_path_factory: pytest.TempPathFactory, docker_client: docker.DockerClient) -> dict[str, Any]:
     if not BUNDLE.is_file():
         pytest.skip(f"real fixture missing ({BUNDLE.name})")
-    try:
-        docker_client.images.get(GO_IMAGE)
-    except docker.errors.ImageNotFound:
-        message = f"{GO_IMAGE} missing: scripts/build-toolchain-image.sh go"
-        if os.environ.get("SWE_FORGE_REQUIRE_DOCKER") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
+    require_image(docker_client, GO_IMAGE, "scripts/build-toolchain-image.sh go")
     root = tmp_path_factory.mktemp("real-go-task")
     return run_real_change(root, BUNDLE, CHANGE, {"SWE_FORGE_DOCKER_IMAGE": BASE_IMAGE})
 

@@ -7,6 +7,9 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+import docker
+import pytest
+
 from swe_forge_dagster.settings import DEFAULT_BASE_IMAGE, Settings
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -19,3 +22,14 @@ SettingsFactory = Callable[..., Settings]
 
 def hour(key: str) -> dt.datetime:
     return dt.datetime.strptime(key, "%Y-%m-%d-%H:%M").replace(tzinfo=dt.UTC)
+
+
+def require_image(client: docker.DockerClient, image: str, how: str) -> None:
+    """Skip without `image` (fail under SWE_FORGE_REQUIRE_DOCKER=1), saying how to build it."""
+    try:
+        client.images.get(image)
+    except docker.errors.ImageNotFound:
+        message = f"{image} missing: {how}"
+        if os.environ.get("SWE_FORGE_REQUIRE_DOCKER") == "1":
+            pytest.fail(message)
+        pytest.skip(message)

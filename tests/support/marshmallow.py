@@ -5,7 +5,6 @@ base image the repository's manifests choose, then clones the bundle as a bare r
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import docker
 import pytest
 
 from swe_forge_dagster.settings import PYTHON_BASE_IMAGES
-from tests.support.common import SHARED_FIXTURES
+from tests.support.common import SHARED_FIXTURES, require_image
 
 BUNDLE = SHARED_FIXTURES / "repos" / "marshmallow-code+marshmallow.bundle"
 LITE_DEV = SHARED_FIXTURES / "swebench" / "lite-dev" / "princeton-nlp-SWE-bench_Lite-dev.json"
@@ -25,13 +24,7 @@ def marshmallow_remote(root: Path, docker_client: docker.DockerClient) -> str:
     """A bare clone of the bundle at root/remotes/marshmallow-code/marshmallow.git; the git URL template."""
     if not BUNDLE.is_file() or not LITE_DEV.is_file():
         pytest.skip(f"real fixtures missing ({BUNDLE.name} or SWE-bench Lite dev)")
-    try:
-        docker_client.images.get(BULLSEYE)
-    except docker.errors.ImageNotFound:
-        message = f"{BULLSEYE} missing: scripts/build-base-image.sh {BULLSEYE}"
-        if os.environ.get("SWE_FORGE_REQUIRE_DOCKER") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
+    require_image(docker_client, BULLSEYE, f"scripts/build-base-image.sh {BULLSEYE}")
     remote = root / "remotes" / "marshmallow-code" / "marshmallow.git"
     subprocess.run(["git", "clone", "-q", "--bare", str(BUNDLE), str(remote)], check=True, timeout=300)
     return f"file://{root}/remotes/{{repo}}.git"
