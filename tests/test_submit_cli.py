@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import dagster as dg
+import pytest
 
 
 def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -44,3 +45,31 @@ def test_submit_refusals_name_what_to_set(tmp_path: Path, gharchive_2015: Path) 
 
     run_side = _cli(env, "mine", "--submit", "--once", "--model", "m", "--min-stars", "5")
     assert run_side.returncode == 2 and "--model, --min-stars would not reach submitted runs" in run_side.stderr
+
+
+def test_wait_follows_the_retry_chain_and_times_out_naming_the_runs() -> None:
+    """run_retries launches a new run for a failed one (dagster/will_retry=true): wait ends with the last retry."""
+    from swe_forge_dagster.orchestration.submit import SubmitError, SubmittedRun, wait
+
+    status = dg.DagsterRunStatus
+    with dg.DagsterInstance.ephemeral() as instance:
+
+        def put(run_id: str, state: dg.DagsterRunStatus, **tags: str) -> None:
+            if instance.get_run_by_id(run_id) is not None:
+                instance.delete_run(run_id)
+            instance.add_run(dg.DagsterRun(job_name="j", run_id=run_id, status=state, tags=tags))
+
+        first, retry, second = "a" * 36, "b" * 36, "c" * 36
+        put(first, status.FAILURE, **{"dagster/will_retry": "true"})  # the retry is not created yet
+        put(second, status.SUCCESS)
+        steps = iter([lambda: put(retry, status.STARTED, **{"dagster/parent_run_id": first}),
+                      lambda: put(retry, status.SUCCESS, **{"dagster/parent_run_id": first})])  # fmt: skip
+        said: list[str] = []
+        runs = [SubmittedRun(first, "j", ["h1"]), SubmittedRun(second, "j", ["h2"])]
+        outcomes = wait(instance, runs, said.append, sleep=lambda _: next(steps)())
+        assert [(o.run_id, o.success) for o in outcomes] == [(retry, True), (second, True)]
+        assert any("retried as run bbbbbbbb" in message for message in said)
+
+        put(retry, status.STARTED)
+        with pytest.raises(SubmitError, match=retry):
+            wait(instance, [SubmittedRun(retry, "j", ["h1"])], said.append, sleep=lambda _: None, timeout=0.0)

@@ -39,6 +39,10 @@ def ingest(
         bool, typer.Option("--submit", help="launch through the instance's run coordinator (the daemon) instead")
     ] = False,
     wait: Annotated[bool, typer.Option("--wait", help="with --submit: block until the runs end")] = False,
+    timeout: Annotated[
+        float | None,
+        typer.Option("--timeout", min=1, help="with --wait: give up after SECONDS (exit 1, run ids named)"),
+    ] = None,
     workspace: Annotated[
         Path | None, typer.Option(help="with --submit: the deployment's workspace file (else SWE_FORGE_WORKSPACE)")
     ] = None,
@@ -62,6 +66,8 @@ def ingest(
         raise usage_error(str(exc)) from None
     if (wait or workspace) and not submit:
         raise usage_error("--wait and --workspace go with --submit")
+    if timeout is not None and not wait:
+        raise usage_error("--timeout goes with --submit --wait")
     if submit and gharchive_url:  # the runs read the deployment's settings (the daemon's environment), not ours
         raise usage_error("--gharchive-url does not reach submitted runs: set SWE_FORGE_GHARCHIVE_URL where the "
                           "daemon runs (deploy/start)")  # fmt: skip
@@ -72,7 +78,7 @@ def ingest(
         raise usage_error(f"--through must be one of {', '.join(JOBS)}, not {through!r}")
     try:
         ok = ingest_hours(settings, keys, err, job_name=JOBS[through], out=out,
-                          submit=Submit(workspace, wait) if submit else None)  # fmt: skip
+                          submit=Submit(workspace, wait, timeout) if submit else None)  # fmt: skip
     except (DownloadError, SubmitError) as exc:  # e.g. GH Archive unreachable; no code location to submit to
         say("error:", "red", exc)
         raise typer.Exit(1) from None

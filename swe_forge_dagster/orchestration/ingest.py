@@ -34,6 +34,7 @@ class Submit:
 
     workspace: Path | None = None  # else SWE_FORGE_WORKSPACE
     wait: bool = False
+    timeout: float | None = None  # with wait: stop waiting (exit 1, naming the runs) after this many seconds
 
 
 def ingest_hours(
@@ -81,19 +82,21 @@ def _submit_hours(
 ) -> bool:  # fmt: skip
     """Submit the runs (ids on stdout, one per line), then follow them when asked to."""
     from swe_forge_dagster.orchestration.launcher import check_hours, published_hours
-    from swe_forge_dagster.orchestration.submit import submitter, wait
+    from swe_forge_dagster.orchestration.submit import SubmittedRun, submitter, wait
 
     try:
         check_hours(defs.resolve_job_def(job_name), instance, keys)
     except ValueError as exc:
         raise IngestUsageError(str(exc)) from exc
     skipped, keys = published_hours(keys, fetcher.is_published)
-    with submitter(instance, submit.workspace) as runs:
-        submitted = runs.submit_hours(job_name, keys)
-    for run in submitted:
+
+    def submitted_one(run: SubmittedRun) -> None:  # as each run is submitted: an error later still leaves the ids
         out.print(run.run_id, markup=False, highlight=False)
         err.print(f"submitted run {run.run_id[:8]} {run.span} ({job_name}): {settings.ui_url}/runs/{run.run_id}",
                   markup=False, highlight=False, soft_wrap=True)  # fmt: skip
+
+    with submitter(instance, submit.workspace) as runs:
+        submitted = runs.submit_hours(job_name, keys, on_submit=submitted_one)
     for outcome in skipped:
         err.print(f"{outcome.keys[0]}: [yellow]skipped[/] ({outcome.errors[0]})")
     if not submit.wait:
@@ -102,7 +105,8 @@ def _submit_hours(
                       "with --wait to block until they end", markup=False, highlight=False, soft_wrap=True)  # fmt: skip
         return not skipped
     with err.status(f"waiting for {len(submitted)} run(s) (Ctrl-C stops waiting, not the runs)"):
-        outcomes = wait(instance, submitted, lambda m: err.print(m, style="yellow", markup=False))
+        outcomes = wait(instance, submitted, lambda m: err.print(m, style="yellow", markup=False),
+                        timeout=submit.timeout)  # fmt: skip
     return _report(settings, [*skipped, *outcomes], err)
 
 

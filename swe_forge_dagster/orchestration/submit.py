@@ -12,7 +12,10 @@ may exit at once; the daemon watches the run's container instead).
 
 `wait` follows runs in the instance until they end and reads their outcome from the event log
 (which the run containers write to the shared Postgres), so `mine --submit` can decide what to
-run next exactly as in-process mining does.
+run next exactly as in-process mining does. A run that failed and is retried (run retries: tag
+`dagster/will_retry=true`) is followed along its retry chain to the last run. Runs are only
+submitted while the daemon heartbeats (it dequeues them), waiting stops with an error naming the
+runs when it stops heartbeating while a run still needs it, or after `timeout` seconds.
 """
 
 from __future__ import annotations
@@ -33,10 +36,28 @@ LOCATION_NAME = "swe_forge"
 SUBMITTED_BY = {"swe_forge/launched_by": "cli-submit"}
 ENDED = {dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED}
 QUEUED_HINT_SECONDS = 60.0
+DAEMON_CHECK_SECONDS = 30.0
+WILL_RETRY, RETRY_RUN_ID, PARENT_RUN_ID = "dagster/will_retry", "dagster/auto_retry_run_id", "dagster/parent_run_id"
 
 
 class SubmitError(RuntimeError):
-    """The runs cannot be submitted (no workspace, the code location does not load)."""
+    """The runs cannot be submitted (no workspace, the code location does not load, no daemon), or waiting for
+    them stopped (the daemon stopped, the timeout passed): the message names the runs."""
+
+
+def daemon_problem(instance: dg.DagsterInstance) -> str | None:
+    """Why the daemon would not dequeue a run (no recent heartbeat of its run coordinator), else None."""
+    from dagster._core.run_coordinator import QueuedRunCoordinator
+    from dagster._daemon.run_coordinator.queued_run_coordinator_daemon import QueuedRunCoordinatorDaemon
+
+    if not isinstance(instance.run_coordinator, QueuedRunCoordinator):
+        return None
+    daemon = QueuedRunCoordinatorDaemon.daemon_type()
+    status = instance.get_daemon_statuses([daemon]).get(daemon)
+    if status is not None and status.healthy:
+        return None
+    return ("the Dagster daemon is not running (no recent heartbeat of its run queue in the instance): "
+            "start it (deploy/start)")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -90,6 +111,9 @@ class RunSubmitter:
             message = getattr(error, "message", str(error)).strip().splitlines()
             raise SubmitError(f"code location {self.location_name!r} of {self.workspace_path} does not load "
                               f"(is its server running? deploy/start): {message[0] if message else error}")  # fmt: skip
+        if problem := daemon_problem(self.instance):
+            self.close()
+            raise SubmitError(f"{problem}; no run was submitted")
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -122,12 +146,16 @@ class RunSubmitter:
         self.instance.submit_run(run.run_id, self._request_context)
         return run.run_id
 
-    def submit_hours(self, job_name: str, keys: Sequence[str], max_per_run: int = 24) -> list[SubmittedRun]:
-        """One run per block of contiguous hours (a partition range, as a multi-run backfill makes)."""
+    def submit_hours(self, job_name: str, keys: Sequence[str], max_per_run: int = 24,
+                     on_submit: Callable[[SubmittedRun], None] | None = None) -> list[SubmittedRun]:  # fmt: skip
+        """One run per block of contiguous hours (a partition range, as a multi-run backfill makes);
+        `on_submit` hears of each run as soon as it is submitted."""
         runs = []
         for block in contiguous_blocks(keys, max_per_run):
             tags = {"dagster/asset_partition_range_start": block[0], "dagster/asset_partition_range_end": block[-1]}
             runs.append(SubmittedRun(self.submit(job_name, tags), job_name, block))
+            if on_submit is not None:
+                on_submit(runs[-1])
         return runs
 
     def submit_partitions(self, job_name: str, keys: Sequence[str], partitions_name: str | None) -> list[SubmittedRun]:
@@ -137,33 +165,67 @@ class RunSubmitter:
         return [SubmittedRun(self.submit(job_name, {"dagster/partition": key}), job_name, [key]) for key in keys]
 
 
+def retry_of(instance: dg.DagsterInstance, record: dg.DagsterRun) -> str | None:
+    """The run that retries `record` (run retries), once the daemon created it."""
+    if record.tags.get(RETRY_RUN_ID):
+        return record.tags[RETRY_RUN_ID]
+    children = instance.get_runs(filters=dg.RunsFilter(tags={PARENT_RUN_ID: record.run_id}), limit=1)
+    return children[0].run_id if children else None
+
+
 def wait(
     instance: dg.DagsterInstance, runs: Sequence[SubmittedRun], notify: Callable[[str], None],
-    poll_seconds: float = 2.0, sleep: Callable[[float], None] = time.sleep,
+    poll_seconds: float = 2.0, sleep: Callable[[float], None] = time.sleep, timeout: float | None = None,
 ) -> list[RunOutcome]:  # fmt: skip
-    """Block until every run ended; their outcomes, read from the instance's event log.
+    """Block until every run ended (a retried run: its last retry); their outcomes, from the event log.
 
-    Says once on `notify` when a run is still queued after a minute (no daemon dequeues it).
-    Ctrl-C raises KeyboardInterrupt here; the runs go on.
+    Says once on `notify` when a run is still queued after a minute. Raises SubmitError naming the runs
+    when the daemon stops heartbeating while a run waits for it (queued, or a retry not created yet), or
+    when `timeout` seconds passed. Ctrl-C raises KeyboardInterrupt here; the runs go on.
     """
-    started, hinted = time.monotonic(), False
-    pending = {run.run_id for run in runs}
+    started, hinted, checked = time.monotonic(), False, time.monotonic()
+    current = {run.run_id: run.run_id for run in runs}  # submitted run -> the run of its retry chain to follow
+    pending = set(current)
     while pending:
-        for run_id in list(pending):
-            record = instance.get_run_by_id(run_id)
-            if record is None or record.status in ENDED:
-                pending.discard(run_id)
-            elif (
-                record.status == dg.DagsterRunStatus.QUEUED
-                and not hinted
-                and (time.monotonic() - started > QUEUED_HINT_SECONDS)
+        needs_daemon = []
+        for first in list(pending):
+            record = instance.get_run_by_id(current[first])
+            if (
+                record is not None
+                and record.status == dg.DagsterRunStatus.FAILURE
+                and record.tags.get(WILL_RETRY) == "true"
             ):
-                notify(f"run {run_id[:8]} is still queued after {QUEUED_HINT_SECONDS:.0f}s: is the daemon running "
-                       "(deploy/start)? Waiting; Ctrl-C stops waiting, not the runs.")  # fmt: skip
-                hinted = True
-        if pending:
-            sleep(poll_seconds)
-    return [outcome(instance, run) for run in runs]
+                retry = retry_of(instance, record)
+                if retry is None:
+                    needs_daemon.append(current[first])
+                    continue
+                notify(f"run {current[first][:8]} failed and is retried as run {retry[:8]}")
+                current[first] = retry
+                record = instance.get_run_by_id(retry)
+            if record is None or record.status in ENDED:
+                pending.discard(first)
+            elif record.status in (dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED):
+                needs_daemon.append(record.run_id)
+                if (
+                    record.status == dg.DagsterRunStatus.QUEUED
+                    and not hinted
+                    and (time.monotonic() - started > QUEUED_HINT_SECONDS)
+                ):
+                    notify(f"run {record.run_id[:8]} is still queued after {QUEUED_HINT_SECONDS:.0f}s (run or pool "
+                           "limits?). Waiting; Ctrl-C stops waiting, not the runs.")  # fmt: skip
+                    hinted = True
+        if not pending:
+            break
+        if needs_daemon and time.monotonic() - checked > DAEMON_CHECK_SECONDS:
+            checked = time.monotonic()
+            if problem := daemon_problem(instance):
+                raise SubmitError(f"{problem}; runs waiting for it: {', '.join(sorted(needs_daemon))}")
+        if timeout is not None and time.monotonic() - started > timeout:
+            ids = ", ".join(sorted(current[first] for first in pending))
+            raise SubmitError(f"--timeout: {len(pending)} run(s) still not ended after {timeout:.0f}s: {ids} "
+                              "(they go on; follow them in the Dagster UI)")  # fmt: skip
+        sleep(poll_seconds)
+    return [outcome(instance, SubmittedRun(current[run.run_id], run.job_name, run.keys)) for run in runs]
 
 
 def outcome(instance: dg.DagsterInstance, run: SubmittedRun) -> RunOutcome:
