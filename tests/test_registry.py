@@ -117,7 +117,8 @@ def test_a_registry_that_is_down_means_a_local_build_and_a_logged_reason(
         assert pull.startswith(f"pull of {registry.address}/{tag} failed, building instead: ")
         assert "connection refused" in pull.lower() and "push of" in push and "failed" in push
         assert [r.levelname for r in caplog.records if r.name.endswith("registry")] == ["WARNING", "WARNING"]
-        # back up: the image exists here now, so nothing is pulled; a fresh build pushes again
+        # back up: the image exists here now and is reused as is: nothing is pulled, and nothing is pushed
+        # either (the image built while the registry was down reaches it with the next build of it, anywhere)
         registry.start()
         assert executor.environment_image("o/r", shas[0], recipe) == (tag, True)
         assert registry.tags(tag.split(":")[0]) == []

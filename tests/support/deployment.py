@@ -116,7 +116,7 @@ def _env(root: Path, local: Path, postgres_url: str, gharchive: str, github: str
     env.pop("OPENROUTER_API_KEY", None)
     env.update(
         SWE_FORGE_DEPLOY_DIR=str(root / "deploy"), SWE_FORGE_HOME=f"s3://{BUCKET}/{PREFIX}",
-        SWE_FORGE_LOCAL_DIR=str(local), AWS_ACCESS_KEY_ID=ACCESS_KEY, AWS_SECRET_ACCESS_KEY=SECRET_KEY,
+        SWE_FORGE_LOCAL_DIR=str(local), SWE_FORGE_S3_ACCESS_KEY=ACCESS_KEY, SWE_FORGE_S3_SECRET_KEY=SECRET_KEY,
         SWE_FORGE_IMAGE=IMAGE, SWE_FORGE_POSTGRES_URL=postgres_url, SWE_FORGE_START_DATE="2015-01-01",
         SWE_FORGE_GHARCHIVE_URL=gharchive, SWE_FORGE_GITHUB_API_URL=github, GITHUB_TOKEN=TOKEN,
         SWE_FORGE_LLM_BASE_URL=llm, SWE_FORGE_LLM_API_KEY=KEY, SWE_FORGE_GIT_URL=git_urls,
