@@ -240,15 +240,21 @@ from swe_forge_dagster.common.slots import SlotTimeoutError
 
 name, limit, hold, timeout = sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
 slots = request_slots(HomeLayout.of(sys.argv[1]), name, limit)
+said = threading.Lock()  # print() writes the text and the newline apart: two threads would interleave
+
+def say(line):
+    with said:
+        sys.stdout.write(line + "\\n")
+        sys.stdout.flush()
 
 def one():
     try:
         with slots.hold(timeout=timeout) as index:
             start = time.time()
             time.sleep(hold)
-            print(f"held {index} {start} {time.time()}", flush=True)  # both times inside the hold
+            say(f"held {index} {start} {time.time()}")  # both times inside the hold
     except SlotTimeoutError:
-        print("timeout", flush=True)
+        say("timeout")
 
 threads = [threading.Thread(target=one) for _ in range(int(sys.argv[6]))]
 for t in threads: t.start()
