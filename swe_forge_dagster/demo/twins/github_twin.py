@@ -156,6 +156,12 @@ class GithubTwin(LoopbackService):
                 if (path_prefix is None or r.path.startswith(path_prefix)) and (method is None or r.method == method)
             )
 
+    @property
+    def in_flight(self) -> int:
+        """Requests being answered now (a killed client's are still answered, and then counted)."""
+        with self._lock:
+            return self._in_flight
+
     def counted_requests(self) -> list[RequestRecord]:
         with self._lock:
             return [r for r in self.requests if r.counted]
