@@ -148,14 +148,18 @@ def test_ingest_to_the_store_then_sql_gives_the_hours_pr_events(
     assert json.loads(result.stdout) == [{"n": 315 + 293}]
 
 
+def two_machines(s3: S3Server, home: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[SharedTaskFiles]:
+    """Machines "a" and "b": one store home, each its own local dir under tmp_path."""
+    for name, value in s3.env(home, tmp_path / "a").items():
+        monkeypatch.setenv(name, value)
+    return [SharedTaskFiles.of(HomeLayout.of(home, tmp_path / m), tmp_path / m / "tasks") for m in "ab"]
+
+
 def test_task_folders_follow_the_store_between_machines(
     s3: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Two local dirs on one store home: what one machine's stage wrote, the other pulls, deletions included."""
-    for name, value in s3.env("s3://lake/machines", tmp_path / "a").items():
-        monkeypatch.setenv(name, value)
-    machine_a = SharedTaskFiles.of(HomeLayout.of("s3://lake/machines", tmp_path / "a"), tmp_path / "a" / "tasks")
-    machine_b = SharedTaskFiles.of(HomeLayout.of("s3://lake/machines", tmp_path / "b"), tmp_path / "b" / "tasks")
+    machine_a, machine_b = two_machines(s3, "s3://lake/machines", tmp_path, monkeypatch)
     work_a = tmp_path / "a" / "work" / "o__r-1"
     work_a.mkdir(parents=True)
     (work_a / "patch.json").write_text('{"base_commit": "abc"}')
@@ -201,10 +205,7 @@ def test_llm_calls_on_the_store_are_one_object_each_and_read_as_the_view(
 
 def test_a_file_sent_in_parts_is_not_sent_again(s3: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """s3fs uploads from 100 MiB in parts, whose ETag is not the content's MD5: the MD5 travels as metadata."""
-    for name, value in s3.env("s3://lake/big", tmp_path / "a").items():
-        monkeypatch.setenv(name, value)
-    machine_a = SharedTaskFiles.of(HomeLayout.of("s3://lake/big", tmp_path / "a"), tmp_path / "a" / "tasks")
-    machine_b = SharedTaskFiles.of(HomeLayout.of("s3://lake/big", tmp_path / "b"), tmp_path / "b" / "tasks")
+    machine_a, machine_b = two_machines(s3, "s3://lake/big", tmp_path, monkeypatch)
     work_a = tmp_path / "a" / "work" / "o__r-1"
     work_a.mkdir(parents=True)
     data = os.urandom(101 * 2**20)  # measured: ~5 s for the four transfers below on SeaweedFS
@@ -219,10 +220,7 @@ def test_a_file_sent_in_parts_is_not_sent_again(s3: S3Server, tmp_path: Path, mo
 def test_a_task_exported_again_elsewhere_is_pulled_over_the_local_copy(
     s3: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for name, value in s3.env("s3://lake/reexport", tmp_path / "a").items():
-        monkeypatch.setenv(name, value)
-    machines = [SharedTaskFiles.of(HomeLayout.of("s3://lake/reexport", tmp_path / m), tmp_path / m / "tasks")
-                for m in "ab"]  # fmt: skip
+    machines = two_machines(s3, "s3://lake/reexport", tmp_path, monkeypatch)
     for machine, version in zip(machines, ("1", "2"), strict=True):  # A exports, then B exports again
         (machine.output_dir / "o__r-1").mkdir(parents=True)
         (machine.output_dir / "o__r-1" / "workspace.yaml").write_text(f"version: {version}\n")
@@ -234,10 +232,7 @@ def test_a_task_exported_again_elsewhere_is_pulled_over_the_local_copy(
 
 def test_a_pull_swaps_the_folder_in_whole(s3: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A reader on this machine holding the folder open sees one stage's files, never some of each."""
-    for name, value in s3.env("s3://lake/swap", tmp_path / "a").items():
-        monkeypatch.setenv(name, value)
-    writer, reader = (SharedTaskFiles.of(HomeLayout.of("s3://lake/swap", tmp_path / m), tmp_path / m / "tasks")
-                      for m in "ab")  # fmt: skip
+    writer, reader = two_machines(s3, "s3://lake/swap", tmp_path, monkeypatch)
     work_w, work_r = tmp_path / "a" / "work" / "o__r-1", tmp_path / "b" / "work" / "o__r-1"
     work_w.mkdir(parents=True)
     names = [f"stage{i:02}.json" for i in range(20)]
