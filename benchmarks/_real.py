@@ -59,8 +59,13 @@ def candidate_tags(inst: SWEBenchInstance, executor: TaskExecutor) -> set[str]:
     """The environment image tags of every recipe the manifests give for the instance."""
     executor.cache.ensure(inst.repo)
     executor.cache.fetch(inst.repo, [inst.base_commit])
-    found = environment_candidates(executor.cache, inst.repo, inst.base_commit, instance_split(inst).src_files,
-                                   available=partial(image_available, executor.client))  # fmt: skip
+    found = environment_candidates(
+        executor.cache,
+        inst.repo,
+        inst.base_commit,
+        instance_split(inst).src_files,
+        available=partial(image_available, executor.client),
+    )
     return {env_image_tag(inst.repo, recipe) for recipe in found.recipes}
 
 
@@ -81,7 +86,12 @@ def measure(inst: SWEBenchInstance, executor: TaskExecutor) -> tuple[dict, TaskV
         row[f"{phase}_image_cached"] = result.image_cached
     image = client.images.get(result.image)
     base = client.images.get(tried[-1].split(": ", 1)[0])  # "image: install" of the recipe that worked
-    row.update(recipe=tried[-1], runner=result.runner, image=result.image, accepted=result.validation.accepted,
-               image_mb=round(image.attrs["Size"] / 1e6, 1),
-               image_adds_mb=round((image.attrs["Size"] - base.attrs["Size"]) / 1e6, 1))  # fmt: skip
+    row.update(
+        recipe=tried[-1],
+        runner=result.runner,
+        image=result.image,
+        accepted=result.validation.accepted,
+        image_mb=round(image.attrs["Size"] / 1e6, 1),
+        image_adds_mb=round((image.attrs["Size"] - base.attrs["Size"]) / 1e6, 1),
+    )
     return row, result

@@ -24,16 +24,29 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 FIGURES = {
     "tasks": ["cold_s", "warm_s", "cold_llm_calls", "warm_llm_calls", "warm_images_built"],
-    "harness": ["per_task_total_s", "per_task_tests_s", "overhead_s_per_task", "wall_parallel_1_s",
-                "wall_parallel_2_s", "speedup_parallel_2", "resolved"],
-}  # fmt: skip
+    "harness": [
+        "per_task_total_s",
+        "per_task_tests_s",
+        "overhead_s_per_task",
+        "wall_parallel_1_s",
+        "wall_parallel_2_s",
+        "speedup_parallel_2",
+        "resolved",
+    ],
+}
 
 
 def run(tree: Path, bench: str) -> dict:
     """One benchmark run on `tree`'s code; its final JSON line."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    done = subprocess.run([sys.executable, str(tree / "benchmarks" / f"{bench}.py"), "--json-only"], cwd=tree,
-                          env=env, capture_output=True, text=True, timeout=3600)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, str(tree / "benchmarks" / f"{bench}.py"), "--json-only"],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=3600,
+    )
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     if not lines:
         raise RuntimeError(f"{bench} on {tree} printed no figures (exit {done.returncode}): {done.stderr[-2000:]}")

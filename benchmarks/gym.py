@@ -69,10 +69,29 @@ def timed(action: Callable[[], object], times: int) -> list[float]:
 @contextmanager
 def server(home: Path, tasks: Path, git_url: str, envs: int, name: str) -> Iterator[tuple[subprocess.Popen, dict]]:
     ready = home / f"{name}.json"
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("SWE_FORGE_")}, "SWE_FORGE_HOME": str(home),
-           "SWE_FORGE_GYM_TOKEN": TOKEN, "SWE_FORGE_GIT_URL": git_url}  # fmt: skip
-    argv = [sys.executable, "-m", "swe_forge_dagster.cli", "gym", "serve", "--input", str(tasks), "--port", "0",
-            "--max-envs", str(envs), "--docker-image", DEFAULT_BASE_IMAGE, "--ready-file", str(ready)]  # fmt: skip
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("SWE_FORGE_")},
+        "SWE_FORGE_HOME": str(home),
+        "SWE_FORGE_GYM_TOKEN": TOKEN,
+        "SWE_FORGE_GIT_URL": git_url,
+    }
+    argv = [
+        sys.executable,
+        "-m",
+        "swe_forge_dagster.cli",
+        "gym",
+        "serve",
+        "--input",
+        str(tasks),
+        "--port",
+        "0",
+        "--max-envs",
+        str(envs),
+        "--docker-image",
+        DEFAULT_BASE_IMAGE,
+        "--ready-file",
+        str(ready),
+    ]
     log = (home / f"{name}.log").open("w")
     process = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT)
     started = time.perf_counter()
@@ -105,8 +124,14 @@ def containers(client: docker.DockerClient, server_id: str, role: str | None = N
     return [info["Id"] for info in client.api.containers(all=role is None, filters={"label": labels})]
 
 
-def bash_overhead(gym: GymClient, clients: list[GymClient], opened: list[dict], client: docker.DockerClient,
-                  server_id: str, calls: int) -> dict[str, Any]:  # fmt: skip
+def bash_overhead(
+    gym: GymClient,
+    clients: list[GymClient],
+    opened: list[dict],
+    client: docker.DockerClient,
+    server_id: str,
+    calls: int,
+) -> dict[str, Any]:
     """`COMMAND` through the server and by docker exec on the same agent container, interleaved call by call (so
     drift in the machine's load hits all three alike); then from every client at once, and docker exec likewise."""
     env_id = opened[0]["env_id"]
@@ -120,10 +145,14 @@ def bash_overhead(gym: GymClient, clients: list[GymClient], opened: list[dict], 
         session.append(gym.call(env_id, "bash", {"command": COMMAND})["data"]["seconds"])
 
     serial: dict[str, list[float]] = {"server": [], "cli": [], "api": [], "put": []}
-    actions = {"server": through_server, "api": lambda: box.exec_run(["bash", "-c", COMMAND]),
-               "cli": lambda: subprocess.run(["docker", "exec", box.id, "bash", "-c", COMMAND], capture_output=True,
-                                             check=True),
-               "put": lambda: box.put_archive("/tmp", tiny_tar())}  # fmt: skip
+    actions = {
+        "server": through_server,
+        "api": lambda: box.exec_run(["bash", "-c", COMMAND]),
+        "cli": lambda: subprocess.run(
+            ["docker", "exec", box.id, "bash", "-c", COMMAND], capture_output=True, check=True
+        ),
+        "put": lambda: box.put_archive("/tmp", tiny_tar()),
+    }
     for _ in range(calls):
         for name, action in actions.items():
             serial[name] += timed(action, 1)
@@ -140,16 +169,21 @@ def bash_overhead(gym: GymClient, clients: list[GymClient], opened: list[dict], 
         loaded = [t for samples in pool.map(client_calls, zip(clients, opened, strict=True)) for t in samples]
         loaded_cli = [t for samples in pool.map(cli_calls, agents[: len(clients)]) for t in samples]
     n = len(clients)
-    figures = {"bash_through_server": percentiles(serial["server"]), "sandbox_session_run": percentiles(session),
-               "docker_exec_cli": percentiles(serial["cli"]), "docker_exec_api": percentiles(serial["api"]),
-               "docker_put_archive": percentiles(serial["put"]),
-               f"bash_through_server_{n}_clients": percentiles(loaded),
-               f"docker_exec_cli_{n}_at_once": percentiles(loaded_cli)}  # fmt: skip
+    figures = {
+        "bash_through_server": percentiles(serial["server"]),
+        "sandbox_session_run": percentiles(session),
+        "docker_exec_cli": percentiles(serial["cli"]),
+        "docker_exec_api": percentiles(serial["api"]),
+        "docker_put_archive": percentiles(serial["put"]),
+        f"bash_through_server_{n}_clients": percentiles(loaded),
+        f"docker_exec_cli_{n}_at_once": percentiles(loaded_cli),
+    }
     server_p50 = figures["bash_through_server"]["p50_ms"]
     figures["overhead_vs_docker_exec_p50_ms"] = round(server_p50 - figures["docker_exec_cli"]["p50_ms"], 1)
     figures["overhead_vs_exec_api_p50_ms"] = round(server_p50 - figures["docker_exec_api"]["p50_ms"], 1)
-    figures["http_and_tool_layer_p50_ms"] = round(server_p50 - figures["sandbox_session_run"]["p50_ms"]
-                                                  - figures["docker_put_archive"]["p50_ms"], 1)  # fmt: skip
+    figures["http_and_tool_layer_p50_ms"] = round(
+        server_p50 - figures["sandbox_session_run"]["p50_ms"] - figures["docker_put_archive"]["p50_ms"], 1
+    )
     return figures
 
 
@@ -210,25 +244,35 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def report(figures: dict[str, Any], envs: int) -> None:
-    s, c, a, r = (figures[k] for k in ("bash_through_server", "docker_exec_cli", "docker_exec_api",
-                                       "sandbox_session_run"))  # fmt: skip
+    s, c, a, r = (
+        figures[k] for k in ("bash_through_server", "docker_exec_cli", "docker_exec_api", "sandbox_session_run")
+    )
     p, q = figures[f"bash_through_server_{envs}_clients"], figures[f"docker_exec_cli_{envs}_at_once"]
     half = envs // 2
     print(f"gym server, {envs} environments of {TASK} at once (1 CPU / 2 GB each), `{COMMAND}` via bash")
     print(f"  open {envs} at once: {figures['open_all_wall_s']}s wall; each {figures['open_each_s']}")
-    print(f"  one client:  server p50 {s['p50_ms']} ms / p95 {s['p95_ms']} ms; docker exec p50 {c['p50_ms']} / "
-          f"p95 {c['p95_ms']} ms; exec API p50 {a['p50_ms']} / p95 {a['p95_ms']} ms")  # fmt: skip
-    print(f"  -> overhead p50 {figures['overhead_vs_docker_exec_p50_ms']} ms vs docker exec, "
-          f"{figures['overhead_vs_exec_api_p50_ms']} ms vs the exec API; of the server's time: the command file's "
-          f"upload (put_archive) p50 {figures['docker_put_archive']['p50_ms']} ms, the session's exec "
-          f"{r['p50_ms']} ms, HTTP + tool layer {figures['http_and_tool_layer_p50_ms']} ms")  # fmt: skip
-    print(f"  {envs} at once: server p50 {p['p50_ms']} / p95 {p['p95_ms']} ms; docker exec p50 {q['p50_ms']} / "
-          f"p95 {q['p95_ms']} ms")  # fmt: skip
-    print(f"  fix + answer in {half} at once: {figures[f'answer_{half}_at_once_wall_s']}s, "
-          f"rewards {figures['rewards']}")  # fmt: skip
-    print(f"  kill -9 with {figures['open_at_kill']} open: {figures['after_kill_9_containers']} containers left; "
-          f"after restart: {figures['after_restart_containers']} (ready in "
-          f"{figures['restart_to_ready_s']}s)")  # fmt: skip
+    print(
+        f"  one client:  server p50 {s['p50_ms']} ms / p95 {s['p95_ms']} ms; docker exec p50 {c['p50_ms']} / "
+        f"p95 {c['p95_ms']} ms; exec API p50 {a['p50_ms']} / p95 {a['p95_ms']} ms"
+    )
+    print(
+        f"  -> overhead p50 {figures['overhead_vs_docker_exec_p50_ms']} ms vs docker exec, "
+        f"{figures['overhead_vs_exec_api_p50_ms']} ms vs the exec API; of the server's time: the command file's "
+        f"upload (put_archive) p50 {figures['docker_put_archive']['p50_ms']} ms, the session's exec "
+        f"{r['p50_ms']} ms, HTTP + tool layer {figures['http_and_tool_layer_p50_ms']} ms"
+    )
+    print(
+        f"  {envs} at once: server p50 {p['p50_ms']} / p95 {p['p95_ms']} ms; docker exec p50 {q['p50_ms']} / "
+        f"p95 {q['p95_ms']} ms"
+    )
+    print(
+        f"  fix + answer in {half} at once: {figures[f'answer_{half}_at_once_wall_s']}s, rewards {figures['rewards']}"
+    )
+    print(
+        f"  kill -9 with {figures['open_at_kill']} open: {figures['after_kill_9_containers']} containers left; "
+        f"after restart: {figures['after_restart_containers']} (ready in "
+        f"{figures['restart_to_ready_s']}s)"
+    )
 
 
 if __name__ == "__main__":

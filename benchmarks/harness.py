@@ -92,16 +92,26 @@ def main(argv: list[str] | None = None) -> int:
             write_world_task(root / "tasks", cache, pr, task_id=f"bench-{index}")
         items = load_inputs(root / "tasks", default_image=BASE_IMAGE)
         times = sleeps(args.tasks, args.agent_sleep, args.spread)
-        config = HarnessConfig(agent="command", agent_dir=agent_dir(root, times),
-                               agent_cmd="sh /agent/run.sh", repo_cache_dir=root / "repos",
-                               git_url=world.url_template, docker_image=BASE_IMAGE, cpu=1.0)  # fmt: skip
+        config = HarnessConfig(
+            agent="command",
+            agent_dir=agent_dir(root, times),
+            agent_cmd="sh /agent/run.sh",
+            repo_cache_dir=root / "repos",
+            git_url=world.url_template,
+            docker_image=BASE_IMAGE,
+            cpu=1.0,
+        )
         warm_started = time.perf_counter()
         timed_run(config.model_copy(update={"agent": "oracle"}), items[:1], client)  # builds or finds the image
         warmup = time.perf_counter() - warm_started
-        serial_wall, serial = min((timed_run(config.model_copy(update={"parallel": 1}), items, client)
-                                   for _ in range(args.repeat)), key=lambda run: run[0])  # fmt: skip
-        pooled_wall, pooled = min((timed_run(config.model_copy(update={"parallel": 2}), items, client)
-                                   for _ in range(args.repeat)), key=lambda run: run[0])  # fmt: skip
+        serial_wall, serial = min(
+            (timed_run(config.model_copy(update={"parallel": 1}), items, client) for _ in range(args.repeat)),
+            key=lambda run: run[0],
+        )
+        pooled_wall, pooled = min(
+            (timed_run(config.model_copy(update={"parallel": 2}), items, client) for _ in range(args.repeat)),
+            key=lambda run: run[0],
+        )
     overheads = [r.total_duration_secs - r.agent_duration_secs - r.test_duration_secs for r in serial]
     figures: dict[str, Any] = {
         "tasks": args.tasks,
@@ -124,11 +134,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     if not args.json_only:
         print(f"harness on {args.tasks} copies of acme-labs/tinycalc#12; the agent sleeps {times} s, then fixes")
-        print(f"  per task (parallel 1): total {figures['per_task_total_s']}s = agent {figures['per_task_agent_s']}s"
-              f" + tests {figures['per_task_tests_s']}s + harness overhead {figures['overhead_s_per_task']}s"
-              f" (max {figures['overhead_s_per_task_max']}s; target <= 3 s)")  # fmt: skip
-        print(f"  wall: parallel 1 {serial_wall:.1f}s, parallel 2 {pooled_wall:.1f}s"
-              f" -> speed-up {figures['speedup_parallel_2']}x (target >= 1.6x)")  # fmt: skip
+        print(
+            f"  per task (parallel 1): total {figures['per_task_total_s']}s = agent {figures['per_task_agent_s']}s"
+            f" + tests {figures['per_task_tests_s']}s + harness overhead {figures['overhead_s_per_task']}s"
+            f" (max {figures['overhead_s_per_task_max']}s; target <= 3 s)"
+        )
+        print(
+            f"  wall: parallel 1 {serial_wall:.1f}s, parallel 2 {pooled_wall:.1f}s"
+            f" -> speed-up {figures['speedup_parallel_2']}x (target >= 1.6x)"
+        )
     print(json.dumps(figures))
     return 0 if figures["targets_met"] else 1
 

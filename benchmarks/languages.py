@@ -42,8 +42,11 @@ from swe_forge_dagster.tasks.prove import TaskValidation  # noqa: E402
 
 SWEBENCH = FIXTURES / "swebench"
 MULTI, LITE_DEV = "lite-test-and-multilingual/swebench_multi.jsonl", "lite-dev/princeton-nlp-SWE-bench_Lite-dev.json"
-DATASETS = {"C++": (MULTI, "fmtlib__fmt-2457"), "JavaScript": (MULTI, "axios__axios-5085"),
-            "Python": (LITE_DEV, "marshmallow-code__marshmallow-1359")}  # fmt: skip
+DATASETS = {
+    "C++": (MULTI, "fmtlib__fmt-2457"),
+    "JavaScript": (MULTI, "axios__axios-5085"),
+    "Python": (LITE_DEV, "marshmallow-code__marshmallow-1359"),
+}
 GO_MERGED = "a2b2b32373ff0b1a312b7fdf6d38a977099698a6"  # google/uuid#150, squash-merged
 REJECTED = "dtolnay/itoa"
 
@@ -55,9 +58,15 @@ def go_instance(tmp: Path) -> SWEBenchInstance:
     base = subprocess.run([*git, "rev-parse", f"{GO_MERGED}^"], capture_output=True, text=True, check=True)
     diff = subprocess.run([*git, "diff", base.stdout.strip(), GO_MERGED], capture_output=True, text=True, check=True)
     split = split_diff(diff.stdout)
-    return SWEBenchInstance(instance_id="google__uuid-150", repo="google/uuid", base_commit=base.stdout.strip(),
-                            patch=split.patch, test_patch=split.test_patch, language="Go",
-                            FAIL_TO_PASS=["TestVersion7Monotonicity"])  # fmt: skip
+    return SWEBenchInstance(
+        instance_id="google__uuid-150",
+        repo="google/uuid",
+        base_commit=base.stdout.strip(),
+        patch=split.patch,
+        test_patch=split.test_patch,
+        language="Go",
+        FAIL_TO_PASS=["TestVersion7Monotonicity"],
+    )
 
 
 def instances(tmp: Path) -> dict[str, SWEBenchInstance]:
@@ -100,14 +109,23 @@ def rejection(client: docker.DockerClient, tmp: Path) -> dict:
     since, seconds = int(time.time()), []
     for _ in range(3):  # the first pays the process's one registry probe (`registry_reachable`)
         started = time.perf_counter()
-        found = environment_candidates(executor.cache, REJECTED, head.stdout.strip(),
-                                       available=partial(image_available, client))  # fmt: skip
+        found = environment_candidates(
+            executor.cache, REJECTED, head.stdout.strip(), available=partial(image_available, client)
+        )
         seconds.append(round(time.perf_counter() - started, 3))
-    events = client.events(since=since, until=int(time.time()) + 1, decode=True,
-                           filters={"type": "container", "event": "create"})  # fmt: skip
-    return {"repo": REJECTED, "sha": head.stdout.strip()[:12], "toolchain": found.toolchain,
-            "buildable": found.buildable, "recipes": len(found.recipes), "problem": found.problem,
-            "seconds": seconds, "containers_created": sum(1 for _ in events)}  # fmt: skip
+    events = client.events(
+        since=since, until=int(time.time()) + 1, decode=True, filters={"type": "container", "event": "create"}
+    )
+    return {
+        "repo": REJECTED,
+        "sha": head.stdout.strip()[:12],
+        "toolchain": found.toolchain,
+        "buildable": found.buildable,
+        "recipes": len(found.recipes),
+        "problem": found.problem,
+        "seconds": seconds,
+        "containers_created": sum(1 for _ in events),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -143,8 +161,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def print_table(figures: dict[str, dict]) -> None:
-    print(f"{'language':10} {'instance':34} {'cold s':>7} {'warm s':>7} {'x py':>9} {'1+3 runs s':>10} "
-          f"{'image MB':>8} {'adds MB':>7} {'runner':7} {'lists = dataset':30} recipe")  # fmt: skip
+    print(
+        f"{'language':10} {'instance':34} {'cold s':>7} {'warm s':>7} {'x py':>9} {'1+3 runs s':>10} "
+        f"{'image MB':>8} {'adds MB':>7} {'runner':7} {'lists = dataset':30} recipe"
+    )
     for language, row in figures.items():
         if language == "rejected":
             continue
@@ -152,13 +172,17 @@ def print_table(figures: dict[str, dict]) -> None:
             print(f"{language:10} {row['instance']:34} ERROR {row['error']}")
             continue
         ratio = f"{row['cold_vs_python']}/{row['warm_vs_python']}"
-        print(f"{language:10} {row['instance']:34} {row['cold_s']:7} {row['warm_s']:7} {ratio:>9} "
-              f"{row['warm_validation_s']:10} {row['image_mb']:8} {row['image_adds_mb']:7} {row['runner']:7} "
-              f"{row['lists']['summary']:30} {row['recipe']}")  # fmt: skip
+        print(
+            f"{language:10} {row['instance']:34} {row['cold_s']:7} {row['warm_s']:7} {ratio:>9} "
+            f"{row['warm_validation_s']:10} {row['image_mb']:8} {row['image_adds_mb']:7} {row['runner']:7} "
+            f"{row['lists']['summary']:30} {row['recipe']}"
+        )
     rejected = figures["rejected"]
-    print(f"\n{rejected['repo']}@{rejected['sha']} ({rejected['toolchain']}): buildable={rejected['buildable']} "
-          f"in {' / '.join(map(str, rejected['seconds']))} s, {rejected['containers_created']} container(s) created: "
-          f"{rejected['problem']}")  # fmt: skip
+    print(
+        f"\n{rejected['repo']}@{rejected['sha']} ({rejected['toolchain']}): buildable={rejected['buildable']} "
+        f"in {' / '.join(map(str, rejected['seconds']))} s, {rejected['containers_created']} container(s) created: "
+        f"{rejected['problem']}"
+    )
 
 
 if __name__ == "__main__":

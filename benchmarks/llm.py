@@ -35,8 +35,18 @@ SEED = 7
 BASELINE_SAMPLE = 50  # sequential calls actually timed; the rest is extrapolated to keep the run short
 LANGS = {"Python": "py", "Go": "go", "Rust": "rs", "TypeScript": "ts", "Java": "java"}
 VERBS = ["Fix", "Add", "Refactor", "Handle", "Support", "Remove", "Speed up", "Document", "Validate", "Rework"]
-THINGS = ["rounding of negatives", "config reload", "retry backoff", "unicode paths", "the CLI parser",
-          "empty responses", "timezone offsets", "plugin loading", "cache eviction", "TLS errors"]  # fmt: skip
+THINGS = [
+    "rounding of negatives",
+    "config reload",
+    "retry backoff",
+    "unicode paths",
+    "the CLI parser",
+    "empty responses",
+    "timezone offsets",
+    "plugin loading",
+    "cache eviction",
+    "TLS errors",
+]
 DIRS = ["src", "lib", "core", "api", "cli", "internal", "pkg", "utils"]
 
 
@@ -74,8 +84,14 @@ def run(twin: OpenAITwin, work: Path, prs: list[PRFacts], in_flight: int) -> dic
     an LLMError kept as the item's result (an auth error aborts).
     """
     twin.reset()
-    client = LLMClient(twin.url, KEY, MODEL, cache=AnswerCache(work / "answers.sqlite"),
-                       ledger=CallLedger(work / "llm_calls"), max_in_flight=in_flight)  # fmt: skip
+    client = LLMClient(
+        twin.url,
+        KEY,
+        MODEL,
+        cache=AnswerCache(work / "answers.sqlite"),
+        ledger=CallLedger(work / "llm_calls"),
+        max_in_flight=in_flight,
+    )
 
     def one(pr: PRFacts) -> DifficultyTriage | LLMError:
         try:
@@ -89,8 +105,13 @@ def run(twin: OpenAITwin, work: Path, prs: list[PRFacts], in_flight: int) -> dic
     with client, ThreadPoolExecutor(max_workers=max(1, in_flight), thread_name_prefix="triage") as pool:
         results = list(pool.map(one, prs))
     seconds = time.perf_counter() - started
-    return {"seconds": seconds, "results": results, "stats": client.stats.snapshot(),
-            "requests": twin.count(), "max_in_flight": twin.max_in_flight}  # fmt: skip
+    return {
+        "seconds": seconds,
+        "results": results,
+        "stats": client.stats.snapshot(),
+        "requests": twin.count(),
+        "max_in_flight": twin.max_in_flight,
+    }
 
 
 def answers(results: list[DifficultyTriage | LLMError]) -> list[tuple[str, float] | None]:
@@ -117,8 +138,10 @@ def main(argv: list[str] | None = None) -> int:
         cold = run(twin, Path(tmp) / "ours", prs, k)
         warm = run(twin, Path(tmp) / "ours", prs, k)  # same cache path, new client: a re-run
         base = run(twin, Path(tmp) / "baseline", sample, 1)
-        ledger = Counter(json.loads(line)["outcome"] for line in (Path(tmp) / "ours" / "llm_calls" / "calls.jsonl")
-                         .read_text().splitlines())  # fmt: skip
+        ledger = Counter(
+            json.loads(line)["outcome"]
+            for line in (Path(tmp) / "ours" / "llm_calls" / "calls.jsonl").read_text().splitlines()
+        )
 
     invalid = [pr.item for pr, r in zip(prs, cold["results"], strict=True) if not isinstance(r, DifficultyTriage)]
     cold_answers = answers(cold["results"])
@@ -160,8 +183,9 @@ def main(argv: list[str] | None = None) -> int:
     }
     bound = round(1.3 * ideal, 3)
     targets = {"cold_s": ("<=", bound), "cold_max_in_flight": ("==", k), "warm_twin_requests": ("==", 0)}
-    passed = {name: figures[name] <= limit if op == "<=" else figures[name] == limit
-              for name, (op, limit) in targets.items()}  # fmt: skip
+    passed = {
+        name: figures[name] <= limit if op == "<=" else figures[name] == limit for name, (op, limit) in targets.items()
+    }
     figures["targets"] = {name: f"{op} {limit}" for name, (op, limit) in targets.items()}
     figures["pass"] = passed
 

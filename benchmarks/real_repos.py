@@ -35,23 +35,28 @@ from swe_forge_dagster.export.swebench import read_instances
 from swe_forge_dagster.settings import DEFAULT_BASE_IMAGE
 
 INSTANCES = ("marshmallow-code__marshmallow-1359", "marshmallow-code__marshmallow-1343")
-LAYER_TASKS = {"tox-dev/filelock#498": "721b37bcbdb4c431441fa8e5d9377cf9f0e059f2",
-               "tox-dev/filelock#511": "7f2247d8"}  # merged commits; the task's base is the parent  # fmt: skip
+LAYER_TASKS = {
+    "tox-dev/filelock#498": "721b37bcbdb4c431441fa8e5d9377cf9f0e059f2",
+    "tox-dev/filelock#511": "7f2247d8",
+}  # merged commits; the task's base is the parent
 
 
 def layer_figures(client: docker.DockerClient, tmp: Path) -> dict:
     """Build the environment of two filelock tasks with differing manifests, then alternate between them."""
     remote = clone_bundle(tmp, "tox-dev/filelock")
     rev_parse = ["git", "-C", str(remote), "rev-parse"]
-    bases = {task: subprocess.run([*rev_parse, f"{sha}^"], capture_output=True, text=True, check=True).stdout.strip()
-             for task, sha in LAYER_TASKS.items()}  # fmt: skip
+    bases = {
+        task: subprocess.run([*rev_parse, f"{sha}^"], capture_output=True, text=True, check=True).stdout.strip()
+        for task, sha in LAYER_TASKS.items()
+    }
     cache = RepoCache(tmp / "layer-cache", f"file://{tmp}/remotes/{{repo}}.git")
     cache.fetch("tox-dev/filelock", list(bases.values()))
     sandbox = SandboxConfig(image=DEFAULT_BASE_IMAGE, ca_bundle=HOST_CA if HOST_CA.is_file() else None)
     environments = Environments(client, cache, sandbox)
     first = next(iter(bases.values()))
-    recipe = manifest_candidates(cache, "tox-dev/filelock", first,
-                                 available=lambda image: image == DEFAULT_BASE_IMAGE)[0]  # fmt: skip
+    recipe = manifest_candidates(cache, "tox-dev/filelock", first, available=lambda image: image == DEFAULT_BASE_IMAGE)[
+        0
+    ]
     rows, made = [], set()
     try:
         for round_ in range(2):
@@ -59,9 +64,16 @@ def layer_figures(client: docker.DockerClient, tmp: Path) -> dict:
                 started = time.perf_counter()
                 image, reused = environments.image("tox-dev/filelock", base, recipe)
                 made.add(image)
-                rows.append({"task": task, "round": round_ + 1, "image": image.rsplit(":", 1)[1],
-                             "reused": reused, "seconds": round(time.perf_counter() - started, 2),
-                             "adds_mb": round((environments.own_bytes(image) or 0) / 1e6, 1)})  # fmt: skip
+                rows.append(
+                    {
+                        "task": task,
+                        "round": round_ + 1,
+                        "image": image.rsplit(":", 1)[1],
+                        "reused": reused,
+                        "seconds": round(time.perf_counter() - started, 2),
+                        "adds_mb": round((environments.own_bytes(image) or 0) / 1e6, 1),
+                    }
+                )
     finally:
         remove_images(client, made)  # layers first: they sit on the repository's image
     return {"recipe": f"{recipe.base_image}: {recipe.install_commands[-1]}", "builds": rows}
@@ -88,14 +100,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{'instance':38} {'env+proof cold s':>16} {'warm s':>7} {'4 runs s':>8} {'image MB':>9} {'adds MB':>8}")
         for name, row in figures.items():
             if name != "layers":
-                print(f"{name:38} {row['cold_s']:16} {row['warm_s']:7} {row['warm_validation_s']:8} "
-                      f"{row['image_mb']:9} {row['image_adds_mb']:8}  {row['recipe']}")  # fmt: skip
+                print(
+                    f"{name:38} {row['cold_s']:16} {row['warm_s']:7} {row['warm_validation_s']:8} "
+                    f"{row['image_mb']:9} {row['image_adds_mb']:8}  {row['recipe']}"
+                )
         if "layers" in figures:
             print(f"\nlayers ({figures['layers']['recipe']}):")
             print(f"{'task':22} {'round':>5} {'image':>30} {'reused':>6} {'s':>7} {'adds MB':>8}")
             for row in figures["layers"]["builds"]:
-                print(f"{row['task']:22} {row['round']:5} {row['image']:>30} {row['reused']!s:>6} {row['seconds']:7} "
-                      f"{row['adds_mb']:8}")  # fmt: skip
+                print(
+                    f"{row['task']:22} {row['round']:5} {row['image']:>30} {row['reused']!s:>6} {row['seconds']:7} "
+                    f"{row['adds_mb']:8}"
+                )
     print(json.dumps(figures))
     return 0
 

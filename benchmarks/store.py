@@ -57,10 +57,15 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-store-") as tmp:
         server = start_s3_server(Path(tmp) / "seaweedfs")
         try:
-            os.environ.update(SWE_FORGE_S3_ENDPOINT_URL=server.endpoint, AWS_ACCESS_KEY_ID=ACCESS_KEY,
-                              AWS_SECRET_ACCESS_KEY=SECRET_KEY)  # fmt: skip
-            lakes: dict[str, StorePath] = {"local": Path(tmp) / "home" / "lake",
-                                           "s3": store_path("s3://lake/bench") / "lake"}  # fmt: skip
+            os.environ.update(
+                SWE_FORGE_S3_ENDPOINT_URL=server.endpoint,
+                AWS_ACCESS_KEY_ID=ACCESS_KEY,
+                AWS_SECRET_ACCESS_KEY=SECRET_KEY,
+            )
+            lakes: dict[str, StorePath] = {
+                "local": Path(tmp) / "home" / "lake",
+                "s3": store_path("s3://lake/bench") / "lake",
+            }
             cache = Path(tmp) / "cache"
             ingest: dict[str, list[float]] = {name: [] for name in lakes}
             counts: dict[str, list[float]] = {name: [] for name in lakes}
@@ -77,13 +82,20 @@ def main() -> None:
             server.stop()
     if len(seen) != 1:
         raise SystemExit(f"the PR-event counts disagree between the lakes and the query: {sorted(seen)}")
-    median = {f"{kind}_{name}_s": round(statistics.median(values), 3)
-              for kind, table in (("ingest", ingest), ("count", counts)) for name, values in table.items()}  # fmt: skip
+    median = {
+        f"{kind}_{name}_s": round(statistics.median(values), 3)
+        for kind, table in (("ingest", ingest), ("count", counts))
+        for name, values in table.items()
+    }
     result = {
-        "events": args.events, "source": source, "pr_events": seen.pop(), "repeat": args.repeat, **median,
+        "events": args.events,
+        "source": source,
+        "pr_events": seen.pop(),
+        "repeat": args.repeat,
+        **median,
         "ratio_ingest_s3_over_local": round(median["ingest_s3_s"] / median["ingest_local_s"], 2),
         "ratio_count_s3_over_local": round(median["count_s3_s"] / median["count_local_s"], 2),
-    }  # fmt: skip
+    }
     print(json.dumps(result, indent=2))
 
 

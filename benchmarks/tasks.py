@@ -63,8 +63,13 @@ class Clients:
         self.twin, self.work, self.made = twin, work, []
 
     def __call__(self) -> LLMClient:
-        client = LLMClient(self.twin.url, KEY, MODEL, cache=AnswerCache(self.work / "answers.sqlite"),
-                           ledger=CallLedger(self.work / "llm_calls"))  # fmt: skip
+        client = LLMClient(
+            self.twin.url,
+            KEY,
+            MODEL,
+            cache=AnswerCache(self.work / "answers.sqlite"),
+            ledger=CallLedger(self.work / "llm_calls"),
+        )
         self.made.append(client)
         return client
 
@@ -86,19 +91,33 @@ def run_task(builder: TaskBuilder, task_id: str, clients: Clients) -> dict[str, 
     env = builder.work(task_id).load_optional("environment") or {}
     proven = builder.work(task_id).load_optional("validation") or {}
     rejected = [f"{stage}: {o.reason}" for stage, o in outcomes.items() if o.status == "rejected"]
-    return {"task": task_id, "seconds": round(time.perf_counter() - started, 2), "stages": seconds,
-            "image": env.get("image"), "image_built": env.get("image_cached") is False,
-            "recipe_source": env.get("recipe_source"), "accepted": not rejected, "rejected": rejected,
-            "fail_to_pass": proven.get("FAIL_TO_PASS"), **clients.totals()}  # fmt: skip
+    return {
+        "task": task_id,
+        "seconds": round(time.perf_counter() - started, 2),
+        "stages": seconds,
+        "image": env.get("image"),
+        "image_built": env.get("image_cached") is False,
+        "recipe_source": env.get("recipe_source"),
+        "accepted": not rejected,
+        "rejected": rejected,
+        "fail_to_pass": proven.get("FAIL_TO_PASS"),
+        **clients.totals(),
+    }
 
 
 def make_builder(client: docker.DockerClient, work: Path, world_url: str, name: str, after_runs: int) -> TaskBuilder:
     base = ":".join(BENCH_BASE)
     sandbox = SandboxConfig(image=base)
-    return TaskBuilder(executor=TaskExecutor(client, RepoCache(work / "repos", world_url), sandbox),
-                       lake_dir=work / "lake", work_root=work / f"work-{name}", output_dir=work / f"out-{name}",
-                       recipes=RecipeStore(work / "recipes"), base_image=base, agent_sandbox=sandbox,
-                       after_runs=after_runs)  # fmt: skip
+    return TaskBuilder(
+        executor=TaskExecutor(client, RepoCache(work / "repos", world_url), sandbox),
+        lake_dir=work / "lake",
+        work_root=work / f"work-{name}",
+        output_dir=work / f"out-{name}",
+        recipes=RecipeStore(work / "recipes"),
+        base_image=base,
+        agent_sandbox=sandbox,
+        after_runs=after_runs,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -141,9 +160,10 @@ def main(argv: list[str] | None = None) -> int:
     figures: dict[str, Any] = {"after_runs": args.after_runs, "latency_ms": args.latency_ms, "tasks": {}}
     for c, w in zip(cold, warm, strict=True):
         figures["tasks"][c["task"]] = {
-            f"{name}_{key}": row[key] for name, row in (("cold", c), ("warm", w))
+            f"{name}_{key}": row[key]
+            for name, row in (("cold", c), ("warm", w))
             for key in ("seconds", "stages", "image_built", "recipe_source", *COUNTED)
-        } | {"fail_to_pass": c["fail_to_pass"]}  # fmt: skip
+        } | {"fail_to_pass": c["fail_to_pass"]}
     figures["cold_s"] = round(sum(r["seconds"] for r in cold), 2)
     figures["warm_s"] = round(sum(r["seconds"] for r in warm), 2)
     figures["cold_llm_calls"] = sum(r["calls"] for r in cold)
@@ -152,17 +172,27 @@ def main(argv: list[str] | None = None) -> int:
     passed = {name: figures[name] == limit for name, limit in TARGETS.items()}
     figures["pass"] = passed
 
-    say(f"tasks: {', '.join(TASKS)}; {args.after_runs} after-runs; latency {args.latency_ms:g} ms; "
-        "every stage of the Dagster task assets (TaskBuilder)")  # fmt: skip
-    say(f"{'pass':5} {'task':24} {'total s':>8} " + " ".join(f"{s:>11}" for s in STAGES)
-        + f" {'image':>6} {'recipe':>6} {'calls':>5} {'hits':>5} {'tok in':>7} {'tok out':>7}")  # fmt: skip
+    say(
+        f"tasks: {', '.join(TASKS)}; {args.after_runs} after-runs; latency {args.latency_ms:g} ms; "
+        "every stage of the Dagster task assets (TaskBuilder)"
+    )
+    say(
+        f"{'pass':5} {'task':24} {'total s':>8} "
+        + " ".join(f"{s:>11}" for s in STAGES)
+        + f" {'image':>6} {'recipe':>6} {'calls':>5} {'hits':>5} {'tok in':>7} {'tok out':>7}"
+    )
     for name, rows in passes.items():
         for r in rows:
-            say(f"{name:5} {r['task']:24} {r['seconds']:8.2f} " + " ".join(f"{r['stages'][s]:11.2f}" for s in STAGES)
+            say(
+                f"{name:5} {r['task']:24} {r['seconds']:8.2f} "
+                + " ".join(f"{r['stages'][s]:11.2f}" for s in STAGES)
                 + f" {'built' if r['image_built'] else 'cached':>6} {r['recipe_source']:>6} {r['calls']:5}"
-                f" {r['cache_hits']:5} {r['prompt_tokens']:7} {r['completion_tokens']:7}")  # fmt: skip
-    say(f"total: cold {figures['cold_s']}s, {figures['cold_llm_calls']} LLM calls; "
-        f"warm {figures['warm_s']}s, {figures['warm_llm_calls']} LLM calls")  # fmt: skip
+                f" {r['cache_hits']:5} {r['prompt_tokens']:7} {r['completion_tokens']:7}"
+            )
+    say(
+        f"total: cold {figures['cold_s']}s, {figures['cold_llm_calls']} LLM calls; "
+        f"warm {figures['warm_s']}s, {figures['warm_llm_calls']} LLM calls"
+    )
     for name, limit in TARGETS.items():
         say(f"  {name:18} {figures[name]:>4}  target == {limit}  {'ok' if passed[name] else 'MISSED'}")
     print(json.dumps(figures))

@@ -110,10 +110,17 @@ def test_loop_sends_errors_back_and_ends_on_an_accepted_submission(twin: OpenAIT
     transcript = tmp_path / "run" / "transcript.jsonl"
     with make_client(twin, tmp_path) as client:
         result = run_agent(
-            client, box, "Find the answer.", ["<question>\nwhat is it\n</question>"],  # type: ignore[arg-type]
-            [AgentTool("submit_answer", "the answer", Answer)], on_submit, stage="demo", item="x",
-            max_turns=10, transcript_path=transcript,
-        )  # fmt: skip
+            client,
+            box,
+            "Find the answer.",
+            ["<question>\nwhat is it\n</question>"],  # type: ignore[arg-type]
+            [AgentTool("submit_answer", "the answer", Answer)],
+            on_submit,
+            stage="demo",
+            item="x",
+            max_turns=10,
+            transcript_path=transcript,
+        )
     assert result == 42 and submitted == [41, 42] and box.commands == ["cat big.log", "false"]
     bodies = [r.json for r in twin.requests]
     assert all(b["tool_choice"] == "auto" and tool_names(b) == ["shell", "submit_answer"] for b in bodies)
@@ -127,9 +134,14 @@ def test_loop_sends_errors_back_and_ends_on_an_accepted_submission(twin: OpenAIT
     assert bodies[6]["messages"][-1]["content"] == "Rejected: too small"
     turns = lines(transcript)
     assert [t["outcome"] for t in turns] == ["nudged", *["continue"] * 3, "rejected", "rejected", "accepted"]
-    assert turns[3]["results"][1] == {"tool_call_id": turns[3]["tool_calls"][1]["id"], "name": "shell",
-                                      "content": "exit code: 1\n(no output)", "exit_code": 1, "timed_out": False,
-                                      "seconds": 0.01}  # fmt: skip
+    assert turns[3]["results"][1] == {
+        "tool_call_id": turns[3]["tool_calls"][1]["id"],
+        "name": "shell",
+        "content": "exit code: 1\n(no output)",
+        "exit_code": 1,
+        "timed_out": False,
+        "seconds": 0.01,
+    }
 
 
 def test_old_outputs_are_elided_once_the_conversation_grows(
@@ -140,9 +152,17 @@ def test_old_outputs_are_elided_once_the_conversation_grows(
     twin.queue(*[ToolCall("shell", {"command": f"cat part{i}"}) for i in range(5)])
     with make_client(twin, tmp_path) as client, pytest.raises(AgentFailed, match="after 5 turns"):
         run_agent(
-            client, box, "Read.", ["go"], [AgentTool("submit_answer", "the answer", Answer)],  # type: ignore[arg-type]
-            lambda answer: answer, stage="demo", item=None, max_turns=5, transcript_path=tmp_path / "t.jsonl",
-        )  # fmt: skip
+            client,
+            box,
+            "Read.",
+            ["go"],
+            [AgentTool("submit_answer", "the answer", Answer)],  # type: ignore[arg-type]
+            lambda answer: answer,
+            stage="demo",
+            item=None,
+            max_turns=5,
+            transcript_path=tmp_path / "t.jsonl",
+        )
 
     def parts(messages: list[dict[str, Any]]) -> list[str]:
         tool = [m["content"] for m in messages if m["role"] == "tool"]
@@ -178,14 +198,20 @@ def test_written_files_must_be_new_test_files_inside_the_repository(tmp_path: Pa
     def check(*paths: str) -> str | dict[str, str]:
         return _checked_files(SubmitTests(files=[WrittenFile(path=p, content="x = 1\n") for p in paths]), tmp_path)
 
-    assert check("tests/test_new.py", "tests/conftest.py") == {"tests/test_new.py": "x = 1\n",
-                                                               "tests/conftest.py": "x = 1\n"}  # fmt: skip
+    assert check("tests/test_new.py", "tests/conftest.py") == {
+        "tests/test_new.py": "x = 1\n",
+        "tests/conftest.py": "x = 1\n",
+    }
     for paths, problem in [
-        (("/tmp/tests/test_x.py",), "relative path"), (("tests/../test_x.py",), "relative path"),
-        (("../tests/test_x.py",), "relative path"), (("./tests/test_x.py",), "relative path"),
-        (("pkg/check.py",), "not a test file"), (("tests/test_old.py",), "already exists"),
-        (("tests/test_a.py", "tests/test_a.py"), "twice"), (("tests/helpers.py",), "no test module"),
-    ]:  # fmt: skip
+        (("/tmp/tests/test_x.py",), "relative path"),
+        (("tests/../test_x.py",), "relative path"),
+        (("../tests/test_x.py",), "relative path"),
+        (("./tests/test_x.py",), "relative path"),
+        (("pkg/check.py",), "not a test file"),
+        (("tests/test_old.py",), "already exists"),
+        (("tests/test_a.py", "tests/test_a.py"), "twice"),
+        (("tests/helpers.py",), "no test module"),
+    ]:
         assert problem in str(check(*paths)), paths
 
 
@@ -198,8 +224,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> GitWorld:
 
 
 @pytest.fixture(scope="module")
-def executor(world: GitWorld, docker_client: docker.DockerClient, tmp_path_factory: pytest.TempPathFactory
-             ) -> TaskExecutor:  # fmt: skip
+def executor(
+    world: GitWorld, docker_client: docker.DockerClient, tmp_path_factory: pytest.TempPathFactory
+) -> TaskExecutor:
     return TaskExecutor(docker_client, RepoCache(tmp_path_factory.mktemp("repo-cache"), world.url_template))
 
 
@@ -225,8 +252,9 @@ def test_environment_agent_learns_from_a_failed_replay_and_a_rerun_is_free(
     )
     transcript = tmp_path / "task" / "environment.jsonl"
     with make_client(twin, tmp_path) as client:
-        recipe = find_environment(client, docker_client, tree, base_image=BASE_IMAGE, transcript_path=transcript,
-                                  item=pr.repo)  # fmt: skip
+        recipe = find_environment(
+            client, docker_client, tree, base_image=BASE_IMAGE, transcript_path=transcript, item=pr.repo
+        )
     assert recipe == EnvRecipe((VENV,), f"python -m pytest -q {JUNIT_OPTIONS} {{tests}}", BASE_IMAGE)
     assert twin.pending() == 0
     bodies = [r.json for r in twin.requests]
@@ -293,26 +321,44 @@ def datekit_image(world: GitWorld, executor: TaskExecutor, docker_client: docker
 
 @pytest.mark.docker
 def test_test_agent_writes_tests_that_validate_the_pr(
-    world: GitWorld, executor: TaskExecutor, docker_client: docker.DockerClient, twin: OpenAITwin, tmp_path: Path,
+    world: GitWorld,
+    executor: TaskExecutor,
+    docker_client: docker.DockerClient,
+    twin: OpenAITwin,
+    tmp_path: Path,
     datekit_image: str,
-) -> None:  # fmt: skip
+) -> None:
     pr = world.pr("northwind/datekit", 7)
     patch = split_diff(executor.cache.diff(pr.repo, pr.base_sha, pr.head_sha)).patch
     tree = executor.export_tree(pr.repo, pr.head_sha, tmp_path / "fixed")  # base + patch: the PR adds no tests
-    (path, content), = pr.agent_tests.items()  # fmt: skip
+    ((path, content),) = pr.agent_tests.items()
     outside = {"files": [{"path": "datekit/week_checks.py", "content": content}], "fail_to_pass": []}
     twin.queue(
         ToolCall("shell", {"command": "cat datekit/parse.py && ls tests"}),
         ToolCall("submit_tests", outside),
-        ToolCall("submit_tests", {"files": [{"path": path, "content": content}],
-                                  "fail_to_pass": [f"{path}::test_week_date"], "pass_to_pass": []}),
-    )  # fmt: skip
+        ToolCall(
+            "submit_tests",
+            {
+                "files": [{"path": path, "content": content}],
+                "fail_to_pass": [f"{path}::test_week_date"],
+                "pass_to_pass": [],
+            },
+        ),
+    )
     transcript = tmp_path / "tests.jsonl"
     with make_client(twin, tmp_path) as client:
         files = write_tests(
-            client, docker_client, tree, pr_title=pr.title, pr_body=pr.body, patch=patch, recipe=RECIPE,
-            image=datekit_image, transcript_path=transcript, item="datekit#7",
-        )  # fmt: skip
+            client,
+            docker_client,
+            tree,
+            pr_title=pr.title,
+            pr_body=pr.body,
+            patch=patch,
+            recipe=RECIPE,
+            image=datekit_image,
+            transcript_path=transcript,
+            item="datekit#7",
+        )
     assert files == pr.agent_tests
     bodies = [r.json for r in twin.requests]
     assert all(tool_names(b) == ["shell", "submit_tests"] for b in bodies)
@@ -330,9 +376,13 @@ def test_test_agent_writes_tests_that_validate_the_pr(
 
 @pytest.mark.docker
 def test_tests_that_pass_without_the_fix_go_back_to_the_agent(
-    world: GitWorld, executor: TaskExecutor, docker_client: docker.DockerClient, twin: OpenAITwin, tmp_path: Path,
+    world: GitWorld,
+    executor: TaskExecutor,
+    docker_client: docker.DockerClient,
+    twin: OpenAITwin,
+    tmp_path: Path,
     datekit_image: str,
-) -> None:  # fmt: skip
+) -> None:
     pr = world.pr("northwind/datekit", 7)
     patch = split_diff(executor.cache.diff(pr.repo, pr.base_sha, pr.head_sha)).patch
     tree = executor.export_tree(pr.repo, pr.head_sha, tmp_path / "fixed")
@@ -343,8 +393,18 @@ def test_tests_that_pass_without_the_fix_go_back_to_the_agent(
         ToolCall("submit_tests", {"files": [{"path": "tests/test_wrong.py", "content": failing}]}),
     )
     with make_client(twin, tmp_path) as client, pytest.raises(AgentFailed, match="after 2 turns"):
-        write_tests(client, docker_client, tree, pr_title=pr.title, pr_body=pr.body, patch=patch, recipe=RECIPE,
-                    image=datekit_image, max_turns=2, transcript_path=tmp_path / "t.jsonl")  # fmt: skip
+        write_tests(
+            client,
+            docker_client,
+            tree,
+            pr_title=pr.title,
+            pr_body=pr.body,
+            patch=patch,
+            recipe=RECIPE,
+            image=datekit_image,
+            max_turns=2,
+            transcript_path=tmp_path / "t.jsonl",
+        )
     rejections = [line["results"][0]["content"] for line in lines(tmp_path / "t.jsonl")]
     assert "passes with the change reverted" in rejections[0]
     assert "tests/test_wrong.py::test_wrong (failed)" in rejections[1]

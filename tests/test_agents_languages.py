@@ -82,7 +82,7 @@ def test_toolchain_test_commands_must_be_a_runner_template_with_tests_and_report
         (MOCHA, "go", "not one of the Go test runners"),
         ("go test -json {tests} > {report} ${HOME}", "go", "braces"),
         ("python -m pytest {tests}", "rust", "start from a template"),
-    ]:  # fmt: skip
+    ]:
         with pytest.raises(ValueError, match=problem.replace("{", r"\{").replace("}", r"\}")):
             toolchain_test_command(command, toolchain)
 
@@ -95,8 +95,10 @@ def test_written_files_must_be_test_files_the_runner_runs(tmp_path: Path) -> Non
         files = [{"path": p, "content": "package uuid\n"} for p in paths]
         return _checked_files(model.model_validate({"files": files}), tmp_path, RUNNERS["go"])  # type: ignore[arg-type]
 
-    assert check("v7_test.go", "testdata/v7.json") == {"v7_test.go": "package uuid\n",
-                                                        "testdata/v7.json": "package uuid\n"}  # fmt: skip
+    assert check("v7_test.go", "testdata/v7.json") == {
+        "v7_test.go": "package uuid\n",
+        "testdata/v7.json": "package uuid\n",
+    }
     assert "name it <name>_test.go" in str(check("v7.go"))
     assert "already exists" in str(check("uuid_test.go"))
     assert "no file go runs" in str(check("testdata/v7.json"))
@@ -117,23 +119,40 @@ def test_only_the_written_tests_count() -> None:
 
 # -- a small npm package with mocha, in Docker --------------------------------------------------------
 
-PACKAGE = {"name": "calc", "version": "1.0.0", "main": "lib/calc.js", "scripts": {"test": "mocha --timeout 5000"},
-           "devDependencies": {"mocha": "^10.2.0"}}  # fmt: skip
+PACKAGE = {
+    "name": "calc",
+    "version": "1.0.0",
+    "main": "lib/calc.js",
+    "scripts": {"test": "mocha --timeout 5000"},
+    "devDependencies": {"mocha": "^10.2.0"},
+}
 CALC = "exports.add = (a, b) => a + b;\n"
 CALC_FIXED = CALC + "exports.clamp = (x, lo, hi) => Math.min(hi, Math.max(lo, x));\n"
-OLD_TEST = "const assert = require('assert');\nconst { add } = require('../lib/calc');\n\n" \
-    "describe('calc', () => {\n  it('adds', () => assert.strictEqual(add(2, 3), 5));\n});\n"  # fmt: skip
-NEW_TEST = "const assert = require('assert');\nconst calc = require('../lib/calc');\n\n" \
-    "describe('clamp', () => {\n" \
-    "  it('keeps a value inside the range', () => assert.strictEqual(calc.clamp(7, 0, 5), 5));\n" \
-    "  it('adds still', () => assert.strictEqual(calc.add(1, 1), 2));\n});\n"  # fmt: skip
-USELESS = "const assert = require('assert');\nconst { add } = require('../lib/calc');\n\n" \
-    "describe('more', () => {\n  it('adds again', () => assert.strictEqual(add(1, 2), 3));\n});\n"  # fmt: skip
+OLD_TEST = (
+    "const assert = require('assert');\nconst { add } = require('../lib/calc');\n\n"
+    "describe('calc', () => {\n  it('adds', () => assert.strictEqual(add(2, 3), 5));\n});\n"
+)
+NEW_TEST = (
+    "const assert = require('assert');\nconst calc = require('../lib/calc');\n\n"
+    "describe('clamp', () => {\n"
+    "  it('keeps a value inside the range', () => assert.strictEqual(calc.clamp(7, 0, 5), 5));\n"
+    "  it('adds still', () => assert.strictEqual(calc.add(1, 1), 2));\n});\n"
+)
+USELESS = (
+    "const assert = require('assert');\nconst { add } = require('../lib/calc');\n\n"
+    "describe('more', () => {\n  it('adds again', () => assert.strictEqual(add(1, 2), 3));\n});\n"
+)
 
 
 def _git(cwd: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@x", "GIT_CONFIG_GLOBAL": "/dev/null"}  # fmt: skip
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@x",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@x",
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+    }
     return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout.strip()
 
 
@@ -166,8 +185,9 @@ def test_node_environment_and_test_agents_give_a_validated_mocha_task(
         pytest.skip(f"{NODE_IMAGE} missing: scripts/build-toolchain-image.sh node")
     repo, base, head = node_repo(tmp_path)
     sandbox = SandboxConfig(image=BASE_IMAGE, ca_bundle=HOST_CA)
-    executor = TaskExecutor(docker_client, RepoCache(tmp_path / "cache", f"file://{tmp_path}/remotes/{{repo}}.git"),
-                            sandbox)  # fmt: skip
+    executor = TaskExecutor(
+        docker_client, RepoCache(tmp_path / "cache", f"file://{tmp_path}/remotes/{{repo}}.git"), sandbox
+    )
     executor.cache.ensure(repo)
     executor.cache.fetch(repo, [base, head])
     tree = executor.export_tree(repo, base, tmp_path / "tree")
@@ -181,8 +201,16 @@ def test_node_environment_and_test_agents_give_a_validated_mocha_task(
         ToolCall("submit_environment", {"install_commands": [NPM_INSTALL], "test_command": MOCHA}),
     )
     with make_client(twin, tmp_path) as client:
-        recipe = find_environment(client, docker_client, tree, base_image=image, toolchain="node", sandbox=sandbox,
-                                  transcript_path=tmp_path / "environment.jsonl", item=repo)  # fmt: skip
+        recipe = find_environment(
+            client,
+            docker_client,
+            tree,
+            base_image=image,
+            toolchain="node",
+            sandbox=sandbox,
+            transcript_path=tmp_path / "environment.jsonl",
+            item=repo,
+        )
     assert recipe == EnvRecipe((NPM_INSTALL,), MOCHA, NODE_IMAGE) and RETOUCH not in recipe.install_commands
     bodies = [r.json for r in twin.requests]
     assert all(tool_names(b) == ["shell", "submit_environment"] for b in bodies)
@@ -202,13 +230,27 @@ def test_node_environment_and_test_agents_give_a_validated_mocha_task(
         twin.queue(
             ToolCall("submit_tests", {"files": [{"path": "lib/clamp.js", "content": NEW_TEST}]}),
             ToolCall("submit_tests", {"files": [{"path": "test/more.test.js", "content": USELESS}]}),
-            ToolCall("submit_tests", {"files": [{"path": "test/clamp.test.js", "content": NEW_TEST}],
-                                      "fail_to_pass": ["clamp keeps a value inside the range"]}),
-        )  # fmt: skip
+            ToolCall(
+                "submit_tests",
+                {
+                    "files": [{"path": "test/clamp.test.js", "content": NEW_TEST}],
+                    "fail_to_pass": ["clamp keeps a value inside the range"],
+                },
+            ),
+        )
         with make_client(twin, tmp_path) as client:
-            files = write_tests(client, docker_client, fixed, pr_title="Add clamp", pr_body="", patch=patch,
-                                recipe=recipe, image=env_image, sandbox=sandbox,
-                                transcript_path=tmp_path / "tests.jsonl")  # fmt: skip
+            files = write_tests(
+                client,
+                docker_client,
+                fixed,
+                pr_title="Add clamp",
+                pr_body="",
+                patch=patch,
+                recipe=recipe,
+                image=env_image,
+                sandbox=sandbox,
+                transcript_path=tmp_path / "tests.jsonl",
+            )
         assert files == {"test/clamp.test.js": NEW_TEST}
         bodies = [r.json for r in twin.requests]
         system = bodies[0]["messages"][0]["content"]

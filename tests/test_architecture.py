@@ -17,8 +17,20 @@ from pathlib import Path
 from tests.support.common import REPO_ROOT
 
 PACKAGE = "swe_forge_dagster"
-DOMAIN = ("gharchive", "github", "candidates", "llm", "tasks", "harness", "export", "lake", "common", "execution",
-          "triage", "gym")  # fmt: skip
+DOMAIN = (
+    "gharchive",
+    "github",
+    "candidates",
+    "llm",
+    "tasks",
+    "harness",
+    "export",
+    "lake",
+    "common",
+    "execution",
+    "triage",
+    "gym",
+)
 MAX_LINES = 400
 
 
@@ -110,6 +122,9 @@ def test_sensors_name_their_jobs_without_dagster_internals() -> None:
 
 def test_no_python_file_over_the_size_limit() -> None:
     roots = [REPO_ROOT / folder for folder in (PACKAGE, "tests", "benchmarks", "examples")]
-    sizes = {str(p.relative_to(REPO_ROOT)): len(p.read_text(encoding="utf-8").splitlines())
-             for root in roots for p in root.rglob("*.py")}  # fmt: skip
+    sizes = {
+        str(p.relative_to(REPO_ROOT)): len(p.read_text(encoding="utf-8").splitlines())
+        for root in roots
+        for p in root.rglob("*.py")
+    }
     assert {path: n for path, n in sizes.items() if n > MAX_LINES} == {}

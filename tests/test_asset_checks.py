@@ -20,8 +20,11 @@ HOURS = ["2015-04-01-00:00", "2015-04-01-01:00"]
 def check_run(defs: dg.Definitions, instance: dg.DagsterInstance) -> dg.ExecuteInProcessResult:
     job = dg.define_asset_job("events_check", selection=dg.AssetSelection.checks_for_assets("gharchive_pr_events"))
     resolved = dg.Definitions.merge(defs, dg.Definitions(jobs=[job])).resolve_job_def("events_check")
-    return resolved.execute_in_process(instance=instance, raise_on_error=False, tags={
-        "dagster/asset_partition_range_start": HOURS[0], "dagster/asset_partition_range_end": HOURS[-1]})  # fmt: skip
+    return resolved.execute_in_process(
+        instance=instance,
+        raise_on_error=False,
+        tags={"dagster/asset_partition_range_start": HOURS[0], "dagster/asset_partition_range_end": HOURS[-1]},
+    )
 
 
 def test_hour_files_are_checked_in_every_run_and_a_damaged_one_fails_the_check(

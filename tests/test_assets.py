@@ -146,11 +146,22 @@ def test_asset_spec_snapshot() -> None:
     assert candidates.node_def.tags["swe_forge/stage"] == "candidates" and candidates.partitions_def == partitions
     graph = defs.resolve_asset_graph()
     assert {k.to_user_string() for k in graph.get_all_asset_keys()} == {
-        "gharchive_pr_events", "pr_candidates", "enriched_prs", "classified_prs", "catalog",
-        "task_patch", "task_environment", "task_tests", "task_validation", "task_quality", "swe_task", "task_rejection",
+        "gharchive_pr_events",
+        "pr_candidates",
+        "enriched_prs",
+        "classified_prs",
+        "catalog",
+        "task_patch",
+        "task_environment",
+        "task_tests",
+        "task_validation",
+        "task_quality",
+        "swe_task",
+        "task_rejection",
         "swe_dataset",
-        "eval_result", "eval_summary",
-    }  # fmt: skip
+        "eval_result",
+        "eval_summary",
+    }
     harness = defs.resolve_assets_def("eval_result")
     assert harness.node_def.pool == "docker_harness" and harness.partitions_def == dg.DynamicPartitionsDefinition(
         name="tasks"

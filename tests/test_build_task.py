@@ -31,9 +31,20 @@ RECIPE = EnvRecipe(
 
 def context(pr: WorldPR) -> PRContext:
     issues = [{"number": pr.issue.number, "title": pr.issue.title, "body": pr.issue.body}] if pr.issue else []
-    return PRContext(repo=pr.repo, number=pr.number, title=pr.title, body=pr.body, base_sha=pr.base_sha,
-                     head_sha=pr.head_sha, created_at=pr.created_at.isoformat(), closing_issues=issues,
-                     language="Python", license="MIT", difficulty="easy", difficulty_score=0.2)  # fmt: skip
+    return PRContext(
+        repo=pr.repo,
+        number=pr.number,
+        title=pr.title,
+        body=pr.body,
+        base_sha=pr.base_sha,
+        head_sha=pr.head_sha,
+        created_at=pr.created_at.isoformat(),
+        closing_issues=issues,
+        language="Python",
+        license="MIT",
+        difficulty="easy",
+        difficulty_score=0.2,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -76,8 +87,11 @@ def test_without_an_issue_the_llm_writes_the_statement(built: tuple, tmp_path: P
     bare = PRContext(**{**context(pr).__dict__, "closing_issues": ()})
     with pytest.raises(TaskBuildError, match="no LLM"):
         problem_statement(bare, result.split.test_files)
-    written = {"title": "Rounding of negative halves", "statement": "round_half_up(-2.5) returns -2; halves should "
-               "round away from zero, so it should return -3, as the docstring says."}  # fmt: skip
+    written = {
+        "title": "Rounding of negative halves",
+        "statement": "round_half_up(-2.5) returns -2; halves should "
+        "round away from zero, so it should return -3, as the docstring says.",
+    }
     with OpenAITwin(api_key="k") as twin:
         twin.queue(ToolCall("write_problem_statement", written))
         with LLMClient(twin.url, "k", "m", cache=AnswerCache(tmp_path / "a.sqlite")) as client:

@@ -35,16 +35,21 @@ def test_what_counts_as_tampering() -> None:
     assert tampering(c, honest, 0, False) is None  # `... || true`: the exit status says nothing
     collection_error = {**task, c.path: "error"}  # the module did not collect (an honest broken import)
     assert tampering(c, collection_error, 1, True) is None and not c.expected(collection_error)
-    rootdir_relative = {"test_a.py::test_a": "passed", f"{c.path.removeprefix('tests/')}::{c.passing}": "passed",
-                        f"{c.path.removeprefix('tests/')}::{c.failing}": "failed"}  # fmt: skip
+    rootdir_relative = {
+        "test_a.py::test_a": "passed",
+        f"{c.path.removeprefix('tests/')}::{c.passing}": "passed",
+        f"{c.path.removeprefix('tests/')}::{c.failing}": "failed",
+    }
     assert tampering(c, rootdir_relative, 1, True) is None and c.expected(rootdir_relative)
 
 
 def test_the_canary_command_selects_only_the_canary() -> None:
-    task = types.SimpleNamespace(fail_to_pass=(
-        "python -m pytest -q 'tests/test_r.py::test_neg' 'tests/test_r.py::test_half[-1.5--2]' tests/test_o.py::t",
-        "cd /repo && /tmp/venv/bin/python -m pytest /repo/tests/test_x.py::TestA::test_b -q",
-    ))  # fmt: skip
+    task = types.SimpleNamespace(
+        fail_to_pass=(
+            "python -m pytest -q 'tests/test_r.py::test_neg' 'tests/test_r.py::test_half[-1.5--2]' tests/test_o.py::t",
+            "cd /repo && /tmp/venv/bin/python -m pytest /repo/tests/test_x.py::TestA::test_b -q",
+        )
+    )
     assert _canary_command(task, "tests/test_r.py") == "python -m pytest -q '{path}::{name}'  "  # type: ignore[arg-type]
     assert _canary_command(task, "tests/test_x.py") == (  # type: ignore[arg-type]
         "cd /repo && /tmp/venv/bin/python -m pytest /repo/{path}::{name} -q"

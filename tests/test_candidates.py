@@ -24,10 +24,17 @@ HOUR = "2015-01-01-00:00"
 def events(*rows: dict) -> pl.DataFrame:
     base = dict.fromkeys(PR_EVENTS_SCHEMA.names)
     full = [
-        {**base, "event_id": i, "created_at": dt.datetime(2015, 1, 1, tzinfo=dt.UTC), "org_login": "org",
-         "action": "closed", "payload_format": "classic", **row}
+        {
+            **base,
+            "event_id": i,
+            "created_at": dt.datetime(2015, 1, 1, tzinfo=dt.UTC),
+            "org_login": "org",
+            "action": "closed",
+            "payload_format": "classic",
+            **row,
+        }
         for i, row in enumerate(rows)
-    ]  # fmt: skip
+    ]
     frame = pl.from_arrow(pl.DataFrame(full).to_arrow().cast(PR_EVENTS_SCHEMA))
     assert isinstance(frame, pl.DataFrame)
     return frame
@@ -63,10 +70,15 @@ def test_classic_payload_rules() -> None:
 def test_trimmed_payload_closed_prs_stay_candidates_until_enrichment() -> None:
     frame = events(
         {"repo_name": "org/a", "number": 1, "merged": None, "payload_format": "trimmed", "actor_login": "ada"},
-        {"repo_name": "org/a", "number": 2, "merged": None, "payload_format": "trimmed",
-         "actor_login": "dependabot[bot]"},
+        {
+            "repo_name": "org/a",
+            "number": 2,
+            "merged": None,
+            "payload_format": "trimmed",
+            "actor_login": "dependabot[bot]",
+        },
         {"repo_name": "org/a", "number": 3, "merged": None, "payload_format": "trimmed", "actor_login": "bors[bot]"},
-    )  # fmt: skip
+    )
     assert outcome(select_candidates(frame, {}, HOUR)) == {
         ("org/a", 1): None,
         ("org/a", 2): "bot actor (dependabot[bot])",
@@ -75,8 +87,9 @@ def test_trimmed_payload_closed_prs_stay_candidates_until_enrichment() -> None:
 
 
 def test_already_processed_prs_are_skipped_but_not_on_a_rerun_of_their_hour() -> None:
-    frame = events({"repo_name": "org/a", "number": 1, "merged": True}, {"repo_name": "org/a", "number": 2,
-                                                                         "merged": True})  # fmt: skip
+    frame = events(
+        {"repo_name": "org/a", "number": 1, "merged": True}, {"repo_name": "org/a", "number": 2, "merged": True}
+    )
     ledger = {
         ("org/a", 1): LedgerEntry("org/a", 1, "rejected", "stars", "filter", hour="2014-12-31-23:00"),
         ("org/a", 2): LedgerEntry("org/a", 2, "accepted", None, "filter", hour=HOUR),
@@ -157,11 +170,15 @@ def pr(**changes: object) -> EnrichedPR:
         ({"merged": False}, ["not merged"]),
         ({"author_is_bot": True, "author_login": "x[bot]"}, ["bot author (x[bot])"]),
         ({"repository": RepoInfo(full_name="org/a", stars=5, language="Python")}, ["stars 5 below minimum 20"]),
-        ({"repository": RepoInfo(full_name="org/a", stars=50, language="Haskell")},
-         ["language Haskell not in python, javascript, typescript, go, rust, java"]),
+        (
+            {"repository": RepoInfo(full_name="org/a", stars=50, language="Haskell")},
+            ["language Haskell not in python, javascript, typescript, go, rust, java"],
+        ),
         ({"repository": RepoInfo(full_name="org/a", stars=50, language=None)}, []),  # unknown language passes
-        ({"repository": RepoInfo(full_name="org/a", stars=50, language="Go", owner_type="User")},
-         ["not an org repo (owner is a user)"]),
+        (
+            {"repository": RepoInfo(full_name="org/a", stars=50, language="Go", owner_type="User")},
+            ["not an org repo (owner is a user)"],
+        ),
         ({"changed_files": 51}, ["files changed 51 above maximum 50"]),
         ({"additions": 2}, ["added lines 2 below minimum 3"]),
         ({"additions": 1001}, ["added lines 1001 above maximum 1000"]),
@@ -170,7 +187,7 @@ def pr(**changes: object) -> EnrichedPR:
         ({"body": "fix"}, ["description under 30 chars and no linked issue"]),
         ({"body": "fix", "closing_issues": (LinkedIssue(number=3, title="Crash on empty input"),)}, []),
     ],
-)  # fmt: skip
+)
 def test_local_filter_rules(changes: dict, expected: list[str]) -> None:
     assert filter_reasons(pr(**changes), FilterConfig()) == expected
 
@@ -183,19 +200,34 @@ def test_filter_reports_every_failing_rule() -> None:
 @pytest.mark.parametrize(
     ("path", "test", "docs"),
     [
-        ("tests/test_calc.py", True, False), ("src/calc.py", False, False), ("pkg/calc_test.go", True, False),
-        ("web/__tests__/App.tsx", True, False), ("web/src/App.spec.ts", True, False),
-        ("src/test/java/org/AppTest.java", True, False), ("crates/x/tests/it.rs", True, False),
-        ("conftest.py", True, False), ("README.md", False, True), ("docs/index.rst", False, True),
-        (".github/workflows/ci.yml", False, True), ("pyproject.toml", False, True), ("LICENSE", False, True),
-        ("src/contest.py", False, False), ("latest/main.go", False, False),
-        ("app/tests.py", True, False), ("pkg/util_tests.py", True, False), ("web/e2e/login.ts", True, False),
-        ("web/src/__mocks__/api.ts", True, False), ("web/cypress/login.cy.ts", True, False),
-        ("src/main/java/org/DbIT.java", True, False), ("src/FooSpec.kt", True, False),
-        ("Lib.Tests/LibTests.cs", True, False), ("spec/models/user_spec.rb", True, False),
-        ("testing/python/fixtures.py", True, False), ("api/spec/openapi.yaml", False, True),
+        ("tests/test_calc.py", True, False),
+        ("src/calc.py", False, False),
+        ("pkg/calc_test.go", True, False),
+        ("web/__tests__/App.tsx", True, False),
+        ("web/src/App.spec.ts", True, False),
+        ("src/test/java/org/AppTest.java", True, False),
+        ("crates/x/tests/it.rs", True, False),
+        ("conftest.py", True, False),
+        ("README.md", False, True),
+        ("docs/index.rst", False, True),
+        (".github/workflows/ci.yml", False, True),
+        ("pyproject.toml", False, True),
+        ("LICENSE", False, True),
+        ("src/contest.py", False, False),
+        ("latest/main.go", False, False),
+        ("app/tests.py", True, False),
+        ("pkg/util_tests.py", True, False),
+        ("web/e2e/login.ts", True, False),
+        ("web/src/__mocks__/api.ts", True, False),
+        ("web/cypress/login.cy.ts", True, False),
+        ("src/main/java/org/DbIT.java", True, False),
+        ("src/FooSpec.kt", True, False),
+        ("Lib.Tests/LibTests.cs", True, False),
+        ("spec/models/user_spec.rb", True, False),
+        ("testing/python/fixtures.py", True, False),
+        ("api/spec/openapi.yaml", False, True),
     ],
-)  # fmt: skip
+)
 def test_path_rules(path: str, test: bool, docs: bool) -> None:
     assert (is_test_path(path), is_docs_path(path)) == (test, docs)
 

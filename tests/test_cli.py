@@ -41,16 +41,28 @@ def test_acceptance_dagster_asset_materialize_then_sql(gharchive_2015: Path, env
     assert (dagster_home / "dagster.yaml").is_file()
     dagster = Path(sys.executable).with_name("dagster")
     materialize = run(
-        [str(dagster), "asset", "materialize", "-m", "swe_forge_dagster.definitions",
-         "--select", "gharchive_pr_events", "--partition", "2015-01-01-00:00"],
+        [
+            str(dagster),
+            "asset",
+            "materialize",
+            "-m",
+            "swe_forge_dagster.definitions",
+            "--select",
+            "gharchive_pr_events",
+            "--partition",
+            "2015-01-01-00:00",
+        ],
         {**env, "DAGSTER_HOME": str(dagster_home)},
-    )  # fmt: skip
+    )
     assert materialize.returncode == 0, materialize.stderr[-3000:]
     _, actions, merged = independent_count(gharchive_2015 / "2015-01-01-0.json.gz")
     result = cli(
-        "sql", "SELECT count(*) AS n, count(*) FILTER (WHERE merged) AS merged FROM gharchive_pr_events",
-        "--format", "json", env=env,
-    )  # fmt: skip
+        "sql",
+        "SELECT count(*) AS n, count(*) FILTER (WHERE merged) AS merged FROM gharchive_pr_events",
+        "--format",
+        "json",
+        env=env,
+    )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == [{"n": sum(actions.values()), "merged": merged}]
     with dg.instance_for_test(temp_dir=str(dagster_home)) as instance:
@@ -126,8 +138,9 @@ def test_demo_runs_end_to_end_offline(env: dict[str, str], docker_client: docker
     environment = json.loads((demo_home / "tasks" / "initech__slug-lite-4" / "environment.json").read_text())
     assert (environment["runner"], environment["image"]) == ("mocha", NODE_IMAGE)
     assert environment["install_commands"][0].startswith("npm ci")  # the committed package-lock.json
-    verdicts = sql("SELECT split_part(agent, ' @ ', 1) AS agent, status FROM eval_results "
-                   "WHERE task_id = 'initech__slug-lite-4'")  # fmt: skip
+    verdicts = sql(
+        "SELECT split_part(agent, ' @ ', 1) AS agent, status FROM eval_results WHERE task_id = 'initech__slug-lite-4'"
+    )
     assert {(r["agent"], r["status"]) for r in verdicts} == {
         ("oracle", "resolved"),
         ("python -m emptyagent", "unresolved"),

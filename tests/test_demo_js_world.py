@@ -39,8 +39,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> GitWorld:
 def git(world: GitWorld, repo: str, *args: str) -> bytes:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(HOME=str(world.root), GIT_CONFIG_NOSYSTEM="1", GIT_TERMINAL_PROMPT="0")
-    return subprocess.run(["git", "--git-dir", str(world.remote(repo)), *args], env=env, capture_output=True,
-                          check=True).stdout  # fmt: skip
+    return subprocess.run(
+        ["git", "--git-dir", str(world.remote(repo)), *args], env=env, capture_output=True, check=True
+    ).stdout
 
 
 def export(world: GitWorld, sha: str, dest: Path, overlay: dict[str, bytes]) -> Path:
@@ -59,11 +60,15 @@ def test_the_javascript_pr_is_a_real_npm_package_with_mocha_tests(world: GitWorl
     assert package["scripts"]["test"] == "mocha" and package["devDependencies"] == {"mocha": "^10.2.0"}
     assert lock["lockfileVersion"] == 3 and lock["packages"][""]["devDependencies"] == package["devDependencies"]
     assert lock["packages"]["node_modules/mocha"]["version"].startswith("10.")
-    assert pr.base_tree["package-lock.json"].endswith(b"}\n") and b'\n  "name": "slug-lite",' in pr.base_tree[
-        "package-lock.json"]  # as npm writes it  # fmt: skip
+    assert (
+        pr.base_tree["package-lock.json"].endswith(b"}\n")
+        and b'\n  "name": "slug-lite",' in pr.base_tree["package-lock.json"]
+    )  # as npm writes it
     assert pr.issue is not None and pr.issue.number == 3 and "#3" in pr.body
     assert sorted(git(world, JS_REPO, "diff", "--name-only", pr.base_sha, pr.head_sha).decode().split()) == [
-        "lib/slugify.js", "test/slugify.test.js"]  # fmt: skip
+        "lib/slugify.js",
+        "test/slugify.test.js",
+    ]
     row = next(r for r in enriched_pr_rows(world) if r["repo_name"] == JS_REPO)
     assert (row["language"], row["number"], row["file_paths"]) == ("JavaScript", 4, pr.file_paths)
 
@@ -79,11 +84,16 @@ def test_the_python_world_is_unchanged_by_the_javascript_repository(world: GitWo
 def test_the_demo_task_world_puts_it_in_the_newest_hour(tmp_path: Path) -> None:
     task_world = build_task_world(tmp_path, noise_events=5, javascript=True)
     assert [(pr.repo, pr.number) for pr in task_world.prs_in(0)] == [
-        ("acme-labs/tinycalc", 12), ("globex-oss/yaml-lite", 3), (JS_REPO, 4)]  # fmt: skip
+        ("acme-labs/tinycalc", 12),
+        ("globex-oss/yaml-lite", 3),
+        (JS_REPO, 4),
+    ]
     assert task_world.github.repos[JS_REPO].language == "JavaScript"
     assert task_world.github.repos["acme-labs/tinycalc"].language == "Python"
     assert [(pr.repo, pr.number) for pr in build_task_world(tmp_path / "py", noise_events=5).prs_in(0)] == [
-        ("acme-labs/tinycalc", 12), ("globex-oss/yaml-lite", 3)]  # fmt: skip
+        ("acme-labs/tinycalc", 12),
+        ("globex-oss/yaml-lite", 3),
+    ]
 
 
 def test_its_environment_is_npm_ci_and_mocha_on_the_node_image_or_a_reason(
@@ -116,17 +126,24 @@ def test_expected_lists_are_what_mocha_says(
     export(world, pr.base_sha, tmp_path / "before", {path: pr.head_tree[path] for path in pr.test_files})
     export(world, pr.merge_commit_sha, tmp_path / "after", {})
     mocha = "npx --no-install mocha --reporter json --reporter-option output=/trees/{0}.json || true"
-    script = " && ".join([
-        "cd /trees/before", "npm ci --no-audit --no-fund --loglevel=error", "cp -r node_modules ../after/",
-        mocha.format("before"), "cd /trees/after", mocha.format("after"),
-    ])  # fmt: skip
+    script = " && ".join(
+        [
+            "cd /trees/before",
+            "npm ci --no-audit --no-fund --loglevel=error",
+            "cp -r node_modules ../after/",
+            mocha.format("before"),
+            "cd /trees/after",
+            mocha.format("after"),
+        ]
+    )
     volumes = {str(tmp_path): {"bind": "/trees", "mode": "rw"}}
     environment = {}
     if HOST_CA.is_file():
         volumes[str(HOST_CA)] = {"bind": str(HOST_CA), "mode": "ro"}
         environment["NODE_EXTRA_CA_CERTS"] = str(HOST_CA)
-    container = docker_client.containers.run(NODE_IMAGE, ["bash", "-c", script], volumes=volumes,
-                                             environment=environment, detach=True)  # fmt: skip
+    container = docker_client.containers.run(
+        NODE_IMAGE, ["bash", "-c", script], volumes=volumes, environment=environment, detach=True
+    )
     try:
         assert container.wait(timeout=300)["StatusCode"] == 0, container.logs()[-3000:].decode()
     finally:
@@ -135,7 +152,8 @@ def test_expected_lists_are_what_mocha_says(
     def outcomes(name: str) -> dict[str, str]:
         report = json.loads((tmp_path / f"{name}.json").read_text())
         return {t["fullTitle"]: "passed" for t in report["passes"]} | {
-            t["fullTitle"]: "failed" for t in report["failures"]}  # fmt: skip
+            t["fullTitle"]: "failed" for t in report["failures"]
+        }
 
     before, after = outcomes("before"), outcomes("after")
     assert set(after.values()) == {"passed"} and set(before) == set(after)

@@ -26,8 +26,11 @@ URL = "postgresql://swe:s3cret-pw@127.0.0.1:5432/dagster"
 
 
 def test_every_postgres_url_form_becomes_the_one_each_client_needs() -> None:
-    for given in (URL, "postgres://swe:s3cret-pw@127.0.0.1:5432/dagster",
-                  "postgresql+psycopg2://swe:s3cret-pw@127.0.0.1:5432/dagster"):  # fmt: skip
+    for given in (
+        URL,
+        "postgres://swe:s3cret-pw@127.0.0.1:5432/dagster",
+        "postgresql+psycopg2://swe:s3cret-pw@127.0.0.1:5432/dagster",
+    ):
         assert sqlalchemy_url(given) == "postgresql+psycopg2://swe:s3cret-pw@127.0.0.1:5432/dagster"
         assert libpq_url(given) == URL
     for bad in ("mysql://swe:s3cret-pw@h/db", "swe:s3cret-pw@127.0.0.1/dagster", "postgresql://"):
@@ -76,8 +79,14 @@ def test_a_url_in_dotenv_reaches_dagster_s_env_reference(
 
 
 def _environ(local: Path, **extra: str) -> dict[str, str]:
-    return {"SWE_FORGE_HOME": str(local), "SWE_FORGE_POSTGRES_URL": URL, "SWE_FORGE_IMAGE": "swe-forge:test",
-            "GITHUB_TOKEN": "ghp_secret_token", "SWE_FORGE_START_DATE": "2015-01-01", **extra}  # fmt: skip
+    return {
+        "SWE_FORGE_HOME": str(local),
+        "SWE_FORGE_POSTGRES_URL": URL,
+        "SWE_FORGE_IMAGE": "swe-forge:test",
+        "GITHUB_TOKEN": "ghp_secret_token",
+        "SWE_FORGE_START_DATE": "2015-01-01",
+        **extra,
+    }
 
 
 def test_deploy_instance_forwards_set_names_only_and_mounts_the_local_folder(
@@ -107,8 +116,9 @@ def test_deploy_instance_forwards_set_names_only_and_mounts_the_local_folder(
     assert config["storage"] == yaml.safe_load(instance_yaml(postgres=True))["storage"]
     # Without the socket (an engine behind DOCKER_HOST) it is not mounted, and DOCKER_HOST is forwarded.
     environ["DOCKER_HOST"] = "tcp://127.0.0.1:2375"
-    rendered = render_instance(DEPLOY_TEMPLATE, Settings(SWE_FORGE_HOME=str(local)), environ,
-                               socket=str(tmp_path / "absent.sock"))  # fmt: skip
+    rendered = render_instance(
+        DEPLOY_TEMPLATE, Settings(SWE_FORGE_HOME=str(local)), environ, socket=str(tmp_path / "absent.sock")
+    )
     launcher = yaml.safe_load(rendered)["run_launcher"]["config"]
     assert "DOCKER_HOST" in launcher["env_vars"]
     assert not [v for v in launcher["container_kwargs"]["volumes"] if "docker.sock" in v]
@@ -146,8 +156,10 @@ def test_agent_variables_and_session_token_are_forwarded_but_never_public(tmp_pa
     launcher = yaml.safe_load(rendered)["run_launcher"]["config"]
     assert {"ANTHROPIC_API_KEY", "MY_AGENT_FLAG", "AWS_SESSION_TOKEN"} <= set(launcher["env_vars"])
     assert "sk-a" not in rendered and "tok" not in launcher["env_vars"]
-    assert launcher["container_kwargs"]["labels"] == {"swe-forge.role": "run-worker",
-                                                      "swe-forge.deploy": str(tmp_path / "d")}  # fmt: skip
+    assert launcher["container_kwargs"]["labels"] == {
+        "swe-forge.role": "run-worker",
+        "swe-forge.deploy": str(tmp_path / "d"),
+    }
     public = public_names(DEPLOY_TEMPLATE, environ)
     assert "SWE_FORGE_HOME" in public and "SWE_FORGE_AGENT_ENV" in public
     for secret in ("ANTHROPIC_API_KEY", "MY_AGENT_FLAG", "AWS_SESSION_TOKEN", "GITHUB_TOKEN", "SWE_FORGE_POSTGRES_URL"):

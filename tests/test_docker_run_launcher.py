@@ -84,8 +84,10 @@ def test_submitted_hours_run_in_a_container_and_their_parquet_lands_on_the_store
         materialized = instance.fetch_materializations(dg.AssetKey("gharchive_pr_events"), limit=10).records
         assert sorted(r.partition_key for r in materialized if r.run_id == run_id) == list(HOURS)
     with contextlib.closing(psycopg2.connect(deployment.postgres_url)) as connection, connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM event_logs WHERE run_id = %s AND dagster_event_type = %s",
-                       (run_id, "ASSET_MATERIALIZATION"))  # fmt: skip
+        cursor.execute(
+            "SELECT count(*) FROM event_logs WHERE run_id = %s AND dagster_event_type = %s",
+            (run_id, "ASSET_MATERIALIZATION"),
+        )
         assert cursor.fetchone() == (2,)
 
     # It ran in its own container of the project image, which has exited; the data is on the store.
@@ -107,8 +109,9 @@ def test_mine_submit_builds_a_task_in_a_run_container_and_shares_its_environment
 ) -> None:
     """The newest hour and its first easy task, each a run in a container; the task's sandboxes go through
     the host's engine (the mounted socket), and the environment image it built is pushed to the registry."""
-    result = deployment.swe_forge("mine", "--submit", "--once", "--max-tasks", "1", "--difficulty", "easy", "--json",
-                                  timeout=1500)  # fmt: skip
+    result = deployment.swe_forge(
+        "mine", "--submit", "--once", "--max-tasks", "1", "--difficulty", "easy", "--json", timeout=1500
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     summary = json.loads(result.stdout)
     assert summary["exported"] == 1 and summary["tasks"][0]["task_id"] == TASK
@@ -139,8 +142,11 @@ def _wait_for(what: str, check, timeout: float, poll: float = 0.25):  # noqa: AN
 def test_a_run_container_killed_mid_step_is_retried_and_loses_and_duplicates_nothing(
     deployment: Deployment, docker_client: docker.DockerClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    before = {"lake": deployment.sql(PER_HOUR), "ledger": _ledger_rows(deployment.postgres_url),
-              "tasks": deployment.sql("SELECT task_id, status FROM tasks ORDER BY ALL")}  # fmt: skip
+    before = {
+        "lake": deployment.sql(PER_HOUR),
+        "ledger": _ledger_rows(deployment.postgres_url),
+        "tasks": deployment.sql("SELECT task_id, status FROM tasks ORDER BY ALL"),
+    }
     assert before["tasks"] == ["task_id,status", f"{TASK},accepted"]
     monkeypatch.setenv("SWE_FORGE_CODE_HOST", "127.0.0.1")
     monkeypatch.setenv("SWE_FORGE_CODE_PORT", str(deployment.registry_port + 1))
@@ -161,12 +167,14 @@ def test_a_run_container_killed_mid_step_is_retried_and_loses_and_duplicates_not
         assert KILL_AT not in succeeded and "task_environment" in succeeded  # killed mid-step, not after it
 
         # The daemon sees the dead container (run monitoring) and fails the run; run retries launch it again.
-        killed = _wait_for("the run to be failed", lambda: (r := instance.get_run_by_id(run_id)).is_finished and r,
-                           timeout=180, poll=1)  # fmt: skip
+        killed = _wait_for(
+            "the run to be failed", lambda: (r := instance.get_run_by_id(run_id)).is_finished and r, timeout=180, poll=1
+        )
         assert killed.status == dg.DagsterRunStatus.FAILURE
         retries = dg.RunsFilter(tags={"dagster/parent_run_id": run_id})
-        retry = _wait_for("the retry to end", lambda: [r for r in instance.get_runs(retries) if r.is_finished],
-                          timeout=300, poll=1)[0]  # fmt: skip
+        retry = _wait_for(
+            "the retry to end", lambda: [r for r in instance.get_runs(retries) if r.is_finished], timeout=300, poll=1
+        )[0]
         assert retry.status == dg.DagsterRunStatus.SUCCESS, retry.run_id
         assert retry.tags["dagster/partition"] == TASK and retry.tags["docker/container_id"] != container_id
         redone = {e.step_key for e in instance.all_logs(retry.run_id, of_type=dg.DagsterEventType.STEP_SUCCESS)}
@@ -203,8 +211,11 @@ def test_a_second_machine_reruns_the_hour_and_the_task_with_no_request_and_pulls
 ) -> None:
     hour = deployment.world.hours[0]
     classified = "SELECT repo_name, number, difficulty FROM classified_prs ORDER BY ALL"
-    before = {"classified": deployment.sql(classified), "ledger": _ledger_rows(deployment.postgres_url),
-              "tasks": deployment.sql("SELECT task_id, status FROM tasks ORDER BY ALL")}  # fmt: skip
+    before = {
+        "classified": deployment.sql(classified),
+        "ledger": _ledger_rows(deployment.postgres_url),
+        "tasks": deployment.sql("SELECT task_id, status FROM tasks ORDER BY ALL"),
+    }
     assert len(before["classified"]) > 1
     recipe = RecipeStore(deployment.local / "cache" / "recipes").get(REPO, BASE_IMAGE)
     assert recipe is not None

@@ -43,8 +43,11 @@ def make_setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, events: int) -> 
     world = world_from_pr_events(rows, seed=11)
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
     with GithubTwin(world, token=TOKEN) as twin:
-        settings = Settings(SWE_FORGE_HOME=str(tmp_path / "home"), SWE_FORGE_GHARCHIVE_URL=f"file://{mirror}",
-                            SWE_FORGE_GITHUB_API_URL=twin.url)  # fmt: skip
+        settings = Settings(
+            SWE_FORGE_HOME=str(tmp_path / "home"),
+            SWE_FORGE_GHARCHIVE_URL=f"file://{mirror}",
+            SWE_FORGE_GITHUB_API_URL=twin.url,
+        )
         yield settings, twin, world
 
 
@@ -82,8 +85,9 @@ def test_pipeline_on_both_payload_formats(world_setup: Setup, instance: dg.Dagst
     reasons = query(lake, "SELECT reason, count(*) AS n FROM enriched_prs WHERE status = 'rejected' GROUP BY 1")
     assert reasons.num_rows >= 3  # the filter has real work: stars, language, docs-only, not merged...
     # trimmed candidates include unmerged PRs until enrichment: GitHub's answer rejects them
-    unmerged = query(lake, "SELECT count(*) AS n FROM enriched_prs WHERE payload_format = 'trimmed' "
-                           "AND reason = 'not merged'").to_pylist()[0]["n"]  # fmt: skip
+    unmerged = query(
+        lake, "SELECT count(*) AS n FROM enriched_prs WHERE payload_format = 'trimmed' AND reason = 'not merged'"
+    ).to_pylist()[0]["n"]
     assert unmerged > 0
     # every accepted row passes the filter's rules
     rule_breakers = (
@@ -187,8 +191,13 @@ def test_kill_mid_hour_then_rerun_loses_nothing_and_pays_only_the_rest(
     twin.delay(0.5)
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     args = [str(settings.home_abs), settings.gharchive_url, twin.url, CLASSIC]
-    proc = subprocess.Popen([sys.executable, "-c", CRASH_SCRIPT, *args], env=env, start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CRASH_SCRIPT, *args],
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 120
     while stored_prs(settings) == 0 and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -224,9 +233,17 @@ def test_a_pr_closed_in_two_hours_of_one_run_is_decided_once(
 
     mirror = tmp_path / "mirror"
     mirror.mkdir()
-    event = {"type": "PullRequestEvent", "actor": {"id": 1, "login": "ada"}, "repo": {"id": 2, "name": "acme/widget"},
-             "org": {"id": 3, "login": "acme"}, "payload": {"action": "closed", "number": 7,
-             "pull_request": {"id": 9, "number": 7, "head": {"sha": "a" * 40}, "base": {"sha": "b" * 40}}}}  # fmt: skip
+    event = {
+        "type": "PullRequestEvent",
+        "actor": {"id": 1, "login": "ada"},
+        "repo": {"id": 2, "name": "acme/widget"},
+        "org": {"id": 3, "login": "acme"},
+        "payload": {
+            "action": "closed",
+            "number": 7,
+            "pull_request": {"id": 9, "number": 7, "head": {"sha": "a" * 40}, "base": {"sha": "b" * 40}},
+        },
+    }
     for index, key in enumerate(("2015-07-01-00:00", "2015-07-01-01:00")):
         when = hour(key)
         with gzip.open(mirror / f"{when:%Y-%m-%d}-{when.hour}.json.gz", "wt") as handle:
@@ -235,8 +252,11 @@ def test_a_pr_closed_in_two_hours_of_one_run_is_decided_once(
     rows = [{"repo_name": "acme/widget", "number": 7, "action": "closed", "org_login": "acme"}]
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
     with GithubTwin(world_from_pr_events(rows, seed=1), token=TOKEN) as twin:
-        settings = Settings(SWE_FORGE_HOME=str(tmp_path / "home"), SWE_FORGE_GHARCHIVE_URL=f"file://{mirror}",
-                            SWE_FORGE_GITHUB_API_URL=twin.url)  # fmt: skip
+        settings = Settings(
+            SWE_FORGE_HOME=str(tmp_path / "home"),
+            SWE_FORGE_GHARCHIVE_URL=f"file://{mirror}",
+            SWE_FORGE_GITHUB_API_URL=twin.url,
+        )
         keys = ["2015-07-01-00:00", "2015-07-01-01:00"]
         (outcome,) = materialize_hours(build_definitions(settings), instance, keys, job_name="candidates_job")
     assert outcome.success, outcome.errors

@@ -107,7 +107,9 @@ def test_pr_without_tests_needs_written_tests_and_then_validates(world: GitWorld
 
 def test_a_patch_that_does_not_apply_is_rejected_with_the_reason(world: GitWorld, executor: TaskExecutor) -> None:
     pr = world.pr("acme-labs/tinycalc", 12)
-    broken = "diff --git a/tests/test_rounding.py b/tests/test_rounding.py\n--- a/tests/test_rounding.py\n" \
-             "+++ b/tests/test_rounding.py\n@@ -1,1 +1,1 @@\n-this line is not there\n+x\n"  # fmt: skip
+    broken = (
+        "diff --git a/tests/test_rounding.py b/tests/test_rounding.py\n--- a/tests/test_rounding.py\n"
+        "+++ b/tests/test_rounding.py\n@@ -1,1 +1,1 @@\n-this line is not there\n+x\n"
+    )
     with pytest.raises(TaskBuildError, match="test_patch does not apply"):
         executor.validate_pr(pr.repo, pr.base_sha, pr.head_sha, RECIPE, extra_test_patch=broken)

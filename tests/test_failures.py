@@ -44,28 +44,51 @@ def test_network_failures_are_told_apart_from_wrong_answers() -> None:
 
 def test_messages_come_from_the_report_under_the_runners_own_ids() -> None:
     mocha = failure_messages(MOCHA_XUNIT, runner_for("mocha").parse)
-    assert set(mocha) == {"issues 4999 should not fail with query parsing",
-                          "issues 5028 should handle set-cookie headers as an array"}  # fmt: skip
+    assert set(mocha) == {
+        "issues 4999 should not fail with query parsing",
+        "issues 5028 should handle set-cookie headers as an array",
+    }
     assert needs_network(mocha["issues 4999 should not fail with query parsing"])
     assert "deeply equal" in mocha["issues 5028 should handle set-cookie headers as an array"]
     gtest = failure_messages(GTEST, runner_for("gtest").parse)
     assert list(gtest) == ["ranges_test.join_tuple"] and "unknown format specifier" in gtest["ranges_test.join_tuple"]
-    stream = b"\n".join(json.dumps(e).encode() for e in (
-        {"Action": "run", "Test": "TestA"}, {"Action": "output", "Test": "TestA", "Output": "lookup x: no such host\n"},
-        {"Action": "fail", "Test": "TestA"}, {"Action": "pass", "Test": "TestB"}))  # fmt: skip
+    stream = b"\n".join(
+        json.dumps(e).encode()
+        for e in (
+            {"Action": "run", "Test": "TestA"},
+            {"Action": "output", "Test": "TestA", "Output": "lookup x: no such host\n"},
+            {"Action": "fail", "Test": "TestA"},
+            {"Action": "pass", "Test": "TestB"},
+        )
+    )
     assert failure_messages(stream, runner_for("go").parse) == {"TestA": "lookup x: no such host"}
     assert failure_messages(b"<not xml", runner_for("mocha").parse) == {}
 
 
 def _check(test_id: str, passed: bool, message: str = "") -> CheckResult:
-    return CheckResult(command=test_id, exit_code=1, passed=passed, duration_ms=1, test_id=test_id,
-                       outcome="passed" if passed else "failed", message=message)  # fmt: skip
+    return CheckResult(
+        command=test_id,
+        exit_code=1,
+        passed=passed,
+        duration_ms=1,
+        test_id=test_id,
+        outcome="passed" if passed else "failed",
+        message=message,
+    )
 
 
 def test_the_harness_sets_aside_only_pass_to_pass_checks_that_need_a_host_at_base() -> None:
-    task = HarnessTask(task_id="axios__axios-5085", repo="axios/axios", base_commit="a" * 40, prompt="p",
-                       mode="tests", fail_to_pass=("f2p",), pass_to_pass=("net", "plain"), image="img",
-                       test_command="npx mocha {tests}")  # fmt: skip
+    task = HarnessTask(
+        task_id="axios__axios-5085",
+        repo="axios/axios",
+        base_commit="a" * 40,
+        prompt="p",
+        mode="tests",
+        fail_to_pass=("f2p",),
+        pass_to_pass=("net", "plain"),
+        image="img",
+        test_command="npx mocha {tests}",
+    )
     sanity = CheckRun(
         [_check("f2p", False, "getaddrinfo ENOTFOUND x")],
         [_check("net", False, "getaddrinfo EAI_AGAIN postman-echo.com"), _check("plain", True)],
@@ -86,8 +109,9 @@ def test_each_difference_from_a_dataset_says_why() -> None:
     before = run({"new": "failed", "net": "failed", "same": "passed"}, net)
     after = [run({"new": "passed", "net": "failed", "same": "passed"}, net) for _ in range(3)]
     verdict = Validation(True, ["new"], ["same"], None, [], [], ["net"])
-    result = TaskValidation("axios/axios", "a" * 40, SplitPatch("", "", [], [], []), verdict, "img", True, before,
-                            after)  # fmt: skip
+    result = TaskValidation(
+        "axios/axios", "a" * 40, SplitPatch("", "", [], [], []), verdict, "img", True, before, after
+    )
     causes = explain_differences(result, runner_for("mocha"), ["new", "net", "same", "gone"], set(), {"new"})
     assert "not in the given FAIL_TO_PASS" in causes["new"]
     assert causes["net"].startswith("before the fix failed, after it failed/failed/failed: needs a network host")

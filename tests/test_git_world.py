@@ -174,10 +174,12 @@ def test_enriched_rows_fit_the_dataset(world: GitWorld) -> None:
     row = next(r for r in table.to_pylist() if (r["repo_name"], r["number"]) == ("acme-labs/tinycalc", 12))
     pr = world.pr("acme-labs/tinycalc", 12)
     assert pr.issue is not None and len(pr.issue.comments) == 3
-    comments = [{"body": c.body, "created_at": pr.comment_time(c), "updated_at": pr.comment_time(c)}
-                for c in pr.issue.comments]  # fmt: skip
-    assert row["closing_issues"] == [{"number": 11, "title": pr.issue.title, "body": pr.issue.body, "repo": pr.repo,
-                                      "comments": comments}]  # fmt: skip
+    comments = [
+        {"body": c.body, "created_at": pr.comment_time(c), "updated_at": pr.comment_time(c)} for c in pr.issue.comments
+    ]
+    assert row["closing_issues"] == [
+        {"number": 11, "title": pr.issue.title, "body": pr.issue.body, "repo": pr.repo, "comments": comments}
+    ]
     assert row["first_commit_at"] == pr.created_at  # the hints' cut-off
     assert row["file_paths"] == ["docs/rounding.png", "tests/test_rounding.py", "tinycalc/rounding.py"]
     assert (row["merged"], row["changed_files"], row["language"], row["stars"]) == (True, 3, "Python", 100)

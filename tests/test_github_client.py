@@ -72,8 +72,12 @@ def test_one_graphql_request_per_chunk_of_30(twin: GithubTwin, world: GithubWorl
     for key, pull in world.pulls.items():
         got = by_key[key]
         assert got is not None
-        assert (got.merged, got.title, got.base_sha, got.head_sha) == (pull.merged, pull.title, pull.base_sha,
-                                                                        pull.head_sha)  # fmt: skip
+        assert (got.merged, got.title, got.base_sha, got.head_sha) == (
+            pull.merged,
+            pull.title,
+            pull.base_sha,
+            pull.head_sha,
+        )
         assert got.file_paths == [f.path for f in pull.files][: len(got.file_paths)]
         assert got.repository.stars == world.repos[key[0]].stars
 
@@ -199,8 +203,12 @@ def test_rest_etag_304_costs_no_rate_limit(twin: GithubTwin, world: GithubWorld,
 def test_diff_and_files_paging_over_rest(twin: GithubTwin, world: GithubWorld, tmp_path: Path) -> None:
     key = keys(world)[0]
     pull = world.pulls[key]
-    pull.files = [type(pull.files[0])(path=f"src/m{i}.py", additions=1, deletions=0, change_type="MODIFIED",
-                                      patch="@@ -0,0 +1 @@\n+x") for i in range(150)]  # fmt: skip
+    pull.files = [
+        type(pull.files[0])(
+            path=f"src/m{i}.py", additions=1, deletions=0, change_type="MODIFIED", patch="@@ -0,0 +1 @@\n+x"
+        )
+        for i in range(150)
+    ]
     with client_for(twin, tmp_path) as client:
         files = client.rest_pages(f"repos/{key[0]}/pulls/{key[1]}/files")
         diff = client.diff(*key)
@@ -218,8 +226,9 @@ def test_at_most_three_requests_in_flight_across_clients(twin: GithubTwin, world
     twin.world = big  # type: ignore[attr-defined]
 
     def run(index: int) -> None:
-        client = GitHubClient(twin.url, TOKEN, store=GithubStore(tmp_path / f"s{index}.sqlite"),
-                              slots=Slots(slots_dir, "github_api", 3))  # fmt: skip
+        client = GitHubClient(
+            twin.url, TOKEN, store=GithubStore(tmp_path / f"s{index}.sqlite"), slots=Slots(slots_dir, "github_api", 3)
+        )
         with client:
             list(Enricher(client, client.store, workers=3).enrich(sorted(big.pulls)))
 

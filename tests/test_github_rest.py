@@ -70,9 +70,15 @@ def test_linked_issue_from_closing_keywords(cassettes: Path) -> None:
 
 @pytest.mark.parametrize(
     ("body", "numbers"),
-    [("Fixes #12", [12]), ("closes: #3, resolves #4 and fixes #3", [3, 4]), ("see #9", []), (None, []),
-     ("FIXED #7.", [7]), ("prefix#5 fixes#6", [])],
-)  # fmt: skip
+    [
+        ("Fixes #12", [12]),
+        ("closes: #3, resolves #4 and fixes #3", [3, 4]),
+        ("see #9", []),
+        (None, []),
+        ("FIXED #7.", [7]),
+        ("prefix#5 fixes#6", []),
+    ],
+)
 def test_closing_keywords(body: str | None, numbers: list[int]) -> None:
     assert closing_issue_numbers(body) == numbers
 
@@ -83,23 +89,46 @@ def graphql_pr_from_rest_fixture(pull: dict, files: list[dict]) -> tuple[ChunkQu
     query = build_chunk_query([(repo["full_name"], pull["number"])])
     change = {"modified": "MODIFIED", "added": "ADDED", "removed": "DELETED", "renamed": "RENAMED"}
     node = {
-        "number": pull["number"], "title": pull["title"], "body": pull["body"], "merged": pull["merged"],
-        "mergedAt": pull["merged_at"], "createdAt": pull["created_at"],
-        "mergeCommit": {"oid": pull["merge_commit_sha"]}, "baseRefName": pull["base"]["ref"],
-        "baseRefOid": pull["base"]["sha"], "headRefName": pull["head"]["ref"], "headRefOid": pull["head"]["sha"],
-        "additions": pull["additions"], "deletions": pull["deletions"], "changedFiles": pull["changed_files"],
+        "number": pull["number"],
+        "title": pull["title"],
+        "body": pull["body"],
+        "merged": pull["merged"],
+        "mergedAt": pull["merged_at"],
+        "createdAt": pull["created_at"],
+        "mergeCommit": {"oid": pull["merge_commit_sha"]},
+        "baseRefName": pull["base"]["ref"],
+        "baseRefOid": pull["base"]["sha"],
+        "headRefName": pull["head"]["ref"],
+        "headRefOid": pull["head"]["sha"],
+        "additions": pull["additions"],
+        "deletions": pull["deletions"],
+        "changedFiles": pull["changed_files"],
         "author": {"__typename": "User", "login": pull["user"]["login"]},
-        "files": {"totalCount": len(files), "nodes": [
-            {"path": f["filename"], "additions": f["additions"], "deletions": f["deletions"],
-             "changeType": change[f["status"]]} for f in files]},
-        "closingIssuesReferences": {"nodes": []}, "labels": {"nodes": []},
-    }  # fmt: skip
+        "files": {
+            "totalCount": len(files),
+            "nodes": [
+                {
+                    "path": f["filename"],
+                    "additions": f["additions"],
+                    "deletions": f["deletions"],
+                    "changeType": change[f["status"]],
+                }
+                for f in files
+            ],
+        },
+        "closingIssuesReferences": {"nodes": []},
+        "labels": {"nodes": []},
+    }
     repository = {
-        "nameWithOwner": repo["full_name"], "stargazerCount": repo["stargazers_count"], "isFork": repo["fork"],
-        "isArchived": repo["archived"], "primaryLanguage": {"name": repo["language"]},
+        "nameWithOwner": repo["full_name"],
+        "stargazerCount": repo["stargazers_count"],
+        "isFork": repo["fork"],
+        "isArchived": repo["archived"],
+        "primaryLanguage": {"name": repo["language"]},
         "licenseInfo": {"spdxId": (repo.get("license") or {}).get("spdx_id")},
-        "owner": {"__typename": repo["owner"]["type"], "login": repo["owner"]["login"]}, "p0": node,
-    }  # fmt: skip
+        "owner": {"__typename": repo["owner"]["type"], "login": repo["owner"]["login"]},
+        "p0": node,
+    }
     return query, {"data": {"rateLimit": {"cost": 1, "remaining": 4999}, "r0": repository}}
 
 
@@ -138,20 +167,33 @@ def test_hints_inputs_from_the_recorded_commits_and_comments(cassettes: Path) ->
     assert from_rest.first_commit_at == dt.datetime(2014, 5, 2, 6, 8, 14, tzinfo=dt.UTC)
     (linked,) = from_rest.closing_issues
     assert [(c.body, c.created_at, c.updated_at) for c in linked.comments] == [
-        ("Thanks @bgilbert \n", dt.datetime(2014, 5, 3, 14, 41, 27, tzinfo=dt.UTC),
-         dt.datetime(2014, 5, 3, 14, 41, 27, tzinfo=dt.UTC))
-    ]  # fmt: skip
+        (
+            "Thanks @bgilbert \n",
+            dt.datetime(2014, 5, 3, 14, 41, 27, tzinfo=dt.UTC),
+            dt.datetime(2014, 5, 3, 14, 41, 27, tzinfo=dt.UTC),
+        )
+    ]
     assert hints_text([linked.model_dump()], from_rest.first_commit_at) == ""  # thanks after the fact: no hint
 
     query, payload = graphql_pr_from_rest_fixture(pull, [])
     node = payload["data"]["r0"]["p0"]
     node["commits"] = {"nodes": [{"commit": {"authoredDate": c["commit"]["author"]["date"]}} for c in commits[:1]]}
-    node["closingIssuesReferences"] = {"nodes": [{
-        "number": issue["number"], "title": issue["title"], "body": issue["body"],
-        "repository": {"nameWithOwner": "sigmavirus24/github3.py"},
-        "comments": {"nodes": [{"body": c["body"], "createdAt": c["created_at"], "updatedAt": c["updated_at"]}
-                               for c in comments]},
-    }]}  # fmt: skip
+    node["closingIssuesReferences"] = {
+        "nodes": [
+            {
+                "number": issue["number"],
+                "title": issue["title"],
+                "body": issue["body"],
+                "repository": {"nameWithOwner": "sigmavirus24/github3.py"},
+                "comments": {
+                    "nodes": [
+                        {"body": c["body"], "createdAt": c["created_at"], "updatedAt": c["updated_at"]}
+                        for c in comments
+                    ]
+                },
+            }
+        ]
+    }
     from_graphql = parse_chunk_response(query, payload).enriched[(from_rest.repo, from_rest.number)]
     ignore = {"source", "fetched_at", "files_complete"}  # no files given to either path
     assert from_graphql.model_dump(exclude=ignore) == from_rest.model_dump(exclude=ignore)

@@ -37,8 +37,11 @@ TEXT = "one\ntwo\nthree\nfour\nfive\n"
 
 def test_the_six_tools_are_openai_function_schemas_and_the_cli_prints_them() -> None:
     tools = tool_schemas()
-    assert [t["function"]["name"] for t in tools] == list(TOOL_NAMES) == ["bash", "view", "str_replace", "insert",
-                                                                          "create", "answer"]  # fmt: skip
+    assert (
+        [t["function"]["name"] for t in tools]
+        == list(TOOL_NAMES)
+        == ["bash", "view", "str_replace", "insert", "create", "answer"]
+    )
     for tool in tools:
         assert tool["type"] == "function" and tool["function"]["description"]
         params = tool["function"]["parameters"]
@@ -75,7 +78,11 @@ def test_arguments_are_checked_against_the_schemas() -> None:
 
 def test_view_ranges_are_one_indexed_and_inclusive() -> None:
     assert numbered(TEXT, "/testbed/f", 2, 4).splitlines() == [
-        "/testbed/f (lines 2-4 of 5):", "     2\ttwo", "     3\tthree", "     4\tfour"]  # fmt: skip
+        "/testbed/f (lines 2-4 of 5):",
+        "     2\ttwo",
+        "     3\tthree",
+        "     4\tfour",
+    ]
     assert numbered(TEXT, "/testbed/f").splitlines()[1:] == [f"{i:6}\t{w}" for i, w in enumerate(TEXT.split(), 1)]
     assert numbered(TEXT, "/testbed/f", 5, 5).splitlines()[1:] == ["     5\tfive"]
     assert numbered(TEXT, "/testbed/f", start=4).splitlines()[1:] == ["     4\tfour", "     5\tfive"]
@@ -126,9 +133,21 @@ def _row(recorder: Recorder, episode: str, **values: object) -> dict:
     """An episode's row; ended (in the order made) unless it is open."""
     now = dt.datetime.now(dt.UTC)
     ended = None if values.get("status") == OPEN else now
-    return recorder.row(episode_id=episode, task_id="acme__calc-1", repo="acme/calc", agent="scripted", steps=3,
-                        tool_counts=dict.fromkeys(TOOL_NAMES, 1), errors=0, seconds=1.5, setup_seconds=4.0,
-                        transcript_path=f"/t/{episode}.jsonl", started_at=now, ended_at=ended, **values)  # fmt: skip
+    return recorder.row(
+        episode_id=episode,
+        task_id="acme__calc-1",
+        repo="acme/calc",
+        agent="scripted",
+        steps=3,
+        tool_counts=dict.fromkeys(TOOL_NAMES, 1),
+        errors=0,
+        seconds=1.5,
+        setup_seconds=4.0,
+        transcript_path=f"/t/{episode}.jsonl",
+        started_at=now,
+        ended_at=ended,
+        **values,
+    )
 
 
 def test_a_killed_servers_open_episodes_are_abandoned_and_rewards_are_grouped(tmp_path: Path) -> None:
@@ -148,13 +167,23 @@ def test_a_killed_servers_open_episodes_are_abandoned_and_rewards_are_grouped(tm
     with Gym(config, lake_dir=lake) as gym:  # opening a gym marks them (the engine may be there or not)
         assert gym.abandoned == ["e-orphan"]
     statuses = {row["episode_id"]: row["status"] for row in read_episodes(lake)}
-    assert statuses == {"e-live": OPEN, "e-orphan": "abandoned", "e-1": "resolved", "e-2": "unresolved",
-                        "e-3": "resolved"}  # fmt: skip
-    assert reward_rows(lake) == [{"agent": "scripted", "task_id": "acme__calc-1", "episodes": 3,
-                                  "mean_reward": 0.6667, "last_reward": 1.0}]  # fmt: skip
+    assert statuses == {
+        "e-live": OPEN,
+        "e-orphan": "abandoned",
+        "e-1": "resolved",
+        "e-2": "unresolved",
+        "e-3": "resolved",
+    }
+    assert reward_rows(lake) == [
+        {"agent": "scripted", "task_id": "acme__calc-1", "episodes": 3, "mean_reward": 0.6667, "last_reward": 1.0}
+    ]
     sql = "SELECT status, count(*) AS n, sum(tool_counts.bash) AS bash FROM episodes GROUP BY 1 ORDER BY 1"
-    assert query(lake, sql).to_pylist() == [{"status": "abandoned", "n": 1, "bash": 1}, {"status": OPEN, "n": 1,
-        "bash": 1}, {"status": "resolved", "n": 2, "bash": 2}, {"status": "unresolved", "n": 1, "bash": 1}]  # fmt: skip
+    assert query(lake, sql).to_pylist() == [
+        {"status": "abandoned", "n": 1, "bash": 1},
+        {"status": OPEN, "n": 1, "bash": 1},
+        {"status": "resolved", "n": 2, "bash": 2},
+        {"status": "unresolved", "n": 1, "bash": 1},
+    ]
 
 
 def test_eval_summary_shows_gym_rewards_per_agent_and_task(tmp_path: Path, instance: dg.DagsterInstance) -> None:
@@ -175,8 +204,16 @@ def test_eval_summary_shows_gym_rewards_per_agent_and_task(tmp_path: Path, insta
 @pytest.fixture
 def dead_engine_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> GymServer:
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
-    task = HarnessTask(task_id="acme__calc-1", repo="acme/calc", base_commit="a" * 40, prompt="fix it",
-                       mode="tests", fail_to_pass=("t.py::x",), image=BASE_IMAGE, test_command="pytest")  # fmt: skip
+    task = HarnessTask(
+        task_id="acme__calc-1",
+        repo="acme/calc",
+        base_commit="a" * 40,
+        prompt="fix it",
+        mode="tests",
+        fail_to_pass=("t.py::x",),
+        image=BASE_IMAGE,
+        test_command="pytest",
+    )
     gym = Gym(GymConfig(state_dir=tmp_path / "state"), lake_dir=tmp_path / "lake")
     server = GymServer(
         gym, {task.task_id: task}, "s3cret-token-0123456789", unloadable={"acme__broken-2": "no workspace.yaml"}

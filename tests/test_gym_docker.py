@@ -73,8 +73,14 @@ def test_a_scripted_fix_earns_1_and_an_empty_answer_0(gym: Gym, hw: HarnessWorld
         fixing.call("bash", {"command": "true"})
     rows = {row["agent"]: row for row in read_episodes(gym.recorder.lake_dir)}
     assert (rows["scripted"]["status"], rows["scripted"]["reward"], rows["scripted"]["steps"]) == ("resolved", 1.0, 4)
-    assert rows["scripted"]["tool_counts"] == {"bash": 1, "view": 1, "str_replace": 1, "insert": 0, "create": 0,
-                                               "answer": 1}  # fmt: skip
+    assert rows["scripted"]["tool_counts"] == {
+        "bash": 1,
+        "view": 1,
+        "str_replace": 1,
+        "insert": 0,
+        "create": 0,
+        "answer": 1,
+    }
     assert (rows["idle"]["status"], rows["idle"]["reward"], rows["idle"]["steps"]) == ("unresolved", 0.0, 1)
     transcript = [json.loads(line) for line in Path(rows["scripted"]["transcript_path"]).read_text().splitlines()]
     assert [entry["tool"] for entry in transcript] == ["view", "str_replace", "bash", "answer"]
@@ -90,8 +96,9 @@ def _call(env: Environment, name: str, **arguments: object) -> str:
     return observation.text
 
 
-def test_each_tool_does_what_the_card_says(gym: Gym, hw: HarnessWorld, tmp_path: Path,
-                                          monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_each_tool_does_what_the_card_says(
+    gym: Gym, hw: HarnessWorld, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the harness writes the repository's archive
     env = gym.open(hw.task(), agent="prober")
     assert list(tmp_path.iterdir()) == []  # the archive is gone once the boxes started, not at the episode's end
@@ -99,8 +106,9 @@ def test_each_tool_does_what_the_card_says(gym: Gym, hw: HarnessWorld, tmp_path:
     listing = _call(env, "view", path="/testbed")
     assert "/testbed/tinycalc/rounding.py" in listing and ".git" not in listing
     assert "test_rounding.py" not in listing  # the task's tests are not in the sandbox
-    assert "Created /testbed/notes/todo.txt (3 lines)" in _call(env, "create", path="notes/todo.txt",
-                                                                content="a x a\nb\na\n")  # fmt: skip
+    assert "Created /testbed/notes/todo.txt (3 lines)" in _call(
+        env, "create", path="notes/todo.txt", content="a x a\nb\na\n"
+    )
     again = env.call("create", {"path": "/testbed/notes/todo.txt", "content": "other"})
     assert again.error and "already exists" in again.text
     replaced = _call(env, "str_replace", path="/testbed/notes/todo.txt", old_str="a", new_str="A")
@@ -126,13 +134,20 @@ def test_each_tool_does_what_the_card_says(gym: Gym, hw: HarnessWorld, tmp_path:
     assert time.monotonic() - started < 20
     survivors = "cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' ' ' | grep -c 'sleep 6[12]' || true"
     assert _call(env, "bash", command=f"echo alive; {survivors}") == "alive\n0\n[exit code 0]"  # the group was killed
-    _call(env, "bash", command="ln -s /testbed/tinycalc /tmp/linked && mkdir /tmp/many && cd /tmp/many && "
-                               "seq 1 1500 | xargs touch && cd /testbed/tinycalc")  # fmt: skip
+    _call(
+        env,
+        "bash",
+        command="ln -s /testbed/tinycalc /tmp/linked && mkdir /tmp/many && cd /tmp/many && "
+        "seq 1 1500 | xargs touch && cd /testbed/tinycalc",
+    )
     assert "/tmp/linked/rounding.py" in _call(env, "view", path="/tmp/linked")  # a linked directory is followed
     many = _call(env, "view", path="/tmp/many").splitlines()
     assert len(many) == 1 + 1000 + 1 and "more entries not shown" in many[-1]
-    for name, arguments, message in (("grep", {}, "unknown tool"), ("view", {"file": "x"}, "no argument file"),
-                                     ("view", {"path": "/testbed/nope.py"}, "does not exist")):  # fmt: skip
+    for name, arguments, message in (
+        ("grep", {}, "unknown tool"),
+        ("view", {"file": "x"}, "no argument file"),
+        ("view", {"path": "/testbed/nope.py"}, "does not exist"),
+    ):
         refused = env.call(name, arguments)
         assert refused.error and message in refused.text, refused.text
     closed = gym.close_environment(env.id)
@@ -152,13 +167,15 @@ def test_testbed_is_the_graded_tree_whatever_the_image_had_there(gym: Gym, hw: H
         assert env._toolbox is not None
         prepare_testbed(env._toolbox.box)  # what the open does
         assert _call(env, "bash", command="readlink -f /testbed; pwd; ls tinycalc/rounding.py") == (
-            "/repo\n/testbed\ntinycalc/rounding.py\n[exit code 0]")  # fmt: skip
+            "/repo\n/testbed\ntinycalc/rounding.py\n[exit code 0]"
+        )
     finally:
         env.close()
 
 
-def test_an_episode_nobody_reaps_ends_itself_and_is_recorded(gym: Gym, hw: HarnessWorld, tmp_path: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_an_episode_nobody_reaps_ends_itself_and_is_recorded(
+    gym: Gym, hw: HarnessWorld, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(environment, "REAPER_GRACE_S", 0.5)
     config = world_gym_config(hw, tmp_path / "state", episode_timeout=1, idle_timeout=1)
     recorder = Recorder(tmp_path / "lake", config.server_id)
@@ -167,8 +184,9 @@ def test_an_episode_nobody_reaps_ends_itself_and_is_recorded(gym: Gym, hw: Harne
     assert env.done and "ran out of time" in env.ended_because()
 
 
-def test_the_python_api_reaps_idle_environments(hw: HarnessWorld, docker_client: docker.DockerClient,
-                                                tmp_path: Path) -> None:  # fmt: skip
+def test_the_python_api_reaps_idle_environments(
+    hw: HarnessWorld, docker_client: docker.DockerClient, tmp_path: Path
+) -> None:
     config = world_gym_config(hw, tmp_path / "state", idle_timeout=2)
     with Gym(config, lake_dir=tmp_path / "lake", client=docker_client) as gym:  # no server: the gym's own reaper
         env = gym.open(hw.task(), agent="napper")
@@ -200,8 +218,9 @@ def test_cheating_agents_through_the_tools_earn_nothing(gym: Gym, hw: HarnessWor
     assert answers["b-shadow-math"].result.dropped_paths == ["math.py"]
 
 
-def test_the_served_gym_token_cap_reaping_and_kill_9(hw: HarnessWorld, docker_client: docker.DockerClient,
-                                                     tmp_path: Path) -> None:  # fmt: skip
+def test_the_served_gym_token_cap_reaping_and_kill_9(
+    hw: HarnessWorld, docker_client: docker.DockerClient, tmp_path: Path
+) -> None:
     home = tmp_path / "home"
     # idle timeout: long enough that the first environment is not reaped while the second still opens on a
     # loaded 2-core machine (opens there took over 6 s), short enough to watch both reaped
@@ -209,8 +228,9 @@ def test_the_served_gym_token_cap_reaping_and_kill_9(hw: HarnessWorld, docker_cl
         assert httpx.get(f"{first.url}/tasks").status_code == 401
         with first.client() as client, ThreadPoolExecutor(3) as pool:
             assert {t["task_id"] for t in client.tasks()} == {"acme-labs__tinycalc-12", "northwind__datekit-7"}
-            opening = [pool.submit(client.open, task, "served") for task in ("acme-labs__tinycalc-12",
-                                                                             "northwind__datekit-7")]  # fmt: skip
+            opening = [
+                pool.submit(client.open, task, "served") for task in ("acme-labs__tinycalc-12", "northwind__datekit-7")
+            ]
             wait_until(lambda: len(containers_of(docker_client, first.server_id)) >= 2, 60, "two opens under way")
             with pytest.raises(GymError) as full:
                 client.open("acme-labs__tinycalc-12")
@@ -257,8 +277,14 @@ def test_baseagent_drives_an_environment_through_the_server(hw: HarnessWorld, tm
             ToolCall("str_replace", {"path": ROUNDING, "old_str": BUGGY, "new_str": FIXED}),
             ToolCall("answer", {}),
         )
-        env = {**os.environ, "PYTHONPATH": str(EXAMPLES / "baseagent"), "BASEAGENT_BASE_URL": twin.url,
-               "BASEAGENT_API_KEY": "sk-twin", "BASEAGENT_MODEL": "twin", "SWE_FORGE_GYM_TOKEN": TOKEN}  # fmt: skip
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(EXAMPLES / "baseagent"),
+            "BASEAGENT_BASE_URL": twin.url,
+            "BASEAGENT_API_KEY": "sk-twin",
+            "BASEAGENT_MODEL": "twin",
+            "SWE_FORGE_GYM_TOKEN": TOKEN,
+        }
         argv = [sys.executable, "-m", "baseagent", "--gym", server.url, "--task", "acme-labs__tinycalc-12"]
         done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
         requests = [r.json for r in twin.requests]

@@ -37,8 +37,16 @@ GOOD = {"Authorization": f"Bearer {TOKEN}"}
 
 
 def _task() -> HarnessTask:
-    return HarnessTask(task_id="acme__calc-1", repo="acme/calc", base_commit="a" * 40, prompt="fix it",
-                       mode="tests", fail_to_pass=("t.py::x",), image=BASE_IMAGE, test_command="pytest")  # fmt: skip
+    return HarnessTask(
+        task_id="acme__calc-1",
+        repo="acme/calc",
+        base_commit="a" * 40,
+        prompt="fix it",
+        mode="tests",
+        fail_to_pass=("t.py::x",),
+        image=BASE_IMAGE,
+        test_command="pytest",
+    )
 
 
 @pytest.fixture
@@ -105,8 +113,9 @@ def test_health_says_whether_docker_answers_not_where_it_is(server: GymServer) -
 
 def test_answer_through_call_is_checked_like_any_call(server: GymServer) -> None:
     for arguments in ({"force": True}, {}, "{not json"):
-        response = httpx.post(f"{server.url}/call", json={"env_id": "e0", "tool": "answer", "arguments": arguments},
-                              headers=GOOD)  # fmt: skip
+        response = httpx.post(
+            f"{server.url}/call", json={"env_id": "e0", "tool": "answer", "arguments": arguments}, headers=GOOD
+        )
         assert response.status_code == 404 and "no environment 'e0'" in response.json()["error"], response.text
 
 

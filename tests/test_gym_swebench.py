@@ -37,12 +37,27 @@ def harness_oracle(world: dict) -> dict:
     """`swe-forge harness --agent oracle` on the instance, as a user runs it; its JSON summary's one result."""
     task = task_from_row(world["row"], default_image=BULLSEYE)
     write_jsonl([SWEBenchInstance.model_validate(world["row"])], world["root"] / "instance.jsonl")
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("SWE_FORGE_")},
-           "SWE_FORGE_HOME": str(world["home"]), "SWE_FORGE_START_DATE": "2015-01-01"}  # fmt: skip
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("SWE_FORGE_")},
+        "SWE_FORGE_HOME": str(world["home"]),
+        "SWE_FORGE_START_DATE": "2015-01-01",
+    }
     if HOST_CA.is_file():
         env["SWE_FORGE_CA_BUNDLE"] = str(HOST_CA)
-    argv = [sys.executable, "-m", "swe_forge_dagster.cli", "harness", "-i", str(world["root"] / "instance.jsonl"),
-            "--git-url", world["git_url"], "--agent", "oracle", "--json", "--no-record"]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "swe_forge_dagster.cli",
+        "harness",
+        "-i",
+        str(world["root"] / "instance.jsonl"),
+        "--git-url",
+        world["git_url"],
+        "--agent",
+        "oracle",
+        "--json",
+        "--no-record",
+    ]
     done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=1800)
     assert done.stdout.strip(), done.stderr[-3000:]
     (result,) = json.loads(done.stdout)["results"]
@@ -60,8 +75,12 @@ def test_the_gold_edits_through_the_tools_earn_1_with_the_harness_oracles_verdic
     oracle = harness_oracle(world)
     assert oracle["status"] == "resolved", oracle["error"]
     task = task_from_row(world["row"], default_image=BULLSEYE)
-    config = GymConfig(state_dir=world["root"] / "gym", git_url=world["git_url"], ca_bundle=HOST_CA if
-                       HOST_CA.is_file() else None, repo_cache_dir=world["home"] / "cache" / "repos")  # fmt: skip
+    config = GymConfig(
+        state_dir=world["root"] / "gym",
+        git_url=world["git_url"],
+        ca_bundle=HOST_CA if HOST_CA.is_file() else None,
+        repo_cache_dir=world["home"] / "cache" / "repos",
+    )
     with Gym(config, lake_dir=world["home"] / "lake", client=docker_client) as gym:
         fixing, idle = gym.open(task, agent="gold-edits"), gym.open(task, agent="no-change")
         calls = patch_edits(task.gold_patch)

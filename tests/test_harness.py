@@ -119,12 +119,32 @@ def section(path: str, body: str = "@@ -0,0 +1 @@\n+x\n") -> str:
 
 
 def test_agent_changes_to_test_code_and_pytest_plumbing_are_dropped() -> None:
-    protected = ["tests/test_rounding.py", "conftest.py", "src/pkg/conftest.py", "pytest.ini", "pytest.toml",
-                 ".pytest.toml", "pytest.py", "_pytest/main.py", "pkg/evil.pth", "sitecustomize.py", "extra_check.sh",
-                 "evil-1.0.dist-info/entry_points.txt", "src/evil.egg-info/entry_points.txt",
-                 "evil.egg-link"]  # fmt: skip
-    kept = ["tinycalc/rounding.py", "docs/notes.md", "pyproject.toml", "tox.ini", "tests/test_new.py",
-            "django/test/testcases.py", "sympy/testing/runtests.py", "lib/fixtures/data.json"]  # fmt: skip
+    protected = [
+        "tests/test_rounding.py",
+        "conftest.py",
+        "src/pkg/conftest.py",
+        "pytest.ini",
+        "pytest.toml",
+        ".pytest.toml",
+        "pytest.py",
+        "_pytest/main.py",
+        "pkg/evil.pth",
+        "sitecustomize.py",
+        "extra_check.sh",
+        "evil-1.0.dist-info/entry_points.txt",
+        "src/evil.egg-info/entry_points.txt",
+        "evil.egg-link",
+    ]
+    kept = [
+        "tinycalc/rounding.py",
+        "docs/notes.md",
+        "pyproject.toml",
+        "tox.ini",
+        "tests/test_new.py",
+        "django/test/testcases.py",
+        "sympy/testing/runtests.py",
+        "lib/fixtures/data.json",
+    ]
     diff = "".join(section(path) for path in protected + kept)
     filtered, dropped = filter_diff(diff, task_files={"extra_check.sh", "tests/test_rounding.py"})
     assert dropped == protected
@@ -184,8 +204,16 @@ def test_the_agent_gets_the_prompt_three_ways_and_only_forwarded_variables(hw: H
 
 
 def fake_task(name: str) -> HarnessTask:
-    return HarnessTask(task_id=name, repo="o/r", base_commit="0" * 40, prompt="p", mode="commands",
-                       fail_to_pass=("false",), image="i", test_command="")  # fmt: skip
+    return HarnessTask(
+        task_id=name,
+        repo="o/r",
+        base_commit="0" * 40,
+        prompt="p",
+        mode="commands",
+        fail_to_pass=("false",),
+        image="i",
+        test_command="",
+    )
 
 
 def test_the_pool_keeps_n_tasks_running_not_batches() -> None:
@@ -218,18 +246,46 @@ def test_the_pool_keeps_n_tasks_running_not_batches() -> None:
 def test_summary_is_the_seeds_shape_and_exit_codes_tell_ci_what_happened() -> None:
     check = CheckResult(command="pytest -q t.py", exit_code=0, passed=True, duration_ms=1200)
     results = [
-        TaskResult(task_id="a", repo="o/r", status=Status.RESOLVED, sanity_check=True, agent_duration_secs=10,
-                   fail_to_pass=[check], pass_to_pass=[check]),
+        TaskResult(
+            task_id="a",
+            repo="o/r",
+            status=Status.RESOLVED,
+            sanity_check=True,
+            agent_duration_secs=10,
+            fail_to_pass=[check],
+            pass_to_pass=[check],
+        ),
         TaskResult(task_id="b", repo="o/r", status=Status.AGENT_ERROR, reason="timed out", agent_duration_secs=20),
-    ]  # fmt: skip
+    ]
     summary = summarize(results)
-    assert list(summary)[:9] == ["total", "resolved", "unresolved", "agent_error", "test_error", "setup_error",
-                                 "sanity_fail", "avg_agent_time_secs", "results"]  # fmt: skip
+    assert list(summary)[:9] == [
+        "total",
+        "resolved",
+        "unresolved",
+        "agent_error",
+        "test_error",
+        "setup_error",
+        "sanity_fail",
+        "avg_agent_time_secs",
+        "results",
+    ]
     assert (summary["total"], summary["resolved"], summary["agent_error"], summary["avg_agent_time_secs"]) == (
-        2, 1, 1, 15.0)  # fmt: skip
+        2,
+        1,
+        1,
+        15.0,
+    )
     first = summary["results"][0]
-    assert list(first)[:8] == ["task_id", "repo", "status", "sanity_check", "agent_duration_secs",
-                               "total_duration_secs", "fail_to_pass", "pass_to_pass"]  # fmt: skip
+    assert list(first)[:8] == [
+        "task_id",
+        "repo",
+        "status",
+        "sanity_check",
+        "agent_duration_secs",
+        "total_duration_secs",
+        "fail_to_pass",
+        "pass_to_pass",
+    ]
     assert list(first["fail_to_pass"][0])[:4] == ["command", "exit_code", "passed", "duration_ms"]
     assert summary["results"][1]["error"] == "timed out"
     assert exit_code(results) == 0  # every task got a verdict
@@ -238,8 +294,16 @@ def test_summary_is_the_seeds_shape_and_exit_codes_tell_ci_what_happened() -> No
 
 def test_results_rows_have_the_eval_results_schema(tmp_path: Path) -> None:
     check = CheckResult(command="c", exit_code=1, passed=False, duration_ms=5, test_id="t.py::x", outcome="failed")
-    results = [TaskResult(task_id="o__r-1", repo="o/r", status=Status.UNRESOLVED, fail_to_pass=[check],
-                          model_patch="diff --git a/x b/x\n", dropped_paths=["conftest.py"])]  # fmt: skip
+    results = [
+        TaskResult(
+            task_id="o__r-1",
+            repo="o/r",
+            status=Status.UNRESOLVED,
+            fail_to_pass=[check],
+            model_patch="diff --git a/x b/x\n",
+            dropped_paths=["conftest.py"],
+        )
+    ]
     table = results_table(results, run_id="run1", agent="oracle")
     assert table.schema == EVAL_RESULTS_SCHEMA and table.num_rows == 1
     pq.write_table(table, tmp_path / "part-0.parquet")
@@ -287,8 +351,13 @@ def test_baseagent_solves_a_task_on_the_host_through_the_twin(tmp_path: Path) ->
             ToolCall("edit_file", {"path": "calc.py", "old_str": "not there", "new_str": ""}),
             ToolCall("finish", {"summary": "fixed double"}),
         )
-        env = {**os.environ, "PYTHONPATH": str(EXAMPLES / "baseagent"), "BASEAGENT_BASE_URL": twin.url,
-               "BASEAGENT_API_KEY": "sk-test", "BASEAGENT_MODEL": "test-model"}  # fmt: skip
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(EXAMPLES / "baseagent"),
+            "BASEAGENT_BASE_URL": twin.url,
+            "BASEAGENT_API_KEY": "sk-test",
+            "BASEAGENT_MODEL": "test-model",
+        }
         argv = [sys.executable, "-m", "baseagent", "--prompt", "double(2) returns 5, not 4", "--workdir", str(work)]
         proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
         requests = [r.json for r in twin.requests]

@@ -67,9 +67,22 @@ def test_oracle_resolves_every_task_from_the_cli(
     inputs = tmp_path / "inputs"
     shutil.copytree(hw.tasks, inputs)
     shutil.copytree(hw.seed, inputs / "seed-format")
-    args = ["harness", "-i", str(inputs), "--agent", "oracle", "--parallel", "2", "--json", "--git-url",
-            hw.world.url_template, "--docker-image", BASE_IMAGE,
-            "--output", str(tmp_path / "summary.json")]  # fmt: skip
+    args = [
+        "harness",
+        "-i",
+        str(inputs),
+        "--agent",
+        "oracle",
+        "--parallel",
+        "2",
+        "--json",
+        "--git-url",
+        hw.world.url_template,
+        "--docker-image",
+        BASE_IMAGE,
+        "--output",
+        str(tmp_path / "summary.json"),
+    ]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
@@ -96,8 +109,15 @@ def test_oracle_resolves_every_task_from_the_cli(
 
 def test_empty_agent_resolves_nothing(hw: HarnessWorld, docker_client: docker.DockerClient) -> None:
     items: list = [hw.task(), *load_inputs(hw.seed, default_image=BASE_IMAGE)]
-    results = run(hw, docker_client, items, agent="command", agent_dir=EXAMPLES / "emptyagent",
-                  agent_cmd="python -m emptyagent", parallel=2)  # fmt: skip
+    results = run(
+        hw,
+        docker_client,
+        items,
+        agent="command",
+        agent_dir=EXAMPLES / "emptyagent",
+        agent_cmd="python -m emptyagent",
+        parallel=2,
+    )
     assert [r.status for r in results] == [Status.UNRESOLVED, Status.UNRESOLVED]
     for result in results:
         assert result.sanity_check and result.reason == "the agent changed nothing"
@@ -113,7 +133,7 @@ def test_baseagent_solves_the_easy_task_through_the_scripted_llm(
         "    return math.floor(value * scale + 0.5) / scale\n",
         "    magnitude = math.floor(abs(value) * scale + 0.5) / scale\n    return math.copysign(magnitude, value)\n",
     )
-    check = 'python -c "from tinycalc import round_half_up; print(round_half_up(-2.5))"'  # fmt: skip
+    check = 'python -c "from tinycalc import round_half_up; print(round_half_up(-2.5))"'
     with OpenAITwin(api_key="sk-twin-key") as twin:
         twin.queue(
             ToolCall("shell", {"command": "cat tinycalc/rounding.py"}),
@@ -121,12 +141,22 @@ def test_baseagent_solves_the_easy_task_through_the_scripted_llm(
             ToolCall("shell", {"command": check}),
             ToolCall("finish", {"summary": "round the magnitude, then restore the sign"}),
         )
-        for name, value in (("BASEAGENT_BASE_URL", twin.url), ("BASEAGENT_API_KEY", "sk-twin-key"),
-                            ("BASEAGENT_MODEL", "twin-model")):  # fmt: skip
+        for name, value in (
+            ("BASEAGENT_BASE_URL", twin.url),
+            ("BASEAGENT_API_KEY", "sk-twin-key"),
+            ("BASEAGENT_MODEL", "twin-model"),
+        ):
             monkeypatch.setenv(name, value)
         forwarded = ("BASEAGENT_BASE_URL", "BASEAGENT_API_KEY", "BASEAGENT_MODEL")
-        (result,) = run(hw, docker_client, [hw.task()], agent="command", agent_dir=EXAMPLES / "baseagent",
-                        network="host", agent_env=forwarded)  # fmt: skip
+        (result,) = run(
+            hw,
+            docker_client,
+            [hw.task()],
+            agent="command",
+            agent_dir=EXAMPLES / "baseagent",
+            network="host",
+            agent_env=forwarded,
+        )
         requests = [r.json for r in twin.requests]
     assert result.status is Status.RESOLVED, (result.reason, result.agent_output)
     assert twin.pending() == 0 and len(requests) == 4
@@ -166,8 +196,19 @@ esac
 """,
     )
     items = load_inputs(inputs, default_image=BASE_IMAGE)
-    results = {r.task_id: r for r in run(hw, docker_client, items, agent="command", agent_dir=agent,
-                                         agent_cmd="sh /agent/run.sh", agent_timeout=4, parallel=2)}  # fmt: skip
+    results = {
+        r.task_id: r
+        for r in run(
+            hw,
+            docker_client,
+            items,
+            agent="command",
+            agent_dir=agent,
+            agent_cmd="sh /agent/run.sh",
+            agent_timeout=4,
+            parallel=2,
+        )
+    }
     expected = {
         "acme-labs__tinycalc-12-crash": (Status.AGENT_ERROR, "exited with status 3: agent: something broke"),
         "acme-labs__tinycalc-12-timeout": (Status.AGENT_ERROR, "timed out after 4s"),
@@ -187,11 +228,27 @@ def start_sleeping_run(
 ) -> tuple[subprocess.Popen, str]:
     """`swe-forge harness` in a subprocess with an agent that sleeps; returns once the agent runs."""
     agent = write_agent(tmp_path / "agent", "sleep 300\n")
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("SWE_FORGE_")},
-           "SWE_FORGE_HOME": str(tmp_path / "home"), "SWE_FORGE_GIT_URL": hw.world.url_template}  # fmt: skip
-    argv = [sys.executable, "-m", "swe_forge_dagster.cli", "harness", "-i", str(hw.tasks / "acme-labs__tinycalc-12"),
-            "--agent-dir", str(agent), "--agent-cmd", "sh /agent/run.sh", "--docker-image", BASE_IMAGE,
-            "--json", *extra]  # fmt: skip
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("SWE_FORGE_")},
+        "SWE_FORGE_HOME": str(tmp_path / "home"),
+        "SWE_FORGE_GIT_URL": hw.world.url_template,
+    }
+    argv = [
+        sys.executable,
+        "-m",
+        "swe_forge_dagster.cli",
+        "harness",
+        "-i",
+        str(hw.tasks / "acme-labs__tinycalc-12"),
+        "--agent-dir",
+        str(agent),
+        "--agent-cmd",
+        "sh /agent/run.sh",
+        "--docker-image",
+        BASE_IMAGE,
+        "--json",
+        *extra,
+    ]
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     label = f"{TASK_LABEL}=acme-labs__tinycalc-12"
     deadline = time.monotonic() + 90
@@ -246,7 +303,11 @@ def test_one_task_dir_as_the_asset_evaluates_it_keeping_its_containers(
         assert "GIT binary patch" in result.model_patch  # the PR's PNG survived diff and apply byte for byte
         row = results_table([result], run_id=config.run_id, agent=config.agent_label).to_pylist()[0]
         assert (row["status"], row["resolved"], row["fail_to_pass_passed"], row["agent"]) == (
-            "resolved", True, 2, "oracle")  # fmt: skip
+            "resolved",
+            True,
+            2,
+            "oracle",
+        )
         with Harness(hw.config(), client=docker_client):
             pass  # a new run's stale-container cleanup must spare them
         kept = {c["Names"][0].lstrip("/") for c in docker_client.api.containers(filters={"label": f"{KEEP_LABEL}=1"})}
@@ -288,8 +349,9 @@ def test_the_oracle_resolves_a_fix_inside_a_testing_package(
         pyproject = tree / "pyproject.toml"
         pyproject.write_text(pyproject.read_text().replace('version = "0.1.0"', 'version = "0.1.1"'))
         subprocess.run(["git", "add", "-A"], cwd=tree, check=True)
-        gold = subprocess.run(["git", "diff", "--cached", "--binary", "HEAD"], cwd=tree, check=True,
-                              capture_output=True).stdout.decode()  # fmt: skip
+        gold = subprocess.run(
+            ["git", "diff", "--cached", "--binary", "HEAD"], cwd=tree, check=True, capture_output=True
+        ).stdout.decode()
     assert "tinycalc/testing/__init__.py" in gold and "tinycalc/rounding.py" not in gold
     (result,) = run(hw, docker_client, [task.model_copy(update={"task_id": "testing-package", "gold_patch": gold})])
     assert result.status is Status.RESOLVED and result.dropped_paths == [], result.reason
@@ -302,9 +364,14 @@ def test_the_base_tree_is_the_commit_exactly_and_agent_output_is_bounded(
     """`export-ignore`/`export-subst` do not change the tree; tracked-but-ignored files are in the base commit and
     in the agent's diff; a diff or a file read past its limit is refused, a symlinked report too."""
     source = tmp_path / "src" / "acme" / "attrs"
-    files = {".gitignore": "build/\n*.log\n", ".gitattributes": "secret.txt export-ignore\nversion.txt export-subst\n",
-             "secret.txt": "kept\n", "version.txt": "$Format:%H$\n", "build/keep.txt": "tracked\n",
-             "app.log": "x\n"}  # fmt: skip
+    files = {
+        ".gitignore": "build/\n*.log\n",
+        ".gitattributes": "secret.txt export-ignore\nversion.txt export-subst\n",
+        "secret.txt": "kept\n",
+        "version.txt": "$Format:%H$\n",
+        "build/keep.txt": "tracked\n",
+        "app.log": "x\n",
+    }
     for name, text in files.items():
         (source / name).parent.mkdir(parents=True, exist_ok=True)
         (source / name).write_text(text)
@@ -316,8 +383,9 @@ def test_the_base_tree_is_the_commit_exactly_and_agent_output_is_bounded(
     cache = RepoCache(tmp_path / "cache", f"{tmp_path}/src/{{repo}}")
     fetch_base(cache, "acme/attrs", sha)
     archive = write_tree_archive(cache, "acme/attrs", sha, tmp_path / "tree.tar")
-    box, base = start_repo_box(docker_client, SandboxConfig(image=BASE_IMAGE, network="none"), archive,
-                               name_hint="attrs")  # fmt: skip
+    box, base = start_repo_box(
+        docker_client, SandboxConfig(image=BASE_IMAGE, network="none"), archive, name_hint="attrs"
+    )
     try:
         listed = box.container.exec_run(["git", "-C", "/repo", "ls-files"]).output.decode().split()
         assert set(listed) == set(files)  # secret.txt (export-ignore) and the ignored-but-tracked files

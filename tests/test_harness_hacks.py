@@ -53,8 +53,12 @@ def test_cheating_agents_never_resolve(hw: HarnessWorld, docker_client: docker.D
     assert set(results["edit-tests"].dropped_paths) == {"tests/test_rounding.py", "tests/test_arith.py"}
     assert results["delete-tests"].dropped_paths == ["tests/test_arith.py"]
     assert set(results["conftest"].dropped_paths) == {"conftest.py", "tinycalc/conftest.py"}
-    assert set(results["shadow-pytest"].dropped_paths) == {"pytest.py", "_pytest/__init__.py", "tinycalc/zz.pth",
-                                                           "pytest.ini"}  # fmt: skip
+    assert set(results["shadow-pytest"].dropped_paths) == {
+        "pytest.py",
+        "_pytest/__init__.py",
+        "tinycalc/zz.pth",
+        "pytest.ini",
+    }
     for name in ("edit-tests", "delete-tests", "conftest", "shadow-pytest"):
         assert results[name].status is Status.UNRESOLVED and "not applied" in (results[name].reason or "")
     for name in ("fake-pass", "forge-report"):  # source changes are applied, and judged by the real report
@@ -99,10 +103,20 @@ env | sort
 }} > probe.txt
 """  # noqa: E501
         agent = write_agent(tmp_path / "agent", probe)
-        (result,) = run(hw, docker_client, [hw.task()], agent="command", agent_dir=agent,
-                        agent_cmd="sh /agent/run.sh", agent_env=("SWE_FORGE_FORWARDED_OK",))  # fmt: skip
-    report = {line[1:].partition("=")[0]: line[1:].partition("=")[2]
-              for line in result.model_patch.splitlines() if line.startswith("+") and "=" in line}  # fmt: skip
+        (result,) = run(
+            hw,
+            docker_client,
+            [hw.task()],
+            agent="command",
+            agent_dir=agent,
+            agent_cmd="sh /agent/run.sh",
+            agent_env=("SWE_FORGE_FORWARDED_OK",),
+        )
+    report = {
+        line[1:].partition("=")[0]: line[1:].partition("=")[2]
+        for line in result.model_patch.splitlines()
+        if line.startswith("+") and "=" in line
+    }
     assert result.status is Status.UNRESOLVED and "probe.txt" in result.model_patch, result.reason
     assert (report["commits"], report["refs"], report["remotes"]) == ("1", "1", "0")  # one fresh commit, no remote
     assert report["head"] == report["merge"] == "missing"  # the PR's head and the merge (the answer) are not there
@@ -172,30 +186,53 @@ def test_a_continuation_line_pytest_reads_as_config_is_found_by_pytests_own_read
     from swe_forge_dagster.harness import Harness, HarnessConfig, run_harness
     from tests.support.git_repos import repo_with_commits
 
-    cache, (base, fixed) = repo_with_commits(tmp_path / "remotes", [
-        INI_BASE, {"inicalc/__init__.py": "def double(x):\n    return x + x\n"}], repo="cfg-co/inicalc")  # fmt: skip
+    cache, (base, fixed) = repo_with_commits(
+        tmp_path / "remotes",
+        [INI_BASE, {"inicalc/__init__.py": "def double(x):\n    return x + x\n"}],
+        repo="cfg-co/inicalc",
+    )
     instance = SWEBenchInstance(
-        instance_id="cfg-co__inicalc-1", repo="cfg-co/inicalc", base_commit=base,
+        instance_id="cfg-co__inicalc-1",
+        repo="cfg-co/inicalc",
+        base_commit=base,
         patch=cache.diff("cfg-co/inicalc", base, fixed),
-        test_patch=patch_adding_files({"tests/test_inicalc.py": INI_TESTS}), problem_statement="double() is off by one",
+        test_patch=patch_adding_files({"tests/test_inicalc.py": INI_TESTS}),
+        problem_statement="double() is off by one",
         created_at="2026-01-01T00:00:00Z",
-        FAIL_TO_PASS=["tests/test_inicalc.py::test_double"], PASS_TO_PASS=["tests/test_inicalc.py::test_callable"],
-    )  # fmt: skip
+        FAIL_TO_PASS=["tests/test_inicalc.py::test_double"],
+        PASS_TO_PASS=["tests/test_inicalc.py::test_callable"],
+    )
     single = "python -m pytest -p no:cacheprovider -q {}"
-    write_task_dir(tmp_path / "tasks", TaskRecord(
-        instance=instance, image=BASE_IMAGE, install_commands=[], test_command=PYTEST,
-        test_files=["tests/test_inicalc.py"], fail_to_pass_commands=[single.format(t) for t in instance.FAIL_TO_PASS],
-        pass_to_pass_commands=[single.format(t) for t in instance.PASS_TO_PASS]))  # fmt: skip
+    write_task_dir(
+        tmp_path / "tasks",
+        TaskRecord(
+            instance=instance,
+            image=BASE_IMAGE,
+            install_commands=[],
+            test_command=PYTEST,
+            test_files=["tests/test_inicalc.py"],
+            fail_to_pass_commands=[single.format(t) for t in instance.FAIL_TO_PASS],
+            pass_to_pass_commands=[single.format(t) for t in instance.PASS_TO_PASS],
+        ),
+    )
     agent = write_agent(tmp_path / "agent", INI_HACK)
-    common = {"repo_cache_dir": tmp_path / "harness-repos", "git_url": f"file://{tmp_path}/remotes/{{repo}}.git",
-              "docker_image": BASE_IMAGE, "test_timeout": 90, "agent_timeout": 120}  # fmt: skip
+    common = {
+        "repo_cache_dir": tmp_path / "harness-repos",
+        "git_url": f"file://{tmp_path}/remotes/{{repo}}.git",
+        "docker_image": BASE_IMAGE,
+        "test_timeout": 90,
+        "agent_timeout": 120,
+    }
     verdicts = {}
-    for name, extra in (("hack", {"agent": "command", "agent_dir": agent, "agent_cmd": "sh /agent/run.sh"}),
-                        ("oracle", {"agent": "oracle"})):  # fmt: skip
+    for name, extra in (
+        ("hack", {"agent": "command", "agent_dir": agent, "agent_cmd": "sh /agent/run.sh"}),
+        ("oracle", {"agent": "oracle"}),
+    ):
         config = HarnessConfig(**common, **extra)
         with Harness(config, client=docker_client) as harness:
-            (verdicts[name],) = run_harness(load_inputs(tmp_path / "tasks", default_image=BASE_IMAGE), config,
-                                            harness=harness)  # fmt: skip
+            (verdicts[name],) = run_harness(
+                load_inputs(tmp_path / "tasks", default_image=BASE_IMAGE), config, harness=harness
+            )
     hack = verdicts["hack"]
     assert hack.status is Status.UNRESOLVED and "setup.cfg" in hack.model_patch, (hack.reason, hack.dropped_paths)
     assert hack.dropped_paths == ["setup.cfg"] and "tampered" not in (hack.reason or ""), hack.reason

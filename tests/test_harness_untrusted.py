@@ -35,8 +35,12 @@ def hw(tmp_path_factory: pytest.TempPathFactory) -> HarnessWorld:
 
 def cli(hw: HarnessWorld, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """`swe-forge <args>` in a subprocess with a wide, non-terminal console and its own home."""
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("SWE_FORGE_")}, "COLUMNS": "400",
-           "SWE_FORGE_HOME": str(tmp_path / "home"), "SWE_FORGE_GIT_URL": hw.world.url_template}  # fmt: skip
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("SWE_FORGE_")},
+        "COLUMNS": "400",
+        "SWE_FORGE_HOME": str(tmp_path / "home"),
+        "SWE_FORGE_GIT_URL": hw.world.url_template,
+    }
     argv = [sys.executable, "-m", "swe_forge_dagster.cli", *args]
     return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
 
@@ -64,8 +68,22 @@ def test_a_markup_printing_agent_cannot_crash_or_spoof_the_table(
         (inputs / name / "workspace.yaml").write_text("id: [unclosed\n")
     agent = write_agent(tmp_path / "agent", f"printf '%s \\033[2J\\033[31mred\\033[0m\\n' '{MARKUP}'\nexit 3\n")
     summary_file = tmp_path / "out" / "summary.json"
-    proc = cli(hw, tmp_path, "harness", "-i", str(inputs), "--agent-dir", str(agent), "--agent-cmd",
-               "sh /agent/run.sh", "--docker-image", BASE_IMAGE, "--no-record", "-o", str(summary_file))  # fmt: skip
+    proc = cli(
+        hw,
+        tmp_path,
+        "harness",
+        "-i",
+        str(inputs),
+        "--agent-dir",
+        str(agent),
+        "--agent-cmd",
+        "sh /agent/run.sh",
+        "--docker-image",
+        BASE_IMAGE,
+        "--no-record",
+        "-o",
+        str(summary_file),
+    )
     assert proc.returncode == 1, proc.stderr[-3000:]  # the broken inputs are setup_errors; nothing crashed
     assert "Traceback" not in proc.stderr and "MarkupError" not in proc.stderr
     summary = json.loads(summary_file.read_text())
@@ -86,15 +104,32 @@ def test_a_bad_record_is_one_setup_error_and_the_good_ones_run(
     hw: HarnessWorld, docker_client: docker.DockerClient, tmp_path: Path
 ) -> None:
     good = to_record(world_task_record(hw.cache, hw.world.pr(*EASY)).instance)
-    lines = [json.dumps(good), "{not json",
-             json.dumps({**good, "instance_id": "acme-labs__tinycalc-98", "base_commit": 12345, "patch": ["x"]}),
-             json.dumps({"instance_id": "acme-labs__tinycalc-99"}), json.dumps(["not", "an", "object"])]  # fmt: skip
+    lines = [
+        json.dumps(good),
+        "{not json",
+        json.dumps({**good, "instance_id": "acme-labs__tinycalc-98", "base_commit": 12345, "patch": ["x"]}),
+        json.dumps({"instance_id": "acme-labs__tinycalc-99"}),
+        json.dumps(["not", "an", "object"]),
+    ]
     instances = tmp_path / "instances.jsonl"
     instances.write_text("\n".join(lines) + "\n")
     spec = tmp_path / "envs.json"
     spec.write_text(json.dumps({"acme-labs/tinycalc": {"image": BASE_IMAGE, "install_commands": [VENV_INSTALL]}}))
-    proc = cli(hw, tmp_path, "harness", "-i", str(instances), "--env-spec", str(spec), "--agent", "oracle",
-               "--docker-image", BASE_IMAGE, "--no-record", "--json")  # fmt: skip
+    proc = cli(
+        hw,
+        tmp_path,
+        "harness",
+        "-i",
+        str(instances),
+        "--env-spec",
+        str(spec),
+        "--agent",
+        "oracle",
+        "--docker-image",
+        BASE_IMAGE,
+        "--no-record",
+        "--json",
+    )
     assert proc.returncode == 1, proc.stderr[-3000:]  # some task could not be evaluated: the bad records
     summary = json.loads(proc.stdout)  # stdout holds the JSON only
     assert (summary["total"], summary["resolved"], summary["setup_error"]) == (5, 1, 4), summary

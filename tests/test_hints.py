@@ -52,17 +52,24 @@ def make_world() -> GithubWorld:
     closes = {5: [1], 6: [2, 3], 7: [], 8: [4]}
     for number, issues in closes.items():
         body = " ".join(f"Fixes #{n}." for n in issues) or "A refactor that closes nothing, described at length."
-        world.add_pull(PullRequest(REPO, number, body=body, closing_issues=issues, commits=list(first),
-                                   created_at="2025-03-11T10:30:00Z"))  # fmt: skip
+        world.add_pull(
+            PullRequest(
+                REPO, number, body=body, closing_issues=issues, commits=list(first), created_at="2025-03-11T10:30:00Z"
+            )
+        )
     comments = {
-        1: [Comment("early, kept", "2025-03-09T08:00:00Z"),
+        1: [
+            Comment("early, kept", "2025-03-09T08:00:00Z"),
             Comment("edited after the first commit", "2025-03-09T09:00:00Z", updated_at="2025-03-12T00:00:00Z"),
-            Comment("early too, but after the edited one", "2025-03-09T10:00:00Z")],
+            Comment("early too, but after the edited one", "2025-03-09T10:00:00Z"),
+        ],
         2: [Comment("two: after the first commit", "2025-03-10T13:00:00Z")],
         3: [Comment("three: before the cut-off", "2025-03-10T11:59:59Z"), Comment("three: at the cut-off", AUTHORED)],
-        4: [Comment("before the author date", "2025-03-10T11:00:00Z"),
-            Comment("between author and committer date", "2025-03-10T20:00:00Z")],
-    }  # fmt: skip
+        4: [
+            Comment("before the author date", "2025-03-10T11:00:00Z"),
+            Comment("between author and committer date", "2025-03-10T20:00:00Z"),
+        ],
+    }
     for number, thread in comments.items():
         world.add_issue(REPO, Issue(number, f"Issue {number}", f"Body of issue {number}.", comments=thread))
     return world
@@ -101,8 +108,10 @@ def test_enrichment_brings_issue_comments_and_the_first_commit_author_date(
     assert pr.first_commit_at == dt.datetime(2025, 3, 10, 12, tzinfo=dt.UTC)  # authoredDate, not committedDate
     (issue,) = pr.closing_issues
     got = [(c.body, c.created_at, c.updated_at) for c in issue.comments]
-    want = [(c.body, dt.datetime.fromisoformat(c.created_at), dt.datetime.fromisoformat(c.updated_at))
-            for c in world.issues[(REPO, 1)].comments]  # fmt: skip
+    want = [
+        (c.body, dt.datetime.fromisoformat(c.created_at), dt.datetime.fromisoformat(c.updated_at))
+        for c in world.issues[(REPO, 1)].comments
+    ]
     assert got == want  # all of them, oldest first: the cut-off is applied when the task is built
     assert [i.number for i in results[(REPO, 6)].closing_issues] == [2, 3]
     assert results[(REPO, 7)].closing_issues == ()

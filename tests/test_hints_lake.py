@@ -70,9 +70,18 @@ def candidate_rows(prs: list[WorldPR]) -> pa.Table:
     rows = []
     for i, pr in enumerate(prs):
         row: dict[str, Any] = dict.fromkeys(PR_CANDIDATES_SCHEMA.names)
-        row.update(repo_name=pr.repo, number=pr.number, event_id=9000 + i, actor_login="world-dev",
-                   org_login=pr.repo.split("/")[0], author_login="world-dev", payload_format="trimmed",
-                   base_sha=pr.base_sha, head_sha=pr.head_sha, status="candidate")  # fmt: skip
+        row.update(
+            repo_name=pr.repo,
+            number=pr.number,
+            event_id=9000 + i,
+            actor_login="world-dev",
+            org_login=pr.repo.split("/")[0],
+            author_login="world-dev",
+            payload_format="trimmed",
+            base_sha=pr.base_sha,
+            head_sha=pr.head_sha,
+            status="candidate",
+        )
         rows.append(row)
     return pa.Table.from_pylist(rows, schema=PR_CANDIDATES_SCHEMA)
 
@@ -94,10 +103,16 @@ def test_task_record_hints_are_the_issue_comments_before_the_first_commit(setup:
     assert find_pr(lake, "globex-oss/yaml-lite", 3)[0].hints_text == ""  # closes no issue
 
     assert _pr_from(json.loads(json.dumps(_pr_json(pr)))) == pr  # the task stages' saved PR keeps it
-    proof = Proof(base_commit=pr.base_sha, patch="diff --git a/x b/x\n", test_patch="diff --git a/t b/t\n",
-                  test_files=["tests/test_rounding.py"], fail_to_pass=["tests/test_rounding.py::test_negative_half"],
-                  pass_to_pass=[], fail_to_pass_commands=["pytest tests/test_rounding.py::test_negative_half"],
-                  pass_to_pass_commands=[])  # fmt: skip
+    proof = Proof(
+        base_commit=pr.base_sha,
+        patch="diff --git a/x b/x\n",
+        test_patch="diff --git a/t b/t\n",
+        test_files=["tests/test_rounding.py"],
+        fail_to_pass=["tests/test_rounding.py::test_negative_half"],
+        pass_to_pass=[],
+        fail_to_pass_commands=["pytest tests/test_rounding.py::test_negative_half"],
+        pass_to_pass_commands=[],
+    )
     record = make_task_record(pr, proof, EnvRecipe(), "round_half_up(-2.5) returns -2")
     assert record.instance.hints_text == hints
     assert read_task_dir(write_task_dir(tmp_path / "out", record)).instance.hints_text == hints
@@ -144,5 +159,8 @@ def test_hours_written_before_the_hint_columns_still_read(setup: Setup, tmp_path
             "len(flatten(list_transform(closing_issues, lambda i: coalesce(i.comments, [])))) "
             "FROM enriched_prs ORDER BY repo_name, number"
         ).fetchall()
-    assert got == [("acme-labs/tinycalc", 12, True, 3), ("acme-labs/tinycalc", 15, False, 0),
-                   ("northwind/datekit", 7, False, 0)]  # fmt: skip
+    assert got == [
+        ("acme-labs/tinycalc", 12, True, 3),
+        ("acme-labs/tinycalc", 15, False, 0),
+        ("northwind/datekit", 7, False, 0),
+    ]

@@ -73,8 +73,12 @@ def test_dagster_dev_loads_the_workspace_and_persists_state(tmp_path: Path) -> N
     dagster = Path(sys.executable).with_name("dagster")
     proc = subprocess.Popen(
         [str(dagster), "dev", "-w", "workspace.yaml", "-h", "127.0.0.1", "-p", str(port)],
-        cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
-    )  # fmt: skip
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     try:
         nodes: list[str] = []
         deadline = time.monotonic() + 120

@@ -78,15 +78,20 @@ def test_duplicates_worst_outcome_wins() -> None:
       <testcase classname="t.test_a" name="test_3"><skipped/></testcase>
       <testcase classname="t.test_a" name="test_3"/>
     </testsuite>"""
-    assert parse_junit(xml) == {"t/test_a.py::test_1": "error", "t/test_a.py::test_2": "skipped",
-                                "t/test_a.py::test_3": "skipped"}  # fmt: skip
+    assert parse_junit(xml) == {
+        "t/test_a.py::test_1": "error",
+        "t/test_a.py::test_2": "skipped",
+        "t/test_a.py::test_3": "skipped",
+    }
 
 
 def test_other_frameworks_and_bad_input() -> None:
     xml = """<testsuite><testcase classname="com.google.gson.JsonWriterTest" name="testLenient"/>
       <testcase classname="github.com/gin-gonic/gin" name="TestContext/header"><failure/></testcase></testsuite>"""
-    assert parse_junit(xml, "junit") == {"com.google.gson.JsonWriterTest#testLenient": "passed",
-                                         "github.com/gin-gonic/gin#TestContext/header": "failed"}  # fmt: skip
+    assert parse_junit(xml, "junit") == {
+        "com.google.gson.JsonWriterTest#testLenient": "passed",
+        "github.com/gin-gonic/gin#TestContext/header": "failed",
+    }
     assert parse_junit(xml, "go")["TestContext/header"] == "failed"
     with pytest.raises(ValueError, match="unsupported framework"):
         parse_junit(xml, "mocha")
@@ -171,8 +176,19 @@ def test_real_pytest_junit_maps_back_to_node_ids(tmp_path: Path, family: str) ->
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(content)
     report = tmp_path / "report.xml"
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--continue-on-collection-errors",
-               "-o", f"junit_family={family}", f"--junitxml={report}", "-q", "tests"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        "--continue-on-collection-errors",
+        "-o",
+        f"junit_family={family}",
+        f"--junitxml={report}",
+        "-q",
+        "tests",
+    ]
     subprocess.run(command, cwd=tmp_path, capture_output=True, check=False, timeout=120)
 
     known = [name for name in files if name.endswith(".py")]
@@ -229,8 +245,10 @@ def test_swebench_ids_round_trip(shared_fixtures: Path) -> None:
     with_known = parse_junit(pytest_junit_report(ids, with_file=False), known_files=known)
     by_convention = parse_junit(pytest_junit_report(ids, with_file=False))
     convention_hits = len(ids & by_convention.keys())
-    print(f"\nSWE-bench pytest ids: {len(ids)}; round trip with file=: {len(ids & with_file.keys())}, "
-          f"with known_files: {len(ids & with_known.keys())}, by convention only: {convention_hits}")  # fmt: skip
+    print(
+        f"\nSWE-bench pytest ids: {len(ids)}; round trip with file=: {len(ids & with_file.keys())}, "
+        f"with known_files: {len(ids & with_known.keys())}, by convention only: {convention_hits}"
+    )
     assert with_file == expected
     assert with_known == expected
     assert convention_hits / len(ids) > 0.95

@@ -34,8 +34,13 @@ BASELINE, WAITER, AFTER = (dt.datetime(2015, 1, 2, h, tzinfo=dt.UTC) for h in ra
 
 def ingest(hour: dt.datetime, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
     with log.open("wb") as out:
-        return subprocess.Popen([sys.executable, "-m", "swe_forge_dagster.cli", "ingest", partition_key(hour)],
-                                env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+        return subprocess.Popen(
+            [sys.executable, "-m", "swe_forge_dagster.cli", "ingest", partition_key(hour)],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
 
 def timed_ingest(hour: dt.datetime, env: dict[str, str], log: Path) -> float:
@@ -61,8 +66,13 @@ def env(tmp_path: Path) -> dict[str, str]:
     """A fresh SWE_FORGE_HOME; bytecode cached outside the tree, so that eleven processes compile Dagster once."""
     skip = ("SWE_FORGE_", "DAGSTER_", "PYTHONDONTWRITEBYTECODE")
     base = {k: v for k, v in os.environ.items() if not k.startswith(skip)}
-    base.update(SWE_FORGE_HOME=str(tmp_path / "home"), SWE_FORGE_START_DATE="2015-01-01", COLUMNS="400",
-                NO_COLOR="1", PYTHONPYCACHEPREFIX=str(tmp_path / "pycache"))  # fmt: skip
+    base.update(
+        SWE_FORGE_HOME=str(tmp_path / "home"),
+        SWE_FORGE_START_DATE="2015-01-01",
+        COLUMNS="400",
+        NO_COLOR="1",
+        PYTHONPYCACHEPREFIX=str(tmp_path / "pycache"),
+    )
     return base
 
 

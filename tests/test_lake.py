@@ -93,11 +93,15 @@ def test_open_sessions_never_block_a_refresh(tmp_path: Path, read_only: bool) ->
     lake, catalog = tmp_path / "lake", tmp_path / "catalog.duckdb"
     refresh_catalog(catalog, lake)
     holder = subprocess.Popen(
-        [sys.executable, "-c", f"import duckdb,time; c=duckdb.connect({str(catalog)!r}, read_only={read_only}); "
-         "print('ok', flush=True); time.sleep(30)"],
+        [
+            sys.executable,
+            "-c",
+            f"import duckdb,time; c=duckdb.connect({str(catalog)!r}, read_only={read_only}); "
+            "print('ok', flush=True); time.sleep(30)",
+        ],
         stdout=subprocess.PIPE,
         text=True,
-    )  # fmt: skip
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "ok"
         write_partition(events(4), hour_dir(lake, "2015-01-01", 0))

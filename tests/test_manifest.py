@@ -29,8 +29,11 @@ def test_an_old_project_gets_the_nearest_python_and_its_own_test_extras() -> Non
     assert declared_pythons(manifests)[0] == [(3, 5), (3, 6), (3, 7)]
     assert python_images(manifests, IMAGES) == ["img:bullseye", "img:bookworm", "img:trixie"]
     installs = [r.install_commands[-1] for r in python_recipes(manifests, set(), "img:bullseye")]
-    assert installs == ["pip install -e '.[tests,reco]' pytest", "pip install -e '.[tests]' pytest",
-                        "pip install -e . pytest"]  # fmt: skip
+    assert installs == [
+        "pip install -e '.[tests,reco]' pytest",
+        "pip install -e '.[tests]' pytest",
+        "pip install -e . pytest",
+    ]
     assert all(
         r.install_commands[0].startswith("python3 -m venv /opt/venv") for r in python_recipes(manifests, set(), "x")
     )
@@ -44,8 +47,11 @@ def test_requires_python_filters_and_a_new_project_gets_a_new_python() -> None:
     manifests = {"pyproject.toml": pyproject}
     assert python_images(manifests, IMAGES) == ["img:trixie", "img:bookworm"]  # 3.9 excluded by requires-python
     installs = [r.install_commands[-1] for r in python_recipes(manifests, {"requirements-dev.txt"}, "img:trixie")]
-    assert installs == ["pip install -e '.[testing]' pytest", "pip install -r requirements-dev.txt -e . pytest",
-                        "pip install -e . pytest"]  # fmt: skip
+    assert installs == [
+        "pip install -e '.[testing]' pytest",
+        "pip install -r requirements-dev.txt -e . pytest",
+        "pip install -e . pytest",
+    ]
 
 
 def test_nothing_declared_keeps_the_default_order_and_a_non_python_repo_has_no_recipe() -> None:
@@ -78,8 +84,9 @@ def test_pep735_groups_named_by_tox_toml_come_first_on_real_filelock(tmp_path: P
         pytest.skip("real fixture missing (filelock bundle)")
     remote = tmp_path / "tox-dev" / "filelock.git"
     subprocess.run(["git", "clone", "-q", "--bare", str(bundle), str(remote)], check=True)
-    base = subprocess.run(["git", "-C", str(remote), "rev-parse", "721b37b^"], capture_output=True, text=True,
-                          check=True).stdout.strip()  # fmt: skip
+    base = subprocess.run(
+        ["git", "-C", str(remote), "rev-parse", "721b37b^"], capture_output=True, text=True, check=True
+    ).stdout.strip()
     cache = RepoCache(tmp_path / "cache", f"file://{tmp_path}/{{repo}}.git")
     cache.fetch("tox-dev/filelock", [base])
     manifests = {name: (cache.show_file("tox-dev/filelock", base, name) or b"").decode() for name in MANIFESTS}

@@ -44,10 +44,16 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TaskWorld,
 def mine(world: tuple[TaskWorld, GithubTwin, OpenAITwin], home: Path, *args: str) -> subprocess.CompletedProcess:
     task_world, github, llm = world
     env = {key: value for key, value in os.environ.items() if not key.startswith(("SWE_FORGE_", "DAGSTER_"))}
-    env.update(SWE_FORGE_HOME=str(home), SWE_FORGE_START_DATE="2015-01-01", GITHUB_TOKEN=TOKEN,
-               SWE_FORGE_GHARCHIVE_URL=f"file://{task_world.mirror}", SWE_FORGE_GITHUB_API_URL=github.url,
-               SWE_FORGE_LLM_BASE_URL=llm.url, SWE_FORGE_GIT_URL=task_world.git.url_template,
-               SWE_FORGE_DOCKER_IMAGE=BASE_IMAGE)  # fmt: skip
+    env.update(
+        SWE_FORGE_HOME=str(home),
+        SWE_FORGE_START_DATE="2015-01-01",
+        GITHUB_TOKEN=TOKEN,
+        SWE_FORGE_GHARCHIVE_URL=f"file://{task_world.mirror}",
+        SWE_FORGE_GITHUB_API_URL=github.url,
+        SWE_FORGE_LLM_BASE_URL=llm.url,
+        SWE_FORGE_GIT_URL=task_world.git.url_template,
+        SWE_FORGE_DOCKER_IMAGE=BASE_IMAGE,
+    )
     env.pop("OPENROUTER_API_KEY", None)
     command = [sys.executable, "-m", "swe_forge_dagster.cli", "mine", "--api-key", KEY, "--json", *args]
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
@@ -60,16 +66,28 @@ def test_mine_once_exports_exactly_the_asked_tasks_and_a_rerun_spends_nothing(
     task_world, github, llm = world
     pr_file, out = tmp_path / "processed.jsonl", tmp_path / "easy-tasks"
     try:
-        first = mine(world, tmp_path / "home", "--once", "--max-tasks", "2", "--difficulty", "easy",
-                     "--pr-file", str(pr_file), "--output", str(out))  # fmt: skip
+        first = mine(
+            world,
+            tmp_path / "home",
+            "--once",
+            "--max-tasks",
+            "2",
+            "--difficulty",
+            "easy",
+            "--pr-file",
+            str(pr_file),
+            "--output",
+            str(out),
+        )
         assert first.returncode == 0, first.stderr[-3000:]
         summary = json.loads(first.stdout)
         assert summary["exported"] == 2
         # Newest hour first: tinycalc#12 (accepted) and yaml-lite#3 (rejected), then datekit#7; then stop.
         assert [(t["task_id"], t["status"]) for t in summary["tasks"]] == [
-            ("acme-labs__tinycalc-12", "accepted"), ("globex-oss__yaml-lite-3", "rejected"),
+            ("acme-labs__tinycalc-12", "accepted"),
+            ("globex-oss__yaml-lite-3", "rejected"),
             ("northwind__datekit-7", "accepted"),
-        ]  # fmt: skip
+        ]
         assert [h["hour"] for h in summary["hours"]] == task_world.hours[:2]
         exported = sorted(read_task_dir(path).task_id for path in find_task_dirs(out))
         assert exported == ["acme-labs__tinycalc-12", "northwind__datekit-7"]
@@ -80,8 +98,21 @@ def test_mine_once_exports_exactly_the_asked_tasks_and_a_rerun_spends_nothing(
             assert len(instance.get_run_records()) >= 5
 
         github_before, llm_before = len(github.counted_requests()), llm.count()
-        again = mine(world, tmp_path / "home2", "--once", "--max-tasks", "2", "--difficulty", "easy",
-                     "--pr-file", str(pr_file), "--output", str(tmp_path / "again"), "--max-hours", "2")  # fmt: skip
+        again = mine(
+            world,
+            tmp_path / "home2",
+            "--once",
+            "--max-tasks",
+            "2",
+            "--difficulty",
+            "easy",
+            "--pr-file",
+            str(pr_file),
+            "--output",
+            str(tmp_path / "again"),
+            "--max-hours",
+            "2",
+        )
         assert again.returncode == 3, again.stderr[-3000:]  # every hour in reach mined, no new task
         assert json.loads(again.stdout)["exported"] == 0, again.stdout
         assert len(github.counted_requests()) == github_before and llm.count() == llm_before

@@ -186,8 +186,10 @@ def test_no_hour_is_requested_twice_over_two_days_of_irregular_publishing(
     """Ticks every 30 min for 50 hours; hours appear 5 min to 4 h after they end, some out of order."""
     rng = random.Random(7)
     hours = [at(0) + i * HOUR for i in range(48)]
-    lag = {h: dt.timedelta(minutes=rng.choice([5, 10, 20, 45]) if rng.random() > 0.15 else rng.randint(90, 240))
-           for h in hours}  # fmt: skip
+    lag = {
+        h: dt.timedelta(minutes=rng.choice([5, 10, 20, 45]) if rng.random() > 0.15 else rng.randint(90, 240))
+        for h in hours
+    }
     clock = Clock(at(0, 1))
     sensor = make_harness(clock, cursor=None, start=key(0), max_hours_per_tick=6)
     published: set[dt.datetime] = set()

@@ -51,8 +51,10 @@ def unshare(code: str, *extra: str) -> list[str]:
 @contextlib.contextmanager
 def owner_in_new_namespace() -> Iterator[tuple[subprocess.Popen[str], Owner]]:
     """A live process in its own pid namespace, and the owner it reports for itself."""
-    code = ("import json, time; from dataclasses import asdict; from swe_forge_dagster.execution.ownership import "
-            "current_owner; print(json.dumps(asdict(current_owner())), flush=True); time.sleep(120)")  # fmt: skip
+    code = (
+        "import json, time; from dataclasses import asdict; from swe_forge_dagster.execution.ownership import "
+        "current_owner; print(json.dumps(asdict(current_owner())), flush=True); time.sleep(120)"
+    )
     proc = subprocess.Popen(unshare(code), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO_ROOT)
     try:
         line = proc.stdout.readline() if proc.stdout else ""
@@ -70,10 +72,13 @@ def test_an_owner_in_another_namespace_is_judged_only_by_who_can_see_it() -> Non
         assert owner.boot == me.boot and owner.pidns != me.pidns and owner.pid == 1
         assert owner_state(owner) is True  # the initial namespace sees the process, whatever its pid here
         # From inside a new namespace, this (live) process is invisible: unknown, never "gone".
-        judge = ("import json, sys; from swe_forge_dagster.execution.ownership import Owner, owner_state; "
-                 "print(owner_state(Owner(**json.loads(sys.argv[1]))))")  # fmt: skip
-        inside = subprocess.run([*unshare(judge), json.dumps(asdict(me))], capture_output=True, text=True,
-                                cwd=REPO_ROOT, timeout=60)  # fmt: skip
+        judge = (
+            "import json, sys; from swe_forge_dagster.execution.ownership import Owner, owner_state; "
+            "print(owner_state(Owner(**json.loads(sys.argv[1]))))"
+        )
+        inside = subprocess.run(
+            [*unshare(judge), json.dumps(asdict(me))], capture_output=True, text=True, cwd=REPO_ROOT, timeout=60
+        )
         assert inside.stdout.strip() == "None", inside.stderr
         proc.send_signal(signal.SIGKILL)  # unshare dies, and --kill-child takes the namespace's pid 1 with it
         proc.wait(timeout=30)
@@ -101,8 +106,9 @@ HOST_NETWORK = {
 
 
 def skip_unless_python_fits(client: docker.DockerClient) -> None:
-    probe = client.containers.run(BASE_IMAGE, ["python3", "-c", "import sys; print(sys.version_info[:2])"],
-                                  remove=True).decode()  # fmt: skip
+    probe = client.containers.run(
+        BASE_IMAGE, ["python3", "-c", "import sys; print(sys.version_info[:2])"], remove=True
+    ).decode()
     if probe.strip() != str(tuple(sys.version_info[:2])):
         pytest.skip(f"the base image's Python {probe.strip()} cannot load this environment's packages")
 
@@ -129,8 +135,10 @@ def orphan(docker_client: docker.DockerClient) -> Iterator[str]:
 def test_a_host_network_process_spares_live_sandboxes(docker_client: docker.DockerClient, orphan: str) -> None:
     """Same hostname, other pid namespace: it cannot see the host's owners, so it removes none of their
     sandboxes (it used to remove every one); this host's cleanup still removes the dead owner's."""
-    code = ("import json, socket, docker; from swe_forge_dagster.execution.ownership import cleanup_stale; "
-            "print(json.dumps([socket.gethostname(), cleanup_stale(docker.from_env())]))")  # fmt: skip
+    code = (
+        "import json, socket, docker; from swe_forge_dagster.execution.ownership import cleanup_stale; "
+        "print(json.dumps([socket.gethostname(), cleanup_stale(docker.from_env())]))"
+    )
     config = SandboxConfig(image=BASE_IMAGE, mem_limit="256m", labels=TEST_LABELS)
     with Sandbox.start(docker_client, config, name_hint="test-live-owner") as live:
         hostname, removed = json.loads(in_host_network_container(docker_client, code).strip().splitlines()[-1])
@@ -147,10 +155,12 @@ def test_a_killed_owner_in_a_host_network_container_is_cleaned_up_by_the_host(
     """The other way round: a harness-like owner inside a container starts a sandbox; alive, the host spares
     it (it finds the owner through NSpid); killed with its container, the host's next cleanup removes it."""
     name = f"swe-forge-test-owner-{os.getpid()}"
-    code = ("import docker, time; from swe_forge_dagster.execution.ownership import owner_labels; "
-            f"c = docker.from_env().containers.create({BASE_IMAGE!r}, ['sleep', '300'], "
-            f"labels={{**{TEST_LABELS!r}, **owner_labels('in-container')}}); c.start(); print(c.id, flush=True); "
-            "time.sleep(300)")  # fmt: skip
+    code = (
+        "import docker, time; from swe_forge_dagster.execution.ownership import owner_labels; "
+        f"c = docker.from_env().containers.create({BASE_IMAGE!r}, ['sleep', '300'], "
+        f"labels={{**{TEST_LABELS!r}, **owner_labels('in-container')}}); c.start(); print(c.id, flush=True); "
+        "time.sleep(300)"
+    )
     skip_unless_python_fits(docker_client)
     owner = docker_client.containers.run(BASE_IMAGE, ["python3", "-c", code], detach=True, name=name, **HOST_NETWORK)
     sandbox_id = ""

@@ -21,20 +21,23 @@ def _uv() -> str:
 
 def test_an_installed_wheel_finds_its_examples_and_instance_template(tmp_path: Path) -> None:
     uv = _uv()
-    subprocess.run([uv, "build", "--wheel", "-q", "-o", str(tmp_path / "dist"), str(REPO_ROOT)], check=True,
-                   timeout=300)  # fmt: skip
+    subprocess.run(
+        [uv, "build", "--wheel", "-q", "-o", str(tmp_path / "dist"), str(REPO_ROOT)], check=True, timeout=300
+    )
     (wheel,) = (tmp_path / "dist").glob("*.whl")
     subprocess.run([uv, "venv", "-q", str(tmp_path / "venv")], check=True, timeout=120)
     python = tmp_path / "venv" / "bin" / "python"
-    subprocess.run([uv, "pip", "install", "-q", "--no-deps", "--python", str(python), str(wheel)], check=True,
-                   timeout=300)  # fmt: skip
+    subprocess.run(
+        [uv, "pip", "install", "-q", "--no-deps", "--python", str(python), str(wheel)], check=True, timeout=300
+    )
     probe = (
         "from swe_forge_dagster.common.examples import examples_dir; from pathlib import Path; import "
         "swe_forge_dagster; d = examples_dir(); print(d); print((d / 'emptyagent/emptyagent/__main__.py').is_file()); "
         "print((Path(swe_forge_dagster.__file__).parent / 'orchestration/dagster_instance.yaml').is_file())"
     )
     # run outside the checkout, so the checkout's examples/ cannot be what is found
-    out = subprocess.run([str(python), "-c", probe], capture_output=True, text=True, cwd=tmp_path, check=True,
-                         timeout=60).stdout.split()  # fmt: skip
+    out = subprocess.run(
+        [str(python), "-c", probe], capture_output=True, text=True, cwd=tmp_path, check=True, timeout=60
+    ).stdout.split()
     assert out[0].startswith(str(tmp_path / "venv")) and out[0].endswith("_examples"), out
     assert out[1:] == ["True", "True"]

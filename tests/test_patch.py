@@ -153,8 +153,12 @@ def test_split_classifies_every_language_and_change_kind(pr_repo: tuple[Path, st
     }
     assert set(split.src_files) == expected_src
     assert set(split.test_files) == expected_test
-    assert set(split.binary_files) == {"docs/logo.png", "assets/new image.png", "assets/model.bin",
-                                       "tests/fixtures/blob.bin"}  # fmt: skip
+    assert set(split.binary_files) == {
+        "docs/logo.png",
+        "assets/new image.png",
+        "assets/model.bin",
+        "tests/fixtures/blob.bin",
+    }
     # Rust's in-file #[cfg(test)] module cannot be split off by path: the file is source.
     assert "crates/core/src/lib.rs" in split.src_files
     assert "GIT binary patch" in split.patch and "GIT binary patch" in split.test_patch

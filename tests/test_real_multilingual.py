@@ -30,10 +30,15 @@ from tests.support.common import EXAMPLES, SHARED_FIXTURES
 pytestmark = pytest.mark.docker
 MULTI = SHARED_FIXTURES / "swebench" / "lite-test-and-multilingual" / "swebench_multi.jsonl"
 HOST_CA = Path("/etc/ssl/certs/ca-certificates.crt")
-SETS = {"fmt": ("fmtlib/fmt", ("fmtlib__fmt-2457", "fmtlib__fmt-3729"), "cpp"),
-        "axios": ("axios/axios", ("axios__axios-5085",), "node")}  # fmt: skip
-UNREACHABLE = {"SWE_FORGE_CRATES_URL": "http://127.0.0.1:9/crates", "SWE_FORGE_GOPROXY_URL": "http://127.0.0.1:9/go",
-               "SWE_FORGE_MAVEN_URL": "http://127.0.0.1:9/maven"}  # fmt: skip
+SETS = {
+    "fmt": ("fmtlib/fmt", ("fmtlib__fmt-2457", "fmtlib__fmt-3729"), "cpp"),
+    "axios": ("axios/axios", ("axios__axios-5085",), "node"),
+}
+UNREACHABLE = {
+    "SWE_FORGE_CRATES_URL": "http://127.0.0.1:9/crates",
+    "SWE_FORGE_GOPROXY_URL": "http://127.0.0.1:9/go",
+    "SWE_FORGE_MAVEN_URL": "http://127.0.0.1:9/maven",
+}
 EMPTY_AGENT = ("--agent-dir", str(EXAMPLES / "emptyagent"), "--agent-cmd", "python3 -m emptyagent")
 
 
@@ -54,20 +59,35 @@ def world(tmp_path_factory: pytest.TempPathFactory, docker_client: docker.Docker
             if os.environ.get("SWE_FORGE_REQUIRE_DOCKER") == "1":
                 pytest.fail(f"{image} missing: scripts/build-toolchain-image.sh {toolchain}")
             pytest.skip(f"{image} missing: scripts/build-toolchain-image.sh {toolchain}")
-        subprocess.run(["git", "clone", "-q", "--bare", str(bundle), str(root / "remotes" / f"{repo}.git")],
-                       check=True, timeout=300)  # fmt: skip
+        subprocess.run(
+            ["git", "clone", "-q", "--bare", str(bundle), str(root / "remotes" / f"{repo}.git")],
+            check=True,
+            timeout=300,
+        )
         (root / f"{name}.jsonl").write_text("".join(rows[i] + "\n" for i in ids))
-    return {"root": root, "git_url": f"file://{root}/remotes/{{repo}}.git",
-            "rows": {i: json.loads(line) for i, line in rows.items()}}  # fmt: skip
+    return {
+        "root": root,
+        "git_url": f"file://{root}/remotes/{{repo}}.git",
+        "rows": {i: json.loads(line) for i, line in rows.items()},
+    }
 
 
 def cli(world: dict, *args: str) -> dict:
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("SWE_FORGE_")}, **UNREACHABLE,
-           "SWE_FORGE_HOME": str(world["root"] / "home"), "SWE_FORGE_START_DATE": "2015-01-01"}  # fmt: skip
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("SWE_FORGE_")},
+        **UNREACHABLE,
+        "SWE_FORGE_HOME": str(world["root"] / "home"),
+        "SWE_FORGE_START_DATE": "2015-01-01",
+    }
     if HOST_CA.is_file():
         env["SWE_FORGE_CA_BUNDLE"] = str(HOST_CA)
-    done = subprocess.run([sys.executable, "-m", "swe_forge_dagster.cli", *args, "--git-url", world["git_url"],
-                           "--json"], env=env, capture_output=True, text=True, timeout=3600)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "swe_forge_dagster.cli", *args, "--git-url", world["git_url"], "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=3600,
+    )
     assert done.stdout.strip(), done.stderr[-3000:]
     return json.loads(done.stdout)
 

@@ -43,12 +43,20 @@ def world(tmp_path_factory: pytest.TempPathFactory, docker_client: docker.Docker
 
 
 def cli(world: dict, *args: str) -> dict:
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("SWE_FORGE_")},
-           "SWE_FORGE_HOME": str(world["root"] / "home"), "SWE_FORGE_START_DATE": "2015-01-01"}  # fmt: skip
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("SWE_FORGE_")},
+        "SWE_FORGE_HOME": str(world["root"] / "home"),
+        "SWE_FORGE_START_DATE": "2015-01-01",
+    }
     if HOST_CA.is_file():
         env["SWE_FORGE_CA_BUNDLE"] = str(HOST_CA)
-    done = subprocess.run([sys.executable, "-m", "swe_forge_dagster.cli", *args, "--json"], env=env,
-                          capture_output=True, text=True, timeout=1800)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "swe_forge_dagster.cli", *args, "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     assert done.stdout.strip(), done.stderr[-3000:]
     return json.loads(done.stdout)
 

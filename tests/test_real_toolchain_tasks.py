@@ -37,8 +37,15 @@ STATEMENT = (
     "millisecond can compare out of order, although version 7 UUIDs are meant to sort by creation time. "
     "Consecutive `NewV7` results must be strictly increasing."
 )
-CHANGE = RealChange("google/uuid", 150, "a2b2b32373ff0b1a312b7fdf6d38a977099698a6", "Go", STATEMENT,
-                    head_ref="fix-v7-monotonicity", license="BSD-3-Clause")  # fmt: skip
+CHANGE = RealChange(
+    "google/uuid",
+    150,
+    "a2b2b32373ff0b1a312b7fdf6d38a977099698a6",
+    "Go",
+    STATEMENT,
+    head_ref="fix-v7-monotonicity",
+    license="BSD-3-Clause",
+)
 
 
 @pytest.fixture(scope="module")
@@ -65,8 +72,14 @@ def test_a_real_go_change_becomes_a_task_from_its_manifests(built: dict[str, Any
     assert "go test -json" in environment["test_command"]
 
 
-ITOA = RealChange("dtolnay/itoa", 68, "73a7c03e23852fd51f9eb1ff6caa44bdb956dbed", "Rust",
-                  "Formatting 128-bit integers is slow.", license="MIT OR Apache-2.0")  # fmt: skip
+ITOA = RealChange(
+    "dtolnay/itoa",
+    68,
+    "73a7c03e23852fd51f9eb1ff6caa44bdb956dbed",
+    "Rust",
+    "Formatting 128-bit integers is slow.",
+    license="MIT OR Apache-2.0",
+)
 
 
 def test_a_crate_that_needs_crates_io_is_rejected_before_any_task_llm_call(tmp_path: Path) -> None:

@@ -58,13 +58,17 @@ def test_an_image_built_on_one_machine_is_pulled_not_rebuilt_on_another(
     tmp_path: Path, docker_client: docker.DockerClient, registry: RegistryServer, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="swe_forge_dagster.execution.registry")
-    cache, shas = repo_with_commits(tmp_path / "origin", [
-        {"pyproject.toml": f'[project]\nname = "r"\nversion = "1"\ndependencies = {deps}\n'}
-        for deps in ('["attrs"]', '["attrs", "httpx"]')
-    ])  # fmt: skip
+    cache, shas = repo_with_commits(
+        tmp_path / "origin",
+        [
+            {"pyproject.toml": f'[project]\nname = "r"\nversion = "1"\ndependencies = {deps}\n'}
+            for deps in ('["attrs"]', '["attrs", "httpx"]')
+        ],
+    )
     marker = uuid.uuid4().hex  # a recipe of its own: no other test's image can answer for it
-    recipe = EnvRecipe((f"echo {marker} > /opt/marker && (grep -o httpx pyproject.toml >> /opt/marker || true)",),
-                       PYTEST, BASE_IMAGE)  # fmt: skip
+    recipe = EnvRecipe(
+        (f"echo {marker} > /opt/marker && (grep -o httpx pyproject.toml >> /opt/marker || true)",), PYTEST, BASE_IMAGE
+    )
     sandbox = SandboxConfig(image=BASE_IMAGE, network="none")
     tag = env_image_tag("o/r", recipe)
     repository = tag.split(":")[0]
@@ -110,8 +114,9 @@ def test_a_registry_that_is_down_means_a_local_build_and_a_logged_reason(
     tag = env_image_tag("o/r", recipe)
     registry.stop()
     try:
-        executor = TaskExecutor(docker_client, cache, SandboxConfig(image=BASE_IMAGE, network="none"),
-                                registry=registry.address)  # fmt: skip
+        executor = TaskExecutor(
+            docker_client, cache, SandboxConfig(image=BASE_IMAGE, network="none"), registry=registry.address
+        )
         assert executor.environment_image("o/r", shas[0], recipe) == (tag, False)
         pull, push = executor.environments.registry.events
         assert pull.startswith(f"pull of {registry.address}/{tag} failed, building instead: ")

@@ -74,8 +74,15 @@ def test_a_swebench_instance_is_graded_by_its_cut_ids_in_a_real_run(docker_clien
     )
     full = ("tests/test_m.py::test_fail[custom-Custom error message.]", "tests/test_m.py::test_ok")
     cut = ("tests/test_m.py::test_fail[custom-Custom", "tests/test_m.py::test_ok")
-    common = {"repo": "o/r", "base_commit": "0" * 40, "prompt": "p", "mode": "tests", "image": BASE_IMAGE,
-              "test_command": PYTEST, "run_files": ("tests/test_m.py",)}  # fmt: skip
+    common = {
+        "repo": "o/r",
+        "base_commit": "0" * 40,
+        "prompt": "p",
+        "mode": "tests",
+        "image": BASE_IMAGE,
+        "test_command": PYTEST,
+        "run_files": ("tests/test_m.py",),
+    }
     with Sandbox.start(docker_client, SandboxConfig(image=BASE_IMAGE, network="none"), name_hint="ids") as box:  # type: ignore[arg-type]
         put_files(box, {"/repo/tests/test_m.py": module})
         graded = {}
@@ -101,13 +108,17 @@ def test_new_dependencies_get_a_thin_layer_and_alternating_tasks_rebuild_nothing
     from tests.support.common import BASE_IMAGE
     from tests.support.git_repos import repo_with_commits
 
-    cache, shas = repo_with_commits(tmp_path, [
-        {"pyproject.toml": f'[project]\nname = "r"\nversion = "1"\ndependencies = {deps}\n'}
-        for deps in ('["attrs"]', '["attrs", "httpx"]')
-    ])  # fmt: skip
+    cache, shas = repo_with_commits(
+        tmp_path,
+        [
+            {"pyproject.toml": f'[project]\nname = "r"\nversion = "1"\ndependencies = {deps}\n'}
+            for deps in ('["attrs"]', '["attrs", "httpx"]')
+        ],
+    )
     environments = Environments(docker_client, cache, SandboxConfig(image=BASE_IMAGE, network="none"))  # type: ignore[arg-type]
-    recipe = EnvRecipe(("grep -o httpx pyproject.toml > /opt/installed || echo none > /opt/installed",), PYTEST,
-                       BASE_IMAGE)  # fmt: skip
+    recipe = EnvRecipe(
+        ("grep -o httpx pyproject.toml > /opt/installed || echo none > /opt/installed",), PYTEST, BASE_IMAGE
+    )
     tag = env_image_tag("o/r", recipe)
 
     def installed(image: str) -> str:
@@ -149,9 +160,9 @@ def test_runs_keep_what_the_install_made_and_keep_it_out_of_git(tmp_path: Path, 
     from tests.support.common import BASE_IMAGE
     from tests.support.git_repos import repo_with_commits
 
-    cache, shas = repo_with_commits(tmp_path, [
-        {".gitignore": "*.egg-info/\n", "src/pkg/mod.py": "x = 1\n"}, {"src/pkg/mod.py": "x = 2\n"}
-    ])  # fmt: skip
+    cache, shas = repo_with_commits(
+        tmp_path, [{".gitignore": "*.egg-info/\n", "src/pkg/mod.py": "x = 1\n"}, {"src/pkg/mod.py": "x = 2\n"}]
+    )
     install = "mkdir -p src/pkg.egg-info && echo meta > src/pkg.egg-info/PKG-INFO && echo v=1 > src/pkg/_version.py"
     recipe = EnvRecipe((install,), PYTEST, BASE_IMAGE)
     environments = Environments(docker_client, cache, SandboxConfig(image=BASE_IMAGE, network="none"))  # type: ignore[arg-type]
@@ -161,8 +172,10 @@ def test_runs_keep_what_the_install_made_and_keep_it_out_of_git(tmp_path: Path, 
         config = SandboxConfig(image=image, network="none")
         box, _sha = start_repo_box(docker_client, config, archive, name_hint="outputs")  # type: ignore[arg-type]
         with box:
-            script = ("cd /repo && cat src/pkg/mod.py src/pkg/_version.py src/pkg.egg-info/PKG-INFO "
-                      "&& git status --porcelain && git ls-files && ls /.swe-forge-env 2>&1 || true")  # fmt: skip
+            script = (
+                "cd /repo && cat src/pkg/mod.py src/pkg/_version.py src/pkg.egg-info/PKG-INFO "
+                "&& git status --porcelain && git ls-files && ls /.swe-forge-env 2>&1 || true"
+            )
             seen = exec_checked(box, ["bash", "-c", script], "looking")
         assert seen.splitlines()[:3] == ["x = 2", "v=1", "meta"]  # the commit under test, the install's outputs
         assert seen.splitlines()[3:5] == [".gitignore", "src/pkg/mod.py"]  # clean status; the tree only in git

@@ -33,8 +33,9 @@ def docker_used(client: docker.DockerClient) -> int:
 
 
 def test_one_file_past_the_limit_is_refused_by_the_kernel(docker_client: docker.DockerClient) -> None:
-    with Sandbox.start(docker_client, SandboxConfig(image=BASE_IMAGE, disk_limit="50m", network="none"),
-                       name_hint="disk-file") as box:  # fmt: skip
+    with Sandbox.start(
+        docker_client, SandboxConfig(image=BASE_IMAGE, disk_limit="50m", network="none"), name_hint="disk-file"
+    ) as box:
         result = box.run("head -c 80000000 /dev/zero > /tmp/big; echo status=$?; stat -c %s /tmp/big")
     assert "status=153" in result.output or "File size limit exceeded" in result.output, result.output
     assert result.output.strip().splitlines()[-1] == str(50 * 1024 * 1024)  # the file stopped at the limit
@@ -44,11 +45,21 @@ def test_an_agent_writing_past_the_disk_limit_is_an_agent_error_and_the_disk_is_
     hw: HarnessWorld, docker_client: docker.DockerClient, tmp_path: Path
 ) -> None:
     """Many files, each under the per-file limit: the watchdog stops the agent; nothing stays on the host."""
-    agent = write_agent(tmp_path / "agent", "cd /repo\nfor i in $(seq 1 60); do head -c 20000000 /dev/zero > /tmp/f$i; "
-                                           "sleep 0.05; done\necho done writing\n")  # fmt: skip
+    agent = write_agent(
+        tmp_path / "agent",
+        "cd /repo\nfor i in $(seq 1 60); do head -c 20000000 /dev/zero > /tmp/f$i; "
+        "sleep 0.05; done\necho done writing\n",
+    )
     before = docker_used(docker_client)
-    (result,) = run(hw, docker_client, [hw.task()], agent="command", agent_dir=agent, agent_cmd="sh /agent/run.sh",
-                    disk_limit="200m")  # fmt: skip
+    (result,) = run(
+        hw,
+        docker_client,
+        [hw.task()],
+        agent="command",
+        agent_dir=agent,
+        agent_cmd="sh /agent/run.sh",
+        disk_limit="200m",
+    )
     assert result.status is Status.AGENT_ERROR, (result.status, result.reason)
     assert "disk limit (200m)" in (result.reason or "") and "done writing" not in result.agent_output
     assert docker_used(docker_client) - before < 150 * MB  # the containers are gone, and their writes with them

@@ -48,7 +48,9 @@ def test_test_files_stay_inside_the_repository() -> None:
         return types.SimpleNamespace(path=path, content="x")
 
     assert seed_test_files([item("tests/test_a.py"), item("/repo/tests/test_b.py")]) == {
-        "tests/test_a.py": "x", "tests/test_b.py": "x"}  # fmt: skip
+        "tests/test_a.py": "x",
+        "tests/test_b.py": "x",
+    }
     for bad in ("../escape.py", "/etc/passwd", ""):
         with pytest.raises(ValueError, match="inside the repository"):
             seed_test_files([item(bad)])

@@ -109,7 +109,9 @@ def test_the_answer_cache_and_the_call_ledger_are_shared(shared: str, tmp_path: 
     assert table is not None and table.schema == LLM_CALLS_SCHEMA
     rows = table.to_pylist()
     assert [(r["outcome"], r["cache_hit"], r["cost"], r["prompt_tokens"]) for r in rows] == [
-        ("ok", False, 0.25, 10), ("cached", True, None, 0)]  # fmt: skip
+        ("ok", False, 0.25, 10),
+        ("cached", True, None, 0),
+    ]
     assert all(r["at"].tzinfo is not None for r in rows) and not (tmp_path / "a").exists()
 
     # `swe-forge sql` and the catalog file show the database's calls as the `llm_calls` view
@@ -127,9 +129,16 @@ def test_the_ledger_holds_one_row_per_pr_and_still_reads_the_pr_file(shared: str
     pr_file.write_text(json.dumps({"repo": "old/one", "pr": 1}) + "\n" + json.dumps({"repo": "o/r", "pr": 1}) + "\n")
     a, b = processed_ledger(pr_file), processed_ledger(tmp_path / "absent.jsonl")
     assert isinstance(a, PostgresLedger)
-    assert a.append([LedgerEntry("o/r", 1, "rejected", "too small", "filter", "2015-01-01-00:00"),
-                     LedgerEntry("o/r", 2, "accepted", None, "filter", "2015-01-01-00:00"),
-                     LedgerEntry("o/r", 1, "accepted", None, "filter", "2015-01-01-01:00")]) == 2  # fmt: skip
+    assert (
+        a.append(
+            [
+                LedgerEntry("o/r", 1, "rejected", "too small", "filter", "2015-01-01-00:00"),
+                LedgerEntry("o/r", 2, "accepted", None, "filter", "2015-01-01-00:00"),
+                LedgerEntry("o/r", 1, "accepted", None, "filter", "2015-01-01-01:00"),
+            ]
+        )
+        == 2
+    )
     b.append([LedgerEntry("o/r", 2, "rejected", "no tests", "filter", "2015-01-01-02:00")])
     seen = a.load()
     assert sorted(seen) == [("o/r", 1), ("o/r", 2), ("old/one", 1)]  # the file's lines, the rows over them
@@ -173,8 +182,16 @@ print("done")
 
 def test_concurrent_writers_on_several_machines_leave_one_row_per_key(shared: str, tmp_path: Path) -> None:
     env = {**os.environ, SETTING: shared}
-    writers = [subprocess.Popen([sys.executable, "-c", WRITER, str(w), str(tmp_path / f"m{w}")], env=env, text=True,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE) for w in range(3)]  # fmt: skip
+    writers = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(w), str(tmp_path / f"m{w}")],
+            env=env,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for w in range(3)
+    ]
     for writer in writers:
         out, err = writer.communicate(timeout=300)
         assert writer.returncode == 0 and out.strip() == "done", err[-3000:]
@@ -185,8 +202,11 @@ def test_concurrent_writers_on_several_machines_leave_one_row_per_key(shared: st
             return cursor.fetchall()
 
         # counted in SQL, not through dicts (which would hide a key stored twice): one row per key, every key
-        for table, key, total in (("processed_prs", "repo, pr", 40), ("llm_answers", "key", 10),
-                                  ("llm_calls", "item", 3 * 4 * 10)):  # fmt: skip
+        for table, key, total in (
+            ("processed_prs", "repo, pr", 40),
+            ("llm_answers", "key", 10),
+            ("llm_calls", "item", 3 * 4 * 10),
+        ):
             assert rows(f"SELECT {key} FROM swe_forge.{table} GROUP BY {key} HAVING count(*) > 1") == [], table
             assert rows(f"SELECT count(*) FROM swe_forge.{table}") == [(total,)], table
         for table in ("github_enriched_prs", "github_missing_prs"):  # a PR may be in both: writers disagree
@@ -222,8 +242,14 @@ def test_a_malformed_url_is_refused_without_its_password(url: str, tmp_path: Pat
     """libpq's parse errors quote the whole URL: the CLI says which setting is wrong and never echoes it."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SWE_FORGE_", "DAGSTER_"))}
     env.update({SETTING: url, "SWE_FORGE_HOME": str(tmp_path / "home"), "COLUMNS": "200", "NO_COLOR": "1"})
-    result = subprocess.run([sys.executable, "-m", "swe_forge_dagster.cli", "sql", "SELECT 1"], env=env,
-                            cwd=tmp_path, capture_output=True, text=True, timeout=120)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-m", "swe_forge_dagster.cli", "sql", "SELECT 1"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 2, result.stderr[-3000:]
     assert SETTING in result.stderr and "Traceback" not in result.stderr
     assert "TOPSECRET" not in result.stdout + result.stderr
@@ -262,10 +288,20 @@ for t in threads: t.join()
 """
 
 
-def holder(tmp_path: Path, url: str, name: str, limit: int, hold: float, timeout: float,
-           threads: int = 1) -> subprocess.Popen[str]:  # fmt: skip
-    command = [sys.executable, "-c", HOLDER, str(tmp_path / f"h{time.monotonic_ns()}"), name, str(limit),
-               str(hold), str(timeout), str(threads)]  # fmt: skip
+def holder(
+    tmp_path: Path, url: str, name: str, limit: int, hold: float, timeout: float, threads: int = 1
+) -> subprocess.Popen[str]:
+    command = [
+        sys.executable,
+        "-c",
+        HOLDER,
+        str(tmp_path / f"h{time.monotonic_ns()}"),
+        name,
+        str(limit),
+        str(hold),
+        str(timeout),
+        str(threads),
+    ]
     return subprocess.Popen(command, env={**os.environ, SETTING: url}, stdout=subprocess.PIPE, text=True)
 
 
@@ -322,5 +358,6 @@ def test_a_slot_limit_below_one_is_refused(postgres_db: str) -> None:
 def test_ledger_rows_read_back_as_ledger_entries(postgres_db: str, tmp_path: Path) -> None:
     ledger = PostgresLedger(Database(postgres_db))
     ledger.append([LedgerEntry("o/r", 7, "accepted", None, "filter", "h", "2015-01-01T00:00:00+00:00")])
-    assert ledger.load() == {("o/r", 7): LedgerEntry("o/r", 7, "accepted", None, "filter", "h",
-                                                     "2015-01-01T00:00:00+00:00")}  # fmt: skip
+    assert ledger.load() == {
+        ("o/r", 7): LedgerEntry("o/r", 7, "accepted", None, "filter", "h", "2015-01-01T00:00:00+00:00")
+    }

@@ -89,8 +89,14 @@ def test_with_the_database_down_sql_over_the_lake_still_answers(tmp_path: Path) 
     env.update({SETTING: DOWN, "SWE_FORGE_HOME": str(tmp_path / "home"), "COLUMNS": "200", "NO_COLOR": "1"})
 
     def sql(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "swe_forge_dagster.cli", "sql", *args, "--format", "json"],
-                              env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)  # fmt: skip
+        return subprocess.run(
+            [sys.executable, "-m", "swe_forge_dagster.cli", "sql", *args, "--format", "json"],
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
 
     for text in ("SELECT count(*) AS n FROM gharchive_pr_events", "SELECT count(*) AS n FROM llm_calls"):
         result = sql(text)

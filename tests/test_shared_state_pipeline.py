@@ -48,8 +48,12 @@ def twins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Pat
 
 
 def settings_of(home: Path, mirror: Path, github_url: str, llm_url: str) -> Settings:
-    return Settings(SWE_FORGE_HOME=str(home), SWE_FORGE_GHARCHIVE_URL=f"file://{mirror}",
-                    SWE_FORGE_GITHUB_API_URL=github_url, SWE_FORGE_LLM_BASE_URL=llm_url)  # fmt: skip
+    return Settings(
+        SWE_FORGE_HOME=str(home),
+        SWE_FORGE_GHARCHIVE_URL=f"file://{mirror}",
+        SWE_FORGE_GITHUB_API_URL=github_url,
+        SWE_FORGE_LLM_BASE_URL=llm_url,
+    )
 
 
 def run_hour(settings: Settings) -> None:
@@ -82,8 +86,12 @@ def run_on(home: Path, mirror: Path, github: GithubTwin, llm: OpenAITwin, *, own
     if not own_process:
         run_hour(settings)
         return settings
-    done = subprocess.run([sys.executable, "-c", ANOTHER_MACHINE, str(home), str(mirror), github.url, llm.url],
-                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", ANOTHER_MACHINE, str(home), str(mirror), github.url, llm.url],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return settings
 

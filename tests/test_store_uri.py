@@ -40,8 +40,14 @@ def clean_env(**extra: str) -> dict[str, str]:
 
 
 def cli(*args: str, env: dict[str, str], cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "swe_forge_dagster.cli", *args], env=env, cwd=cwd,
-                          capture_output=True, text=True, timeout=timeout)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "swe_forge_dagster.cli", *args],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 # -- without a store ---------------------------------------------------------------------------------
@@ -79,8 +85,12 @@ def test_a_local_home_is_any_path_without_a_scheme(tmp_path: Path, monkeypatch: 
 
 def test_temporary_credentials_carry_their_session_token(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    for name, value in (("SWE_FORGE_S3_ENDPOINT_URL", "http://127.0.0.1:9"), ("AWS_ACCESS_KEY_ID", "k"),
-                        ("AWS_SECRET_ACCESS_KEY", "s"), ("AWS_SESSION_TOKEN", "session-token")):  # fmt: skip
+    for name, value in (
+        ("SWE_FORGE_S3_ENDPOINT_URL", "http://127.0.0.1:9"),
+        ("AWS_ACCESS_KEY_ID", "k"),
+        ("AWS_SECRET_ACCESS_KEY", "s"),
+        ("AWS_SESSION_TOKEN", "session-token"),
+    ):
         monkeypatch.setenv(name, value)
     path = store_path("s3://lake/x")
     assert path.fs.token == "session-token"  # s3fs signs every request with it
@@ -127,8 +137,11 @@ def test_ingest_to_the_store_then_sql_gives_the_hours_pr_events(
     s3: S3Server, gharchive_2015: Path, tmp_path: Path
 ) -> None:
     """Issue 15: the fixture hours ingested into an S3 lake, `swe-forge sql` over it: 315 and 293."""
-    env = clean_env(**s3.env("s3://lake/ingest", tmp_path / "local"), SWE_FORGE_START_DATE="2015-01-01",
-                    SWE_FORGE_GHARCHIVE_URL=f"file://{gharchive_2015}")  # fmt: skip
+    env = clean_env(
+        **s3.env("s3://lake/ingest", tmp_path / "local"),
+        SWE_FORGE_START_DATE="2015-01-01",
+        SWE_FORGE_GHARCHIVE_URL=f"file://{gharchive_2015}",
+    )
     ingest = cli("ingest", "2015-01-01-00:00", "2015-01-01-01:00", env=env, cwd=tmp_path)
     assert ingest.returncode == 0, ingest.stdout[-2000:] + ingest.stderr[-3000:]
     expected = [sum(independent_count(gharchive_2015 / f"2015-01-01-{h}.json.gz")[1].values()) for h in (0, 1)]
@@ -199,8 +212,10 @@ def test_llm_calls_on_the_store_are_one_object_each_and_read_as_the_view(
     keys = s3.filesystem().find("lake/calls/lake/llm_calls")
     assert len(keys) == 2 and all(k.endswith(".jsonl") for k in keys)
     rows = query(layout.lake, 'SELECT outcome, cost, cache_hit FROM llm_calls ORDER BY "at"').to_pylist()
-    assert rows == [{"outcome": "ok", "cost": 0.5, "cache_hit": False},
-                    {"outcome": "cached", "cost": None, "cache_hit": True}]  # fmt: skip
+    assert rows == [
+        {"outcome": "ok", "cost": 0.5, "cache_hit": False},
+        {"outcome": "cached", "cost": None, "cache_hit": True},
+    ]
 
 
 def test_a_file_sent_in_parts_is_not_sent_again(s3: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -279,8 +294,11 @@ def test_store_settings_given_in_code_reach_the_resources(
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", ACCESS_KEY)  # secrets: by name only, never in the settings
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET_KEY)
-    settings = Settings(SWE_FORGE_HOME="s3://lake/coded", SWE_FORGE_S3_ENDPOINT_URL=s3.endpoint,
-                        SWE_FORGE_LOCAL_DIR=str(tmp_path / "local"))  # fmt: skip
+    settings = Settings(
+        SWE_FORGE_HOME="s3://lake/coded",
+        SWE_FORGE_S3_ENDPOINT_URL=s3.endpoint,
+        SWE_FORGE_LOCAL_DIR=str(tmp_path / "local"),
+    )
     assert settings.layout.remote and settings.home_abs == tmp_path / "local"
     resource_side = HomeLayout.of(settings.home_ref)  # what every resource does with its `home` config
     assert resource_side.root == tmp_path / "local" and str(resource_side.lake) == "s3://lake/coded/lake"

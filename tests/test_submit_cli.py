@@ -16,14 +16,19 @@ import pytest
 
 
 def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "swe_forge_dagster.cli", *args], env=env, capture_output=True,
-                          text=True, timeout=300)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "swe_forge_dagster.cli", *args], env=env, capture_output=True, text=True, timeout=300
+    )
 
 
 def test_submit_refusals_name_what_to_set(tmp_path: Path, gharchive_2015: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SWE_FORGE_", "DAGSTER_"))}
-    env.update(SWE_FORGE_HOME=str(tmp_path / "home"), SWE_FORGE_START_DATE="2015-01-01", COLUMNS="200",
-               SWE_FORGE_GHARCHIVE_URL=f"file://{gharchive_2015}")  # fmt: skip
+    env.update(
+        SWE_FORGE_HOME=str(tmp_path / "home"),
+        SWE_FORGE_START_DATE="2015-01-01",
+        COLUMNS="200",
+        SWE_FORGE_GHARCHIVE_URL=f"file://{gharchive_2015}",
+    )
     hour = "2015-01-01-00:00"
 
     wait_alone = _cli(env, "ingest", "--wait", hour)
@@ -36,8 +41,9 @@ def test_submit_refusals_name_what_to_set(tmp_path: Path, gharchive_2015: Path) 
 
     # A workspace whose code server is down: the error says so, and no run is created.
     workspace = tmp_path / "workspace.yaml"
-    workspace.write_text("load_from:\n  - grpc_server:\n      host: 127.0.0.1\n      port: 9\n"
-                         "      location_name: swe_forge\n")  # fmt: skip
+    workspace.write_text(
+        "load_from:\n  - grpc_server:\n      host: 127.0.0.1\n      port: 9\n      location_name: swe_forge\n"
+    )
     down = _cli({**env, "SWE_FORGE_WORKSPACE": str(workspace)}, "ingest", "--submit", hour)
     assert down.returncode == 1 and "does not load (is its server running?" in down.stderr, down.stderr[-2000:]
     with dg.DagsterInstance.from_config(str(tmp_path / "home" / "dagster")) as instance:
@@ -62,8 +68,12 @@ def test_wait_follows_the_retry_chain_and_times_out_naming_the_runs() -> None:
         first, retry, second = "a" * 36, "b" * 36, "c" * 36
         put(first, status.FAILURE, **{"dagster/will_retry": "true"})  # the retry is not created yet
         put(second, status.SUCCESS)
-        steps = iter([lambda: put(retry, status.STARTED, **{"dagster/parent_run_id": first}),
-                      lambda: put(retry, status.SUCCESS, **{"dagster/parent_run_id": first})])  # fmt: skip
+        steps = iter(
+            [
+                lambda: put(retry, status.STARTED, **{"dagster/parent_run_id": first}),
+                lambda: put(retry, status.SUCCESS, **{"dagster/parent_run_id": first}),
+            ]
+        )
         said: list[str] = []
         runs = [SubmittedRun(first, "j", ["h1"]), SubmittedRun(second, "j", ["h2"])]
         outcomes = wait(instance, runs, said.append, sleep=lambda _: next(steps)())

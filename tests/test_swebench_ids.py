@@ -51,8 +51,9 @@ def run_pytest(tmp_path: Path) -> tuple[str, bytes, list[str]]:
     report = tmp_path / "report.xml"
     command, _ = runner_for("pytest").command(PYTEST, files, str(report))
     assert "-rA" in command  # the log SWE-bench's parser reads comes from our own command
-    done = subprocess.run([sys.executable, "-m", *command.split()[2:]], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", *command.split()[2:]], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
     assert report.is_file(), done.stdout[-2000:]
     return done.stdout, report.read_bytes(), files
 

@@ -34,13 +34,18 @@ def test_a_tree_extracts_and_escapes_are_refused(
 ) -> None:
     if not filter_available:
         monkeypatch.delattr(tarfile, "data_filter", raising=False)
-    good = _archive(tmp_path / "good.tar", ("tree/a.py", "x = 1\n", None), ("tree/pkg/b.py", "", None),
-                    ("tree/link", None, "pkg/b.py"))  # fmt: skip
+    good = _archive(
+        tmp_path / "good.tar",
+        ("tree/a.py", "x = 1\n", None),
+        ("tree/pkg/b.py", "", None),
+        ("tree/link", None, "pkg/b.py"),
+    )
     with tarfile.open(good) as tar:
         safe_extract(tar, tmp_path / "out")
     assert (tmp_path / "out/tree/a.py").read_text() == "x = 1\n" and (tmp_path / "out/tree/link").is_symlink()
-    for n, bad in enumerate([("../evil.py", "x", None), ("tree/etc", None, "/etc"),
-                             ("tree/up", None, "../../outside")]):  # fmt: skip
+    for n, bad in enumerate(
+        [("../evil.py", "x", None), ("tree/etc", None, "/etc"), ("tree/up", None, "../../outside")]
+    ):
         archive = _archive(tmp_path / f"bad{n}.tar", bad)
         with tarfile.open(archive) as tar, pytest.raises(tarfile.TarError):
             safe_extract(tar, tmp_path / f"bad{n}")

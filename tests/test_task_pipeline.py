@@ -77,8 +77,12 @@ def pipeline(tmp_path_factory: pytest.TempPathFactory, docker_client: docker.Doc
     root = tmp_path_factory.mktemp("tasks-e2e")
     world = build_git_world(root / "world")
     home = root / "home"
-    settings = Settings(SWE_FORGE_HOME=str(home), SWE_FORGE_GIT_URL=world.url_template,
-                        SWE_FORGE_DOCKER_IMAGE=BASE_IMAGE, SWE_FORGE_DIFFICULTY="easy")  # fmt: skip
+    settings = Settings(
+        SWE_FORGE_HOME=str(home),
+        SWE_FORGE_GIT_URL=world.url_template,
+        SWE_FORGE_DOCKER_IMAGE=BASE_IMAGE,
+        SWE_FORGE_DIFFICULTY="easy",
+    )
     rows = [row for row in enriched_pr_rows(world) if PRS.get(row["repo_name"]) == row["number"]]
     table = pa.Table.from_pylist(rows, schema=ENRICHED_PRS_SCHEMA)
     write_partition(table, partition_file(settings.lake_dir, ENRICHED_PRS, HOUR).parent, ENRICHED_PRS_SCHEMA)
@@ -124,8 +128,11 @@ def test_good_prs_become_tasks_with_the_known_lists_and_the_bad_one_is_rejected(
     for task_id in pipeline.requested:
         result = pipeline.run_task(task_id)
         assert result.success, task_id
-        made = {m.asset_key.to_user_string() for m in result.get_asset_materialization_events()
-                for m in [m.event_specific_data.materialization]}  # fmt: skip
+        made = {
+            m.asset_key.to_user_string()
+            for m in result.get_asset_materialization_events()
+            for m in [m.event_specific_data.materialization]
+        }
         # at a glance in the UI: an accepted task materializes swe_task, a rejected one task_rejection
         assert ("swe_task" in made, "task_rejection" in made) == ((True, False) if task_id in GOOD else (False, True))
         checks = result.get_asset_check_evaluations()  # swe_task_has_fail_to_pass, blocking: runs on swe_task only
@@ -221,6 +228,8 @@ def test_harness_assets_evaluate_exported_tasks_per_agent(pipeline: Pipeline) ->
         pipeline.settings.lake_dir, "SELECT agent, task_id, status FROM eval_results ORDER BY 1, 2"
     ).to_pylist()
     assert {(r["agent"] == "oracle", r["task_id"], r["status"]) for r in rows} == {
-        (False, GOOD[0], "unresolved"), (False, GOOD[1], "unresolved"),
-        (True, GOOD[0], "resolved"), (True, GOOD[1], "resolved"),
-    }  # fmt: skip
+        (False, GOOD[0], "unresolved"),
+        (False, GOOD[1], "unresolved"),
+        (True, GOOD[0], "resolved"),
+        (True, GOOD[1], "resolved"),
+    }

@@ -61,10 +61,15 @@ def test_tasks_rows_are_one_per_task_and_replaced_after_each_stage(tmp_path: Pat
     write_status(lake, TaskWork(tmp_path / "work", "o__r-2"))
     rows = query(lake, "SELECT task_id, status, stage, reason, difficulty FROM tasks ORDER BY task_id").to_pylist()
     assert rows == [
-        {"task_id": "o__r-1", "status": "rejected", "stage": "patch", "reason": "test_patch does not apply",
-         "difficulty": "easy"},
+        {
+            "task_id": "o__r-1",
+            "status": "rejected",
+            "stage": "patch",
+            "reason": "test_patch does not apply",
+            "difficulty": "easy",
+        },
         {"task_id": "o__r-2", "status": "building", "stage": None, "reason": None, "difficulty": None},
-    ]  # fmt: skip
+    ]
 
 
 def _classified(lake: Path, hour: str, rows: list[tuple[str, int, str, str]]) -> None:
@@ -77,8 +82,11 @@ def test_sensor_selection_filters_by_difficulty_skips_existing_and_caps(tmp_path
     lake = tmp_path / "lake"
     assert eligible_task_ids(lake, ["easy"], set(), 10) == ([], 0)
     _classified(lake, "2024-01-01-01:00", [("b/z", 3, "classified", "easy"), ("a/y", 2, "classified", "hard")])
-    _classified(lake, "2024-01-01-00:00", [("a/x", 1, "classified", "easy"), ("a/err", 9, "error", None),
-                                            ("bad name/x", 4, "classified", "easy")])  # fmt: skip
+    _classified(
+        lake,
+        "2024-01-01-00:00",
+        [("a/x", 1, "classified", "easy"), ("a/err", 9, "error", None), ("bad name/x", 4, "classified", "easy")],
+    )
     assert eligible_task_ids(lake, ["easy"], set(), 10) == (["a__x-1", "b__z-3"], 0)  # oldest hour first
     assert eligible_task_ids(lake, [], set(), 10) == (["a__x-1", "a__y-2", "b__z-3"], 0)
     assert eligible_task_ids(lake, [], {"a__x-1"}, 1) == (["a__y-2"], 1)

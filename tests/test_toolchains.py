@@ -36,8 +36,9 @@ def clone(tmp_path: Path, repo: str) -> RepoCache:
 def head(cache: RepoCache, repo: str, rev: str = "HEAD") -> str:
     path = cache.ensure(repo)
     cache.fetch(repo, [])
-    return subprocess.run(["git", "-C", str(path), "rev-parse", rev], capture_output=True, text=True,
-                          check=True).stdout.strip()  # fmt: skip
+    return subprocess.run(
+        ["git", "-C", str(path), "rev-parse", rev], capture_output=True, text=True, check=True
+    ).stdout.strip()
 
 
 def test_the_change_decides_between_toolchains_and_manifests_decide_the_rest() -> None:
@@ -58,8 +59,10 @@ def test_images_meeting_the_declared_version_come_first() -> None:
 
 
 def test_go_requirements_read_blocks_and_ignore_local_replacements() -> None:
-    go_mod = "module x\n\nrequire (\n\tgolang.org/x/sys v0.1.0 // indirect\n\tex.com/a v1.0.0\n)\n" \
-             "require ex.com/b v1.2.0\nreplace ex.com/a => ../a\n"  # fmt: skip
+    go_mod = (
+        "module x\n\nrequire (\n\tgolang.org/x/sys v0.1.0 // indirect\n\tex.com/a v1.0.0\n)\n"
+        "require ex.com/b v1.2.0\nreplace ex.com/a => ../a\n"
+    )
     assert go_requirements(go_mod) == ["golang.org/x/sys", "ex.com/b"]
 
 
@@ -118,12 +121,17 @@ def test_rust_and_java_declare_their_minimum_release() -> None:
 @pytest.mark.parametrize(
     ("command", "runner"),
     [
-        ("pytest -p no:doctest {tests}", "pytest"), ("python -m pytest --doctest-modules {tests}", "pytest"),
-        ('pytest -k "not jest" {tests}', "pytest"), ("pytest tests/mocha/test_x.py", "pytest"),
-        ("npm test", "pytest"), ("./node_modules/.bin/mocha test", "mocha"), ("node bin/x.js mocha t/*.js", "mocha"),
-        ("export GOFLAGS=-mod=mod && go test -json {tests} > {report}", "go"), ("ctest --output-on-failure", "gtest"),
+        ("pytest -p no:doctest {tests}", "pytest"),
+        ("python -m pytest --doctest-modules {tests}", "pytest"),
+        ('pytest -k "not jest" {tests}', "pytest"),
+        ("pytest tests/mocha/test_x.py", "pytest"),
+        ("npm test", "pytest"),
+        ("./node_modules/.bin/mocha test", "mocha"),
+        ("node bin/x.js mocha t/*.js", "mocha"),
+        ("export GOFLAGS=-mod=mod && go test -json {tests} > {report}", "go"),
+        ("ctest --output-on-failure", "gtest"),
     ],
-)  # fmt: skip
+)
 def test_the_runner_is_the_command_word_not_a_word_in_an_argument(command: str, runner: str) -> None:
     assert runner_of(command).name == runner
 

@@ -37,9 +37,17 @@ def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Set
     monkeypatch.setenv("OPENROUTER_API_KEY", LLM_KEY)
     monkeypatch.delenv("SWE_FORGE_LLM_API_KEY", raising=False)
     with GithubTwin(world, token=GH_TOKEN) as github, OpenAITwin(triage_responder, api_key=LLM_KEY) as llm:
-        yield Settings(SWE_FORGE_HOME=str(tmp_path / "home"), SWE_FORGE_GHARCHIVE_URL=f"file://{mirror}",
-                       SWE_FORGE_GITHUB_API_URL=github.url, SWE_FORGE_LLM_BASE_URL=llm.url,
-                       SWE_FORGE_LLM_PRICE_INPUT=1.0, SWE_FORGE_LLM_PRICE_OUTPUT=4.0), llm  # fmt: skip
+        yield (
+            Settings(
+                SWE_FORGE_HOME=str(tmp_path / "home"),
+                SWE_FORGE_GHARCHIVE_URL=f"file://{mirror}",
+                SWE_FORGE_GITHUB_API_URL=github.url,
+                SWE_FORGE_LLM_BASE_URL=llm.url,
+                SWE_FORGE_LLM_PRICE_INPUT=1.0,
+                SWE_FORGE_LLM_PRICE_OUTPUT=4.0,
+            ),
+            llm,
+        )
 
 
 def run(settings: Settings, instance: dg.DagsterInstance) -> list:
@@ -67,10 +75,20 @@ def test_every_accepted_pr_is_classified_once(setup: tuple[Settings, OpenAITwin]
     # the acceptance query, through the CLI
     env = {**os.environ, "SWE_FORGE_HOME": str(settings.home_abs)}
     cli = subprocess.run(
-        [sys.executable, "-m", "swe_forge_dagster.cli", "sql",
-         "SELECT stage, count(*) AS calls, sum(cost) AS cost FROM llm_calls GROUP BY stage", "--format", "json"],
-        env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "swe_forge_dagster.cli",
+            "sql",
+            "SELECT stage, count(*) AS calls, sum(cost) AS cost FROM llm_calls GROUP BY stage",
+            "--format",
+            "json",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert cli.returncode == 0, cli.stderr
     (row,) = json.loads(cli.stdout)
     assert row["stage"] == "triage" and row["calls"] == accepted and row["cost"] > 0
@@ -101,11 +119,15 @@ def test_an_item_that_never_validates_is_an_error_row_not_a_default(
     assert outcome.success
     lake = settings.lake_dir
     errors = query(lake, "SELECT difficulty, error FROM classified_prs WHERE status = 'error'").to_pylist()
-    stubborn_items = {r.json["messages"][1]["content"] for r in llm.requests
-                      if zlib.crc32(r.json["messages"][1]["content"].encode()) % 4 == 0}  # fmt: skip
+    stubborn_items = {
+        r.json["messages"][1]["content"]
+        for r in llm.requests
+        if zlib.crc32(r.json["messages"][1]["content"].encode()) % 4 == 0
+    }
     assert len(errors) == len(stubborn_items) > 0
-    assert all(e["difficulty"] is None and "no valid classify_difficulty call after 3 attempts" in e["error"]
-               for e in errors)  # fmt: skip
+    assert all(
+        e["difficulty"] is None and "no valid classify_difficulty call after 3 attempts" in e["error"] for e in errors
+    )
     counts = query(lake, "SELECT count(*) AS n FROM classified_prs").to_pylist()[0]["n"]
     accepted = query(lake, "SELECT count(*) AS n FROM enriched_prs WHERE status = 'accepted'").to_pylist()[0]["n"]
     assert counts == accepted

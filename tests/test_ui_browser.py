@@ -133,8 +133,12 @@ def dagster_dev(tmp_path: Path) -> Iterator[DagsterDev]:
     with open(log, "wb") as out:
         proc = subprocess.Popen(
             [str(dagster), "dev", "-w", "workspace.yaml", "-h", "127.0.0.1", "-p", str(port)],
-            cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
+            cwd=cwd,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     try:
         deadline = time.monotonic() + SERVER_START_TIMEOUT
         while True:

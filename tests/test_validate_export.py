@@ -34,9 +34,18 @@ def proven(tmp_path_factory: pytest.TempPathFactory, docker_client: docker.Docke
     pr = world.pr("acme-labs/tinycalc", 12)
     executor = TaskExecutor(docker_client, RepoCache(tmp_path_factory.mktemp("cache"), world.url_template))
     result = executor.validate_pr(pr.repo, pr.base_sha, pr.head_sha, RECIPE)
-    context = PRContext(repo=pr.repo, number=pr.number, title=pr.title, body=pr.body, base_sha=pr.base_sha,
-                        head_sha=pr.head_sha, language="Python", difficulty="easy", difficulty_score=0.2,
-                        created_at=pr.created_at.isoformat())  # fmt: skip
+    context = PRContext(
+        repo=pr.repo,
+        number=pr.number,
+        title=pr.title,
+        body=pr.body,
+        base_sha=pr.base_sha,
+        head_sha=pr.head_sha,
+        language="Python",
+        difficulty="easy",
+        difficulty_score=0.2,
+        created_at=pr.created_at.isoformat(),
+    )
     try:
         yield world, task_record(context, result, RECIPE, "Negative halves round the wrong way.")
     finally:
@@ -47,8 +56,9 @@ def proven(tmp_path_factory: pytest.TempPathFactory, docker_client: docker.Docke
 def cli(world: GitWorld, home: Path, *args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SWE_FORGE_", "DAGSTER_"))}
     env.update(SWE_FORGE_HOME=str(home), SWE_FORGE_GIT_URL=world.url_template, SWE_FORGE_DOCKER_IMAGE=BASE_IMAGE)
-    return subprocess.run([sys.executable, "-m", "swe_forge_dagster.cli", *args], env=env, capture_output=True,
-                          text=True, timeout=900)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "swe_forge_dagster.cli", *args], env=env, capture_output=True, text=True, timeout=900
+    )
 
 
 def seed_workspace(shared_fixtures: Path) -> Path:
@@ -75,8 +85,9 @@ def test_validate_reproves_tasks_at_any_depth_and_flags_a_tampered_one(
     )
     write_task_dir(tasks, tampered)
     shutil.copytree(seed_workspace(shared_fixtures), tasks / "seed" / "some-task")  # its repository is not here
-    world_seed = write_world_seed_workspace(tasks / "seed-format", RepoCache(tmp_path / "c", world.url_template),
-                                            world.pr("acme-labs/tinycalc", 12))  # fmt: skip
+    world_seed = write_world_seed_workspace(
+        tasks / "seed-format", RepoCache(tmp_path / "c", world.url_template), world.pr("acme-labs/tinycalc", 12)
+    )
     run = cli(world, tmp_path / "home", "validate", "--input", str(tasks), "--json")
     assert run.returncode == 1, run.stderr[-2000:]  # not every task is still valid
     summary = json.loads(run.stdout)

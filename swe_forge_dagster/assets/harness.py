@@ -25,8 +25,15 @@ NOT_CONFIGURED = (
 STATUSES = tuple(status.value for status in Status)
 
 
-@dg.asset(deps=["swe_task"], partitions_def=task_partitions, pool="docker_harness", group_name="harness",
-          op_tags={"swe_forge/stage": "harness"}, kinds={"docker"}, code_version="1")  # fmt: skip
+@dg.asset(
+    deps=["swe_task"],
+    partitions_def=task_partitions,
+    pool="docker_harness",
+    group_name="harness",
+    op_tags={"swe_forge/stage": "harness"},
+    kinds={"docker"},
+    code_version="1",
+)
 def eval_result(
     context: dg.AssetExecutionContext, harness: HarnessResource, lake: LakeResource, tasks: TaskBuildResource
 ) -> dg.MaterializeResult:
@@ -40,28 +47,41 @@ def eval_result(
         return dg.MaterializeResult(metadata={"evaluated": False, "task_status": str(task.get("status"))})
     task_dir = tasks.shared_files().export_dir(context.partition_key, task["task_dir"])  # exported elsewhere?
     if task_dir is None:
-        raise dg.Failure(f"{context.partition_key} is accepted but its exported directory is neither at "
-                         f"{task['task_dir']} nor on the store")  # fmt: skip
+        raise dg.Failure(
+            f"{context.partition_key} is accepted but its exported directory is neither at "
+            f"{task['task_dir']} nor on the store"
+        )
     config = harness.config(context.run.run_id)
     loaded = load_task_dir(task_dir, default_image=config.docker_image)
     with Harness(config) as runner:  # each stage (environment, sanity, agent, verify) shows up in the run's log
-        result = evaluate_and_record(runner, loaded, lake_dir=lake.lake_dir, run_id=context.run.run_id,
-                                     on_stage=lambda stage: context.log.info(f"{loaded.task_id}: {stage}"))  # fmt: skip
+        result = evaluate_and_record(
+            runner,
+            loaded,
+            lake_dir=lake.lake_dir,
+            run_id=context.run.run_id,
+            on_stage=lambda stage: context.log.info(f"{loaded.task_id}: {stage}"),
+        )
     path = result_path(lake.lake_dir, config.agent_label, result.task_id)
     context.log.info(f"{result.task_id}: {result.status.value} ({result.reason or 'no reason given'})")
     checks = [("FAIL_TO_PASS", result.fail_to_pass), ("PASS_TO_PASS", result.pass_to_pass)]
-    table = "\n".join(f"| {kind} | {c.test_id or c.command} | {'pass' if c.passed else 'FAIL'} |"
-                      for kind, group in checks for c in group)  # fmt: skip
+    table = "\n".join(
+        f"| {kind} | {c.test_id or c.command} | {'pass' if c.passed else 'FAIL'} |"
+        for kind, group in checks
+        for c in group
+    )
     return dg.MaterializeResult(
         metadata={
-            "evaluated": True, "agent": config.agent_label, "status": result.status.value,
-            "resolved": result.status.value == "resolved", "reason": result.reason or "",
+            "evaluated": True,
+            "agent": config.agent_label,
+            "status": result.status.value,
+            "resolved": result.status.value == "resolved",
+            "reason": result.reason or "",
             "agent_duration_secs": result.agent_duration_secs or 0.0,
             "total_duration_secs": result.total_duration_secs or 0.0,
             "checks": dg.MetadataValue.md(f"| kind | check | result |\n|---|---|---|\n{table}"),
             "path": dg.MetadataValue.path(str(path)),
         }
-    )  # fmt: skip
+    )
 
 
 @dg.asset(deps=[eval_result], group_name="harness", code_version="2")
@@ -78,8 +98,10 @@ def eval_summary(
     for agent, summary in by_agent.items():
         counts = " | ".join(str(summary[status]) for status in STATUSES)
         name = agent.replace("|", "/")
-        lines.append(f"| {name} | {summary['total']} | {counts} | {summary['resolved_rate']:.1%} | "
-                     f"{summary['avg_agent_time_secs']} |")  # fmt: skip
+        lines.append(
+            f"| {name} | {summary['total']} | {counts} | {summary['resolved_rate']:.1%} | "
+            f"{summary['avg_agent_time_secs']} |"
+        )
     agent = harness.label if harness.configured else None
     mine = summary_of(row for row in rows if row.get("agent") == agent) if agent else summary_of(rows)
     gym = reward_rows(lake.lake_dir)
@@ -87,14 +109,19 @@ def eval_summary(
         context.log.info(f"{name}: {summary}")
     return dg.MaterializeResult(
         metadata={
-            "agents": len(by_agent), "by_agent": dg.MetadataValue.md("\n".join(lines)),
-            "agent": agent or "all agents", "total": mine["total"], "resolved": mine["resolved"],
-            "resolved_rate": mine["resolved_rate"], "avg_agent_time_secs": mine["avg_agent_time_secs"],
+            "agents": len(by_agent),
+            "by_agent": dg.MetadataValue.md("\n".join(lines)),
+            "agent": agent or "all agents",
+            "total": mine["total"],
+            "resolved": mine["resolved"],
+            "resolved_rate": mine["resolved_rate"],
+            "avg_agent_time_secs": mine["avg_agent_time_secs"],
             "dataset": dg.MetadataValue.path(str(lake.lake_dir / EVAL_RESULTS)),
-            "gym_rewards": dg.MetadataValue.md(reward_table(gym)), "gym_pairs": len(gym),
+            "gym_rewards": dg.MetadataValue.md(reward_table(gym)),
+            "gym_pairs": len(gym),
             "gym_episodes": dg.MetadataValue.path(str(lake.lake_dir / EPISODES)),
         }
-    )  # fmt: skip
+    )
 
 
 HARNESS_ASSETS = [eval_result, eval_summary]

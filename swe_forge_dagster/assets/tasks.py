@@ -76,8 +76,12 @@ def run_stage(
     return dg.MaterializeResult(metadata=metadata)
 
 
-@dg.asset(deps=[dg.AssetDep(classified_prs, partition_mapping=dg.AllPartitionMapping())], pool="task_build",
-          code_version="1", **TASK_GROUP)  # fmt: skip
+@dg.asset(
+    deps=[dg.AssetDep(classified_prs, partition_mapping=dg.AllPartitionMapping())],
+    pool="task_build",
+    code_version="1",
+    **TASK_GROUP,
+)
 def task_patch(
     context: dg.AssetExecutionContext, tasks: TaskBuildResource, lake: LakeResource, llm: LLMResource
 ) -> dg.MaterializeResult:
@@ -121,14 +125,29 @@ def task_quality(
 
 @dg.multi_asset(
     specs=[
-        dg.AssetSpec("swe_task", deps=[task_quality], skippable=True, kinds={"yaml"}, group_name="tasks",
-                     code_version="2", description="The exported task directory (workspace.yaml, prompt.md, "
-                     "checks.txt, environment.json, patches/): materialized for accepted tasks only."),
-        dg.AssetSpec("task_rejection", deps=[task_quality], skippable=True, group_name="tasks", code_version="1",
-                     description="Why the task was rejected (stage and reason): materialized for rejected tasks only."),
+        dg.AssetSpec(
+            "swe_task",
+            deps=[task_quality],
+            skippable=True,
+            kinds={"yaml"},
+            group_name="tasks",
+            code_version="2",
+            description="The exported task directory (workspace.yaml, prompt.md, "
+            "checks.txt, environment.json, patches/): materialized for accepted tasks only.",
+        ),
+        dg.AssetSpec(
+            "task_rejection",
+            deps=[task_quality],
+            skippable=True,
+            group_name="tasks",
+            code_version="1",
+            description="Why the task was rejected (stage and reason): materialized for rejected tasks only.",
+        ),
     ],
-    partitions_def=task_partitions, op_tags=TASK_GROUP["op_tags"], can_subset=False,
-)  # fmt: skip
+    partitions_def=task_partitions,
+    op_tags=TASK_GROUP["op_tags"],
+    can_subset=False,
+)
 def export_task(
     context: dg.AssetExecutionContext, tasks: TaskBuildResource, lake: LakeResource
 ) -> Iterator[dg.MaterializeResult]:

@@ -15,9 +15,20 @@ PR_CANDIDATES = "pr_candidates"
 ENRICHED_PRS = "enriched_prs"
 
 _CANDIDATE_FIELDS = [
-    "repo_name", "number", "event_id", "created_at", "actor_login", "org_login", "author_login", "merged",
-    "payload_format", "base_sha", "head_sha", "merge_commit_sha", "title",
-]  # fmt: skip
+    "repo_name",
+    "number",
+    "event_id",
+    "created_at",
+    "actor_login",
+    "org_login",
+    "author_login",
+    "merged",
+    "payload_format",
+    "base_sha",
+    "head_sha",
+    "merge_commit_sha",
+    "title",
+]
 PR_CANDIDATES_SCHEMA = pa.schema(
     [PR_EVENTS_SCHEMA.field(name) for name in _CANDIDATE_FIELDS]
     + [pa.field("status", pa.string()), pa.field("reason", pa.string())]
@@ -28,27 +39,54 @@ _TS = pa.timestamp("us", tz="UTC")
 # so readers across hours name the schema (`tasks/lookup.py`; DuckDB's views use union_by_name).
 _COMMENT = pa.struct([("body", pa.string()), ("created_at", _TS), ("updated_at", _TS)])
 _ISSUE = pa.struct(
-    [("number", pa.int64()), ("title", pa.string()), ("body", pa.string()), ("repo", pa.string()),
-     ("comments", pa.list_(_COMMENT))]
-)  # fmt: skip
+    [
+        ("number", pa.int64()),
+        ("title", pa.string()),
+        ("body", pa.string()),
+        ("repo", pa.string()),
+        ("comments", pa.list_(_COMMENT)),
+    ]
+)
 ENRICHED_PRS_SCHEMA = pa.schema(
     [
-        ("repo_name", pa.string()), ("number", pa.int64()),
-        ("status", pa.string()), ("reason", pa.string()), ("reasons", pa.list_(pa.string())), ("stage", pa.string()),
-        ("payload_format", pa.string()), ("event_id", pa.int64()),
-        ("merged", pa.bool_()), ("merged_at", _TS), ("merge_commit_sha", pa.string()),
-        ("base_ref", pa.string()), ("base_sha", pa.string()), ("head_ref", pa.string()), ("head_sha", pa.string()),
-        ("title", pa.string()), ("body", pa.string()),
-        ("author_login", pa.string()), ("author_is_bot", pa.bool_()), ("pr_created_at", _TS),
+        ("repo_name", pa.string()),
+        ("number", pa.int64()),
+        ("status", pa.string()),
+        ("reason", pa.string()),
+        ("reasons", pa.list_(pa.string())),
+        ("stage", pa.string()),
+        ("payload_format", pa.string()),
+        ("event_id", pa.int64()),
+        ("merged", pa.bool_()),
+        ("merged_at", _TS),
+        ("merge_commit_sha", pa.string()),
+        ("base_ref", pa.string()),
+        ("base_sha", pa.string()),
+        ("head_ref", pa.string()),
+        ("head_sha", pa.string()),
+        ("title", pa.string()),
+        ("body", pa.string()),
+        ("author_login", pa.string()),
+        ("author_is_bot", pa.bool_()),
+        ("pr_created_at", _TS),
         ("first_commit_at", _TS),
-        ("additions", pa.int64()), ("deletions", pa.int64()), ("changed_files", pa.int64()),
-        ("file_paths", pa.list_(pa.string())), ("files_complete", pa.bool_()),
-        ("closing_issues", pa.list_(_ISSUE)), ("labels", pa.list_(pa.string())),
-        ("stars", pa.int64()), ("language", pa.string()), ("is_fork", pa.bool_()), ("is_archived", pa.bool_()),
-        ("license", pa.string()), ("owner_type", pa.string()),
-        ("source", pa.string()), ("from_store", pa.bool_()),
+        ("additions", pa.int64()),
+        ("deletions", pa.int64()),
+        ("changed_files", pa.int64()),
+        ("file_paths", pa.list_(pa.string())),
+        ("files_complete", pa.bool_()),
+        ("closing_issues", pa.list_(_ISSUE)),
+        ("labels", pa.list_(pa.string())),
+        ("stars", pa.int64()),
+        ("language", pa.string()),
+        ("is_fork", pa.bool_()),
+        ("is_archived", pa.bool_()),
+        ("license", pa.string()),
+        ("owner_type", pa.string()),
+        ("source", pa.string()),
+        ("from_store", pa.bool_()),
     ]
-)  # fmt: skip
+)
 
 
 def partition_file(lake_dir: StorePath, dataset: str, hour_key: str) -> StorePath:
@@ -88,16 +126,34 @@ def enriched_row(
     if pr is not None:
         repo = pr.repository
         row.update(
-            merged=pr.merged, merged_at=pr.merged_at, merge_commit_sha=pr.merge_commit_sha,
-            base_ref=pr.base_ref, base_sha=pr.base_sha, head_ref=pr.head_ref, head_sha=pr.head_sha,
-            title=pr.title, body=pr.body, author_login=pr.author_login, author_is_bot=pr.author_is_bot,
-            pr_created_at=pr.created_at, first_commit_at=pr.first_commit_at,
-            additions=pr.additions, deletions=pr.deletions, changed_files=pr.changed_files,
-            file_paths=pr.file_paths, files_complete=pr.files_complete,
-            closing_issues=[i.model_dump() for i in pr.closing_issues], labels=list(pr.labels),
-            stars=repo.stars, language=repo.language, is_fork=repo.is_fork, is_archived=repo.is_archived,
-            license=repo.license, owner_type=repo.owner_type, source=pr.source,
-        )  # fmt: skip
+            merged=pr.merged,
+            merged_at=pr.merged_at,
+            merge_commit_sha=pr.merge_commit_sha,
+            base_ref=pr.base_ref,
+            base_sha=pr.base_sha,
+            head_ref=pr.head_ref,
+            head_sha=pr.head_sha,
+            title=pr.title,
+            body=pr.body,
+            author_login=pr.author_login,
+            author_is_bot=pr.author_is_bot,
+            pr_created_at=pr.created_at,
+            first_commit_at=pr.first_commit_at,
+            additions=pr.additions,
+            deletions=pr.deletions,
+            changed_files=pr.changed_files,
+            file_paths=pr.file_paths,
+            files_complete=pr.files_complete,
+            closing_issues=[i.model_dump() for i in pr.closing_issues],
+            labels=list(pr.labels),
+            stars=repo.stars,
+            language=repo.language,
+            is_fork=repo.is_fork,
+            is_archived=repo.is_archived,
+            license=repo.license,
+            owner_type=repo.owner_type,
+            source=pr.source,
+        )
     return row
 
 

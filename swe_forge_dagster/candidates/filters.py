@@ -53,8 +53,12 @@ def filter_rejections(pr: EnrichedPR, config: FilterConfig) -> list[Rejection]:
     elif (
         language and language not in BUILDABLE_LANGUAGES
     ):  # allowed by the user, but no task can be built: no LLM spend
-        out.append(("no test runner", f"no test runner for {repo.language} (tasks are built for "
-                    f"{', '.join(sorted(BUILDABLE_LANGUAGES))})"))  # fmt: skip
+        out.append(
+            (
+                "no test runner",
+                f"no test runner for {repo.language} (tasks are built for {', '.join(sorted(BUILDABLE_LANGUAGES))})",
+            )
+        )
     if repo.stars < config.min_stars:
         out.append(("too few stars", f"stars {repo.stars} below minimum {config.min_stars}"))
     if pr.changed_files < config.min_files:

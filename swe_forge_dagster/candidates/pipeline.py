@@ -69,8 +69,7 @@ def build_candidates(lake_dir: StorePath, hour: str, ledger: PRLedger, rules: Ca
     assert isinstance(events, pl.DataFrame)
     hour_in_lake = partition_file(lake_dir, ENRICHED_PRS, hour).is_file()  # a re-run of this hour here
     table = select_candidates(events, ledger.load(), hour, rules, hour_in_lake)
-    path = write_partition(table.to_arrow(), partition_file(lake_dir, PR_CANDIDATES, hour).parent,
-                           PR_CANDIDATES_SCHEMA)  # fmt: skip
+    path = write_partition(table.to_arrow(), partition_file(lake_dir, PR_CANDIDATES, hour).parent, PR_CANDIDATES_SCHEMA)
     dropped = Counter(_reason_family(r) for r in table["reason"].drop_nulls().to_list())
     return CandidatesReport(hour, table.height, int((table["status"] == "candidate").sum()), dict(dropped), path)
 

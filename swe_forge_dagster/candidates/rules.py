@@ -20,9 +20,20 @@ Key = tuple[str, int]
 MERGE_BOTS = frozenset({"bors[bot]", "mergify[bot]", "kodiakhq[bot]", "github-merge-queue[bot]", "bors"})
 
 CANDIDATE_COLUMNS = [
-    "repo_name", "number", "event_id", "created_at", "actor_login", "org_login", "author_login", "merged",
-    "payload_format", "base_sha", "head_sha", "merge_commit_sha", "title",
-]  # fmt: skip
+    "repo_name",
+    "number",
+    "event_id",
+    "created_at",
+    "actor_login",
+    "org_login",
+    "author_login",
+    "merged",
+    "payload_format",
+    "base_sha",
+    "head_sha",
+    "merge_commit_sha",
+    "title",
+]
 
 
 @dataclass(frozen=True)

@@ -52,9 +52,15 @@ def export(
     report = export_dataset(target, target)
     # Seed workspaces are exported as directories only: they carry no SWE-bench test ids for the dataset.
     skipped.update({k: v for k, v in report.skipped.items() if k not in seed_copies})
-    summary: dict[str, Any] = {"input": str(root), "output": str(target), "directories": len(directories),
-                               "instances": len(report.instances), "jsonl": str(report.jsonl),
-                               "parquet": str(report.parquet), "skipped": skipped}  # fmt: skip
+    summary: dict[str, Any] = {
+        "input": str(root),
+        "output": str(target),
+        "directories": len(directories),
+        "instances": len(report.instances),
+        "jsonl": str(report.jsonl),
+        "parquet": str(report.parquet),
+        "skipped": skipped,
+    }
     if as_json:
         out.print_json(json.dumps(summary))
     else:

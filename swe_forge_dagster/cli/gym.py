@@ -34,8 +34,12 @@ if TYPE_CHECKING:
     from swe_forge_dagster.gym.service import Gym
 
 TOKEN_ENV = "SWE_FORGE_GYM_TOKEN"
-gym_app = typer.Typer(name="gym", help="Interactive environments over our tasks (SWE-Gym style).",
-                      no_args_is_help=True, add_completion=False)  # fmt: skip
+gym_app = typer.Typer(
+    name="gym",
+    help="Interactive environments over our tasks (SWE-Gym style).",
+    no_args_is_help=True,
+    add_completion=False,
+)
 
 
 @gym_app.command("tools")
@@ -81,19 +85,30 @@ def serve(
     settings = get_settings()
     try:
         config = GymConfig(
-            state_dir=settings.home_abs / "gym", docker_image=docker_image or settings.docker_image,
-            git_url=git_url or settings.git_url, repo_cache_dir=settings.cache_dir / "repos",
-            ca_bundle=settings.ca_bundle, registry=settings.registry, pull=pull, cpu=cpus, mem_limit=memory,
-            network=network, test_timeout=_given(test_timeout, settings.test_timeout), bash_timeout=bash_timeout,  # type: ignore[arg-type]
+            state_dir=settings.home_abs / "gym",
+            docker_image=docker_image or settings.docker_image,
+            git_url=git_url or settings.git_url,
+            repo_cache_dir=settings.cache_dir / "repos",
+            ca_bundle=settings.ca_bundle,
+            registry=settings.registry,
+            pull=pull,
+            cpu=cpus,
+            mem_limit=memory,
+            network=network,
+            test_timeout=_given(test_timeout, settings.test_timeout),
+            bash_timeout=bash_timeout,  # type: ignore[arg-type]
             episode_timeout=_given(episode_timeout, settings.gym_episode_timeout),
             idle_timeout=_given(idle_timeout, settings.gym_idle_timeout),
             max_envs=int(_given(max_envs, settings.gym_max_envs)),
             disk_limit=settings.sandbox_disk,
-        )  # fmt: skip
+        )
         token = _token(secret_from_env([TOKEN_ENV]), config.state_dir)
         specs = load_env_spec(env_spec) if env_spec else None
-        loaded = [item for path in input_paths for item in load_inputs(path, default_image=config.docker_image,
-                                                                       env_specs=specs)]  # fmt: skip
+        loaded = [
+            item
+            for path in input_paths
+            for item in load_inputs(path, default_image=config.docker_image, env_specs=specs)
+        ]
     except ValidationError as exc:
         raise usage_error("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())) from None
     except InputError as exc:
@@ -143,11 +158,19 @@ def _serve(gym: Gym, server: GymServer, ready_file: Path | None, unloadable: int
     if gym.docker_error:
         say("warning:", "yellow", f"{gym.docker_error}: every open will fail until it is reachable")
     if gym.removed_stale or gym.abandoned:
-        say("cleanup:", "cyan", f"removed {len(gym.removed_stale)} leftover containers, marked "
-                                f"{len(gym.abandoned)} episodes of a stopped server abandoned")  # fmt: skip
+        say(
+            "cleanup:",
+            "cyan",
+            f"removed {len(gym.removed_stale)} leftover containers, marked "
+            f"{len(gym.abandoned)} episodes of a stopped server abandoned",
+        )
     gym.start_reaper()
-    say("gym:", "green", f"{len(server.tasks)} tasks ({unloadable} unloadable) at {server.url}, "
-                         f"server {gym.config.server_id}, at most {gym.config.max_envs} environments")  # fmt: skip
+    say(
+        "gym:",
+        "green",
+        f"{len(server.tasks)} tasks ({unloadable} unloadable) at {server.url}, "
+        f"server {gym.config.server_id}, at most {gym.config.max_envs} environments",
+    )
     if ready_file is not None:
         ready_file.parent.mkdir(parents=True, exist_ok=True)
         info = {"url": server.url, "server_id": gym.config.server_id, "pid": os.getpid()}

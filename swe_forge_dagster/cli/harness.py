@@ -42,8 +42,14 @@ if TYPE_CHECKING:
     Items = list[HarnessTask | TaskLoadError]
 
 EXIT_INTERRUPTED = 130
-STATUS_STYLE = {"resolved": "green", "unresolved": "yellow", "agent_error": "red", "test_error": "magenta",
-                "setup_error": "magenta", "sanity_fail": "cyan"}  # fmt: skip
+STATUS_STYLE = {
+    "resolved": "green",
+    "unresolved": "yellow",
+    "agent_error": "red",
+    "test_error": "magenta",
+    "setup_error": "magenta",
+    "sanity_fail": "cyan",
+}
 
 
 def harness(
@@ -98,14 +104,25 @@ def harness(
         raise usage(f"--agent-env {', '.join(unset)}: not set in this environment")
     try:
         config = HarnessConfig(
-            agent=agent, agent_dir=agent_dir.resolve() if agent_dir else None, agent_cmd=agent_cmd,  # type: ignore[arg-type]
-            agent_timeout=agent_timeout, test_timeout=test_timeout,
-            docker_image=docker_image or settings.docker_image, network=network,  # type: ignore[arg-type]
-            agent_env=tuple(names), keep_containers=keep_containers, pull=pull, cpu=cpus, mem_limit=memory,
-            ca_bundle=settings.ca_bundle, git_url=git_url or settings.git_url,
-            repo_cache_dir=settings.cache_dir / "repos", parallel=parallel,
-            pytest_plugin_autoload=pytest_plugin_autoload, registry=settings.registry,
-        )  # fmt: skip
+            agent=agent,
+            agent_dir=agent_dir.resolve() if agent_dir else None,
+            agent_cmd=agent_cmd,  # type: ignore[arg-type]
+            agent_timeout=agent_timeout,
+            test_timeout=test_timeout,
+            docker_image=docker_image or settings.docker_image,
+            network=network,  # type: ignore[arg-type]
+            agent_env=tuple(names),
+            keep_containers=keep_containers,
+            pull=pull,
+            cpu=cpus,
+            mem_limit=memory,
+            ca_bundle=settings.ca_bundle,
+            git_url=git_url or settings.git_url,
+            repo_cache_dir=settings.cache_dir / "repos",
+            parallel=parallel,
+            pytest_plugin_autoload=pytest_plugin_autoload,
+            registry=settings.registry,
+        )
         specs = load_env_spec(env_spec) if env_spec else None
         items = load_inputs(input_path, default_image=config.docker_image, env_specs=specs)
     except ValidationError as exc:
@@ -165,8 +182,14 @@ def _with_unfinished(items: Items, finished: list[TaskResult]) -> list[TaskResul
             pending.remove(match)
             results.append(match)
         else:
-            results.append(TaskResult(task_id=item.task_id, repo=item.repo, status=Status.SETUP_ERROR,
-                                      reason="not finished: the run was interrupted"))  # fmt: skip
+            results.append(
+                TaskResult(
+                    task_id=item.task_id,
+                    repo=item.repo,
+                    status=Status.SETUP_ERROR,
+                    reason="not finished: the run was interrupted",
+                )
+            )
     return results
 
 
@@ -183,8 +206,13 @@ def _evaluate(
     from swe_forge_dagster.harness import run_harness
     from swe_forge_dagster.harness.summary import counts
 
-    columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TimeElapsedColumn())  # fmt: skip
+    columns = (
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
     with Progress(*columns, console=err, transient=False) as progress:
         bar = progress.add_task(markup_safe(f"{config.agent_label}: starting"), total=len(items))
 
@@ -208,8 +236,14 @@ def _print_table(results: list[TaskResult], summary: dict[str, Any]) -> None:
         f2p = f"{sum(c.passed for c in r.fail_to_pass)}/{len(r.fail_to_pass)}"
         p2p = f"{sum(c.passed for c in r.pass_to_pass)}/{len(r.pass_to_pass)}"
         style = STATUS_STYLE.get(r.status.value, "white")
-        table.add_row(inert(r.task_id), inert(r.status.value, style), f2p, p2p, f"{r.agent_duration_secs:.1f}",
-                      inert((r.reason or "")[:200]))  # fmt: skip
+        table.add_row(
+            inert(r.task_id),
+            inert(r.status.value, style),
+            f2p,
+            p2p,
+            f"{r.agent_duration_secs:.1f}",
+            inert((r.reason or "")[:200]),
+        )
     out.print(table)
     totals = ", ".join(f"{k} {v}" for k, v in summary.items() if isinstance(v, int) and k != "total")
     out.print(f"total {summary['total']}: {totals}; avg agent time {summary['avg_agent_time_secs']}s")

@@ -69,16 +69,24 @@ def ingest(
     if timeout is not None and not wait:
         raise usage_error("--timeout goes with --submit --wait")
     if submit and gharchive_url:  # the runs read the deployment's settings (the daemon's environment), not ours
-        raise usage_error("--gharchive-url does not reach submitted runs: set SWE_FORGE_GHARCHIVE_URL where the "
-                          "daemon runs (deploy/start)")  # fmt: skip
+        raise usage_error(
+            "--gharchive-url does not reach submitted runs: set SWE_FORGE_GHARCHIVE_URL where the "
+            "daemon runs (deploy/start)"
+        )
     settings = get_settings()
     if gharchive_url:
         settings = settings.model_copy(update={"gharchive_url": gharchive_url.rstrip("/")})
     if through not in JOBS:
         raise usage_error(f"--through must be one of {', '.join(JOBS)}, not {through!r}")
     try:
-        ok = ingest_hours(settings, keys, err, job_name=JOBS[through], out=out,
-                          submit=Submit(workspace, wait, timeout) if submit else None)  # fmt: skip
+        ok = ingest_hours(
+            settings,
+            keys,
+            err,
+            job_name=JOBS[through],
+            out=out,
+            submit=Submit(workspace, wait, timeout) if submit else None,
+        )
     except (DownloadError, SubmitError) as exc:  # e.g. GH Archive unreachable; no code location to submit to
         say("error:", "red", exc)
         raise typer.Exit(1) from None

@@ -82,11 +82,19 @@ def mine(
     if workspace and not submit:
         raise usage_error("--workspace goes with --submit")
     if submit:
-        run_side = {"--model": model, "--min-stars": min_stars, "--languages": languages, "--output": output,
-                    "--pr-file": pr_file, "--api-key": api_key}  # fmt: skip
+        run_side = {
+            "--model": model,
+            "--min-stars": min_stars,
+            "--languages": languages,
+            "--output": output,
+            "--pr-file": pr_file,
+            "--api-key": api_key,
+        }
         if given := [flag for flag, value in run_side.items() if value is not None]:
-            raise usage_error(f"{', '.join(given)} would not reach submitted runs (they read the deployment's "
-                              "settings): set them where the daemon runs, or mine in-process")  # fmt: skip
+            raise usage_error(
+                f"{', '.join(given)} would not reach submitted runs (they read the deployment's "
+                "settings): set them where the daemon runs, or mine in-process"
+            )
     try:
         settings = _mine_settings(get_settings(), output, model, difficulty, min_stars, languages, pr_file)
         if newest:
@@ -99,21 +107,42 @@ def mine(
     defs = build_definitions(settings)
     fetcher = ArchiveFetcher(settings.gharchive_url, settings.cache_dir)
     first = dt.datetime.combine(settings.start_date, dt.time(), tzinfo=dt.UTC)
-    options = MineOptions(max_tasks=max_tasks, once=once, difficulties=settings.difficulty_list, max_hours=max_hours,
-                          poll_seconds=poll_seconds, newest=newest)  # fmt: skip
+    options = MineOptions(
+        max_tasks=max_tasks,
+        once=once,
+        difficulties=settings.difficulty_list,
+        max_hours=max_hours,
+        poll_seconds=poll_seconds,
+        newest=newest,
+    )
     with contextlib.ExitStack() as stack:
         runs = None
         if submit:
             try:
-                runs = SubmittedRuns(defs, stack.enter_context(submitter(instance, workspace)),
-                                     lambda message: err.print(message, style="yellow", markup=False))  # fmt: skip
+                runs = SubmittedRuns(
+                    defs,
+                    stack.enter_context(submitter(instance, workspace)),
+                    lambda message: err.print(message, style="yellow", markup=False),
+                )
             except SubmitError as exc:
                 say("error:", "red", exc)
                 raise typer.Exit(1) from None
-            err.print(inert(f"submitting runs through {runs.submitter.workspace_path}; follow them at "
-                            f"{settings.ui_url}/runs"), soft_wrap=True)  # fmt: skip
-        miner = Miner(defs, instance, settings.lake_dir, fetcher.is_published, options,
-                      None if as_json else ConsoleProgress(err), first_hour=first, runs=runs)  # fmt: skip
+            err.print(
+                inert(
+                    f"submitting runs through {runs.submitter.workspace_path}; follow them at {settings.ui_url}/runs"
+                ),
+                soft_wrap=True,
+            )
+        miner = Miner(
+            defs,
+            instance,
+            settings.lake_dir,
+            fetcher.is_published,
+            options,
+            None if as_json else ConsoleProgress(err),
+            first_hour=first,
+            runs=runs,
+        )
         _walk(miner, settings, options, max_tasks, once, as_json)
 
 
@@ -149,9 +178,14 @@ def _walk(miner: Miner, settings: Settings, options: MineOptions, max_tasks: int
 
 
 def _mine_settings(
-    settings: Settings, output: Path | None, model: str | None, difficulty: str | None, min_stars: int | None,
-    languages: str | None, pr_file: Path | None,
-) -> Settings:  # fmt: skip
+    settings: Settings,
+    output: Path | None,
+    model: str | None,
+    difficulty: str | None,
+    min_stars: int | None,
+    languages: str | None,
+    pr_file: Path | None,
+) -> Settings:
     update: dict[str, Any] = {}
     if output is not None:
         update["output"] = output
@@ -205,8 +239,10 @@ def _print_summary(summary: dict[str, Any]) -> None:
         table.add_row(*(inert(cell) for cell in (task["task_id"], task["status"], task["stage"] or "", detail)))
     out.print(table)
     hours = summary["hours"]
-    out.print(f"hours walked: {len(hours)} ({sum(h['status'] == 'mined' for h in hours)} mined now, "
-              f"{sum(h['status'] == 'already mined' for h in hours)} already mined, "
-              f"{sum(h['status'] == 'not published' for h in hours)} not published, "
-              f"{sum(h['status'] == 'failed' for h in hours)} failed)")  # fmt: skip
+    out.print(
+        f"hours walked: {len(hours)} ({sum(h['status'] == 'mined' for h in hours)} mined now, "
+        f"{sum(h['status'] == 'already mined' for h in hours)} already mined, "
+        f"{sum(h['status'] == 'not published' for h in hours)} not published, "
+        f"{sum(h['status'] == 'failed' for h in hours)} failed)"
+    )
     out.print('next: swe-forge sql "SELECT status, stage, reason, count(*) FROM tasks GROUP BY ALL"')

@@ -70,15 +70,21 @@ def validate(
         say("error:", "red", f"no Docker engine answers ({exc}); validation runs the tests in containers")
         raise typer.Exit(1) from None
     sandbox = SandboxConfig(image=settings.docker_image, ca_bundle=settings.ca_bundle)
-    executor = TaskExecutor(client, RepoCache(settings.layout.repos, git_url or settings.git_url), sandbox,
-                            registry=settings.registry)  # fmt: skip
+    executor = TaskExecutor(
+        client, RepoCache(settings.layout.repos, git_url or settings.git_url), sandbox, registry=settings.registry
+    )
     llm = None
     if api_key:  # a fresh score (no answer cache), recorded in the call ledger like every call
-        llm = LLMClient(settings.llm_base_url, api_key, settings.model,
-                        ledger=call_ledger(settings.layout))  # fmt: skip
+        llm = LLMClient(settings.llm_base_url, api_key, settings.model, ledger=call_ledger(settings.layout))
     results = []
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=err, disable=as_json) as bar:  # fmt: skip
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        disable=as_json,
+    ) as bar:
         job = bar.add_task("validating", total=len(jobs))
         for name, item in jobs:
             bar.update(job, description=markup_safe(f"validating {name}"))
@@ -96,9 +102,12 @@ def validate(
                 result = Revalidation(name, where, ERROR, f"{type(exc).__name__}: {exc}")
             results.append(result)
             bar.advance(job)
-    summary = {"input": str(root), "total": len(results),
-               "by_status": {s: sum(r.status == s for r in results) for s in sorted({r.status for r in results})},
-               "results": [{"instance_id": r.task_id, **asdict(r)} for r in results]}  # fmt: skip
+    summary = {
+        "input": str(root),
+        "total": len(results),
+        "by_status": {s: sum(r.status == s for r in results) for s in sorted({r.status for r in results})},
+        "results": [{"instance_id": r.task_id, **asdict(r)} for r in results],
+    }
     if as_json:
         out.print_json(json.dumps(summary))
     else:
@@ -107,8 +116,14 @@ def validate(
             table.add_column(column)
         for r in results:  # ids and reasons come from the files and the repositories: shown as plain text
             color = "green" if r.status == VALID else "red"
-            table.add_row(inert(r.task_id), inert(r.status, color), str(len(r.fail_to_pass)),
-                          str(len(r.pass_to_pass)), f"{r.seconds:.1f}", inert((r.reason or "")[:120]))  # fmt: skip
+            table.add_row(
+                inert(r.task_id),
+                inert(r.status, color),
+                str(len(r.fail_to_pass)),
+                str(len(r.pass_to_pass)),
+                f"{r.seconds:.1f}",
+                inert((r.reason or "")[:120]),
+            )
         out.print(table)
         for r in results:  # per test id, why the lists differ from the input's
             for test_id, cause in r.differences.items():

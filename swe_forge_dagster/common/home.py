@@ -34,8 +34,14 @@ class HomeLayout:
             object.__setattr__(self, "shared", self.root)
 
     @classmethod
-    def of(cls, home: str | Path, local_dir: str | Path | None = None, *, endpoint_url: str | None = None,
-           region: str | None = None) -> HomeLayout:  # fmt: skip
+    def of(
+        cls,
+        home: str | Path,
+        local_dir: str | Path | None = None,
+        *,
+        endpoint_url: str | None = None,
+        region: str | None = None,
+    ) -> HomeLayout:
         """The layout of `home` (a path, `file://` or `s3://` URI, or a `home_ref`; `common.store.StoreConfigError`
         when the store cannot be used). For a remote home, `local_dir`, `endpoint_url` and `region` (from
         `Settings`) win over those a `home_ref` carries, which win over their settings read by name."""
@@ -43,10 +49,15 @@ class HomeLayout:
             return cls(Path(store_path(home)))
         uri, _, query = str(home).partition("?")
         carried = {name: values[-1] for name, values in parse_qs(query).items()}
-        local = (local_dir or carried.get("local_dir") or (secret_from_env([LOCAL_DIR_SETTING]) or "").strip()
-                 or DEFAULT_LOCAL_DIR)  # fmt: skip
-        shared = store_path(uri, endpoint_url=endpoint_url or carried.get("endpoint_url"),
-                            region=region or carried.get("region"))  # fmt: skip
+        local = (
+            local_dir
+            or carried.get("local_dir")
+            or (secret_from_env([LOCAL_DIR_SETTING]) or "").strip()
+            or DEFAULT_LOCAL_DIR
+        )
+        shared = store_path(
+            uri, endpoint_url=endpoint_url or carried.get("endpoint_url"), region=region or carried.get("region")
+        )
         return cls(Path(local).expanduser().resolve(), shared)
 
     @property
@@ -61,8 +72,11 @@ class HomeLayout:
         if not self.remote:
             return str(self.shared)
         client = self.shared.storage_options.get("client_kwargs", {})
-        carried = {"endpoint_url": client.get("endpoint_url", ""), "region": client.get("region_name", ""),
-                   "local_dir": str(self.root)}  # fmt: skip
+        carried = {
+            "endpoint_url": client.get("endpoint_url", ""),
+            "region": client.get("region_name", ""),
+            "local_dir": str(self.root),
+        }
         return f"{self.shared}?{urlencode(carried)}"
 
     @property

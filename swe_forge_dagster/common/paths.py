@@ -23,12 +23,48 @@ _DOTNET_TEST_PROJECT = re.compile(r"(^|/)[^/]+\.Tests?/")
 _JAVA_TEST_TREE = re.compile(r"(^|/)src/(test|androidTest|integrationTest)/")
 
 _DOC_EXTENSIONS = frozenset(
-    {"md", "markdown", "txt", "rst", "adoc", "yml", "yaml", "json", "toml", "ini", "cfg", "csv",
-     "svg", "png", "jpg", "jpeg", "gif", "ico", "webp", "lock"}
-)  # fmt: skip
-_DOC_NAMES = ("readme", "changelog", "changes", "license", "licence", "contributing", "authors", "codeowners",
-              "code_of_conduct", "security", "notice", ".gitignore", ".gitattributes", ".editorconfig",
-              ".prettierrc", ".eslintignore", ".pre-commit-config")  # fmt: skip
+    {
+        "md",
+        "markdown",
+        "txt",
+        "rst",
+        "adoc",
+        "yml",
+        "yaml",
+        "json",
+        "toml",
+        "ini",
+        "cfg",
+        "csv",
+        "svg",
+        "png",
+        "jpg",
+        "jpeg",
+        "gif",
+        "ico",
+        "webp",
+        "lock",
+    }
+)
+_DOC_NAMES = (
+    "readme",
+    "changelog",
+    "changes",
+    "license",
+    "licence",
+    "contributing",
+    "authors",
+    "codeowners",
+    "code_of_conduct",
+    "security",
+    "notice",
+    ".gitignore",
+    ".gitattributes",
+    ".editorconfig",
+    ".prettierrc",
+    ".eslintignore",
+    ".pre-commit-config",
+)
 _DOC_DIRS = re.compile(r"(^|/)(docs?|documentation|\.github)(/|$)", re.IGNORECASE)
 
 

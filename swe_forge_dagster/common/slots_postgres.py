@@ -40,8 +40,9 @@ def slot_namespace(name: str) -> int:
 class PostgresSlots:
     """`limit` slots named `name`, shared by every process on every machine using `db`; like `common.slots.Slots`."""
 
-    def __init__(self, db: Database, name: str, limit: int, poll_seconds: float = 0.05,
-                 max_poll_seconds: float = 0.25) -> None:  # fmt: skip
+    def __init__(
+        self, db: Database, name: str, limit: int, poll_seconds: float = 0.05, max_poll_seconds: float = 0.25
+    ) -> None:
         if limit < 1:
             raise ValueError(f"slot limit for {name!r} must be >= 1, got {limit}")
         self.db = db

@@ -67,8 +67,11 @@ def s3_options(endpoint_url: str | None = None, region: str | None = None) -> di
     missing."""
     endpoint = (endpoint_url or secret_from_env([ENDPOINT_SETTING]) or "").strip()
     key, secret = secret_from_env(KEY_NAMES), secret_from_env(SECRET_NAMES)
-    missing = [name for name, value in ((ENDPOINT_SETTING, endpoint), (KEY_NAMES[0], key),
-                                        (SECRET_NAMES[0], secret)) if not value]  # fmt: skip
+    missing = [
+        name
+        for name, value in ((ENDPOINT_SETTING, endpoint), (KEY_NAMES[0], key), (SECRET_NAMES[0], secret))
+        if not value
+    ]
     if missing:
         raise StoreConfigError(
             f"SWE_FORGE_HOME is on an S3 store but {', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not "
@@ -78,9 +81,13 @@ def s3_options(endpoint_url: str | None = None, region: str | None = None) -> di
     region = (region or secret_from_env([REGION_SETTING]) or "").strip() or "us-east-1"
     # no listings cache: other machines replace objects at any time, and a cached listing would serve their old
     # ETag (a read then fails its If-Match precondition) or miss their new partitions
-    options = {"key": key, "secret": secret, "use_listings_cache": False,
-               "client_kwargs": {"endpoint_url": endpoint, "region_name": region},
-               "config_kwargs": {"retries": {"max_attempts": 5, "mode": "standard"}}}  # fmt: skip
+    options = {
+        "key": key,
+        "secret": secret,
+        "use_listings_cache": False,
+        "client_kwargs": {"endpoint_url": endpoint, "region_name": region},
+        "config_kwargs": {"retries": {"max_attempts": 5, "mode": "standard"}},
+    }
     if token := secret_from_env(TOKEN_NAMES):
         options["token"] = token
     return options
@@ -162,9 +169,13 @@ def polars_storage_options(path: StorePath) -> dict[str, str] | None:
         return None
     options = path.storage_options
     client = options.get("client_kwargs", {})
-    found = {"aws_access_key_id": options["key"], "aws_secret_access_key": options["secret"],
-             "aws_endpoint_url": client.get("endpoint_url", ""), "aws_region": client.get("region_name", "us-east-1"),
-             "aws_allow_http": "true"}  # fmt: skip
+    found = {
+        "aws_access_key_id": options["key"],
+        "aws_secret_access_key": options["secret"],
+        "aws_endpoint_url": client.get("endpoint_url", ""),
+        "aws_region": client.get("region_name", "us-east-1"),
+        "aws_allow_http": "true",
+    }
     if options.get("token"):
         found["aws_session_token"] = options["token"]
     return found
@@ -212,8 +223,11 @@ def _remote_files(root: UPath) -> dict[str, str]:
         found = fs.find(base, detail=True)
     except FileNotFoundError:
         return {}
-    return {key[len(base) + 1:]: str(info.get("ETag", "")).strip('"') for key, info in found.items()
-            if info.get("type") != "directory" and key.startswith(base + "/")}  # fmt: skip
+    return {
+        key[len(base) + 1 :]: str(info.get("ETag", "")).strip('"')
+        for key, info in found.items()
+        if info.get("type") != "directory" and key.startswith(base + "/")
+    }
 
 
 def _same(remote: UPath, etag: str, digest: str) -> bool:

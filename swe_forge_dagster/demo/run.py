@@ -108,17 +108,33 @@ def run_demo(settings: Settings, home: Path, out: Console, err: Console) -> int:
         OpenAITwin(world_agent_responder(task_world.git), api_key=DEMO_LLM_KEY, cost_per_mtok=(1.25, 10.0)) as llm,
     ):
         demo_settings = settings.model_copy(
-            update={"home": home, "gharchive_url": f"file://{mirror}", "github_api_url": twin.url,
-                    "llm_base_url": llm.url, "pr_file": home / "processed_prs.jsonl",
-                    "git_url": task_world.git.url_template, "docker_image": image or settings.docker_image,
-                    "output": home / "tasks", "difficulty": "", "ca_bundle": host_ca_bundle(settings)}
-        )  # fmt: skip
-        err.print(f"demo world: {len(hours) + len(task_hours)} GH Archive hours in {mirror}; GitHub twin at "
-                  f"{twin.url}; LLM twin at {llm.url}; git remotes in {task_world.git.root}")  # fmt: skip
+            update={
+                "home": home,
+                "gharchive_url": f"file://{mirror}",
+                "github_api_url": twin.url,
+                "llm_base_url": llm.url,
+                "pr_file": home / "processed_prs.jsonl",
+                "git_url": task_world.git.url_template,
+                "docker_image": image or settings.docker_image,
+                "output": home / "tasks",
+                "difficulty": "",
+                "ca_bundle": host_ca_bundle(settings),
+            }
+        )
+        err.print(
+            f"demo world: {len(hours) + len(task_hours)} GH Archive hours in {mirror}; GitHub twin at "
+            f"{twin.url}; LLM twin at {llm.url}; git remotes in {task_world.git.root}"
+        )
         keys = [partition_key(h) for h in hours] + task_hours
         try:
-            ok = ingest_hours(demo_settings, keys, err, job_name="hourly_pipeline_job",
-                              github_token_env=DEMO_TOKEN_ENV, llm_key_envs=[DEMO_LLM_KEY_ENV])  # fmt: skip
+            ok = ingest_hours(
+                demo_settings,
+                keys,
+                err,
+                job_name="hourly_pipeline_job",
+                github_token_env=DEMO_TOKEN_ENV,
+                llm_key_envs=[DEMO_LLM_KEY_ENV],
+            )
         except (DownloadError, IngestUsageError) as exc:  # the demo's own mirror and hours: a bug, said plainly
             err.print(f"demo ingest failed: {exc}", style="red", markup=False)
             return 1

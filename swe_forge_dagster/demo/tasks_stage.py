@@ -47,8 +47,10 @@ def build_demo_tasks(
 def demo_agents() -> dict[str, dict[str, Any]]:
     """The two reference agents that bracket a harness: the gold patch must resolve every task, no change none."""
     empty = examples_dir() / "emptyagent"
-    return {"oracle": {"agent": "oracle"},
-            "empty agent": {"agent": "command", "agent_dir": empty, "agent_cmd": "python -m emptyagent"}}  # fmt: skip
+    return {
+        "oracle": {"agent": "oracle"},
+        "empty agent": {"agent": "command", "agent_dir": empty, "agent_cmd": "python -m emptyagent"},
+    }
 
 
 def evaluate_demo_tasks(

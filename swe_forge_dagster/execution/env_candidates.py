@@ -47,29 +47,45 @@ class Candidates:
 
 
 def environment_candidates(
-    cache: RepoCache, repo: str, sha: str, changed: Sequence[str] = (), *,
-    available: Callable[[str], bool] | None = None, images: Mapping[str, str] = PYTHON_BASE_IMAGES,
+    cache: RepoCache,
+    repo: str,
+    sha: str,
+    changed: Sequence[str] = (),
+    *,
+    available: Callable[[str], bool] | None = None,
+    images: Mapping[str, str] = PYTHON_BASE_IMAGES,
     max_candidates: int = 6,
-) -> Candidates:  # fmt: skip
+) -> Candidates:
     """The candidates for `repo` at `sha` (`changed`: the files of the change, which decide between toolchains)."""
     roots = (*TOOLCHAIN_MANIFESTS, *PYTHON_MANIFESTS)
     present = {name for name in roots if cache.show_file(repo, sha, name) is not None}
     toolchain = toolchain_of(present, changed)
     if toolchain is None:
-        return Candidates(None, problem="no manifest of a supported toolchain at the root (setup.py/pyproject.toml, "
-                          "package.json, go.mod, Cargo.toml, pom.xml, CMakeLists.txt)", buildable=False)  # fmt: skip
+        return Candidates(
+            None,
+            problem="no manifest of a supported toolchain at the root (setup.py/pyproject.toml, "
+            "package.json, go.mod, Cargo.toml, pom.xml, CMakeLists.txt)",
+            buildable=False,
+        )
     if toolchain == "python":
         recipes = manifest_candidates(cache, repo, sha, images, max_candidates, available)
         return Candidates("python", recipes, None if recipes else "no Python base image is built on this engine")
-    files = {name: text.decode("utf-8", "replace") for name in (*TOOLCHAIN_MANIFESTS, *EXTRA_FILES)
-             if (text := cache.show_file(repo, sha, name)) is not None}  # fmt: skip
+    files = {
+        name: text.decode("utf-8", "replace")
+        for name in (*TOOLCHAIN_MANIFESTS, *EXTRA_FILES)
+        if (text := cache.show_file(repo, sha, name)) is not None
+    }
     tree = set(cache.list_files(repo, sha))
     if problem := dependency_problem(toolchain, files, tree):
         return Candidates(toolchain, problem=problem, buildable=False)
     usable = toolchain_images(toolchain, files, available)
     if not usable:
-        return Candidates(toolchain, problem=f"no {toolchain} toolchain image on this Docker engine "
-                          f"(scripts/build-toolchain-image.sh {toolchain})", buildable=False)  # fmt: skip
+        return Candidates(
+            toolchain,
+            problem=f"no {toolchain} toolchain image on this Docker engine "
+            f"(scripts/build-toolchain-image.sh {toolchain})",
+            buildable=False,
+        )
     recipes: list[EnvRecipe] = []
     for image in usable:
         made, problem = _recipes(toolchain, files, tree, image)

@@ -81,10 +81,28 @@ INDEX_PROBE = "python3 -m pip download --no-deps --retries 0 --timeout 15 -d /tm
 it): when this fails, every recipe that installs from the index fails too, so none is worth a build."""
 # Root-level manifests whose change means the environment must be installed again.
 DEPENDENCY_FILES = (
-    "pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "requirements-dev.txt", "requirements-test.txt",
-    "Pipfile.lock", "poetry.lock", "uv.lock", "tox.ini", "package.json", "package-lock.json", "yarn.lock",
-    "pnpm-lock.yaml", "go.mod", "go.sum", "Cargo.toml", "Cargo.lock", "pom.xml", "build.gradle", "Gemfile.lock",
-)  # fmt: skip
+    "pyproject.toml",
+    "setup.py",
+    "setup.cfg",
+    "requirements.txt",
+    "requirements-dev.txt",
+    "requirements-test.txt",
+    "Pipfile.lock",
+    "poetry.lock",
+    "uv.lock",
+    "tox.ini",
+    "package.json",
+    "package-lock.json",
+    "yarn.lock",
+    "pnpm-lock.yaml",
+    "go.mod",
+    "go.sum",
+    "Cargo.toml",
+    "Cargo.lock",
+    "pom.xml",
+    "build.gradle",
+    "Gemfile.lock",
+)
 
 
 class EnvironmentBuildError(RuntimeError):
@@ -126,9 +144,13 @@ class Environments:
     """Builds and reuses environment images; thread-safe (one build per tag at a time)."""
 
     def __init__(
-        self, client: docker.DockerClient, cache: RepoCache, sandbox: SandboxConfig, lock_dir: Path | None = None,
+        self,
+        client: docker.DockerClient,
+        cache: RepoCache,
+        sandbox: SandboxConfig,
+        lock_dir: Path | None = None,
         registry: str = "",
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.client = client
         self.cache = cache
         self.sandbox = sandbox
@@ -152,10 +174,14 @@ class Environments:
                     result = box.run(INDEX_PROBE, timeout=120)
             except (docker.errors.DockerException, SandboxError) as exc:  # not cached: the next task asks again
                 return f"the package index probe could not run in {base_image}: {exc}"
-            self._index[base_image] = None if result.ok else (
-                f"the package index is unreachable from the sandbox (behind a TLS proxy, set SWE_FORGE_CA_BUNDLE): "
-                f"{result.output.strip().splitlines()[-1][:300] if result.output.strip() else result.exit_code}"
-            )  # fmt: skip
+            self._index[base_image] = (
+                None
+                if result.ok
+                else (
+                    f"the package index is unreachable from the sandbox (behind a TLS proxy, set SWE_FORGE_CA_BUNDLE): "
+                    f"{result.output.strip().splitlines()[-1][:300] if result.output.strip() else result.exit_code}"
+                )
+            )
         return self._index[base_image]
 
     def export_tree(self, repo: str, sha: str, into: Path) -> Path:
@@ -243,9 +269,15 @@ class Environments:
             return None
 
     def _build(
-        self, repo: str, base_sha: str, recipe: EnvRecipe, tag: str, deps: str, start: str,
+        self,
+        repo: str,
+        base_sha: str,
+        recipe: EnvRecipe,
+        tag: str,
+        deps: str,
+        start: str,
         extra_labels: dict[str, str] | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         """Install `recipe` on the tree of `base_sha` in a container of `start` and commit it as `tag`.
 
         Over an environment image (a layer) the old tree and whatever its install left in /repo are
@@ -276,8 +308,14 @@ class Environments:
             box.run(f"cd /repo && (python3 {ENV_DIR}/outputs.py || true); cd /repo")  # no python3: no outputs list
             box.run(f"unset {pretend.split('=', 1)[0]}")
             repository, _, version = tag.partition(":")
-            labels = {"swe-forge.repo": repo, "swe-forge.recipe": recipe.key(), DEPS_LABEL: deps,
-                      BUILT_AT_LABEL: base_sha, FROM_LABEL: start, **(extra_labels or {})}  # fmt: skip
+            labels = {
+                "swe-forge.repo": repo,
+                "swe-forge.recipe": recipe.key(),
+                DEPS_LABEL: deps,
+                BUILT_AT_LABEL: base_sha,
+                FROM_LABEL: start,
+                **(extra_labels or {}),
+            }
             box.commit(repository, version, labels)
 
     def _pretend_version(self, repo: str, sha: str) -> str:
@@ -334,9 +372,11 @@ def _dependency_part(name: str, content: bytes) -> bytes:
     project, tool = data.get("project") or {}, data.get("tool") or {}
     poetry = tool.get("poetry") or {}
     parts = {
-        "build-system": data.get("build-system"), "dependency-groups": data.get("dependency-groups"),
-        "dependencies": project.get("dependencies"), "optional": project.get("optional-dependencies"),
+        "build-system": data.get("build-system"),
+        "dependency-groups": data.get("dependency-groups"),
+        "dependencies": project.get("dependencies"),
+        "optional": project.get("optional-dependencies"),
         "poetry": [poetry.get(k) for k in ("dependencies", "dev-dependencies", "group")],
         "pdm": (tool.get("pdm") or {}).get("dev-dependencies"),
-    }  # fmt: skip
+    }
     return json.dumps(parts, sort_keys=True, default=str).encode()

@@ -36,10 +36,16 @@ MANIFESTS = ("setup.py", "setup.cfg", "pyproject.toml", "tox.ini", "tox.toml")
 """The files `python_recipes` and `python_images` read (the caller passes their text at the base commit)."""
 TEST_EXTRAS = ("tests", "test", "testing", "dev")
 TEST_REQUIREMENTS = (
-    "requirements-test.txt", "requirements-tests.txt", "requirements_test.txt", "test-requirements.txt",
-    "requirements-dev.txt", "dev-requirements.txt", "requirements/test.txt", "requirements/tests.txt",
+    "requirements-test.txt",
+    "requirements-tests.txt",
+    "requirements_test.txt",
+    "test-requirements.txt",
+    "requirements-dev.txt",
+    "dev-requirements.txt",
+    "requirements/test.txt",
+    "requirements/tests.txt",
     "requirements/dev.txt",
-)  # fmt: skip
+)
 VENV = "python3 -m venv /opt/venv && . /opt/venv/bin/activate && python -m pip install -q --upgrade pip"
 
 
@@ -91,8 +97,10 @@ def _tox_toml(text: str | None) -> tuple[list[str], list[str]]:
     """(dependency groups, extras) that tox.toml's `env_run_base` installs for the test runs."""
     base = _toml(text).get("env_run_base") or {}
     groups, extras = base.get("dependency_groups") or [], base.get("extras") or []
-    return ([g for g in groups if isinstance(g, str)] if isinstance(groups, list) else [],
-            [e for e in extras if isinstance(e, str)] if isinstance(extras, list) else [])  # fmt: skip
+    return (
+        [g for g in groups if isinstance(g, str)] if isinstance(groups, list) else [],
+        [e for e in extras if isinstance(e, str)] if isinstance(extras, list) else [],
+    )
 
 
 def _tox_extras(text: str | None) -> list[str]:
@@ -179,14 +187,21 @@ def _toml(text: str | None) -> dict:
 
 
 def manifest_candidates(
-    cache: RepoCache, repo: str, sha: str, images: Mapping[str, str] = PYTHON_BASE_IMAGES, max_candidates: int = 6,
+    cache: RepoCache,
+    repo: str,
+    sha: str,
+    images: Mapping[str, str] = PYTHON_BASE_IMAGES,
+    max_candidates: int = 6,
     available: Callable[[str], bool] | None = None,
-) -> list[EnvRecipe]:  # fmt: skip
+) -> list[EnvRecipe]:
     """The recipes to try for `repo` at `sha`, in order: the one a previous proof chose (`remember`), then each
     base image (nearest Python first, only those `available` on the engine) with each install candidate;
     empty when the repository is not a Python project."""
-    manifests = {name: text.decode("utf-8", "replace") for name in MANIFESTS
-                 if (text := cache.show_file(repo, sha, name)) is not None}  # fmt: skip
+    manifests = {
+        name: text.decode("utf-8", "replace")
+        for name in MANIFESTS
+        if (text := cache.show_file(repo, sha, name)) is not None
+    }
     present = {name for name in TEST_REQUIREMENTS if cache.show_file(repo, sha, name) is not None}
     usable = [image for image in python_images(manifests, images) if available is None or available(image)]
     recipes = [recipe for image in usable for recipe in python_recipes(manifests, present, image)]
@@ -216,8 +231,11 @@ def remember(cache: RepoCache, repo: str, sha: str, recipe: EnvRecipe) -> None:
         known = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         known = {}
-    known[f"{repo}@{sha}"] = {"install_commands": list(recipe.install_commands), "test_command": recipe.test_command,
-                              "base_image": recipe.base_image}  # fmt: skip
+    known[f"{repo}@{sha}"] = {
+        "install_commands": list(recipe.install_commands),
+        "test_command": recipe.test_command,
+        "base_image": recipe.base_image,
+    }
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps(known, indent=1, sort_keys=True), encoding="utf-8")

@@ -52,8 +52,15 @@ OWNER_HOST_LABEL = "swe-forge.owner-host"  # for people (`docker ps`): never use
 OWNER_START_LABEL = "swe-forge.owner-start"
 OWNER_BOOT_LABEL = "swe-forge.owner-boot"
 OWNER_PIDNS_LABEL = "swe-forge.owner-pidns"
-RESERVED_LABELS = (LABEL, SESSION_LABEL, OWNER_PID_LABEL, OWNER_HOST_LABEL, OWNER_START_LABEL, OWNER_BOOT_LABEL,
-                   OWNER_PIDNS_LABEL)  # fmt: skip
+RESERVED_LABELS = (
+    LABEL,
+    SESSION_LABEL,
+    OWNER_PID_LABEL,
+    OWNER_HOST_LABEL,
+    OWNER_START_LABEL,
+    OWNER_BOOT_LABEL,
+    OWNER_PIDNS_LABEL,
+)
 KEEP_LABEL = "swe-forge.keep"
 """Containers kept on purpose (the harness's `--keep-containers`): never removed as stale."""
 
@@ -104,8 +111,14 @@ def current_owner() -> Owner:
 def owner_labels(session: str) -> dict[str, str]:
     """Who owns a container: enough for `cleanup_stale` to tell a crashed owner from a live one."""
     me = current_owner()
-    labels = {LABEL: "1", SESSION_LABEL: session, OWNER_PID_LABEL: str(me.pid), OWNER_HOST_LABEL: socket.gethostname(),
-              OWNER_BOOT_LABEL: me.boot, OWNER_PIDNS_LABEL: me.pidns}  # fmt: skip
+    labels = {
+        LABEL: "1",
+        SESSION_LABEL: session,
+        OWNER_PID_LABEL: str(me.pid),
+        OWNER_HOST_LABEL: socket.gethostname(),
+        OWNER_BOOT_LABEL: me.boot,
+        OWNER_PIDNS_LABEL: me.pidns,
+    }
     if me.start is not None:
         labels[OWNER_START_LABEL] = me.start
     return labels
@@ -188,9 +201,14 @@ def owner_state(owner: Owner, me: Owner | None = None, processes: Processes = in
 
 
 def stale_reason(
-    labels: dict[str, str], created: float, *, now: float, max_age_s: float, me: Owner,
+    labels: dict[str, str],
+    created: float,
+    *,
+    now: float,
+    max_age_s: float,
+    me: Owner,
     processes: Processes = innermost_pids,
-) -> str | None:  # fmt: skip
+) -> str | None:
     """Why a labelled container should go, or None to keep it (see the module docstring)."""
     if max_age_s > 0 and now - created > max_age_s:
         return f"older than {max_age_s:g}s"

@@ -91,8 +91,9 @@ class ImageRegistry:
         finally:
             self._untag(f"{repository}:{version}")
         if error:
-            self._note(logging.WARNING, f"push of {tag} to {self.address} failed (other machines will build it): "
-                                        f"{error}")  # fmt: skip
+            self._note(
+                logging.WARNING, f"push of {tag} to {self.address} failed (other machines will build it): {error}"
+            )
             return False
         self._note(logging.INFO, f"pushed {tag} to {self.address}")
         return True

@@ -38,9 +38,18 @@ ENV_DIR = "/.swe-forge-env"
 the install added to /repo, one topmost path a line); see PREPARE_SCRIPT."""
 
 GIT = [
-    "git", "-c", "user.name=swe-forge", "-c", "user.email=swe-forge@localhost", "-c", "commit.gpgsign=false",
-    "-c", "init.defaultBranch=main", "-c", "core.hooksPath=/dev/null",
-]  # fmt: skip
+    "git",
+    "-c",
+    "user.name=swe-forge",
+    "-c",
+    "user.email=swe-forge@localhost",
+    "-c",
+    "commit.gpgsign=false",
+    "-c",
+    "init.defaultBranch=main",
+    "-c",
+    "core.hooksPath=/dev/null",
+]
 DIFF_OPTIONS = (
     "--cached --binary --full-index --no-color --no-ext-diff --no-textconv --no-renames --src-prefix=a/ --dst-prefix=b/"
 )

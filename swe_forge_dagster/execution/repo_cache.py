@@ -224,8 +224,11 @@ class RepoCache:
         if repo not in self._tags_fetched:  # the cache fetches without tags: get them once per process
             with self.lock(repo):
                 self._sync_remote(repo, path)
-                self._run(["fetch", "--quiet", "--no-write-fetch-head", "origin", "+refs/tags/*:refs/tags/*"],
-                          cwd=path, check=False)  # fmt: skip
+                self._run(
+                    ["fetch", "--quiet", "--no-write-fetch-head", "origin", "+refs/tags/*:refs/tags/*"],
+                    cwd=path,
+                    check=False,
+                )
             self._tags_fetched.add(repo)
         describe = ["describe", "--tags", "--abbrev=0", "--match", "*[0-9]*", sha]  # release-like tags only
         proc = self._run(describe, cwd=path, check=False)
@@ -288,8 +291,11 @@ class RepoCache:
 
     def list_files(self, repo: str, sha: str) -> list[str]:
         """Every file path of commit `sha` (trees only: no blob is fetched from a partial clone)."""
-        listing = self._run(["ls-tree", "-r", "-z", "--name-only", self.resolve(repo, sha)], cwd=self.ensure(repo),
-                            what=f"cannot list {repo}")  # fmt: skip
+        listing = self._run(
+            ["ls-tree", "-r", "-z", "--name-only", self.resolve(repo, sha)],
+            cwd=self.ensure(repo),
+            what=f"cannot list {repo}",
+        )
         return [name for name in listing.stdout.split("\0") if name]
 
     @contextmanager

@@ -147,8 +147,7 @@ class Runner:
 
 def _go_packages(files: Sequence[str]) -> list[str]:
     """`go test` takes packages: the directory of each test file (`./pkg`, `.` for the root)."""
-    return list(dict.fromkeys(f"./{parent}" if (parent := str(PurePosixPath(f).parent)) != "." else "."
-                              for f in files))  # fmt: skip
+    return list(dict.fromkeys(f"./{parent}" if (parent := str(PurePosixPath(f).parent)) != "." else "." for f in files))
 
 
 def _cmake_targets(files: Sequence[str]) -> list[str]:
@@ -179,47 +178,98 @@ def _pytest_id(test_id: str) -> str:
 
 
 PYTEST_RUNNER = Runner(
-    name="pytest", parse=lambda xml, files: parse_junit(xml, known_files=files),
-    single_template="python -m pytest -p no:cacheprovider -q {id}", grading_id=_pytest_id,
-)  # fmt: skip
+    name="pytest",
+    parse=lambda xml, files: parse_junit(xml, known_files=files),
+    single_template="python -m pytest -p no:cacheprovider -q {id}",
+    grading_id=_pytest_id,
+)
 GTEST_RUNNER = Runner(
-    name="gtest", parse=reports.parse_gtest_xml, language="cpp", template=GTEST, report_kind="GoogleTest XML",
+    name="gtest",
+    parse=reports.parse_gtest_xml,
+    language="cpp",
+    template=GTEST,
+    report_kind="GoogleTest XML",
     single_template=GTEST_SINGLE,
-    detect=r"--gtest_output=|\bGTEST_FILTER=|(?:^|[\s;&|(])ctest\b", suffixes=_SOURCE_SUFFIXES["gtest"],
+    detect=r"--gtest_output=|\bGTEST_FILTER=|(?:^|[\s;&|(])ctest\b",
+    suffixes=_SOURCE_SUFFIXES["gtest"],
     targets=_cmake_targets,
-)  # fmt: skip
+)
 GO_RUNNER = Runner(
-    name="go", parse=reports.parse_go_test_json, language="go", template=GO_TEST, report_kind="go test -json",
-    single_template="go test -count=1 -v -run {id} {tests}", detect=_COMMAND.format("go test"),
-    suffixes=_SOURCE_SUFFIXES["go"], targets=_go_packages,
-)  # fmt: skip
+    name="go",
+    parse=reports.parse_go_test_json,
+    language="go",
+    template=GO_TEST,
+    report_kind="go test -json",
+    single_template="go test -count=1 -v -run {id} {tests}",
+    detect=_COMMAND.format("go test"),
+    suffixes=_SOURCE_SUFFIXES["go"],
+    targets=_go_packages,
+)
 MOCHA_RUNNER = Runner(
-    name="mocha", parse=reports.parse_mocha_xunit, language="javascript", template=MOCHA, report_kind="mocha xunit",
-    single_template="npx --no-install mocha --exit --fgrep {id} {tests}", detect=_COMMAND.format("mocha"),
+    name="mocha",
+    parse=reports.parse_mocha_xunit,
+    language="javascript",
+    template=MOCHA,
+    report_kind="mocha xunit",
+    single_template="npx --no-install mocha --exit --fgrep {id} {tests}",
+    detect=_COMMAND.format("mocha"),
     suffixes=_SOURCE_SUFFIXES["mocha"],
-)  # fmt: skip
+)
 JEST_RUNNER = Runner(
-    name="jest", parse=reports.parse_jest_json, language="javascript", template=JEST, report_kind="jest JSON",
-    single_template="npx --no-install jest --ci -t {id} {tests}", detect=_COMMAND.format("jest"),
+    name="jest",
+    parse=reports.parse_jest_json,
+    language="javascript",
+    template=JEST,
+    report_kind="jest JSON",
+    single_template="npx --no-install jest --ci -t {id} {tests}",
+    detect=_COMMAND.format("jest"),
     suffixes=_SOURCE_SUFFIXES["jest"],
-)  # fmt: skip
+)
 VITEST_RUNNER = Runner(
-    name="vitest", parse=reports.parse_vitest_json, language="javascript", template=VITEST, report_kind="vitest JSON",
-    single_template="npx --no-install vitest run -t {id} {tests}", detect=_COMMAND.format("vitest"),
+    name="vitest",
+    parse=reports.parse_vitest_json,
+    language="javascript",
+    template=VITEST,
+    report_kind="vitest JSON",
+    single_template="npx --no-install vitest run -t {id} {tests}",
+    detect=_COMMAND.format("vitest"),
     suffixes=_SOURCE_SUFFIXES["vitest"],
-)  # fmt: skip
+)
 CARGO_RUNNER = Runner(
-    name="cargo", parse=reports.parse_libtest, language="rust", template=CARGO, report_kind="libtest JSON",
-    single_template="cargo test --offline {tests} -- --exact {id}", detect=_COMMAND.format("cargo test"),
-    suffixes=_SOURCE_SUFFIXES["cargo"], targets=_cargo_targets,
-)  # fmt: skip
+    name="cargo",
+    parse=reports.parse_libtest,
+    language="rust",
+    template=CARGO,
+    report_kind="libtest JSON",
+    single_template="cargo test --offline {tests} -- --exact {id}",
+    detect=_COMMAND.format("cargo test"),
+    suffixes=_SOURCE_SUFFIXES["cargo"],
+    targets=_cargo_targets,
+)
 MAVEN_RUNNER = Runner(
-    name="maven", parse=reports.parse_surefire, language="java", template=MAVEN, report_kind="Surefire XML",
-    single_template="mvn -o -q test -Dtest={id}", detect=_COMMAND.format("mvn") + "|surefire-reports",
-    suffixes=_SOURCE_SUFFIXES["maven"], targets=_java_classes,
-)  # fmt: skip
-RUNNERS = {runner.name: runner for runner in (PYTEST_RUNNER, GTEST_RUNNER, GO_RUNNER, MOCHA_RUNNER, JEST_RUNNER,
-                                              VITEST_RUNNER, CARGO_RUNNER, MAVEN_RUNNER)}  # fmt: skip
+    name="maven",
+    parse=reports.parse_surefire,
+    language="java",
+    template=MAVEN,
+    report_kind="Surefire XML",
+    single_template="mvn -o -q test -Dtest={id}",
+    detect=_COMMAND.format("mvn") + "|surefire-reports",
+    suffixes=_SOURCE_SUFFIXES["maven"],
+    targets=_java_classes,
+)
+RUNNERS = {
+    runner.name: runner
+    for runner in (
+        PYTEST_RUNNER,
+        GTEST_RUNNER,
+        GO_RUNNER,
+        MOCHA_RUNNER,
+        JEST_RUNNER,
+        VITEST_RUNNER,
+        CARGO_RUNNER,
+        MAVEN_RUNNER,
+    )
+}
 
 
 def runner_for(name: str = "pytest") -> Runner:

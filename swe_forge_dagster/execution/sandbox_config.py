@@ -18,8 +18,13 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 CONTAINER_CA_PATH = "/etc/ssl/certs/ca-certificates.crt"
 CA_ENV_VARS = (
-    "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "PIP_CERT", "NODE_EXTRA_CA_CERTS", "CARGO_HTTP_CAINFO", "GIT_SSL_CAINFO",
-)  # fmt: skip
+    "SSL_CERT_FILE",
+    "REQUESTS_CA_BUNDLE",
+    "PIP_CERT",
+    "NODE_EXTRA_CA_CERTS",
+    "CARGO_HTTP_CAINFO",
+    "GIT_SSL_CAINFO",
+)
 """Where Python (ssl, requests, pip), Node.js/npm, cargo and git look for extra CA certificates."""
 
 # PID 1 without docker-init: sleeps in the background and `wait`s, so a TERM stops the container

@@ -62,8 +62,11 @@ def run_suite(
     command, report = runner.command(template, files, f"{WORK_DIR}/report-{uuid.uuid4().hex}.xml")
     prefix = "" if plugin_autoload else NO_AUTOLOAD
     where = shlex.quote(report.rsplit("/", 1)[0] or "/")
-    result = box.run(f"{prefix}cd {REPO_DIR} && rm -f {shlex.quote(report)} && mkdir -p {where} && {command}",
-                     timeout=timeout, max_output=max_output)  # fmt: skip
+    result = box.run(
+        f"{prefix}cd {REPO_DIR} && rm -f {shlex.quote(report)} && mkdir -p {where} && {command}",
+        timeout=timeout,
+        max_output=max_output,
+    )
     run = SuiteRun(None, result.exit_code, result.output, result.duration_s, timed_out=result.timed_out)
     if result.timed_out:
         run.error = f"the test command timed out after {timeout:g}s"

@@ -33,9 +33,11 @@ def spread_sample(files: list[str], limit: int = SAMPLE_SIZE) -> list[str]:
 
 
 def proof_sample(
-    paths: Iterable[str], preferred: Iterable[str] = (), limit: int = SAMPLE_SIZE,
+    paths: Iterable[str],
+    preferred: Iterable[str] = (),
+    limit: int = SAMPLE_SIZE,
     runs: Callable[[str], bool] | None = None,
-) -> list[str]:  # fmt: skip
+) -> list[str]:
     """The modules to run to prove an environment: those of `preferred` that exist, then a spread sample.
     `runs` picks another runner's test files (under a test path) instead of pytest modules."""
     modules = pytest_modules(paths) if runs is None else sorted(p for p in paths if is_test_path(p) and runs(p))

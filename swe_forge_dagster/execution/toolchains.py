@@ -28,17 +28,47 @@ import httpx
 from swe_forge_dagster.settings import TOOLCHAIN_IMAGES, get_settings
 
 TOOLCHAIN_MANIFESTS = {
-    "package.json": "node", "go.mod": "go", "Cargo.toml": "rust", "pom.xml": "java", "build.gradle": "java",
-    "build.gradle.kts": "java", "CMakeLists.txt": "cpp",
-}  # fmt: skip
+    "package.json": "node",
+    "go.mod": "go",
+    "Cargo.toml": "rust",
+    "pom.xml": "java",
+    "build.gradle": "java",
+    "build.gradle.kts": "java",
+    "CMakeLists.txt": "cpp",
+}
 PYTHON_MANIFESTS = ("setup.py", "setup.cfg", "pyproject.toml")
 _EXTENSIONS = {
-    ".py": "python", ".js": "node", ".jsx": "node", ".mjs": "node", ".cjs": "node", ".ts": "node", ".tsx": "node",
-    ".go": "go", ".rs": "rust", ".java": "java", ".kt": "java", ".c": "cpp", ".cc": "cpp", ".cpp": "cpp",
-    ".cxx": "cpp", ".h": "cpp", ".hpp": "cpp", ".hh": "cpp",
-}  # fmt: skip
-EXTRA_FILES = (".nvmrc", "package-lock.json", "yarn.lock", "pnpm-lock.yaml", "go.sum", "vendor/modules.txt",
-               ".cargo/config.toml", ".cargo/config", "rust-toolchain", "rust-toolchain.toml")  # fmt: skip
+    ".py": "python",
+    ".js": "node",
+    ".jsx": "node",
+    ".mjs": "node",
+    ".cjs": "node",
+    ".ts": "node",
+    ".tsx": "node",
+    ".go": "go",
+    ".rs": "rust",
+    ".java": "java",
+    ".kt": "java",
+    ".c": "cpp",
+    ".cc": "cpp",
+    ".cpp": "cpp",
+    ".cxx": "cpp",
+    ".h": "cpp",
+    ".hpp": "cpp",
+    ".hh": "cpp",
+}
+EXTRA_FILES = (
+    ".nvmrc",
+    "package-lock.json",
+    "yarn.lock",
+    "pnpm-lock.yaml",
+    "go.sum",
+    "vendor/modules.txt",
+    ".cargo/config.toml",
+    ".cargo/config",
+    "rust-toolchain",
+    "rust-toolchain.toml",
+)
 """Files besides the manifests that decide the image or the install (read when present)."""
 
 
@@ -65,9 +95,11 @@ def toolchain_of(present: set[str], changed: Sequence[str] = ()) -> str | None:
 
 
 def toolchain_images(
-    toolchain: str, files: Mapping[str, str], available: Callable[[str], bool] | None = None,
+    toolchain: str,
+    files: Mapping[str, str],
+    available: Callable[[str], bool] | None = None,
     needed: tuple[int, ...] | None = None,
-) -> list[str]:  # fmt: skip
+) -> list[str]:
     """The local images for `toolchain`, those whose version meets the repository's declared minimum (or `needed`)
     first."""
     images = TOOLCHAIN_IMAGES.get(toolchain, {})
@@ -116,13 +148,17 @@ def dependency_problem(toolchain: str, files: Mapping[str, str], tree: set[str])
     if toolchain == "go":
         required = go_requirements(files.get("go.mod", ""))
         if required and "vendor/modules.txt" not in tree and not registry_reachable(settings.goproxy_url):
-            return (f"module {required[0]} needs the Go module proxy ({settings.goproxy_url}), "
-                    "unreachable from the sandbox, and the repository vendors no modules")  # fmt: skip
+            return (
+                f"module {required[0]} needs the Go module proxy ({settings.goproxy_url}), "
+                "unreachable from the sandbox, and the repository vendors no modules"
+            )
     if toolchain == "java" and not registry_reachable(settings.maven_url):
         build = "Gradle" if any(name.startswith("build.gradle") for name in files) else "Maven"
         return f"a {build} build needs Maven Central ({settings.maven_url}), unreachable from the sandbox"
-    fetched = re.search(r"\b(?:FetchContent_Declare|ExternalProject_Add)\s*\([^)]*?\b(?:GIT_REPOSITORY|URL)\s+(\S+)",
-                        files.get("CMakeLists.txt", ""))  # fmt: skip
+    fetched = re.search(
+        r"\b(?:FetchContent_Declare|ExternalProject_Add)\s*\([^)]*?\b(?:GIT_REPOSITORY|URL)\s+(\S+)",
+        files.get("CMakeLists.txt", ""),
+    )
     if toolchain == "cpp" and fetched:
         return f"CMake fetches {fetched.group(1)} at configure time, which the sandbox cannot download"
     if toolchain == "node" and not registry_reachable(settings.npm_registry):
@@ -139,13 +175,19 @@ def crates_io_dependencies(cargo_toml: str) -> list[tuple[str, str]]:
     tables = [(kind, manifest.get(key) or {}) for key, kind in _CARGO_TABLES]
     for target in (manifest.get("target") or {}).values():
         tables += [(kind, target.get(key) or {}) for key, kind in _CARGO_TABLES]
-    return [(f"optional {kind}" if isinstance(spec, dict) and spec.get("optional") else kind, name)
-            for kind, table in tables for name, spec in table.items()
-            if not (isinstance(spec, dict) and ("path" in spec or "git" in spec))]  # fmt: skip
+    return [
+        (f"optional {kind}" if isinstance(spec, dict) and spec.get("optional") else kind, name)
+        for kind, table in tables
+        for name, spec in table.items()
+        if not (isinstance(spec, dict) and ("path" in spec or "git" in spec))
+    ]
 
 
-_CARGO_TABLES = (("dependencies", "dependency"), ("dev-dependencies", "dev-dependency"),
-                 ("build-dependencies", "build-dependency"))  # fmt: skip
+_CARGO_TABLES = (
+    ("dependencies", "dependency"),
+    ("dev-dependencies", "dev-dependency"),
+    ("build-dependencies", "build-dependency"),
+)
 
 
 def go_requirements(go_mod: str) -> list[str]:

@@ -57,8 +57,14 @@ SWEBENCH_COLUMNS: tuple[str, ...] = (
 """The 12 SWE-bench columns, in the order of the HF-hub datasets."""
 
 EXTRA_COLUMNS: tuple[str, ...] = (
-    "difficulty", "difficulty_score", "quality_score", "language", "license", "fail_to_pass_full", "pass_to_pass_full",
-)  # fmt: skip
+    "difficulty",
+    "difficulty_score",
+    "quality_score",
+    "language",
+    "license",
+    "fail_to_pass_full",
+    "pass_to_pass_full",
+)
 """Our additions; swe-forge's own Parquet export uses the same names for the first four. The `*_full`
 lists hold the runner's full test ids (FAIL_TO_PASS / PASS_TO_PASS hold them in SWE-bench's form, as
 its log parser cuts them); empty when unknown (instances from elsewhere)."""

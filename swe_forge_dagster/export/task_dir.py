@@ -244,8 +244,12 @@ def workspace_data(task: TaskRecord) -> dict[str, Any]:
         meta["difficulty"] = inst.difficulty
     if task.original_pr_url:
         meta["pr_url"] = task.original_pr_url
-    install_config = {"install": " && ".join(task.install_commands), "test_cmd": task.test_command, "image": task.image,
-                      "runner": task.runner}  # fmt: skip
+    install_config = {
+        "install": " && ".join(task.install_commands),
+        "test_cmd": task.test_command,
+        "image": task.image,
+        "runner": task.runner,
+    }
     data: dict[str, Any] = {
         "id": task.task_id,
         "repo": inst.repo,
@@ -291,8 +295,13 @@ def _fill_task_dir(root: Path, task: TaskRecord) -> None:
     _write(root / "prompt.md", f"# {task.task_id}\n\n{inst.problem_statement}\n")
     checks = task.fail_to_pass_commands + task.pass_to_pass_commands
     _write(root / "checks.txt", "".join(f"{command}\n" for command in checks))
-    environment = {"image": task.image, "install_commands": task.install_commands, "test_command": task.test_command,
-                   "runner": task.runner, "test_files": task.test_files}  # fmt: skip
+    environment = {
+        "image": task.image,
+        "install_commands": task.install_commands,
+        "test_command": task.test_command,
+        "runner": task.runner,
+        "test_files": task.test_files,
+    }
     _write(root / ENVIRONMENT_FILE, json.dumps(environment, indent=2, ensure_ascii=False) + "\n")
     _write(root / "patches" / "patch.diff", inst.patch)
     _write(root / "patches" / "test_patch.diff", inst.test_patch or "")

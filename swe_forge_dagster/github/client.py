@@ -125,8 +125,9 @@ class GitHubClient:
     def graphql(self, query: str, variables: dict[str, Any]) -> dict[str, Any]:
         """POST /graphql; waits out RATE_LIMITED answers like any primary limit."""
         for _ in range(self.max_attempts):
-            response = self._request("POST", f"{self.api_url}/graphql", resource="graphql",
-                                     json={"query": query, "variables": variables})  # fmt: skip
+            response = self._request(
+                "POST", f"{self.api_url}/graphql", resource="graphql", json={"query": query, "variables": variables}
+            )
             if response.status_code >= 400 and response.status_code != 403:
                 raise GitHubError(
                     f"POST /graphql: {response.status_code} {_message(response) or response.reason_phrase}"
@@ -164,16 +165,16 @@ class GitHubClient:
             headers["If-None-Match"] = cached.etag
         response = self._request("GET", url, resource="core", headers=headers)
         if response.status_code == 304 and cached:
-            return httpx.Response(cached.status, headers=cached.headers, content=cached.body,
-                                  request=response.request)  # fmt: skip
+            return httpx.Response(cached.status, headers=cached.headers, content=cached.body, request=response.request)
         if response.status_code == 404:
             raise GitHubNotFoundError(f"GET {path}: 404 Not Found")
         if response.status_code >= 400:
             raise GitHubError(f"GET {path}: {response.status_code} {_message(response)}")
         if self.store and response.headers.get("etag"):
             kept = {k: v for k, v in response.headers.items() if k.lower() in ("etag", "link", "content-type")}
-            self.store.put_response(key, CachedResponse(response.headers["etag"], response.status_code, kept,
-                                                        response.content))  # fmt: skip
+            self.store.put_response(
+                key, CachedResponse(response.headers["etag"], response.status_code, kept, response.content)
+            )
         return response
 
     def rest_json(self, path: str, params: dict[str, Any] | None = None) -> Any:

@@ -140,12 +140,13 @@ def _issue(node: dict[str, Any]) -> LinkedIssue:
         body=node.get("body") or "",
         repo=(node.get("repository") or {}).get("nameWithOwner"),
         comments=tuple(
-            IssueComment(body=c.get("body") or "", created_at=_time(c.get("createdAt")),
-                         updated_at=_time(c.get("updatedAt")))
+            IssueComment(
+                body=c.get("body") or "", created_at=_time(c.get("createdAt")), updated_at=_time(c.get("updatedAt"))
+            )
             for c in comments
             if c
         ),
-    )  # fmt: skip
+    )
 
 
 def _first_commit_at(data: dict[str, Any]) -> dt.datetime | None:

@@ -74,15 +74,21 @@ def files_from_rest(files: Sequence[dict[str, Any]]) -> tuple[ChangedFile, ...]:
 def comments_from_rest(comments: Sequence[dict[str, Any]]) -> tuple[IssueComment, ...]:
     """`GET /issues/{n}/comments` items (oldest first, as GitHub lists them)."""
     return tuple(
-        IssueComment(body=c.get("body") or "", created_at=_time(c.get("created_at")),
-                     updated_at=_time(c.get("updated_at")))
+        IssueComment(
+            body=c.get("body") or "", created_at=_time(c.get("created_at")), updated_at=_time(c.get("updated_at"))
+        )
         for c in comments
-    )  # fmt: skip
+    )
 
 
 def issue_from_rest(issue: dict[str, Any], repo: str, comments: Sequence[dict[str, Any]] = ()) -> LinkedIssue:
-    return LinkedIssue(number=int(issue["number"]), title=issue.get("title") or "", body=issue.get("body") or "",
-                       repo=repo, comments=comments_from_rest(comments))  # fmt: skip
+    return LinkedIssue(
+        number=int(issue["number"]),
+        title=issue.get("title") or "",
+        body=issue.get("body") or "",
+        repo=repo,
+        comments=comments_from_rest(comments),
+    )
 
 
 def first_commit_at(commits: Sequence[dict[str, Any]] | None) -> dt.datetime | None:

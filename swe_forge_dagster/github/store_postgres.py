@@ -48,8 +48,7 @@ class PostgresGithubStore:
     # -- REST responses -------------------------------------------------------------------
     def get_response(self, key: str) -> CachedResponse | None:
         def read(cursor: Cursor) -> tuple | None:
-            cursor.execute(f"SELECT etag, status, headers, body FROM {SCHEMA}.github_http_cache WHERE key = %s",
-                           (key,))  # fmt: skip
+            cursor.execute(f"SELECT etag, status, headers, body FROM {SCHEMA}.github_http_cache WHERE key = %s", (key,))
             return cursor.fetchone()
 
         row = self.db.run(read)
@@ -70,8 +69,10 @@ class PostgresGithubStore:
 
     # -- enriched and missing PRs ---------------------------------------------------------
     def get_enriched(self, keys: Iterable[Key]) -> dict[Key, EnrichedPR]:
-        return {key: EnrichedPR.model_validate_json(data) for key, data in self._lookup("github_enriched_prs",
-                                                                                     "data", keys).items()}  # fmt: skip
+        return {
+            key: EnrichedPR.model_validate_json(data)
+            for key, data in self._lookup("github_enriched_prs", "data", keys).items()
+        }
 
     def get_missing(self, keys: Iterable[Key]) -> dict[Key, str]:
         return self._lookup("github_missing_prs", "reason", keys)

@@ -26,8 +26,11 @@ class GymError(RuntimeError):
 
 class GymClient:
     def __init__(self, url: str, token: str, *, timeout: float = 3600.0) -> None:
-        self._http = httpx.Client(base_url=url.rstrip("/"), headers={"Authorization": f"Bearer {token}"},
-                                  timeout=httpx.Timeout(timeout, connect=10.0))  # fmt: skip
+        self._http = httpx.Client(
+            base_url=url.rstrip("/"),
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=httpx.Timeout(timeout, connect=10.0),
+        )
 
     def __enter__(self) -> GymClient:
         return self

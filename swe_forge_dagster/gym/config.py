@@ -74,10 +74,23 @@ class GymConfig(BaseModel):
     def harness_config(self) -> HarnessConfig:
         """The harness configuration every environment of this gym is set up and graded with."""
         return HarnessConfig(
-            agent="command", agent_dir=self.agent_dir, agent_cmd=GYM_AGENT_CMD, agent_timeout=self.episode_timeout,
-            test_timeout=self.test_timeout, docker_image=self.docker_image, network=self.network,
-            pytest_plugin_autoload=self.pytest_plugin_autoload, pull=self.pull, cpu=self.cpu,
-            mem_limit=self.mem_limit, pids_limit=self.pids_limit, disk_limit=self.disk_limit,
-            ca_bundle=self.ca_bundle, git_url=self.git_url, repo_cache_dir=self.repo_cache_dir,
-            registry=self.registry, parallel=min(self.max_envs, 64), run_id=self.server_id,
-        )  # fmt: skip
+            agent="command",
+            agent_dir=self.agent_dir,
+            agent_cmd=GYM_AGENT_CMD,
+            agent_timeout=self.episode_timeout,
+            test_timeout=self.test_timeout,
+            docker_image=self.docker_image,
+            network=self.network,
+            pytest_plugin_autoload=self.pytest_plugin_autoload,
+            pull=self.pull,
+            cpu=self.cpu,
+            mem_limit=self.mem_limit,
+            pids_limit=self.pids_limit,
+            disk_limit=self.disk_limit,
+            ca_bundle=self.ca_bundle,
+            git_url=self.git_url,
+            repo_cache_dir=self.repo_cache_dir,
+            registry=self.registry,
+            parallel=min(self.max_envs, 64),
+            run_id=self.server_id,
+        )

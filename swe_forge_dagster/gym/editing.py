@@ -61,8 +61,9 @@ def replace_all(text: str, old: str, new: str, shown: str) -> tuple[str, int]:
         raise ToolError("old_str is empty: give the exact text to replace")
     count = text.count(old)
     if count == 0:
-        raise ToolError(f"old_str does not occur in {shown} (it must match exactly, whitespace included); "
-                        "nothing was changed")  # fmt: skip
+        raise ToolError(
+            f"old_str does not occur in {shown} (it must match exactly, whitespace included); nothing was changed"
+        )
     return text.replace(old, new), count
 
 
@@ -70,8 +71,10 @@ def insert_at(text: str, start: int, content: str, shown: str) -> str:
     """`text` with `content` inserted as whole lines beginning at 1-indexed line `start` (lines + 1 appends)."""
     lines = split_lines(text)
     if not 1 <= start <= len(lines) + 1:
-        raise ToolError(f"start ({start}) must be a line of {shown} from 1 to {len(lines) + 1} "
-                        f"(it has {len(lines)} lines; {len(lines) + 1} appends)")  # fmt: skip
+        raise ToolError(
+            f"start ({start}) must be a line of {shown} from 1 to {len(lines) + 1} "
+            f"(it has {len(lines)} lines; {len(lines) + 1} appends)"
+        )
     if lines and not lines[-1].endswith("\n") and start == len(lines) + 1:
         lines[-1] += "\n"  # appending after a last line without its newline: end that line first
     block = content if content.endswith("\n") or not content else content + "\n"

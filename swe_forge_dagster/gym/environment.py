@@ -74,9 +74,15 @@ class Answer:
         return ABANDONED if self.abandoned else self.result.status.value
 
     def payload(self) -> dict[str, Any]:
-        return {"reward": self.reward, "status": self.status, "reason": self.result.reason,
-                "answered": self.answered, "done": True, "result": self.result.summary(),
-                "model_patch": self.result.model_patch}  # fmt: skip
+        return {
+            "reward": self.reward,
+            "status": self.status,
+            "reason": self.result.reason,
+            "answered": self.answered,
+            "done": True,
+            "result": self.result.summary(),
+            "model_patch": self.result.model_patch,
+        }
 
     def observation(self) -> Observation:
         what = self.status + (f": {self.result.reason}" if self.result.reason else "")
@@ -94,8 +100,16 @@ class _Counts:
 class Environment:
     """One episode on one task; made and started by `Gym.open` (or `start()` with a harness of your own)."""
 
-    def __init__(self, harness: Harness, task: HarnessTask, config: GymConfig, *, agent: str = "agent",
-                 recorder: Recorder | None = None, on_end: OnEnd | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        harness: Harness,
+        task: HarnessTask,
+        config: GymConfig,
+        *,
+        agent: str = "agent",
+        recorder: Recorder | None = None,
+        on_end: OnEnd | None = None,
+    ) -> None:
         self.id = uuid.uuid4().hex[:16]
         self.harness, self.task, self.config, self.agent = harness, task, config, agent
         self.recorder = recorder or Recorder(None, config.server_id)
@@ -287,24 +301,52 @@ class Environment:
 
     def _log(self, step: int, name: str, arguments: object, observation: Observation, began: float) -> None:
         try:  # long arguments and observations are cut there; text that is not UTF-8 is escaped
-            self.transcript.append({"step": step, "tool": name, "arguments": arguments, "observation": observation.text,
-                                    "error": observation.error, "data": observation.data,
-                                    "seconds": round(time.monotonic() - began, 3)})  # fmt: skip
+            self.transcript.append(
+                {
+                    "step": step,
+                    "tool": name,
+                    "arguments": arguments,
+                    "observation": observation.text,
+                    "error": observation.error,
+                    "data": observation.data,
+                    "seconds": round(time.monotonic() - began, 3),
+                }
+            )
         except (OSError, ValueError) as exc:
             log.warning("transcript of %s: %s", self.id, exc)
 
     def _record(self, *, status: str, reward: float | None, reason: str | None) -> None:
         ended = status != OPEN
-        self.recorder.episode(self.recorder.row(
-            episode_id=self.id, task_id=self.task.task_id, repo=self.task.repo, agent=self.agent, status=status,
-            reward=reward, steps=self.counts.steps, tool_counts=dict(self.counts.tools), errors=self.counts.errors,
-            seconds=self.seconds if ended and self._ready.is_set() else 0.0, setup_seconds=self.setup_seconds,
-            reason=reason, transcript_path=str(self.transcript.path), started_at=self.opened_at,
-            ended_at=dt.datetime.now(dt.UTC) if ended else None,
-        ))  # fmt: skip
+        self.recorder.episode(
+            self.recorder.row(
+                episode_id=self.id,
+                task_id=self.task.task_id,
+                repo=self.task.repo,
+                agent=self.agent,
+                status=status,
+                reward=reward,
+                steps=self.counts.steps,
+                tool_counts=dict(self.counts.tools),
+                errors=self.counts.errors,
+                seconds=self.seconds if ended and self._ready.is_set() else 0.0,
+                setup_seconds=self.setup_seconds,
+                reason=reason,
+                transcript_path=str(self.transcript.path),
+                started_at=self.opened_at,
+                ended_at=dt.datetime.now(dt.UTC) if ended else None,
+            )
+        )
 
     def describe(self) -> dict[str, Any]:
         """What the server shows of an open environment."""
-        return {"env_id": self.id, "task_id": self.task.task_id, "agent": self.agent, "steps": self.counts.steps,
-                "seconds": self.seconds, "idle_seconds": round(time.monotonic() - self.last_active, 3),
-                "busy": bool(self.busy), "done": self._done, "workdir": TESTBED}  # fmt: skip
+        return {
+            "env_id": self.id,
+            "task_id": self.task.task_id,
+            "agent": self.agent,
+            "steps": self.counts.steps,
+            "seconds": self.seconds,
+            "idle_seconds": round(time.monotonic() - self.last_active, 3),
+            "busy": bool(self.busy),
+            "done": self._done,
+            "workdir": TESTBED,
+        }

@@ -101,10 +101,15 @@ def reward_rows(lake_dir: StorePath) -> list[dict[str, Any]]:
         if row["reward"] is not None:
             groups.setdefault((row["agent"] or "", row["task_id"]), []).append(row)
     return [
-        {"agent": agent, "task_id": task, "episodes": len(rows),
-         "mean_reward": round(sum(r["reward"] for r in rows) / len(rows), 4), "last_reward": rows[-1]["reward"]}
+        {
+            "agent": agent,
+            "task_id": task,
+            "episodes": len(rows),
+            "mean_reward": round(sum(r["reward"] for r in rows) / len(rows), 4),
+            "last_reward": rows[-1]["reward"],
+        }
         for (agent, task), rows in sorted(groups.items())
-    ]  # fmt: skip
+    ]
 
 
 def reward_table(rows: list[dict[str, Any]]) -> str:

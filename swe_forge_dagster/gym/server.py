@@ -61,8 +61,16 @@ class RequestError(Exception):
 class GymServer:
     """`gym` served on `host:port` (0: any free port; `url` says which)."""
 
-    def __init__(self, gym: Gym, tasks: dict[str, HarnessTask], token: str, *, host: str = "127.0.0.1",
-                 port: int = 0, unloadable: dict[str, str] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        gym: Gym,
+        tasks: dict[str, HarnessTask],
+        token: str,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        unloadable: dict[str, str] | None = None,
+    ) -> None:
         check_token(token)
         self.gym, self.tasks, self.unloadable = gym, tasks, unloadable or {}
         self._token = token.encode()
@@ -100,8 +108,10 @@ class GymServer:
         if (method, path) == ("GET", "/tools"):
             return {"tools": tool_schemas(gym.config.bash_timeout)}
         if (method, path) == ("GET", "/tasks"):
-            return {"tasks": [{"task_id": t.task_id, "repo": t.repo} for t in self.tasks.values()],
-                    "unloadable": [{"task_id": k, "reason": v} for k, v in self.unloadable.items()]}  # fmt: skip
+            return {
+                "tasks": [{"task_id": t.task_id, "repo": t.repo} for t in self.tasks.values()],
+                "unloadable": [{"task_id": k, "reason": v} for k, v in self.unloadable.items()],
+            }
         if (method, path) == ("GET", "/environments"):
             return {"environments": [env.describe() for env in gym.environments()]}
         if method != "POST" or path not in ("/open", "/call", "/answer", "/close"):
@@ -131,8 +141,14 @@ class GymServer:
             why = self.unloadable.get(task_id)
             raise RequestError(404, f"task {task_id!r} could not be loaded: {why}" if why else f"no task {task_id!r}")
         env = self.gym.open(task, agent=agent)
-        return {"env_id": env.id, "task_id": task.task_id, "prompt": task.prompt, "tools": env.tools(),
-                "workdir": TESTBED, "setup_seconds": env.setup_seconds}  # fmt: skip
+        return {
+            "env_id": env.id,
+            "task_id": task.task_id,
+            "prompt": task.prompt,
+            "tools": env.tools(),
+            "workdir": TESTBED,
+            "setup_seconds": env.setup_seconds,
+        }
 
 
 def _text(body: dict[str, Any], key: str) -> str:
@@ -176,9 +192,16 @@ class _Handler(BaseHTTPRequestHandler):
             length = self._length()
             if (method, path) == ("GET", "/health"):
                 self.close_connection = self.close_connection or length > 0  # a body nobody reads
-                self._send(200, {"ok": True, "server_id": app.gym.config.server_id,
-                                 "environments": len(app.gym.environments()), "max_envs": app.gym.config.max_envs,
-                                 "docker": app.gym.docker_error is None})  # fmt: skip
+                self._send(
+                    200,
+                    {
+                        "ok": True,
+                        "server_id": app.gym.config.server_id,
+                        "environments": len(app.gym.environments()),
+                        "max_envs": app.gym.config.max_envs,
+                        "docker": app.gym.docker_error is None,
+                    },
+                )
                 return
             if not app.authorized(self.headers.get("Authorization")):
                 self.close_connection = self.close_connection or length > 0  # its body is not read
@@ -196,8 +219,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(503, {"error": str(exc)})
         except OpenFailed as exc:
             result = exc.result
-            self._send(422, {"error": str(exc), "status": result.status.value, "reason": result.reason,
-                             "result": result.summary()})  # fmt: skip
+            self._send(
+                422,
+                {"error": str(exc), "status": result.status.value, "reason": result.reason, "result": result.summary()},
+            )
         except Exception as exc:  # a bug: say so, keep serving
             log.exception("gym server: %s %s", method, path)
             self._send(500, {"error": f"internal error: {type(exc).__name__}: {exc}"})

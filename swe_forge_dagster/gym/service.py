@@ -51,8 +51,9 @@ class UnknownEnvironment(KeyError):
     """No environment with this id (never opened here, or ended long ago)."""
 
 
-def load_task(path: str | Path, task_id: str | None = None, *, default_image: str,
-              env_specs: dict[str, EnvSpec] | None = None) -> HarnessTask:  # fmt: skip
+def load_task(
+    path: str | Path, task_id: str | None = None, *, default_image: str, env_specs: dict[str, EnvSpec] | None = None
+) -> HarnessTask:
     """The task `task_id` (or the only task) of an input the harness reads: a task directory (ours or the
     seed's), a folder of them, or a SWE-bench JSON/JSONL/Parquet file. ValueError saying why not."""
     loaded = load_inputs(path, default_image=default_image, env_specs=env_specs)
@@ -121,8 +122,7 @@ class Gym:
                 raise GymStopping("the gym is stopping: it opens no more environments")
             if len(self._envs) + len(self._opening) >= self.config.max_envs:
                 raise CapacityError(f"the gym runs {self.config.max_envs} environments already (its cap): close one")
-            env = Environment(self.harness, task, self.config, agent=agent, recorder=self.recorder,
-                              on_end=self._forget)  # fmt: skip
+            env = Environment(self.harness, task, self.config, agent=agent, recorder=self.recorder, on_end=self._forget)
             self._opening.add(env)
             if self._reaper is None:
                 self.start_reaper()

@@ -91,8 +91,13 @@ class Toolbox:
 
     def run(self, name: str, arguments: dict[str, Any]) -> Observation:
         """Run one checked call (`tools.parse_arguments`); ToolError for a refused one."""
-        handler = {"bash": self.bash, "view": self.view, "str_replace": self.str_replace, "insert": self.insert,
-                   "create": self.create}.get(name)  # fmt: skip
+        handler = {
+            "bash": self.bash,
+            "view": self.view,
+            "str_replace": self.str_replace,
+            "insert": self.insert,
+            "create": self.create,
+        }.get(name)
         if handler is None:
             raise ToolError(f"{name} is not a working tool")
         return handler(**arguments)
@@ -103,18 +108,25 @@ class Toolbox:
         if not command.strip():
             raise ToolError("command is empty")
         result = self.box.run(command, timeout=self.bash_timeout, max_output=self.max_output)
-        data = {"exit_code": result.exit_code, "timed_out": result.timed_out, "truncated": result.truncated,
-                "seconds": round(result.duration_s, 3)}  # fmt: skip
+        data = {
+            "exit_code": result.exit_code,
+            "timed_out": result.timed_out,
+            "truncated": result.truncated,
+            "seconds": round(result.duration_s, 3),
+        }
         text = result.output.rstrip("\n")
         if result.timed_out:
-            tail = (f"[timed out after {self.bash_timeout:g} s: the command and everything it started were killed; "
-                    "the shell session is still usable]")  # fmt: skip
+            tail = (
+                f"[timed out after {self.bash_timeout:g} s: the command and everything it started were killed; "
+                "the shell session is still usable]"
+            )
         elif result.disk_exceeded:
             tail = "[stopped: the sandbox's disk limit was exceeded]"
         else:
             tail = f"[exit code {result.exit_code}]"
-        return Observation(f"{text}\n{tail}" if text else tail, error=result.timed_out or result.disk_exceeded,
-                           data=data)  # fmt: skip
+        return Observation(
+            f"{text}\n{tail}" if text else tail, error=result.timed_out or result.disk_exceeded, data=data
+        )
 
     def view(self, path: str, start: int | None = None, end: int | None = None) -> Observation:
         target = container_path(path)
@@ -219,8 +231,10 @@ class Toolbox:
 
     def _listing(self, directory: str) -> str:
         # -H: a symbolic link given as the directory is followed; the first MAX_ENTRIES + 1 entries only
-        script = (f'find -H "$1" -mindepth 1 -maxdepth 2 -name ".*" -prune -o -printf "%y %p\\n" 2>/dev/null '
-                  f"| head -n {MAX_ENTRIES + 1}")  # fmt: skip
+        script = (
+            f'find -H "$1" -mindepth 1 -maxdepth 2 -name ".*" -prune -o -printf "%y %p\\n" 2>/dev/null '
+            f"| head -n {MAX_ENTRIES + 1}"
+        )
         argv = ["timeout", str(HELPER_TIMEOUT_S), "sh", "-c", script, "sh", directory]
         exit_code, output = self.box.container.exec_run(argv, workdir="/")
         if exit_code != 0:

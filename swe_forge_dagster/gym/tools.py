@@ -44,29 +44,63 @@ def _line(description: str) -> dict[str, Any]:
 
 PATH = _text(f"a file or directory; absolute (under {TESTBED}) or relative to {TESTBED}")
 TOOLS: list[dict[str, Any]] = [
-    _tool("bash", f"Run a bash command in the sandbox (working directory {TESTBED} at first; `cd` and `export` "
-          "carry over to the next call). Returns the output and the exit code. Commands are killed after the "
-          "timeout (600 s unless the environment says otherwise). There is no network.",
-          {"command": _text("the command line, run by bash")}, ["command"]),
-    _tool("view", "View a file's lines with their numbers, or a directory's entries (two levels). `start` and "
-          "`end` select lines, 1-indexed and inclusive; either may be omitted.",
-          {"path": PATH, "start": _line("first line to show (default 1)"),
-           "end": _line("last line to show, inclusive (default: the last line)")}, ["path"]),
-    _tool("str_replace", "Replace ALL occurrences of `old_str` in a file with `new_str` (exact text, whitespace "
-          "included). Fails when `old_str` does not occur. Shows the resulting diff.",
-          {"path": PATH, "old_str": _text("the exact text to replace"),
-           "new_str": _text("the replacement (may be empty)")}, ["path", "old_str", "new_str"]),
-    _tool("insert", "Insert `content` into a file at 1-indexed line `start`: the content begins at that line, "
-          "and the line that was there and the ones after it move down (the number of lines + 1 appends). "
-          "Shows the resulting diff.",
-          {"path": PATH, "start": _line("the 1-indexed line the content begins at"),
-           "content": _text("the lines to insert")}, ["path", "start", "content"]),
-    _tool("create", "Create a new file with the given content (parent directories are created). Fails when the "
-          "path exists: change existing files with str_replace or insert.",
-          {"path": PATH, "content": _text("the whole file")}, ["path", "content"]),
-    _tool(ANSWER, "Submit: the changes made to the repository are taken as a diff and graded by the task's tests. "
-          "Returns reward 1.0 (resolved) or 0.0. Ends the episode.", {}, []),
-]  # fmt: skip
+    _tool(
+        "bash",
+        f"Run a bash command in the sandbox (working directory {TESTBED} at first; `cd` and `export` "
+        "carry over to the next call). Returns the output and the exit code. Commands are killed after the "
+        "timeout (600 s unless the environment says otherwise). There is no network.",
+        {"command": _text("the command line, run by bash")},
+        ["command"],
+    ),
+    _tool(
+        "view",
+        "View a file's lines with their numbers, or a directory's entries (two levels). `start` and "
+        "`end` select lines, 1-indexed and inclusive; either may be omitted.",
+        {
+            "path": PATH,
+            "start": _line("first line to show (default 1)"),
+            "end": _line("last line to show, inclusive (default: the last line)"),
+        },
+        ["path"],
+    ),
+    _tool(
+        "str_replace",
+        "Replace ALL occurrences of `old_str` in a file with `new_str` (exact text, whitespace "
+        "included). Fails when `old_str` does not occur. Shows the resulting diff.",
+        {
+            "path": PATH,
+            "old_str": _text("the exact text to replace"),
+            "new_str": _text("the replacement (may be empty)"),
+        },
+        ["path", "old_str", "new_str"],
+    ),
+    _tool(
+        "insert",
+        "Insert `content` into a file at 1-indexed line `start`: the content begins at that line, "
+        "and the line that was there and the ones after it move down (the number of lines + 1 appends). "
+        "Shows the resulting diff.",
+        {
+            "path": PATH,
+            "start": _line("the 1-indexed line the content begins at"),
+            "content": _text("the lines to insert"),
+        },
+        ["path", "start", "content"],
+    ),
+    _tool(
+        "create",
+        "Create a new file with the given content (parent directories are created). Fails when the "
+        "path exists: change existing files with str_replace or insert.",
+        {"path": PATH, "content": _text("the whole file")},
+        ["path", "content"],
+    ),
+    _tool(
+        ANSWER,
+        "Submit: the changes made to the repository are taken as a diff and graded by the task's tests. "
+        "Returns reward 1.0 (resolved) or 0.0. Ends the episode.",
+        {},
+        [],
+    ),
+]
 """The six tools' schemas (what `swe-forge gym tools` prints and the server's `/tools` returns)."""
 
 _SCHEMAS = {tool["function"]["name"]: tool["function"]["parameters"] for tool in TOOLS}
@@ -78,8 +112,9 @@ def tool_schemas(bash_timeout: float = DEFAULT_BASH_TIMEOUT_S) -> list[dict[str,
     tools = json.loads(json.dumps(TOOLS))
     if bash_timeout != DEFAULT_BASH_TIMEOUT_S:
         bash = tools[0]["function"]
-        bash["description"] = bash["description"].replace("600 s unless the environment says otherwise",
-                                                          f"{bash_timeout:g} s in this environment")  # fmt: skip
+        bash["description"] = bash["description"].replace(
+            "600 s unless the environment says otherwise", f"{bash_timeout:g} s in this environment"
+        )
     return tools
 
 
@@ -118,8 +153,10 @@ def parse_arguments(name: str, arguments: dict[str, Any] | str | None) -> dict[s
         if kind == "integer" and value < properties[key].get("minimum", value):
             raise ToolError(f"{name}: `{key}` is a 1-indexed line number, got {value}")
         if kind == "string" and not _utf8(value):
-            raise ToolError(f"{name}: `{key}` is not valid Unicode text (a lone surrogate such as \\ud800); "
-                            "send it again as UTF-8 text")  # fmt: skip
+            raise ToolError(
+                f"{name}: `{key}` is not valid Unicode text (a lone surrogate such as \\ud800); "
+                "send it again as UTF-8 text"
+            )
         parsed[key] = value
     return parsed
 

@@ -34,10 +34,41 @@ from dataclasses import dataclass
 from swe_forge_dagster.execution.junit import Outcome
 
 WORDS = (
-    "handles", "returns", "keeps", "accepts", "rejects", "parses", "formats", "rounds", "empty", "nested", "default",
-    "value", "values", "input", "output", "result", "missing", "invalid", "large", "small", "unicode", "order",
-    "repeated", "single", "multiple", "negative", "zero", "none", "string", "number", "list", "mapping", "edge", "case",
-)  # fmt: skip
+    "handles",
+    "returns",
+    "keeps",
+    "accepts",
+    "rejects",
+    "parses",
+    "formats",
+    "rounds",
+    "empty",
+    "nested",
+    "default",
+    "value",
+    "values",
+    "input",
+    "output",
+    "result",
+    "missing",
+    "invalid",
+    "large",
+    "small",
+    "unicode",
+    "order",
+    "repeated",
+    "single",
+    "multiple",
+    "negative",
+    "zero",
+    "none",
+    "string",
+    "number",
+    "list",
+    "mapping",
+    "edge",
+    "case",
+)
 
 
 @dataclass(frozen=True)

@@ -122,11 +122,16 @@ def set_aside_unreachable(task: HarnessTask, sanity: CheckRun) -> tuple[HarnessT
     sanity.pass_to_pass = [c for c in sanity.pass_to_pass if c not in unreachable]
     keep = [i for i, check in enumerate(task.pass_to_pass) if check not in gone]
     commands = task.pass_to_pass_commands
-    update = {"pass_to_pass": tuple(task.pass_to_pass[i] for i in keep),
-              "pass_to_pass_commands": tuple(commands[i] for i in keep) if len(commands) == len(task.pass_to_pass)
-              else commands}  # fmt: skip
-    notes = [f"{c.test_id or c.command}: needs a network host the sandbox cannot reach "
-             f"({_first_line(c.message)})" for c in unreachable]  # fmt: skip
+    update = {
+        "pass_to_pass": tuple(task.pass_to_pass[i] for i in keep),
+        "pass_to_pass_commands": tuple(commands[i] for i in keep)
+        if len(commands) == len(task.pass_to_pass)
+        else commands,
+    }
+    notes = [
+        f"{c.test_id or c.command}: needs a network host the sandbox cannot reach ({_first_line(c.message)})"
+        for c in unreachable
+    ]
     return task.model_copy(update=update), notes
 
 
@@ -140,8 +145,9 @@ def sanity_problems(run: CheckRun) -> list[str]:
         return [f"the checks give no verdict at base: {run.error}"]
     problems = []
     already = [c.test_id or c.command for c in run.fail_to_pass if c.passed]
-    broken = [f"{c.test_id or c.command} ({c.outcome or f'exit {c.exit_code}'})"
-              for c in run.pass_to_pass if not c.passed]  # fmt: skip
+    broken = [
+        f"{c.test_id or c.command} ({c.outcome or f'exit {c.exit_code}'})" for c in run.pass_to_pass if not c.passed
+    ]
     if already:
         problems.append(f"FAIL_TO_PASS already passes before any change: {', '.join(already)}")
     if broken:
@@ -178,14 +184,24 @@ def _run_test_ids(
             made.append(
                 CheckResult(
                     command=task.display_command(kind, index),  # type: ignore[arg-type]
-                    exit_code=suite.exit_code, passed=outcome == "passed", duration_ms=duration_ms,
-                    test_id=test_id, outcome=outcome, message=messages.get(test_id, ""),
+                    exit_code=suite.exit_code,
+                    passed=outcome == "passed",
+                    duration_ms=duration_ms,
+                    test_id=test_id,
+                    outcome=outcome,
+                    message=messages.get(test_id, ""),
                 )
-            )  # fmt: skip
+            )
         return made
 
-    run = CheckRun(checks("fail_to_pass", task.fail_to_pass), checks("pass_to_pass", task.pass_to_pass), suite.error,
-                   suite.seconds, tampered, canaries_ok)  # fmt: skip
+    run = CheckRun(
+        checks("fail_to_pass", task.fail_to_pass),
+        checks("pass_to_pass", task.pass_to_pass),
+        suite.error,
+        suite.seconds,
+        tampered,
+        canaries_ok,
+    )
     if run.fail_to_pass:
         run.fail_to_pass[0].output = suite.output[-CHECK_OUTPUT_TAIL:]  # one suite run: its output once
     return run
@@ -214,11 +230,14 @@ def _run_commands(box: Sandbox, task: HarnessTask, timeout: float, prefix: str, 
             total[0] += result.duration_s
             made.append(
                 CheckResult(
-                    command=command, exit_code=result.exit_code, passed=result.ok,
-                    duration_ms=int(result.duration_s * 1000), outcome="timeout" if result.timed_out else None,
+                    command=command,
+                    exit_code=result.exit_code,
+                    passed=result.ok,
+                    duration_ms=int(result.duration_s * 1000),
+                    outcome="timeout" if result.timed_out else None,
                     output=result.output[-CHECK_OUTPUT_TAIL:],
                 )
-            )  # fmt: skip
+            )
         return made
 
     fail_to_pass, pass_to_pass = run(task.fail_to_pass), run(task.pass_to_pass)

@@ -147,14 +147,24 @@ def task_from_record(record: TaskRecord, *, source: str = "") -> HarnessTask:
     else:
         mode = "tests"
     return HarnessTask(
-        task_id=record.task_id, repo=inst.repo, base_commit=inst.base_commit, prompt=inst.problem_statement,
-        gold_patch=inst.patch, test_patch=test_patch, hidden_files=tuple(hidden), mode=mode,
-        fail_to_pass=ids[0], pass_to_pass=ids[1],
+        task_id=record.task_id,
+        repo=inst.repo,
+        base_commit=inst.base_commit,
+        prompt=inst.problem_statement,
+        gold_patch=inst.patch,
+        test_patch=test_patch,
+        hidden_files=tuple(hidden),
+        mode=mode,
+        fail_to_pass=ids[0],
+        pass_to_pass=ids[1],
         fail_to_pass_commands=tuple(record.fail_to_pass_commands) if mode == "tests" else (),
         pass_to_pass_commands=tuple(record.pass_to_pass_commands) if mode == "tests" else (),
-        run_files=tuple(run_files(ids[0] + ids[1], hidden)), image=record.image,
-        install_commands=tuple(record.install_commands), test_command=record.test_command, source=source,
-    )  # fmt: skip
+        run_files=tuple(run_files(ids[0] + ids[1], hidden)),
+        image=record.image,
+        install_commands=tuple(record.install_commands),
+        test_command=record.test_command,
+        source=source,
+    )
 
 
 def task_from_seed(seed: SeedTask, *, default_image: str) -> HarnessTask:
@@ -164,14 +174,22 @@ def task_from_seed(seed: SeedTask, *, default_image: str) -> HarnessTask:
     """
     extra = seed_test_files(seed.test_files)
     return HarnessTask(
-        task_id=seed.id, repo=seed.repo, base_commit=seed.base_commit, prompt=seed.prompt, gold_patch=seed.patch,
-        test_patch=seed.test_patch or "", extra_test_files=extra,
-        hidden_files=tuple(_unique([*extra, *patch_files(seed.test_patch or "")])), mode="commands",
-        fail_to_pass=tuple(seed.fail_to_pass), pass_to_pass=tuple(seed.pass_to_pass),
+        task_id=seed.id,
+        repo=seed.repo,
+        base_commit=seed.base_commit,
+        prompt=seed.prompt,
+        gold_patch=seed.patch,
+        test_patch=seed.test_patch or "",
+        extra_test_files=extra,
+        hidden_files=tuple(_unique([*extra, *patch_files(seed.test_patch or "")])),
+        mode="commands",
+        fail_to_pass=tuple(seed.fail_to_pass),
+        pass_to_pass=tuple(seed.pass_to_pass),
         image=seed_task_image(seed.install_config, seed.language or "", default_image),
         install_commands=seed_install_commands(seed.install_config),
-        test_command=seed.install_config.get("test_cmd", ""), source=str(seed.source_path.parent),
-    )  # fmt: skip
+        test_command=seed.install_config.get("test_cmd", ""),
+        source=str(seed.source_path.parent),
+    )
 
 
 def task_from_instance(inst: SWEBenchInstance, spec: EnvSpec | None, *, default_image: str) -> HarnessTask:
@@ -189,12 +207,23 @@ def task_from_instance(inst: SWEBenchInstance, spec: EnvSpec | None, *, default_
     f2p = tuple(inst.fail_to_pass_full if full else inst.FAIL_TO_PASS)
     p2p = tuple(inst.pass_to_pass_full if full else inst.PASS_TO_PASS)
     return HarnessTask(
-        task_id=inst.instance_id, repo=inst.repo, base_commit=inst.base_commit, prompt=inst.problem_statement,
-        gold_patch=inst.patch, test_patch=test_patch, hidden_files=tuple(hidden), mode="tests",
-        fail_to_pass=f2p, pass_to_pass=p2p, run_files=tuple(run_files(f2p + p2p, hidden)),
-        image=spec.image or default_image, install_commands=tuple(install), test_command=spec.test_command,
-        id_form="full" if full else "swebench", environment="given" if given else "manifest",
-    )  # fmt: skip
+        task_id=inst.instance_id,
+        repo=inst.repo,
+        base_commit=inst.base_commit,
+        prompt=inst.problem_statement,
+        gold_patch=inst.patch,
+        test_patch=test_patch,
+        hidden_files=tuple(hidden),
+        mode="tests",
+        fail_to_pass=f2p,
+        pass_to_pass=p2p,
+        run_files=tuple(run_files(f2p + p2p, hidden)),
+        image=spec.image or default_image,
+        install_commands=tuple(install),
+        test_command=spec.test_command,
+        id_form="full" if full else "swebench",
+        environment="given" if given else "manifest",
+    )
 
 
 def _from_record(
@@ -208,8 +237,9 @@ def _from_record(
         task = task_from_instance(record, spec, default_image=default_image).model_copy(update={"source": source})
         return checked(task)
     except Exception as exc:  # one record's problem, whatever it is, stays that record's
-        return TaskLoadError(task_id=record.instance_id, repo=record.repo, source=source,
-                             reason=f"cannot load task: {_why(exc)}")  # fmt: skip
+        return TaskLoadError(
+            task_id=record.instance_id, repo=record.repo, source=source, reason=f"cannot load task: {_why(exc)}"
+        )
 
 
 # --- helpers -----------------------------------------------------------------------------------

@@ -129,8 +129,14 @@ class TaskLoadError(BaseModel):
     def as_result(self) -> TaskResult:
         """This input's result: a task that could not be set up, like any other."""
         now = dt.datetime.now(dt.UTC)
-        return TaskResult(task_id=self.task_id, repo=self.repo, status=Status.SETUP_ERROR, reason=self.reason,
-                          started_at=now, finished_at=now)  # fmt: skip
+        return TaskResult(
+            task_id=self.task_id,
+            repo=self.repo,
+            status=Status.SETUP_ERROR,
+            reason=self.reason,
+            started_at=now,
+            finished_at=now,
+        )
 
 
 class CheckResult(BaseModel):

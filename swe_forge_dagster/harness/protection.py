@@ -57,7 +57,7 @@ from swe_forge_dagster.execution.sandbox import Sandbox
 
 PROTECTED_NAMES = frozenset(
     {"conftest.py", "pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "sitecustomize.py", "usercustomize.py"}
-)  # fmt: skip
+)
 SHADOW_NAMES = frozenset({"pytest.py", "pytest", "_pytest"})
 """New files or directories with these names shadow the real pytest (protected only when new)."""
 METADATA_SUFFIXES = (".dist-info", ".egg-info")
@@ -71,11 +71,35 @@ PYTEST_SECTION_FILES = frozenset({"pyproject.toml", "setup.cfg", "tox.ini"})
 """Files whose change is dropped only when it changes their pytest section."""
 CONFIG_FILES = PYTEST_SECTION_FILES | {"pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml"}
 """Every file pytest can take its configuration from (reset when its effective configuration changed)."""
-RUNNER_MODULES = frozenset({
-    "pytest", "_pytest", "py", "pluggy", "iniconfig", "packaging", "exceptiongroup", "tomli", "xdist",
-    "pytest_timeout", "pytest_cov", "coverage", "hypothesis", "conftest", "attr", "attrs", "more_itertools", "six",
-    "wcwidth", "atomicwrites", "importlib_metadata", "zipp", "colorama", "typing_extensions", "pygments",
-})  # fmt: skip
+RUNNER_MODULES = frozenset(
+    {
+        "pytest",
+        "_pytest",
+        "py",
+        "pluggy",
+        "iniconfig",
+        "packaging",
+        "exceptiongroup",
+        "tomli",
+        "xdist",
+        "pytest_timeout",
+        "pytest_cov",
+        "coverage",
+        "hypothesis",
+        "conftest",
+        "attr",
+        "attrs",
+        "more_itertools",
+        "six",
+        "wcwidth",
+        "atomicwrites",
+        "importlib_metadata",
+        "zipp",
+        "colorama",
+        "typing_extensions",
+        "pygments",
+    }
+)
 """The test runner's modules and what pytest (also older releases) imports at start-up."""
 SHADOWABLE_MODULES = frozenset(sys.stdlib_module_names) | RUNNER_MODULES
 """Module names a new file must not take where imports can find it first (`shadowing_modules`)."""
@@ -206,9 +230,14 @@ class ConfigChanged(WorkspaceError):
 
 
 def apply_agent_diff(
-    box: Sandbox, diff: str, task_files: Collection[str], *, protect: bool = True,
-    config_probe: Callable[[], object] | None = None, config_before: object = None,
-) -> list[str]:  # fmt: skip
+    box: Sandbox,
+    diff: str,
+    task_files: Collection[str],
+    *,
+    protect: bool = True,
+    config_probe: Callable[[], object] | None = None,
+    config_before: object = None,
+) -> list[str]:
     """Apply the agent's (text-filtered) diff in the verification container, then reset every protected
     path it really changed, whatever its text claimed; the reset paths. PatchRejected: git refused it.
 
@@ -236,8 +265,9 @@ def apply_agent_diff(
     if configs:
         reset += _changed_pytest_sections(box, configs)
     _restore(box, reset, task_files)
-    touches_config = any(PurePosixPath(p).name in CONFIG_FILES or PurePosixPath(p).name == "setup.py"
-                         for _s, p in changes)  # fmt: skip
+    touches_config = any(
+        PurePosixPath(p).name in CONFIG_FILES or PurePosixPath(p).name == "setup.py" for _s, p in changes
+    )
     if before is not None and config_probe is not None and touches_config and config_probe() != before:
         extra = [path for _s, path in changes if PurePosixPath(path).name in CONFIG_FILES and path not in reset]
         _restore(box, extra, task_files)
@@ -285,8 +315,11 @@ def _restore(box: Sandbox, paths: list[str], task_files: Collection[str]) -> Non
         return
     put_files(box, {f"{WORK_DIR}/restore.list": b"".join(as_bytes(path) + b"\0" for path in paths)})
     exit_code, stdout, stderr = exec_demux(box, ["bash", "-c", RESTORE_SCRIPT])
-    left = [path for status, path in changed_paths(exit_code, stdout, stderr, "resetting protected paths")
-            if path in paths or is_protected(path, task_files, new=status == "A")]  # fmt: skip
+    left = [
+        path
+        for status, path in changed_paths(exit_code, stdout, stderr, "resetting protected paths")
+        if path in paths or is_protected(path, task_files, new=status == "A")
+    ]
     if left:
         raise WorkspaceError(f"protected paths changed by the agent could not be reset: {', '.join(left[:10])}")
 

@@ -105,11 +105,20 @@ class Harness:
         self.aborted = False
         if self.client is not None:
             self.removed_stale = remove_stale(self.client)
-        sandbox = SandboxConfig(image=config.docker_image, network=config.build_network, cpu=config.cpu,
-                                mem_limit=config.mem_limit, pids_limit=config.pids_limit, ca_bundle=config.ca_bundle,
-                                labels=harness_labels(config.run_id, "environment", "build"))  # fmt: skip
-        self.environments = (Environments(self.client, self.cache, sandbox, registry=config.registry)
-                             if self.client is not None else None)  # fmt: skip
+        sandbox = SandboxConfig(
+            image=config.docker_image,
+            network=config.build_network,
+            cpu=config.cpu,
+            mem_limit=config.mem_limit,
+            pids_limit=config.pids_limit,
+            ca_bundle=config.ca_bundle,
+            labels=harness_labels(config.run_id, "environment", "build"),
+        )
+        self.environments = (
+            Environments(self.client, self.cache, sandbox, registry=config.registry)
+            if self.client is not None
+            else None
+        )
 
     def __enter__(self) -> Harness:
         return self
@@ -177,14 +186,21 @@ class Harness:
             for box, _sha in boxes.values():
                 self._dispose(box, result)
 
-    def _flow(self, task: HarnessTask, result: TaskResult, boxes: dict[str, tuple[Sandbox, str]], on_stage: StageHook,
-              agent: AgentStep | None) -> None:  # fmt: skip
+    def _flow(
+        self,
+        task: HarnessTask,
+        result: TaskResult,
+        boxes: dict[str, tuple[Sandbox, str]],
+        on_stage: StageHook,
+        agent: AgentStep | None,
+    ) -> None:
         config = self.config
         sanity_box, _ = boxes["sanity"]
         on_stage("sanity")
         canaries = prepare_canaries(sanity_box, task)
-        sanity = run_checks(sanity_box, task, config.test_timeout, plugin_autoload=config.pytest_plugin_autoload,
-                            canaries=canaries)  # fmt: skip
+        sanity = run_checks(
+            sanity_box, task, config.test_timeout, plugin_autoload=config.pytest_plugin_autoload, canaries=canaries
+        )
         canaries = canaries if sanity.canaries_ok else None  # they must work where no agent code runs
         # the runner's configuration for the tree before any diff (the verify container starts from the same)
         # the gold patch is applied whole; the configuration probe reads pytest's
@@ -256,15 +272,22 @@ class Harness:
         pytest = task.mode == "tests" and runner_of(task.test_command).name == "pytest"
         probe = (lambda: pytest_config(box, task.run_files)) if pytest else None
         try:
-            reset = apply_agent_diff(box, diff, task.protected_files, protect=self.config.agent != "oracle",
-                                     config_probe=probe, config_before=config_before)  # fmt: skip
+            reset = apply_agent_diff(
+                box,
+                diff,
+                task.protected_files,
+                protect=self.config.agent != "oracle",
+                config_probe=probe,
+                config_before=config_before,
+            )
         except PatchRejected as exc:
             raise _Outcome(Status.AGENT_ERROR, f"{exc} (at base)") from exc
         except ConfigChanged as exc:
             raise _Outcome(Status.UNRESOLVED, str(exc)) from exc
         result.dropped_paths += [path for path in reset if path not in result.dropped_paths]
-        return run_checks(box, task, self.config.test_timeout, plugin_autoload=self.config.pytest_plugin_autoload,
-                          canaries=canaries)  # fmt: skip
+        return run_checks(
+            box, task, self.config.test_timeout, plugin_autoload=self.config.pytest_plugin_autoload, canaries=canaries
+        )
 
     # -- environment and containers ---------------------------------------------------------------
 
@@ -297,8 +320,13 @@ class Harness:
         check then shows whether its tests run."""
         assert self.environments is not None and self.client is not None
         problems = []
-        found = environment_candidates(self.cache, task.repo, task.base_commit, patch_files(task.gold_patch),
-                                       available=partial(image_available, self.client))  # fmt: skip
+        found = environment_candidates(
+            self.cache,
+            task.repo,
+            task.base_commit,
+            patch_files(task.gold_patch),
+            available=partial(image_available, self.client),
+        )
         for recipe in found.recipes:
             try:
                 return self.environments.image(task.repo, task.base_commit, recipe)[0], recipe.test_command
@@ -325,8 +353,15 @@ class Harness:
         """The three containers of one task, started concurrently; all or none."""
         assert self.client is not None
         config = self.config
-        common = {"image": image, "cpu": config.cpu, "mem_limit": config.mem_limit, "pids_limit": config.pids_limit,
-                  "ca_bundle": config.ca_bundle, "workdir": "/repo", "disk_limit": config.disk_limit}  # fmt: skip
+        common = {
+            "image": image,
+            "cpu": config.cpu,
+            "mem_limit": config.mem_limit,
+            "pids_limit": config.pids_limit,
+            "ca_bundle": config.ca_bundle,
+            "workdir": "/repo",
+            "disk_limit": config.disk_limit,
+        }
         extra = {KEEP_LABEL: "1"} if config.keep_containers else {}
 
         def settings(role: str, **more: object) -> SandboxConfig:
@@ -338,16 +373,25 @@ class Harness:
         prompt = prompt_files(task.prompt) if mounts else {}
         plans: dict[str, tuple[SandboxConfig, dict[str, Any]]] = {
             "sanity": (settings("sanity", network="none"), tests),
-            "agent": (settings("agent", network=config.network, env=agent_environment(task, self.forwarded)),
-                      {"hide": task.hidden_files + tuple(task.extra_test_files), "files": prompt, "mounts": mounts}),
+            "agent": (
+                settings("agent", network=config.network, env=agent_environment(task, self.forwarded)),
+                {"hide": task.hidden_files + tuple(task.extra_test_files), "files": prompt, "mounts": mounts},
+            ),
             "verify": (settings("verify", network="none"), tests),
-        }  # fmt: skip
+        }
         with ThreadPoolExecutor(max_workers=3, thread_name_prefix="harness-start") as pool:
             futures = {
-                role: pool.submit(start_repo_box, self.client, sandbox, archive, name_hint=f"{task.safe_id}-{role}",
-                                  on_start=self._register, **options)
+                role: pool.submit(
+                    start_repo_box,
+                    self.client,
+                    sandbox,
+                    archive,
+                    name_hint=f"{task.safe_id}-{role}",
+                    on_start=self._register,
+                    **options,
+                )
                 for role, (sandbox, options) in plans.items()
-            }  # fmt: skip
+            }
             boxes, errors, rejected = {}, [], None
             for role, future in futures.items():
                 try:

@@ -44,18 +44,24 @@ def evaluate_and_record(
 
 
 def evaluate_task(
-    task: HarnessTask | TaskLoadError, config: HarnessConfig, *, client: docker.DockerClient | None = None,
+    task: HarnessTask | TaskLoadError,
+    config: HarnessConfig,
+    *,
+    client: docker.DockerClient | None = None,
     lake_dir: Path | None = None,
-) -> TaskResult:  # fmt: skip
+) -> TaskResult:
     """Evaluate ONE task with its own harness (recorded when `lake_dir` is given); never raises for task problems."""
     with Harness(config, client=client) as harness:
         return evaluate_and_record(harness, task, lake_dir=lake_dir, run_id=config.run_id)
 
 
 def evaluate_task_dir(
-    directory: str | Path, config: HarnessConfig, *, client: docker.DockerClient | None = None,
+    directory: str | Path,
+    config: HarnessConfig,
+    *,
+    client: docker.DockerClient | None = None,
     lake_dir: Path | None = None,
-) -> TaskResult:  # fmt: skip
+) -> TaskResult:
     """Evaluate the task in `directory` (ours or the seed's); an unreadable one is a `setup_error` result."""
     loaded = load_task_dir(directory, default_image=config.docker_image)
     return evaluate_task(loaded, config, client=client, lake_dir=lake_dir)

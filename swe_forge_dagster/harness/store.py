@@ -70,5 +70,9 @@ def summary_of(rows: Iterable[dict]) -> dict:
     rows = list(rows)
     counts = {status.value: sum(row["status"] == status.value for row in rows) for status in Status}
     times = [row["agent_duration_secs"] for row in rows if row.get("agent_duration_secs") is not None]
-    return {"total": len(rows), **counts, "avg_agent_time_secs": round(sum(times) / len(times), 2) if times else 0.0,
-            "resolved_rate": round(counts["resolved"] / len(rows), 4) if rows else 0.0}  # fmt: skip
+    return {
+        "total": len(rows),
+        **counts,
+        "avg_agent_time_secs": round(sum(times) / len(times), 2) if times else 0.0,
+        "resolved_rate": round(counts["resolved"] / len(rows), 4) if rows else 0.0,
+    }

@@ -139,9 +139,14 @@ def view_sql(dataset: Dataset, lake_dir: StorePath) -> str:
 
 
 def create_views(
-    con: duckdb.DuckDBPyConnection, lake_dir: StorePath, datasets: Iterable[Dataset], *, persistent: bool = False,
-    calls_from_database: bool = True, warn: Warn | None = None,
-) -> list[str]:  # fmt: skip
+    con: duckdb.DuckDBPyConnection,
+    lake_dir: StorePath,
+    datasets: Iterable[Dataset],
+    *,
+    persistent: bool = False,
+    calls_from_database: bool = True,
+    warn: Warn | None = None,
+) -> list[str]:
     """The views on `con`; an object-store lake's filesystem is registered with the connection first (a catalog
     file opened by another DuckDB client then needs the store's own credentials: README, SQL).
     `calls_from_database=False` leaves the shared database's rows out of `llm_calls` (a query that does not
@@ -157,8 +162,14 @@ def create_views(
     return names
 
 
-def _calls_view_sql(con: duckdb.DuckDBPyConnection, dataset: Dataset, lake_dir: StorePath, persistent: bool,
-                    from_database: bool, warn: Warn | None) -> str:  # fmt: skip
+def _calls_view_sql(
+    con: duckdb.DuckDBPyConnection,
+    dataset: Dataset,
+    lake_dir: StorePath,
+    persistent: bool,
+    from_database: bool,
+    warn: Warn | None,
+) -> str:
     """The `llm_calls` view: the shared database's rows (SWE_FORGE_POSTGRES_URL, read now) and the JSONL files
     in the lake (every call recorded before the database was set, or by a machine without it), both when both
     exist. A catalog file keeps a copy of the rows (other DuckDB clients cannot see a registered Arrow table)."""

@@ -125,8 +125,10 @@ def _retry_after(exc: BaseException) -> float | None:
 
 
 def tool_for(model_cls: type[BaseModel], name: str, description: str) -> dict[str, Any]:
-    return {"type": "function", "function": {"name": name, "description": description,
-                                              "parameters": json.loads(_schema(model_cls))}}  # fmt: skip
+    return {
+        "type": "function",
+        "function": {"name": name, "description": description, "parameters": json.loads(_schema(model_cls))},
+    }
 
 
 class LLMClient:
@@ -221,12 +223,23 @@ class LLMClient:
                         self.cache.put(key, stage, {"arguments": json.loads(call.function.arguments)})
                     return value
                 conversation += [
-                    {"role": "assistant", "content": message.content, "tool_calls": [
-                        {"id": call.id, "type": "function",
-                         "function": {"name": call.function.name, "arguments": call.function.arguments}}]},
-                    {"role": "tool", "tool_call_id": call.id,
-                     "content": f"Error: {problem}. Call {tool_name} again with arguments that fix this."},
-                ]  # fmt: skip
+                    {
+                        "role": "assistant",
+                        "content": message.content,
+                        "tool_calls": [
+                            {
+                                "id": call.id,
+                                "type": "function",
+                                "function": {"name": call.function.name, "arguments": call.function.arguments},
+                            }
+                        ],
+                    },
+                    {
+                        "role": "tool",
+                        "tool_call_id": call.id,
+                        "content": f"Error: {problem}. Call {tool_name} again with arguments that fix this.",
+                    },
+                ]
             problems.append(problem)
             outcome = "repair" if attempt <= self.max_repairs else "failed"
             self._record(CallRecord(stage, self.model, outcome, item, attempt, error=problem[:500], **usage))
@@ -297,9 +310,14 @@ class LLMClient:
 
     # -- one completion, with transport retries -------------------------------------------
     def _complete(
-        self, stage: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], choice: str | dict[str, Any],
-        item: str | None, attempt: int,
-    ) -> tuple[Any, dict[str, Any]]:  # fmt: skip
+        self,
+        stage: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        choice: str | dict[str, Any],
+        item: str | None,
+        attempt: int,
+    ) -> tuple[Any, dict[str, Any]]:
         """One chat completion (retried on transport errors): the message and its usage for the ledger."""
         backoff = Backoff(self.max_attempts, self.backoff_initial, self.backoff_max)
         retrying = backoff.retrying(_TRANSIENT, sleep=self._sleep, server_wait=_retry_after)
@@ -309,9 +327,14 @@ class LLMClient:
             raise LLMError(f"{stage}: {_error_text(exc)} persisted through {self.max_attempts} attempts") from exc
 
     def _complete_once(
-        self, stage: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], choice: str | dict[str, Any],
-        item: str | None, attempt: int,
-    ) -> tuple[Any, dict[str, Any]]:  # fmt: skip
+        self,
+        stage: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        choice: str | dict[str, Any],
+        item: str | None,
+        attempt: int,
+    ) -> tuple[Any, dict[str, Any]]:
         """One request; every failure lands in the ledger, and only `_TRANSIENT` ones are left to retry."""
         started = time.perf_counter()
         try:
@@ -327,8 +350,9 @@ class LLMClient:
             raise LLMAuthError(f"the LLM endpoint rejected the API key (401): check {KEY_ENVS}") from exc
         except _TRANSIENT as exc:
             latency = (time.perf_counter() - started) * 1000
-            self._record(CallRecord(stage, self.model, "http_error", item, attempt, error=_error_text(exc),
-                                    latency_ms=latency))  # fmt: skip
+            self._record(
+                CallRecord(stage, self.model, "http_error", item, attempt, error=_error_text(exc), latency_ms=latency)
+            )
             raise
         except openai.APIStatusError as exc:
             self._record(CallRecord(stage, self.model, "http_error", item, attempt, error=str(exc.status_code)))
@@ -351,8 +375,13 @@ class LLMClient:
             self.stats.prompt_tokens += prompt
             self.stats.completion_tokens += output
             self.stats.cost += cost or 0.0
-        return {"prompt_tokens": prompt, "completion_tokens": output, "cost": cost, "cost_source": source,
-                "latency_ms": round(latency_ms, 1)}  # fmt: skip
+        return {
+            "prompt_tokens": prompt,
+            "completion_tokens": output,
+            "cost": cost,
+            "cost_source": source,
+            "latency_ms": round(latency_ms, 1),
+        }
 
     def _priced(self, prompt: int, output: int) -> tuple[float | None, str | None]:
         if self.prices.input_per_mtok is None and self.prices.output_per_mtok is None:

@@ -78,9 +78,14 @@ def classify_difficulty(client: LLMClient, pr: PRFacts) -> DifficultyTriage:
             data("changed_files", "\n".join(pr.files[:100]), 6000),
         ),
     ]
-    return client.structured("triage", messages, DifficultyTriage, tool_name="classify_difficulty",
-                             tool_description="Record the difficulty tier, score and reasoning.",
-                             item=pr.item)  # fmt: skip
+    return client.structured(
+        "triage",
+        messages,
+        DifficultyTriage,
+        tool_name="classify_difficulty",
+        tool_description="Record the difficulty tier, score and reasoning.",
+        item=pr.item,
+    )
 
 
 class ProblemStatement(BaseModel):
@@ -113,9 +118,15 @@ def write_problem_statement(
         ),
         user(f"repository: {pr.repo}", data("pr_title", pr.title, 500), data("pr_body", pr.body, 8000)),
     ]
-    return client.structured("statement", messages, ProblemStatement, tool_name="write_problem_statement",
-                             tool_description="Record the problem statement.", item=item or pr.item,
-                             context={"forbidden": forbidden})  # fmt: skip
+    return client.structured(
+        "statement",
+        messages,
+        ProblemStatement,
+        tool_name="write_problem_statement",
+        tool_description="Record the problem statement.",
+        item=item or pr.item,
+        context={"forbidden": forbidden},
+    )
 
 
 class QualityJudgement(BaseModel):
@@ -158,6 +169,11 @@ def score_quality(
             data("test_patch", test_patch, 12000),
         ),
     ]
-    return client.structured("quality", messages, QualityJudgement, tool_name="score_task",
-                             tool_description="Record the difficulty and quality judgement.",
-                             item=item or repo)  # fmt: skip
+    return client.structured(
+        "quality",
+        messages,
+        QualityJudgement,
+        tool_name="score_task",
+        tool_description="Record the difficulty and quality judgement.",
+        item=item or repo,
+    )

@@ -63,8 +63,9 @@ def public_names(template: str, environ: Mapping[str, str] = os.environ) -> list
     return [name for name in forwarded_names(template, environ) if name not in secret]
 
 
-def render_instance(template: str, settings: Settings, environ: Mapping[str, str] = os.environ,
-                    socket: str = DOCKER_SOCKET) -> str:  # fmt: skip
+def render_instance(
+    template: str, settings: Settings, environ: Mapping[str, str] = os.environ, socket: str = DOCKER_SOCKET
+) -> str:
     """deploy/dagster.yaml for this machine (see the module docstring)."""
     if not environ.get(POSTGRES_URL_SETTING):
         raise DeployConfigError(f"{POSTGRES_URL_SETTING} is not set: the deployment's instance is on Postgres")
@@ -99,8 +100,10 @@ def main(argv: list[str] | None = None) -> int:
     one a line. A bad setting is one line on stderr, exit 2."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 2 or args[0] not in ("render", "names", "public"):
-        print("usage: python -m swe_forge_dagster.orchestration.deploy render|names|public deploy/dagster.yaml",
-              file=sys.stderr)  # fmt: skip
+        print(
+            "usage: python -m swe_forge_dagster.orchestration.deploy render|names|public deploy/dagster.yaml",
+            file=sys.stderr,
+        )
         return 2
     try:
         template = Path(args[1]).read_text()

@@ -69,17 +69,25 @@ def ingest_hours(
         return _submit_hours(settings, defs, instance, keys, job_name, fetcher, submit, err, out or Console())
     with err.status(f"running {job_name} for {len(keys)} hour(s) from {settings.gharchive_url}"):
         try:
-            outcomes = materialize_hours(defs, instance, keys, job_name=job_name, is_published=fetcher.is_published,
-                                         notify=notify)  # fmt: skip
+            outcomes = materialize_hours(
+                defs, instance, keys, job_name=job_name, is_published=fetcher.is_published, notify=notify
+            )
         except ValueError as exc:
             raise IngestUsageError(str(exc)) from exc
     return _report(settings, outcomes, err)
 
 
 def _submit_hours(
-    settings: Settings, defs: dg.Definitions, instance: dg.DagsterInstance, keys: list[str], job_name: str,
-    fetcher: ArchiveFetcher, submit: Submit, err: Console, out: Console,
-) -> bool:  # fmt: skip
+    settings: Settings,
+    defs: dg.Definitions,
+    instance: dg.DagsterInstance,
+    keys: list[str],
+    job_name: str,
+    fetcher: ArchiveFetcher,
+    submit: Submit,
+    err: Console,
+    out: Console,
+) -> bool:
     """Submit the runs (ids on stdout, one per line), then follow them when asked to."""
     from swe_forge_dagster.orchestration.launcher import check_hours, published_hours
     from swe_forge_dagster.orchestration.submit import SubmittedRun, submitter, wait
@@ -92,8 +100,12 @@ def _submit_hours(
 
     def submitted_one(run: SubmittedRun) -> None:  # as each run is submitted: an error later still leaves the ids
         out.print(run.run_id, markup=False, highlight=False)
-        err.print(f"submitted run {run.run_id[:8]} {run.span} ({job_name}): {settings.ui_url}/runs/{run.run_id}",
-                  markup=False, highlight=False, soft_wrap=True)  # fmt: skip
+        err.print(
+            f"submitted run {run.run_id[:8]} {run.span} ({job_name}): {settings.ui_url}/runs/{run.run_id}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
 
     with submitter(instance, submit.workspace) as runs:
         submitted = runs.submit_hours(job_name, keys, on_submit=submitted_one)
@@ -101,12 +113,18 @@ def _submit_hours(
         err.print(f"{outcome.keys[0]}: [yellow]skipped[/] ({outcome.errors[0]})")
     if not submit.wait:
         if submitted:
-            err.print(f"follow them in the Dagster UI ({settings.ui_url}/runs), with `dagster run list`, or submit "
-                      "with --wait to block until they end", markup=False, highlight=False, soft_wrap=True)  # fmt: skip
+            err.print(
+                f"follow them in the Dagster UI ({settings.ui_url}/runs), with `dagster run list`, or submit "
+                "with --wait to block until they end",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
         return not skipped
     with err.status(f"waiting for {len(submitted)} run(s) (Ctrl-C stops waiting, not the runs)"):
-        outcomes = wait(instance, submitted, lambda m: err.print(m, style="yellow", markup=False),
-                        timeout=submit.timeout)  # fmt: skip
+        outcomes = wait(
+            instance, submitted, lambda m: err.print(m, style="yellow", markup=False), timeout=submit.timeout
+        )
     return _report(settings, [*skipped, *outcomes], err)
 
 

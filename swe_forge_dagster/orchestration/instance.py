@@ -77,8 +77,9 @@ def ensure_dagster_home(settings: Settings) -> Path:
     home.mkdir(parents=True, exist_ok=True)
     config = home / "dagster.yaml"
     wanted = instance_yaml(postgres=url is not None)
-    if not config.exists() or (config.read_text() in (instance_yaml(False), instance_yaml(True)) and
-                               config.read_text() != wanted):  # fmt: skip
+    if not config.exists() or (
+        config.read_text() in (instance_yaml(False), instance_yaml(True)) and config.read_text() != wanted
+    ):
         tmp = config.with_suffix(".yaml.tmp")
         tmp.write_text(wanted)
         tmp.replace(config)

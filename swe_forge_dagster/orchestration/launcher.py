@@ -65,8 +65,9 @@ def _execute(
     install_atomic_slot_claims()  # concurrent runs of a SQLite instance would otherwise lose slot claims
     run_id = str(uuid.uuid4())
     with SlotWaitWatcher(instance, run_id, notify) as watcher:
-        result = job.execute_in_process(instance=instance, run_id=run_id, raise_on_error=False,
-                                        tags={**tags, **process_identity(run_id)}, **kwargs)  # type: ignore[arg-type]  # fmt: skip
+        result = job.execute_in_process(
+            instance=instance, run_id=run_id, raise_on_error=False, tags={**tags, **process_identity(run_id)}, **kwargs
+        )  # type: ignore[arg-type]
     if watcher.interrupted or _interrupted(result):
         raise KeyboardInterrupt(f"run {run_id} stopped")
     return result
@@ -162,8 +163,13 @@ def materialize_hours(
     outcomes, keys = published_hours(keys, is_published)
     for block in contiguous_blocks(keys, max_per_run):
         tags = {"dagster/asset_partition_range_start": block[0], "dagster/asset_partition_range_end": block[-1]}
-        result = _execute(job, instance, notify, {**tags, **LAUNCHED_BY},
-                          run_config={"loggers": {"console": {"config": {"log_level": log_level}}}})  # fmt: skip
+        result = _execute(
+            job,
+            instance,
+            notify,
+            {**tags, **LAUNCHED_BY},
+            run_config={"loggers": {"console": {"config": {"log_level": log_level}}}},
+        )
         # From the instance, not the result: hours recorded before a partial failure count too.
         records = instance.all_logs(result.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION)
         by_asset: dict[str, set[str]] = {}
@@ -177,8 +183,16 @@ def materialize_hours(
             for e in result.all_events
             if e.is_step_failure and e.event_specific_data and e.event_specific_data.error
         ]
-        outcomes.append(RunOutcome(result.run_id, block, result.success, materialized, errors,
-                                   {asset: sorted(hours) for asset, hours in by_asset.items()}))  # fmt: skip
+        outcomes.append(
+            RunOutcome(
+                result.run_id,
+                block,
+                result.success,
+                materialized,
+                errors,
+                {asset: sorted(hours) for asset, hours in by_asset.items()},
+            )
+        )
     return outcomes
 
 

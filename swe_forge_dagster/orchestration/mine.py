@@ -169,8 +169,12 @@ class Miner:
             hour -= HOUR
         return start
 
-    def follow(self, newest: str, sleep: Callable[[float], None] = time.sleep,
-               clock: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC)) -> None:  # fmt: skip
+    def follow(
+        self,
+        newest: str,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC),
+    ) -> None:
         """Mine each hour after `newest` once it is published (a late hour is waited for, never skipped)."""
         following = parse_partition_key(newest) + HOUR
         while True:

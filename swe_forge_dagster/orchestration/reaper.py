@@ -57,8 +57,11 @@ class ReapedRun:
 
     def describe(self) -> str:
         slots = ", ".join(f"{n} in pool {pool}" for pool, n in sorted(self.freed.items())) or "none"
-        what = f"marked run {self.run_id} ({self.job_name}) failed: {self.reason}" if self.reason else (
-            f"run {self.run_id} ({self.job_name}) had ended")  # fmt: skip
+        what = (
+            f"marked run {self.run_id} ({self.job_name}) failed: {self.reason}"
+            if self.reason
+            else (f"run {self.run_id} ({self.job_name}) had ended")
+        )
         return f"{what}; freed its slots: {slots}"
 
 

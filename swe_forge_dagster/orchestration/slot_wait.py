@@ -72,8 +72,16 @@ def waits_of(instance: dg.DagsterInstance, run_id: str) -> list[SlotWait]:
         for step in info.pending_steps:
             if step.run_id == run_id and (run_id, step.step_key) not in claimed:
                 holders = tuple(sorted(claimed))
-                waits.append(SlotWait(pool, step.step_key, step.enqueued_timestamp.timestamp(), info.limit or 0,
-                                      holders, len(info.pending_steps) - len(claimed)))  # fmt: skip
+                waits.append(
+                    SlotWait(
+                        pool,
+                        step.step_key,
+                        step.enqueued_timestamp.timestamp(),
+                        info.limit or 0,
+                        holders,
+                        len(info.pending_steps) - len(claimed),
+                    )
+                )
     return waits
 
 

@@ -56,8 +56,10 @@ def daemon_problem(instance: dg.DagsterInstance) -> str | None:
     status = instance.get_daemon_statuses([daemon]).get(daemon)
     if status is not None and status.healthy:
         return None
-    return ("the Dagster daemon is not running (no recent heartbeat of its run queue in the instance): "
-            "start it (deploy/start)")  # fmt: skip
+    return (
+        "the Dagster daemon is not running (no recent heartbeat of its run queue in the instance): "
+        "start it (deploy/start)"
+    )
 
 
 @dataclass(frozen=True)
@@ -75,8 +77,10 @@ def workspace_file(given: Path | None = None) -> Path:
     """`given`, else `SWE_FORGE_WORKSPACE`; an error naming the setting when neither is a file."""
     path = given or (Path(os.environ[WORKSPACE_SETTING]) if os.environ.get(WORKSPACE_SETTING) else None)
     if path is None:
-        raise SubmitError(f"--submit needs the deployment's workspace file: set {WORKSPACE_SETTING} "
-                          "(deploy/start prints it; e.g. deploy/workspace.yaml) or pass --workspace")  # fmt: skip
+        raise SubmitError(
+            f"--submit needs the deployment's workspace file: set {WORKSPACE_SETTING} "
+            "(deploy/start prints it; e.g. deploy/workspace.yaml) or pass --workspace"
+        )
     if not path.is_file():
         raise SubmitError(f"workspace file {path} ({WORKSPACE_SETTING} / --workspace) does not exist")
     return path.resolve()
@@ -103,14 +107,18 @@ class RunSubmitter:
         names = self._request_context.code_location_names
         if self.location_name not in names:
             self.close()
-            raise SubmitError(f"{self.workspace_path} has no code location {self.location_name!r} (it has: "
-                              f"{', '.join(names) or 'none'})")  # fmt: skip
+            raise SubmitError(
+                f"{self.workspace_path} has no code location {self.location_name!r} (it has: "
+                f"{', '.join(names) or 'none'})"
+            )
         if self._request_context.has_code_location_error(self.location_name):
             error = self._request_context.get_code_location_error(self.location_name)
             self.close()
             message = getattr(error, "message", str(error)).strip().splitlines()
-            raise SubmitError(f"code location {self.location_name!r} of {self.workspace_path} does not load "
-                              f"(is its server running? deploy/start): {message[0] if message else error}")  # fmt: skip
+            raise SubmitError(
+                f"code location {self.location_name!r} of {self.workspace_path} does not load "
+                f"(is its server running? deploy/start): {message[0] if message else error}"
+            )
         if problem := daemon_problem(self.instance):
             self.close()
             raise SubmitError(f"{problem}; no run was submitted")
@@ -129,25 +137,43 @@ class RunSubmitter:
         assert self._request_context is not None, "use RunSubmitter as a context manager"
         location = self._request_context.get_code_location(self.location_name)
         (repository,) = location.get_repositories().values()
-        selector = JobSubsetSelector(location_name=location.name, repository_name=repository.name,
-                                     job_name=job_name, op_selection=None)  # fmt: skip
+        selector = JobSubsetSelector(
+            location_name=location.name, repository_name=repository.name, job_name=job_name, op_selection=None
+        )
         remote_job = location.get_job(selector)
-        plan = location.get_execution_plan(remote_job, {}, step_keys_to_execute=None, known_state=None,
-                                           instance=self.instance).execution_plan_snapshot  # fmt: skip
+        plan = location.get_execution_plan(
+            remote_job, {}, step_keys_to_execute=None, known_state=None, instance=self.instance
+        ).execution_plan_snapshot
         run = self.instance.create_run(
-            job_name=job_name, run_id=None, run_config={}, resolved_op_selection=None,
-            step_keys_to_execute=plan.step_keys_to_execute, op_selection=None, status=None, root_run_id=None,
-            parent_run_id=None, tags={**remote_job.tags, **SUBMITTED_BY, **tags},
-            job_snapshot=remote_job.job_snapshot, execution_plan_snapshot=plan,
-            parent_job_snapshot=remote_job.parent_job_snapshot, remote_job_origin=remote_job.get_remote_origin(),
-            job_code_origin=remote_job.get_python_origin(), asset_selection=None, asset_check_selection=None,
+            job_name=job_name,
+            run_id=None,
+            run_config={},
+            resolved_op_selection=None,
+            step_keys_to_execute=plan.step_keys_to_execute,
+            op_selection=None,
+            status=None,
+            root_run_id=None,
+            parent_run_id=None,
+            tags={**remote_job.tags, **SUBMITTED_BY, **tags},
+            job_snapshot=remote_job.job_snapshot,
+            execution_plan_snapshot=plan,
+            parent_job_snapshot=remote_job.parent_job_snapshot,
+            remote_job_origin=remote_job.get_remote_origin(),
+            job_code_origin=remote_job.get_python_origin(),
+            asset_selection=None,
+            asset_check_selection=None,
             asset_graph=repository.asset_graph,
-        )  # fmt: skip
+        )
         self.instance.submit_run(run.run_id, self._request_context)
         return run.run_id
 
-    def submit_hours(self, job_name: str, keys: Sequence[str], max_per_run: int = 24,
-                     on_submit: Callable[[SubmittedRun], None] | None = None) -> list[SubmittedRun]:  # fmt: skip
+    def submit_hours(
+        self,
+        job_name: str,
+        keys: Sequence[str],
+        max_per_run: int = 24,
+        on_submit: Callable[[SubmittedRun], None] | None = None,
+    ) -> list[SubmittedRun]:
         """One run per block of contiguous hours (a partition range, as a multi-run backfill makes);
         `on_submit` hears of each run as soon as it is submitted."""
         runs = []
@@ -174,9 +200,13 @@ def retry_of(instance: dg.DagsterInstance, record: dg.DagsterRun) -> str | None:
 
 
 def wait(
-    instance: dg.DagsterInstance, runs: Sequence[SubmittedRun], notify: Callable[[str], None],
-    poll_seconds: float = 2.0, sleep: Callable[[float], None] = time.sleep, timeout: float | None = None,
-) -> list[RunOutcome]:  # fmt: skip
+    instance: dg.DagsterInstance,
+    runs: Sequence[SubmittedRun],
+    notify: Callable[[str], None],
+    poll_seconds: float = 2.0,
+    sleep: Callable[[float], None] = time.sleep,
+    timeout: float | None = None,
+) -> list[RunOutcome]:
     """Block until every run ended (a retried run: its last retry); their outcomes, from the event log.
 
     Says once on `notify` when a run is still queued after a minute. Raises SubmitError naming the runs
@@ -211,8 +241,10 @@ def wait(
                     and not hinted
                     and (time.monotonic() - started > QUEUED_HINT_SECONDS)
                 ):
-                    notify(f"run {record.run_id[:8]} is still queued after {QUEUED_HINT_SECONDS:.0f}s (run or pool "
-                           "limits?). Waiting; Ctrl-C stops waiting, not the runs.")  # fmt: skip
+                    notify(
+                        f"run {record.run_id[:8]} is still queued after {QUEUED_HINT_SECONDS:.0f}s (run or pool "
+                        "limits?). Waiting; Ctrl-C stops waiting, not the runs."
+                    )
                     hinted = True
         if not pending:
             break
@@ -222,8 +254,10 @@ def wait(
                 raise SubmitError(f"{problem}; runs waiting for it: {', '.join(sorted(needs_daemon))}")
         if timeout is not None and time.monotonic() - started > timeout:
             ids = ", ".join(sorted(current[first] for first in pending))
-            raise SubmitError(f"--timeout: {len(pending)} run(s) still not ended after {timeout:.0f}s: {ids} "
-                              "(they go on; follow them in the Dagster UI)")  # fmt: skip
+            raise SubmitError(
+                f"--timeout: {len(pending)} run(s) still not ended after {timeout:.0f}s: {ids} "
+                "(they go on; follow them in the Dagster UI)"
+            )
         sleep(poll_seconds)
     return [outcome(instance, SubmittedRun(current[run.run_id], run.job_name, run.keys)) for run in runs]
 
@@ -237,8 +271,9 @@ def outcome(instance: dg.DagsterInstance, run: SubmittedRun) -> RunOutcome:
             materialization = entry.dagster_event.event_specific_data.materialization
             by_asset.setdefault(materialization.asset_key.to_user_string(), set()).add(materialization.partition)
     errors = []
-    for entry in instance.all_logs(run.run_id, of_type={dg.DagsterEventType.STEP_FAILURE,
-                                                        dg.DagsterEventType.RUN_FAILURE}):  # fmt: skip
+    for entry in instance.all_logs(
+        run.run_id, of_type={dg.DagsterEventType.STEP_FAILURE, dg.DagsterEventType.RUN_FAILURE}
+    ):
         data = entry.dagster_event.event_specific_data if entry.dagster_event else None
         error = getattr(data, "error", None)
         message = getattr(error, "message", None) or (entry.dagster_event.message if entry.dagster_event else None)
@@ -246,8 +281,14 @@ def outcome(instance: dg.DagsterInstance, run: SubmittedRun) -> RunOutcome:
             errors.append(str(message).strip().splitlines()[0])
     success = record is not None and record.status == dg.DagsterRunStatus.SUCCESS
     materialized = sorted(set().union(*by_asset.values())) if by_asset else []
-    return RunOutcome(run.run_id, list(run.keys), success, materialized, errors,
-                      {asset: sorted(keys) for asset, keys in by_asset.items()})  # fmt: skip
+    return RunOutcome(
+        run.run_id,
+        list(run.keys),
+        success,
+        materialized,
+        errors,
+        {asset: sorted(keys) for asset, keys in by_asset.items()},
+    )
 
 
 class SubmittedRuns:

@@ -57,8 +57,13 @@ class GitHubResource(dg.ConfigurableResource):
         )
 
     def enricher(self, client: GitHubClient, max_files: int) -> Enricher:
-        return Enricher(client, client.store or self.store(), chunk_size=self.chunk_size,
-                        workers=self.max_in_flight, max_files=max_files)  # fmt: skip
+        return Enricher(
+            client,
+            client.store or self.store(),
+            chunk_size=self.chunk_size,
+            workers=self.max_in_flight,
+            max_files=max_files,
+        )
 
 
 class MiningResource(dg.ConfigurableResource):
@@ -84,7 +89,12 @@ class MiningResource(dg.ConfigurableResource):
 
     def filter_config(self) -> FilterConfig:
         return FilterConfig(
-            min_stars=self.min_stars, min_files=self.min_files, max_files=self.max_files,
-            min_added_lines=self.min_added_lines, max_added_lines=self.max_added_lines, languages=self.languages,
-            min_description_chars=self.min_description_chars, org_only=self.org_only,
-        )  # fmt: skip
+            min_stars=self.min_stars,
+            min_files=self.min_files,
+            max_files=self.max_files,
+            min_added_lines=self.min_added_lines,
+            max_added_lines=self.max_added_lines,
+            languages=self.languages,
+            min_description_chars=self.min_description_chars,
+            org_only=self.org_only,
+        )

@@ -52,13 +52,22 @@ class HarnessResource(dg.ConfigurableResource):
         return HarnessConfig(
             agent="oracle" if self.agent == "oracle" else "command",
             agent_dir=Path(self.agent_dir) if self.agent_dir and self.agent != "oracle" else None,
-            agent_cmd=self.agent_cmd, agent_timeout=self.agent_timeout_seconds,
-            test_timeout=self.test_timeout_seconds, docker_image=self.docker_image, network=self.network,
-            agent_env=tuple(self.agent_env), cpu=self.cpu, mem_limit=self.mem_limit, pids_limit=self.pids_limit,
+            agent_cmd=self.agent_cmd,
+            agent_timeout=self.agent_timeout_seconds,
+            test_timeout=self.test_timeout_seconds,
+            docker_image=self.docker_image,
+            network=self.network,
+            agent_env=tuple(self.agent_env),
+            cpu=self.cpu,
+            mem_limit=self.mem_limit,
+            pids_limit=self.pids_limit,
             disk_limit=self.disk_limit,
-            ca_bundle=Path(self.ca_bundle) if self.ca_bundle else None, git_url=self.git_url,
-            repo_cache_dir=HomeLayout.of(self.home).repos, run_id=run_id[:12], registry=self.registry,
-        )  # fmt: skip
+            ca_bundle=Path(self.ca_bundle) if self.ca_bundle else None,
+            git_url=self.git_url,
+            repo_cache_dir=HomeLayout.of(self.home).repos,
+            run_id=run_id[:12],
+            registry=self.registry,
+        )
 
     @property
     def label(self) -> str:

@@ -55,8 +55,13 @@ class TaskBuildResource(dg.ConfigurableResource):
         client = docker.from_env()
         cleanup_stale(client)
         ca_bundle = Path(self.ca_bundle) if self.ca_bundle else None
-        sandbox = SandboxConfig(image=self.base_image, cpu=self.cpu, mem_limit=self.mem_limit,
-                                pids_limit=self.pids_limit, ca_bundle=ca_bundle)  # fmt: skip
+        sandbox = SandboxConfig(
+            image=self.base_image,
+            cpu=self.cpu,
+            mem_limit=self.mem_limit,
+            pids_limit=self.pids_limit,
+            ca_bundle=ca_bundle,
+        )
         return TaskBuilder(
             executor=TaskExecutor(client, RepoCache(home.repos, self.git_url), sandbox, registry=self.registry),
             lake_dir=home.lake,

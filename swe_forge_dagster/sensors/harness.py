@@ -17,8 +17,12 @@ PER_TICK = 25
 
 
 def build_harness_sensor(job_name: str = "eval_job") -> dg.SensorDefinition:
-    @dg.sensor(name="harness_sensor", job_name=job_name, minimum_interval_seconds=120,
-               default_status=dg.DefaultSensorStatus.STOPPED)  # fmt: skip
+    @dg.sensor(
+        name="harness_sensor",
+        job_name=job_name,
+        minimum_interval_seconds=120,
+        default_status=dg.DefaultSensorStatus.STOPPED,
+    )
     def harness_sensor(
         context: dg.SensorEvaluationContext, harness: HarnessResource, lake: LakeResource
     ) -> dg.SensorResult | dg.SkipReason:

@@ -14,8 +14,12 @@ from swe_forge_dagster.tasks.lookup import eligible_task_ids
 
 
 def build_task_sensor(job_name: str = "task_job") -> dg.SensorDefinition:
-    @dg.sensor(name="task_sensor", job_name=job_name, minimum_interval_seconds=60,
-               default_status=dg.DefaultSensorStatus.STOPPED)  # fmt: skip
+    @dg.sensor(
+        name="task_sensor",
+        job_name=job_name,
+        minimum_interval_seconds=60,
+        default_status=dg.DefaultSensorStatus.STOPPED,
+    )
     def task_sensor(context: dg.SensorEvaluationContext, lake: LakeResource, mining: MiningResource) -> dg.SensorResult:
         existing = set(context.instance.get_dynamic_partitions(TASK_PARTITIONS_NAME))
         new, waiting = eligible_task_ids(lake.lake_dir, mining.difficulty, existing, mining.tasks_per_tick)

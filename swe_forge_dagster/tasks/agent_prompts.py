@@ -139,15 +139,25 @@ NAMING = {
     "build a target named after its stem (e.g. by a glob): new CMake files cannot be added",
 }
 EXAMPLE_FILE = {
-    "pytest": "tests/test_example.py", "mocha": "test/example.test.js", "jest": "__tests__/example.test.js",
-    "vitest": "test/example.test.ts", "go": "pkg/example_test.go", "cargo": "tests/example.rs",
-    "maven": "src/test/java/org/example/ExampleTest.java", "gtest": "test/example-test.cc",
-}  # fmt: skip
+    "pytest": "tests/test_example.py",
+    "mocha": "test/example.test.js",
+    "jest": "__tests__/example.test.js",
+    "vitest": "test/example.test.ts",
+    "go": "pkg/example_test.go",
+    "cargo": "tests/example.rs",
+    "maven": "src/test/java/org/example/ExampleTest.java",
+    "gtest": "test/example-test.cc",
+}
 ID_FORM = {
-    "pytest": "pytest node ids, path::test", "mocha": "full titles: describe titles and the test title joined "
-    "by spaces", "jest": "full titles", "vitest": "file > describe > title", "go": "TestName or TestName/sub",
-    "cargo": "module::test", "maven": "package.Class#method", "gtest": "Suite.Test",
-}  # fmt: skip
+    "pytest": "pytest node ids, path::test",
+    "mocha": "full titles: describe titles and the test title joined by spaces",
+    "jest": "full titles",
+    "vitest": "file > describe > title",
+    "go": "TestName or TestName/sub",
+    "cargo": "module::test",
+    "maven": "package.Class#method",
+    "gtest": "Suite.Test",
+}
 
 
 def toolchain_runners(toolchain: str) -> list[Runner]:
@@ -157,8 +167,10 @@ def toolchain_runners(toolchain: str) -> list[Runner]:
 
 
 def runners_text(toolchain: str) -> str:
-    return "\n".join(f"- {r.name} ({r.report_kind} report; {{tests}} becomes {_TARGETS[r.name]}): {r.template}"
-                     for r in toolchain_runners(toolchain))  # fmt: skip
+    return "\n".join(
+        f"- {r.name} ({r.report_kind} report; {{tests}} becomes {_TARGETS[r.name]}): {r.template}"
+        for r in toolchain_runners(toolchain)
+    )
 
 
 ENV_PROMPT = """\
@@ -251,14 +263,18 @@ reverted. The task's lists come from running them, not from your lists."""
 def env_prompt(toolchain: str | None, base_image: str, network: bool) -> str:
     """The environment agent's system prompt for `toolchain` (None or python: the Python prompt)."""
     if toolchain in (None, "python"):
-        return ENV_PROMPT.format(base_image=base_image, network="available (PyPI may be reachable)"
-                                 if network else "none")  # fmt: skip
+        return ENV_PROMPT.format(
+            base_image=base_image, network="available (PyPI may be reachable)" if network else "none"
+        )
     where = "the package registry may be reachable" if toolchain != "cpp" else "downloads may work"
     return TOOLCHAIN_ENV_PROMPT.format(
-        language=LANGUAGE_NAMES[toolchain], base_image=base_image, image=_IMAGES[toolchain],
+        language=LANGUAGE_NAMES[toolchain],
+        base_image=base_image,
+        image=_IMAGES[toolchain],
         network=f"available while you install ({where}); the tests run without it" if network else "none",
-        install=_INSTALL[toolchain], runners=runners_text(toolchain),
-    )  # fmt: skip
+        install=_INSTALL[toolchain],
+        runners=runners_text(toolchain),
+    )
 
 
 def writer_prompt(runner: Runner, test_command: str) -> str:
@@ -267,9 +283,14 @@ def writer_prompt(runner: Runner, test_command: str) -> str:
         return TEST_PROMPT.format(test_command=test_command)
     language = next(LANGUAGE_NAMES[t] for t, lang in TOOLCHAIN_LANGUAGE.items() if lang == runner.language)
     return RUNNER_TEST_PROMPT.format(
-        runner=runner.name, report_kind=runner.report_kind, example=EXAMPLE_FILE[runner.name],
-        test_command=test_command, language=language, naming=NAMING[runner.name], id_form=ID_FORM[runner.name],
-    )  # fmt: skip
+        runner=runner.name,
+        report_kind=runner.report_kind,
+        example=EXAMPLE_FILE[runner.name],
+        test_command=test_command,
+        language=language,
+        naming=NAMING[runner.name],
+        id_form=ID_FORM[runner.name],
+    )
 
 
 def toolchain_test_command(command: str, toolchain: str) -> str:
@@ -281,17 +302,22 @@ def toolchain_test_command(command: str, toolchain: str) -> str:
     try:
         command.format(tests="", report="")
     except (KeyError, IndexError, ValueError) as exc:
-        raise ValueError(f"the test command has braces other than {{tests}} and {{report}} ({exc!r}): "
-                         "double them") from exc  # fmt: skip
+        raise ValueError(
+            f"the test command has braces other than {{tests}} and {{report}} ({exc!r}): double them"
+        ) from exc
     if runner_of(command) not in runners:
-        raise ValueError(f"the test command is not one of the {LANGUAGE_NAMES[toolchain]} test runners that can "
-                         f"be read here; start from a template ({templates})")  # fmt: skip
+        raise ValueError(
+            f"the test command is not one of the {LANGUAGE_NAMES[toolchain]} test runners that can "
+            f"be read here; start from a template ({templates})"
+        )
     missing = [field for field in ("{tests}", "{report}") if field not in command]
     if missing:
         runner = runner_of(command)
-        raise ValueError(f"the test command lacks {' and '.join(missing)}: {{tests}} is where the runner puts the "
-                         f"test targets, {{report}} where the {runner.report_kind} report goes (the results are read "
-                         f"from it); the {runner.name} template is: {runner.template}")  # fmt: skip
+        raise ValueError(
+            f"the test command lacks {' and '.join(missing)}: {{tests}} is where the runner puts the "
+            f"test targets, {{report}} where the {runner.report_kind} report goes (the results are read "
+            f"from it); the {runner.name} template is: {runner.template}"
+        )
     return command
 
 
@@ -303,28 +329,45 @@ def submit_environment_model(toolchain: str) -> type[BaseModel]:
     """`submit_environment`'s arguments for a `toolchain` repository: the test command described by its runners."""
     forms = "; ".join(f"{r.name}: {r.template}" for r in toolchain_runners(toolchain))
     return create_model(
-        "SubmitEnvironment", __base__=_Closed,
-        install_commands=(list[str], Field(description="bash commands, in order, run from /repo in one persistent "
-                                           "shell of a fresh container")),
-        test_command=(str, Field(min_length=1, description="the test runner's command in its template form, with "
-                                 f"{{tests}} and {{report}} (one of: {forms})")),
-    )  # fmt: skip
+        "SubmitEnvironment",
+        __base__=_Closed,
+        install_commands=(
+            list[str],
+            Field(description="bash commands, in order, run from /repo in one persistent shell of a fresh container"),
+        ),
+        test_command=(
+            str,
+            Field(
+                min_length=1,
+                description="the test runner's command in its template form, with "
+                f"{{tests}} and {{report}} (one of: {forms})",
+            ),
+        ),
+    )
 
 
 def submit_tests_model(runner: Runner) -> type[BaseModel]:
     """`submit_tests`'s arguments for tests run by `runner` (ids in its form)."""
     ids = ID_FORM[runner.name]
     written = create_model(
-        "WrittenFile", __base__=_Closed,
-        path=(str, Field(min_length=1, description="relative to the repository root, e.g. "
-                         f"{EXAMPLE_FILE[runner.name]}")),
+        "WrittenFile",
+        __base__=_Closed,
+        path=(
+            str,
+            Field(min_length=1, description=f"relative to the repository root, e.g. {EXAMPLE_FILE[runner.name]}"),
+        ),
         content=(str, Field(min_length=1, description="the whole file")),
-    )  # fmt: skip
+    )
     return create_model(
-        "SubmitTests", __base__=_Closed,
+        "SubmitTests",
+        __base__=_Closed,
         files=(list[written], Field(min_length=1, description="the new test files")),  # type: ignore[valid-type]
-        fail_to_pass=(list[str], Field(default_factory=list, description=f"{runner.name} test ids ({ids}) that "
-                                       "fail without the change")),
-        pass_to_pass=(list[str], Field(default_factory=list, description=f"{runner.name} test ids that pass with "
-                                       "and without it")),
-    )  # fmt: skip
+        fail_to_pass=(
+            list[str],
+            Field(default_factory=list, description=f"{runner.name} test ids ({ids}) that fail without the change"),
+        ),
+        pass_to_pass=(
+            list[str],
+            Field(default_factory=list, description=f"{runner.name} test ids that pass with and without it"),
+        ),
+    )

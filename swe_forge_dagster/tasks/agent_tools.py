@@ -44,8 +44,10 @@ MAX_TOOL_OUTPUT = 8000
 # prompt prefix stays stable for a while): 200 turns of full outputs would not fit any context.
 MAX_CONTEXT_CHARS = 400_000
 ELIDED = "[output elided to keep the conversation short; run the command again if you need it]"
-PYTEST_DURATION = re.compile(r"\b(passed|failed|errors?|skipped|xfailed|xpassed|warnings?|deselected|selected|ran) "
-                             r"in \d+\.\d+s( \(\d+:\d\d:\d\d\))?")  # fmt: skip
+PYTEST_DURATION = re.compile(
+    r"\b(passed|failed|errors?|skipped|xfailed|xpassed|warnings?|deselected|selected|ran) "
+    r"in \d+\.\d+s( \(\d+:\d\d:\d\d\))?"
+)
 
 
 class AgentFailed(Exception):
@@ -149,11 +151,15 @@ def run_agent(
         started = time.perf_counter()
         reply = client.chat(stage, messages, specs, item=item)
         record: dict[str, Any] = {
-            "turn": turn, "at": dt.datetime.now(dt.UTC).isoformat(), "cached": reply.cached,
-            "llm_seconds": round(time.perf_counter() - started, 3), "content": reply.content,
+            "turn": turn,
+            "at": dt.datetime.now(dt.UTC).isoformat(),
+            "cached": reply.cached,
+            "llm_seconds": round(time.perf_counter() - started, 3),
+            "content": reply.content,
             "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments_json} for c in reply.tool_calls],
-            "results": [], "outcome": "continue",
-        }  # fmt: skip
+            "results": [],
+            "outcome": "continue",
+        }
         messages.append(reply.message())
         if not reply.tool_calls:
             nudge = (

@@ -75,9 +75,17 @@ from swe_forge_dagster.tasks.agent_tools import (
 )
 
 __all__ = [
-    "JUNIT_OPTIONS", "AgentFailed", "SubmitEnvironment", "SubmitTests", "WrittenFile", "find_environment",
-    "recipe_test_command", "run_agent", "toolchain_image", "write_tests",
-]  # fmt: skip
+    "JUNIT_OPTIONS",
+    "AgentFailed",
+    "SubmitEnvironment",
+    "SubmitTests",
+    "WrittenFile",
+    "find_environment",
+    "recipe_test_command",
+    "run_agent",
+    "toolchain_image",
+    "write_tests",
+]
 
 ENV_STAGE = "environment_agent"
 TEST_STAGE = "test_agent"
@@ -141,20 +149,32 @@ def find_environment(
         box.copy_in(tree, "/repo")
         box.run("cd /repo")
         return run_agent(
-            client, box, env_prompt(toolchain, base_image, config.network != "none"),
-            ["Find the install commands and the test command of this repository.",
-             data("repository_files", "\n".join(listing)),
-             data("test_files_sample", "\n".join(tests) or "(no test files found)")],
-            [tool], on_submit, stage=ENV_STAGE, item=item, max_turns=max_turns,
-            transcript_path=transcript_path, shell_timeout=shell_timeout,
-        )  # fmt: skip
+            client,
+            box,
+            env_prompt(toolchain, base_image, config.network != "none"),
+            [
+                "Find the install commands and the test command of this repository.",
+                data("repository_files", "\n".join(listing)),
+                data("test_files_sample", "\n".join(tests) or "(no test files found)"),
+            ],
+            [tool],
+            on_submit,
+            stage=ENV_STAGE,
+            item=item,
+            max_turns=max_turns,
+            transcript_path=transcript_path,
+            shell_timeout=shell_timeout,
+        )
 
 
 def toolchain_image(docker_client: docker.DockerClient, tree: Path, toolchain: str) -> str | None:
     """The image the environment agent works on for a `toolchain` repository: the first local toolchain image
     that meets the version its manifests in `tree` declare (`toolchains.toolchain_images`); None: none built."""
-    files = {name: (tree / name).read_text("utf-8", "replace") for name in (*TOOLCHAIN_MANIFESTS, *EXTRA_FILES)
-             if (tree / name).is_file()}  # fmt: skip
+    files = {
+        name: (tree / name).read_text("utf-8", "replace")
+        for name in (*TOOLCHAIN_MANIFESTS, *EXTRA_FILES)
+        if (tree / name).is_file()
+    }
     images = toolchain_images(toolchain, files, partial(image_available, docker_client))
     return images[0] if images else None
 
@@ -199,12 +219,23 @@ def write_tests(
 
     with _prepared_box(docker_client, config, tree_with_fix, "test-agent") as box:
         return run_agent(
-            client, box, writer_prompt(runner, shown),
-            ["Write tests for this pull request.", data("pr_title", pr_title), data("pr_body", pr_body),
-             data("patch", patch, limit=60_000)],
-            [tool], on_submit, stage=TEST_STAGE, item=item, max_turns=max_turns,
-            transcript_path=transcript_path, shell_timeout=shell_timeout,
-        )  # fmt: skip
+            client,
+            box,
+            writer_prompt(runner, shown),
+            [
+                "Write tests for this pull request.",
+                data("pr_title", pr_title),
+                data("pr_body", pr_body),
+                data("patch", patch, limit=60_000),
+            ],
+            [tool],
+            on_submit,
+            stage=TEST_STAGE,
+            item=item,
+            max_turns=max_turns,
+            transcript_path=transcript_path,
+            shell_timeout=shell_timeout,
+        )
 
 
 # -- replays ---------------------------------------------------------------------------------------
@@ -267,9 +298,13 @@ def _run_tests(box: Sandbox, recipe: EnvRecipe, files: list[str]) -> _Run:
 
 
 def _check_written_tests(
-    docker_client: docker.DockerClient, config: SandboxConfig, tree: Path, files: dict[str, str], patch: str,
+    docker_client: docker.DockerClient,
+    config: SandboxConfig,
+    tree: Path,
+    files: dict[str, str],
+    patch: str,
     recipe: EnvRecipe,
-) -> str | None:  # fmt: skip
+) -> str | None:
     """Run the files as a test_patch with the fix (all must pass), then with it reverted (one must fail)."""
     runner = runner_of(recipe.test_command)
     modules = sorted(p for p in files if _runs(runner, p))
@@ -361,8 +396,12 @@ def _ours(outcomes: dict[str, Outcome], files: dict[str, str], runner: Runner = 
     if runner is PYTEST_RUNNER:
         return {test_id: o for test_id, o in outcomes.items() if test_id.split("::")[0] in files}
     if runner.name == "go":
-        names = {name for path, text in files.items() if path.endswith("_test.go")
-                 for name in re.findall(r"^func\s+(Test\w*)\s*\(", text, re.MULTILINE)}  # fmt: skip
+        names = {
+            name
+            for path, text in files.items()
+            if path.endswith("_test.go")
+            for name in re.findall(r"^func\s+(Test\w*)\s*\(", text, re.MULTILINE)
+        }
         return {test_id: o for test_id, o in outcomes.items() if test_id.split("/")[0] in names}
     if runner.name == "maven":
         classes = {PurePosixPath(path).stem for path in files}

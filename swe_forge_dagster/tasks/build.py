@@ -53,8 +53,16 @@ def problem_statement(pr: PRContext, test_files: Sequence[str], client: LLMClien
         return text, "issue"
     if client is None:
         raise TaskBuildError("the PR closes no issue and no LLM is configured to write a problem statement")
-    facts = PRFacts(repo=pr.repo, number=pr.number, title=pr.title, body=pr.body, files=[], additions=0,
-                    deletions=0, language=pr.language)  # fmt: skip
+    facts = PRFacts(
+        repo=pr.repo,
+        number=pr.number,
+        title=pr.title,
+        body=pr.body,
+        files=[],
+        additions=0,
+        deletions=0,
+        language=pr.language,
+    )
     written = write_problem_statement(client, facts, test_files=list(test_files), item=pr.instance_id)
     return f"{written.title}\n\n{written.statement}", "llm"
 

@@ -71,12 +71,20 @@ def find_pr(lake_dir: StorePath, repo: str, number: int) -> tuple[PRContext, dic
     created = row.get("pr_created_at")
     hints = hints_text(row.get("closing_issues") or [], row.get("first_commit_at"))
     pr = PRContext(
-        repo=repo, number=number, title=row.get("title") or "", body=row.get("body") or "",
-        base_sha=row["base_sha"], head_sha=row["head_sha"],
+        repo=repo,
+        number=number,
+        title=row.get("title") or "",
+        body=row.get("body") or "",
+        base_sha=row["base_sha"],
+        head_sha=row["head_sha"],
         created_at=created.isoformat().replace("+00:00", "Z") if created is not None else None,
-        closing_issues=tuple(issues), language=row.get("language"), license=row.get("license"),
-        difficulty=triage.get("difficulty"), difficulty_score=triage.get("score"), hints_text=hints,
-    )  # fmt: skip
+        closing_issues=tuple(issues),
+        language=row.get("language"),
+        license=row.get("license"),
+        difficulty=triage.get("difficulty"),
+        difficulty_score=triage.get("score"),
+        hints_text=hints,
+    )
     if not pr.base_sha or not pr.head_sha:
         raise PRNotFound(f"{repo}#{number} has no base/head sha in enriched_prs")
     return pr, triage

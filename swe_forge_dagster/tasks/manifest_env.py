@@ -51,8 +51,9 @@ def buildable_problem(executor: TaskExecutor, repo: str, base: str, split: Split
     registry its dependencies need is unreachable, no runner adapter or toolchain image, or (C/C++) no tests of its
     own: the test agent writes tests in every language, but a new GoogleTest file runs only from a CMake target,
     which it cannot add. None for Python and unknown projects: the agents may still try."""
-    found = environment_candidates(executor.cache, repo, base, split.src_files,
-                                   available=partial(image_available, executor.client))  # fmt: skip
+    found = environment_candidates(
+        executor.cache, repo, base, split.src_files, available=partial(image_available, executor.client)
+    )
     if found.toolchain in (None, "python"):
         return None
     if not found.buildable:
@@ -63,9 +64,13 @@ def buildable_problem(executor: TaskExecutor, repo: str, base: str, split: Split
 
 
 def find_manifest_environment(
-    executor: TaskExecutor, repo: str, base: str, preferred_tests: Sequence[str] = (), changed: Sequence[str] = (),
+    executor: TaskExecutor,
+    repo: str,
+    base: str,
+    preferred_tests: Sequence[str] = (),
+    changed: Sequence[str] = (),
     timeout: float = PROOF_TIMEOUT_S,
-) -> ManifestEnvironment:  # fmt: skip
+) -> ManifestEnvironment:
     """The first manifest recipe of `repo` at `base` that installs and passes a test; see the module docstring."""
     found = ManifestEnvironment()
     available = partial(image_available, executor.client)

@@ -75,9 +75,14 @@ class TaskExecutor:
             raise TaskBuildError(str(exc)) from exc
 
     def run_tests(
-        self, image: str, archive: Path, patches: list[tuple[str, str]], recipe: EnvRecipe, test_files: list[str],
+        self,
+        image: str,
+        archive: Path,
+        patches: list[tuple[str, str]],
+        recipe: EnvRecipe,
+        test_files: list[str],
         timeout: float,
-    ) -> SuiteRun:  # fmt: skip
+    ) -> SuiteRun:
         """A fresh no-network container from `image`: the base tree, `patches` applied, the tests run."""
         started = time.perf_counter()
         config = self.sandbox.model_copy(update={"image": image, "network": "none", "workdir": "/repo"})
@@ -94,9 +99,14 @@ class TaskExecutor:
         return run
 
     def run_commands(
-        self, image: str, archive: Path, patches: list[tuple[str, str]], files: dict[str, str],
-        commands: list[str], timeout: float,
-    ) -> list[CommandResult]:  # fmt: skip
+        self,
+        image: str,
+        archive: Path,
+        patches: list[tuple[str, str]],
+        files: dict[str, str],
+        commands: list[str],
+        timeout: float,
+    ) -> list[CommandResult]:
         """A fresh no-network container: the base tree, `patches`, `files` written; each command's result.
 
         Each command runs in /repo in a subshell (its `cd`/`export` do not leak into the next), with a
@@ -104,21 +114,30 @@ class TaskExecutor:
         """
         config = self.sandbox.model_copy(update={"image": image, "network": "none", "workdir": "/repo"})
         try:
-            box, _sha = start_repo_box(self.client, config, archive, name_hint="checks", patches=patches,
-                                       repo_files=files)  # fmt: skip
+            box, _sha = start_repo_box(
+                self.client, config, archive, name_hint="checks", patches=patches, repo_files=files
+            )
         except PatchRejected as exc:
             raise TaskBuildError(f"in the sandbox, {exc}") from exc
         except WorkspaceError as exc:
             raise TaskBuildError(f"could not prepare the base tree: {exc}") from exc
         with box:
-            return [box.run(f"cd /repo && (\n{command}\n)", timeout=timeout, max_output=MAX_OUTPUT)
-                    for command in commands]  # fmt: skip
+            return [
+                box.run(f"cd /repo && (\n{command}\n)", timeout=timeout, max_output=MAX_OUTPUT) for command in commands
+            ]
 
     # -- the whole proof ------------------------------------------------------------------
     def validate_pr(
-        self, repo: str, base_sha: str, head_sha: str, recipe: EnvRecipe, *, after_runs: int = 3,
-        timeout: float = 900, extra_test_patch: str | None = None,
-    ) -> TaskValidation:  # fmt: skip
+        self,
+        repo: str,
+        base_sha: str,
+        head_sha: str,
+        recipe: EnvRecipe,
+        *,
+        after_runs: int = 3,
+        timeout: float = 900,
+        extra_test_patch: str | None = None,
+    ) -> TaskValidation:
         started = time.perf_counter()
         self.cache.ensure(repo)
         self.cache.fetch(repo, [base_sha, head_sha])
@@ -134,9 +153,16 @@ class TaskExecutor:
         return self.prove(repo, base, split, recipe, after_runs=after_runs, timeout=timeout, started=started)
 
     def prove(
-        self, repo: str, base: str, split: SplitPatch, recipe: EnvRecipe, *, after_runs: int = 3,
-        timeout: float = 900, started: float | None = None,
-    ) -> TaskValidation:  # fmt: skip
+        self,
+        repo: str,
+        base: str,
+        split: SplitPatch,
+        recipe: EnvRecipe,
+        *,
+        after_runs: int = 3,
+        timeout: float = 900,
+        started: float | None = None,
+    ) -> TaskValidation:
         """Run `split.test_patch`'s tests at `base` (+test_patch) once and with `split.patch` N times.
 
         Also what `swe-forge validate` re-runs on an exported task: the same proof, from its files.
@@ -154,20 +180,28 @@ class TaskExecutor:
             tests = [f for f in split.test_files if runner.runs(f)] or list(split.test_files)
             with_tests = [("test_patch", split.test_patch)]
             before = self.run_tests(image, archive, with_tests, recipe, tests, timeout)
-            after = [self.run_tests(image, archive, [*with_tests, ("patch", split.patch)], recipe, tests, timeout)
-                     for _ in range(after_runs)]  # fmt: skip
+            after = [
+                self.run_tests(image, archive, [*with_tests, ("patch", split.patch)], recipe, tests, timeout)
+                for _ in range(after_runs)
+            ]
         outcomes = [run.outcomes for run in after]
         verdict = validate(before.outcomes, outcomes, no_report_before_fails=runner.name != "pytest")
         verdict = _with_run_errors(verdict, before, after)
         return TaskValidation(
-            repo=repo, base_commit=base, split=split, validation=verdict, image=image, image_cached=cached,
-            before=before, after=after,
+            repo=repo,
+            base_commit=base,
+            split=split,
+            validation=verdict,
+            image=image,
+            image_cached=cached,
+            before=before,
+            after=after,
             fail_to_pass_commands=[runner.single_test(t, tests) for t in verdict.fail_to_pass],
             pass_to_pass_commands=[runner.single_test(t, tests) for t in verdict.pass_to_pass],
             runner=runner.name,
             seconds=round(time.perf_counter() - started, 2),
             environment_setup_commit=self.environments.built_at(image) or base,
-        )  # fmt: skip
+        )
 
 
 def _with_run_errors(verdict: Validation, before: SuiteRun, after: list[SuiteRun]) -> Validation:

@@ -38,9 +38,15 @@ class RecipeStore:
     def put(self, repo: str, recipe: EnvRecipe, found_at: str, source: str = "agent") -> None:
         """Keep `recipe` for the repository's next tasks; `source` is `manifest` or `agent` (who found it)."""
         self.root.mkdir(parents=True, exist_ok=True)
-        data = {"repo": repo, "install_commands": list(recipe.install_commands), "test_command": recipe.test_command,
-                "base_image": recipe.base_image, "key": recipe.key(), "found_at_commit": found_at,
-                "source": source}  # fmt: skip
+        data = {
+            "repo": repo,
+            "install_commands": list(recipe.install_commands),
+            "test_command": recipe.test_command,
+            "base_image": recipe.base_image,
+            "key": recipe.key(),
+            "found_at_commit": found_at,
+            "source": source,
+        }
         fd, tmp = tempfile.mkstemp(prefix=".recipe.", dir=self.root)
         with os.fdopen(fd, "w") as handle:
             json.dump(data, handle, indent=1)

@@ -83,18 +83,29 @@ def revalidate_dir(
     # compared by full ids when the task has them (ours since they were kept), else as recorded
     recorded_f2p = inst.fail_to_pass_full or inst.FAIL_TO_PASS
     recorded_p2p = inst.pass_to_pass_full if inst.fail_to_pass_full else inst.PASS_TO_PASS
-    report = Revalidation(task.task_id, str(path), VALID, None, verdict.fail_to_pass, verdict.pass_to_pass,
-                          sorted(set(recorded_f2p) - set(verdict.fail_to_pass)), result.seconds)  # fmt: skip
+    report = Revalidation(
+        task.task_id,
+        str(path),
+        VALID,
+        None,
+        verdict.fail_to_pass,
+        verdict.pass_to_pass,
+        sorted(set(recorded_f2p) - set(verdict.fail_to_pass)),
+        result.seconds,
+    )
     if not verdict.accepted:
         report.status, report.reason = INVALID, verdict.reason
     elif (verdict.fail_to_pass, verdict.pass_to_pass) != (sorted(recorded_f2p), sorted(recorded_p2p)):
         report.status = CHANGED
-        report.reason = (f"FAIL_TO_PASS {len(recorded_f2p)} recorded / {len(verdict.fail_to_pass)} now, "
-                         f"PASS_TO_PASS {len(recorded_p2p)} / {len(verdict.pass_to_pass)}")  # fmt: skip
+        report.reason = (
+            f"FAIL_TO_PASS {len(recorded_f2p)} recorded / {len(verdict.fail_to_pass)} now, "
+            f"PASS_TO_PASS {len(recorded_p2p)} / {len(verdict.pass_to_pass)}"
+        )
     if llm is not None:
         try:
-            judgement = score_quality(llm, inst.repo, inst.problem_statement, inst.patch, inst.test_patch or "",
-                                      item=task.task_id)  # fmt: skip
+            judgement = score_quality(
+                llm, inst.repo, inst.problem_statement, inst.patch, inst.test_patch or "", item=task.task_id
+            )
             report.quality_score, report.quality_passed = judgement.quality_score, judgement.passed
         except LLMError as exc:
             report.reason = f"{report.reason + '; ' if report.reason else ''}quality not scored: {exc}"

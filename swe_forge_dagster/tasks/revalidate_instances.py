@@ -31,8 +31,13 @@ NOT_STARTED = "test suite did not start"
 def instance_split(inst: SWEBenchInstance) -> SplitPatch:
     """The instance's patches as a split: the test files are those its test patch touches."""
     src, tests = split_diff(inst.patch), split_diff(inst.test_patch or "")
-    return SplitPatch(inst.patch, inst.test_patch or "", src.src_files + src.test_files,
-                      tests.test_files or tests.src_files, src.binary_files)  # fmt: skip
+    return SplitPatch(
+        inst.patch,
+        inst.test_patch or "",
+        src.src_files + src.test_files,
+        tests.test_files or tests.src_files,
+        src.binary_files,
+    )
 
 
 def prove_with_manifests(
@@ -42,8 +47,13 @@ def prove_with_manifests(
     executor.cache.ensure(inst.repo)
     executor.cache.fetch(inst.repo, [inst.base_commit])
     split = instance_split(inst)
-    found = environment_candidates(executor.cache, inst.repo, inst.base_commit, split.src_files,
-                                   available=partial(image_available, executor.client))  # fmt: skip
+    found = environment_candidates(
+        executor.cache,
+        inst.repo,
+        inst.base_commit,
+        split.src_files,
+        available=partial(image_available, executor.client),
+    )
     if not found.recipes:
         return None, found.problem, []
     tried: list[str] = []
@@ -76,20 +86,34 @@ def revalidate_instance(
     except Exception as exc:  # the machine, not the task (a Docker or git failure): reported, the scan goes on
         return Revalidation(inst.instance_id, source, ERROR, f"could not run the proof: {type(exc).__name__}: {exc}")
     if result is None:
-        return Revalidation(inst.instance_id, source, INVALID, f"no environment from the manifests: {problem}",
-                            recipes_tried=tried)  # fmt: skip
+        return Revalidation(
+            inst.instance_id, source, INVALID, f"no environment from the manifests: {problem}", recipes_tried=tried
+        )
     verdict, runner = result.validation, runner_for(result.runner)
     f2p = swebench_ids(runner, verdict.fail_to_pass)
     p2p = [t for t in swebench_ids(runner, verdict.pass_to_pass) if t not in f2p]
-    report = Revalidation(inst.instance_id, source, VALID, None, f2p, p2p, seconds=result.seconds,
-                          recipe=f"{result.image} ({tried[-1]})", recipes_tried=tried)  # fmt: skip
+    report = Revalidation(
+        inst.instance_id,
+        source,
+        VALID,
+        None,
+        f2p,
+        p2p,
+        seconds=result.seconds,
+        recipe=f"{result.image} ({tried[-1]})",
+        recipes_tried=tried,
+    )
     report.fail_to_pass_missing = sorted(set(inst.FAIL_TO_PASS) - set(f2p))
     report.fail_to_pass_extra = sorted(set(f2p) - set(inst.FAIL_TO_PASS))
     report.pass_to_pass_missing = sorted(set(inst.PASS_TO_PASS) - set(p2p))
     report.pass_to_pass_extra = sorted(set(p2p) - set(inst.PASS_TO_PASS))
     report.missing_fail_to_pass = report.fail_to_pass_missing
-    differing = (report.fail_to_pass_missing + report.fail_to_pass_extra + report.pass_to_pass_missing
-                 + report.pass_to_pass_extra)  # fmt: skip
+    differing = (
+        report.fail_to_pass_missing
+        + report.fail_to_pass_extra
+        + report.pass_to_pass_missing
+        + report.pass_to_pass_extra
+    )
     report.differences = explain_differences(result, runner, differing, set(inst.FAIL_TO_PASS), set(f2p))
     if not verdict.accepted:
         report.status, report.reason = INVALID, verdict.reason
@@ -100,6 +124,8 @@ def revalidate_instance(
         or (report.pass_to_pass_extra)
     ):
         report.status = CHANGED
-        report.reason = (f"FAIL_TO_PASS {len(inst.FAIL_TO_PASS)} given / {len(f2p)} now, "
-                         f"PASS_TO_PASS {len(inst.PASS_TO_PASS)} / {len(p2p)}")  # fmt: skip
+        report.reason = (
+            f"FAIL_TO_PASS {len(inst.FAIL_TO_PASS)} given / {len(f2p)} now, "
+            f"PASS_TO_PASS {len(inst.PASS_TO_PASS)} / {len(p2p)}"
+        )
     return report

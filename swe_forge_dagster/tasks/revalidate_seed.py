@@ -52,8 +52,16 @@ def revalidate_seed(path: Path, executor: TaskExecutor, default_image: str, afte
         if failing := next((run[index] for run in [before, *after] if not run[index].ok), None):
             problems.append(f"PASS_TO_PASS fails: {_shown(command, failing)}")
     seconds = round(time.perf_counter() - started, 2)
-    report = Revalidation(seed.id, str(path), VALID, None, list(seed.fail_to_pass), list(seed.pass_to_pass),
-                          seconds=seconds, recipe=_image(seed, default_image))  # fmt: skip
+    report = Revalidation(
+        seed.id,
+        str(path),
+        VALID,
+        None,
+        list(seed.fail_to_pass),
+        list(seed.pass_to_pass),
+        seconds=seconds,
+        recipe=_image(seed, default_image),
+    )
     if problems:
         more = f" (+{len(problems) - SHOWN} more)" if len(problems) > SHOWN else ""
         report.status, report.reason = INVALID, "; ".join(problems[:SHOWN]) + more
@@ -64,8 +72,9 @@ def _runs(
     seed: SeedTask, executor: TaskExecutor, default_image: str, after_runs: int
 ) -> tuple[list[CommandResult], list[list[CommandResult]]]:
     """The checks' results at base + tests (once) and with the gold patch (`after_runs` times)."""
-    recipe = EnvRecipe(seed_install_commands(seed.install_config), seed.install_config.get("test_cmd", ""),
-                       _image(seed, default_image))  # fmt: skip
+    recipe = EnvRecipe(
+        seed_install_commands(seed.install_config), seed.install_config.get("test_cmd", ""), _image(seed, default_image)
+    )
     executor.cache.ensure(seed.repo)
     executor.cache.fetch(seed.repo, [seed.base_commit])
     image, _cached = executor.environment_image(seed.repo, seed.base_commit, recipe)
@@ -75,8 +84,10 @@ def _runs(
         archive = write_tree_archive(executor.cache, seed.repo, seed.base_commit, Path(tmp) / "tree.tar")
         tests = [("test_patch", seed.test_patch)]
         before = executor.run_commands(image, archive, tests, files, commands, CHECK_TIMEOUT_S)
-        after = [executor.run_commands(image, archive, [*tests, ("patch", seed.patch)], files, commands,
-                                       CHECK_TIMEOUT_S) for _ in range(after_runs)]  # fmt: skip
+        after = [
+            executor.run_commands(image, archive, [*tests, ("patch", seed.patch)], files, commands, CHECK_TIMEOUT_S)
+            for _ in range(after_runs)
+        ]
     return before, after
 
 

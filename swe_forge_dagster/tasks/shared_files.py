@@ -30,8 +30,14 @@ class SharedTaskFiles:
     @classmethod
     def of(cls, layout: HomeLayout, output_dir: Path) -> SharedTaskFiles:
         """The local folders of `layout` (exports in `output_dir`) and, for a store home, their store copies."""
-        return cls(layout.work, output_dir, layout.datasets, layout.on_store("work"), layout.on_store("tasks"),
-                   layout.on_store("datasets"))  # fmt: skip
+        return cls(
+            layout.work,
+            output_dir,
+            layout.datasets,
+            layout.on_store("work"),
+            layout.on_store("tasks"),
+            layout.on_store("datasets"),
+        )
 
     def pull(self, task_id: str) -> int:
         """The task's work and export folders as the store has them; files changed."""

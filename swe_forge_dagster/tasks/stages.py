@@ -85,8 +85,12 @@ class TaskBuilder:
         cache.fetch(repo, [pr.base_sha, pr.head_sha])
         base = cache.merge_base(repo, pr.base_sha, pr.head_sha)
         split = split_diff(cache.diff(repo, base, pr.head_sha))
-        facts = {"base_commit": base, "src_files": split.src_files, "test_files": split.test_files,
-                 "binary_files": split.binary_files}  # fmt: skip
+        facts = {
+            "base_commit": base,
+            "src_files": split.src_files,
+            "test_files": split.test_files,
+            "binary_files": split.binary_files,
+        }
         if not split.patch.strip():
             return self._reject(work, "patch", "the PR changes no source files (only tests)", facts)
         with cache.worktree(repo, base) as tree:
@@ -102,8 +106,16 @@ class TaskBuilder:
         except TaskBuildError as exc:
             return self._reject(work, "patch", str(exc), facts)
         work.save("pr", _pr_json(pr))
-        work.save("patch", {**facts, "patch": split.patch, "test_patch": split.test_patch,
-                            "problem_statement": statement, "statement_source": source})  # fmt: skip
+        work.save(
+            "patch",
+            {
+                **facts,
+                "patch": split.patch,
+                "test_patch": split.test_patch,
+                "problem_statement": statement,
+                "statement_source": source,
+            },
+        )
         return StageOutcome("done", facts={**facts, "statement_source": source})
 
     # -- environment ------------------------------------------------------------------------------
@@ -123,8 +135,9 @@ class TaskBuilder:
             except TaskBuildError:
                 self.recipes.drop(pr.repo)  # no longer installs at this commit: find a new one
         patch = work.load("patch")
-        manifest = find_manifest_environment(self.executor, pr.repo, base, patch.get("test_files") or (),
-                                             patch.get("src_files") or ())  # fmt: skip
+        manifest = find_manifest_environment(
+            self.executor, pr.repo, base, patch.get("test_files") or (), patch.get("src_files") or ()
+        )
         if manifest.recipe is not None and manifest.image is not None:
             self.recipes.put(pr.repo, manifest.recipe, base, source="manifest")
             return self._save_environment(work, manifest.recipe, manifest.image, manifest.image_cached, "manifest")
@@ -134,16 +147,26 @@ class TaskBuilder:
             # another toolchain: the agent works on its image, with that language's prompt and runners
             image = toolchain_image(self.executor.client, tree, toolchain) if toolchain else self.base_image
             if image is None:
-                return self._reject(work, "environment", f"no {toolchain} toolchain image on this Docker engine "
-                                    f"(scripts/build-toolchain-image.sh {toolchain}); manifest recipes: "
-                                    f"{manifest.problem}")  # fmt: skip
+                return self._reject(
+                    work,
+                    "environment",
+                    f"no {toolchain} toolchain image on this Docker engine "
+                    f"(scripts/build-toolchain-image.sh {toolchain}); manifest recipes: "
+                    f"{manifest.problem}",
+                )
             try:
                 with llm() as client:
-                    recipe = find_environment(client, self.executor.client, tree, base_image=image,
-                                              toolchain=toolchain, max_turns=self.env_max_turns,
-                                              sandbox=self.agent_sandbox,
-                                              transcript_path=work.path("environment.transcript.jsonl"),
-                                              item=task_id)  # fmt: skip
+                    recipe = find_environment(
+                        client,
+                        self.executor.client,
+                        tree,
+                        base_image=image,
+                        toolchain=toolchain,
+                        max_turns=self.env_max_turns,
+                        sandbox=self.agent_sandbox,
+                        transcript_path=work.path("environment.transcript.jsonl"),
+                        item=task_id,
+                    )
             except AgentFailed as exc:
                 why = f"environment agent: {exc} (before it, manifest recipes: {manifest.problem})"
                 return self._reject(work, "environment", why)
@@ -155,17 +178,32 @@ class TaskBuilder:
         return self._save_environment(work, recipe, image, cached, "agent", manifest.problem)
 
     def _save_environment(
-        self, work: TaskWork, recipe: EnvRecipe, image: str, cached: bool, source: str,
+        self,
+        work: TaskWork,
+        recipe: EnvRecipe,
+        image: str,
+        cached: bool,
+        source: str,
         manifest_problem: str | None = None,
-    ) -> StageOutcome:  # fmt: skip
+    ) -> StageOutcome:
         """Save the environment; `manifest_problem` says why no manifest recipe served when the agent found it."""
-        data = {"install_commands": list(recipe.install_commands), "test_command": recipe.test_command,
-                "base_image": recipe.base_image, "image": image, "image_cached": cached,
-                "recipe_source": source, "manifest_problem": manifest_problem,
-                "image_adds_bytes": self.executor.environments.own_bytes(image)}  # fmt: skip
+        data = {
+            "install_commands": list(recipe.install_commands),
+            "test_command": recipe.test_command,
+            "base_image": recipe.base_image,
+            "image": image,
+            "image_cached": cached,
+            "recipe_source": source,
+            "manifest_problem": manifest_problem,
+            "image_adds_bytes": self.executor.environments.own_bytes(image),
+        }
         work.save("environment", data)
-        facts = {"image": image, "image_cached": cached, "recipe_source": source,
-                 "image_adds_mb": round((data["image_adds_bytes"] or 0) / 1e6, 1)}  # fmt: skip
+        facts = {
+            "image": image,
+            "image_cached": cached,
+            "recipe_source": source,
+            "image_adds_mb": round((data["image_adds_bytes"] or 0) / 1e6, 1),
+        }
         return StageOutcome("done", facts=facts)
 
     # -- tests ------------------------------------------------------------------------------------
@@ -182,10 +220,20 @@ class TaskBuilder:
             fixed = self.executor.export_tree(pr.repo, pr.head_sha, Path(tmp) / "fixed")
             try:
                 with llm() as client:
-                    files = write_tests(client, self.executor.client, fixed, pr_title=pr.title, pr_body=pr.body,
-                                        patch=patch["patch"], recipe=_recipe(env), image=env["image"],
-                                        max_turns=self.test_max_turns, sandbox=self.agent_sandbox,
-                                        transcript_path=work.path("tests.transcript.jsonl"), item=task_id)  # fmt: skip
+                    files = write_tests(
+                        client,
+                        self.executor.client,
+                        fixed,
+                        pr_title=pr.title,
+                        pr_body=pr.body,
+                        patch=patch["patch"],
+                        recipe=_recipe(env),
+                        image=env["image"],
+                        max_turns=self.test_max_turns,
+                        sandbox=self.agent_sandbox,
+                        transcript_path=work.path("tests.transcript.jsonl"),
+                        item=task_id,
+                    )
             except AgentFailed as exc:
                 return self._reject(work, "tests", f"test agent: {exc}")
         work.save("tests", {"test_patch": patch_adding_files(files), "test_files": sorted(files), "source": "agent"})
@@ -199,27 +247,52 @@ class TaskBuilder:
         pr, env, tests = _pr_from(work.load("pr")), work.load("environment"), work.load("tests")
         extra = tests["test_patch"] if tests["source"] == "agent" else None
         try:
-            result = self.executor.validate_pr(pr.repo, pr.base_sha, pr.head_sha, _recipe(env),
-                                               after_runs=self.after_runs, timeout=self.test_timeout,
-                                               extra_test_patch=extra)  # fmt: skip
+            result = self.executor.validate_pr(
+                pr.repo,
+                pr.base_sha,
+                pr.head_sha,
+                _recipe(env),
+                after_runs=self.after_runs,
+                timeout=self.test_timeout,
+                extra_test_patch=extra,
+            )
         except TaskBuildError as exc:
             return self._reject(work, "validation", str(exc))
         verdict = result.validation
-        runs = [{"phase": "before", "exit_code": result.before.exit_code, "seconds": result.before.seconds,
-                 "error": result.before.error}] + [
+        runs = [
+            {
+                "phase": "before",
+                "exit_code": result.before.exit_code,
+                "seconds": result.before.seconds,
+                "error": result.before.error,
+            }
+        ] + [
             {"phase": f"after {i}", "exit_code": run.exit_code, "seconds": run.seconds, "error": run.error}
             for i, run in enumerate(result.after, 1)
-        ]  # fmt: skip
-        data = {"accepted": verdict.accepted, "reason": verdict.reason, "FAIL_TO_PASS": verdict.fail_to_pass,
-                "PASS_TO_PASS": verdict.pass_to_pass, "flaky": verdict.flaky, "broken": verdict.broken,
-                "fail_to_pass_commands": result.fail_to_pass_commands,
-                "pass_to_pass_commands": result.pass_to_pass_commands, "base_commit": result.base_commit,
-                "image": result.image, "runs": runs, "seconds": result.seconds,
-                "environment_setup_commit": result.environment_setup_commit,
-                "before_output_tail": result.before.output[-3000:]}  # fmt: skip
+        ]
+        data = {
+            "accepted": verdict.accepted,
+            "reason": verdict.reason,
+            "FAIL_TO_PASS": verdict.fail_to_pass,
+            "PASS_TO_PASS": verdict.pass_to_pass,
+            "flaky": verdict.flaky,
+            "broken": verdict.broken,
+            "fail_to_pass_commands": result.fail_to_pass_commands,
+            "pass_to_pass_commands": result.pass_to_pass_commands,
+            "base_commit": result.base_commit,
+            "image": result.image,
+            "runs": runs,
+            "seconds": result.seconds,
+            "environment_setup_commit": result.environment_setup_commit,
+            "before_output_tail": result.before.output[-3000:],
+        }
         work.save("validation", data)
-        facts = {"fail_to_pass": len(verdict.fail_to_pass), "pass_to_pass": len(verdict.pass_to_pass),
-                 "runs": len(runs), "seconds": result.seconds}  # fmt: skip
+        facts = {
+            "fail_to_pass": len(verdict.fail_to_pass),
+            "pass_to_pass": len(verdict.pass_to_pass),
+            "runs": len(runs),
+            "seconds": result.seconds,
+        }
         if not verdict.accepted:
             return self._reject(work, "validation", verdict.reason or "rejected", facts)
         return StageOutcome("done", facts=facts)
@@ -231,11 +304,16 @@ class TaskBuilder:
             return StageOutcome("passed_on", passed["reason"])
         pr, patch, tests = _pr_from(work.load("pr")), work.load("patch"), work.load("tests")
         with llm() as client:
-            judgement = score_quality(client, pr.repo, patch["problem_statement"], patch["patch"],
-                                      tests["test_patch"], item=task_id)  # fmt: skip
+            judgement = score_quality(
+                client, pr.repo, patch["problem_statement"], patch["patch"], tests["test_patch"], item=task_id
+            )
         work.save("quality", {**judgement.model_dump(), "passed": judgement.passed})
-        facts = {"difficulty": judgement.difficulty, "difficulty_score": judgement.difficulty_score,
-                 "quality_score": judgement.quality_score, "quality_passed": judgement.passed}  # fmt: skip
+        facts = {
+            "difficulty": judgement.difficulty,
+            "difficulty_score": judgement.difficulty_score,
+            "quality_score": judgement.quality_score,
+            "quality_passed": judgement.passed,
+        }
         if not judgement.passed:
             return self._reject(work, "quality", f"quality gate: {judgement.quality_reasoning}", facts)
         return StageOutcome("done", facts=facts)
@@ -250,11 +328,17 @@ class TaskBuilder:
             return StageOutcome("passed_on", passed["reason"])
         pr, patch, tests = _pr_from(work.load("pr")), work.load("patch"), work.load("tests")
         env, proven, quality = work.load("environment"), work.load("validation"), work.load("quality")
-        proof = Proof(base_commit=proven["base_commit"], patch=patch["patch"], test_patch=tests["test_patch"],
-                      test_files=tests["test_files"], fail_to_pass=proven["FAIL_TO_PASS"],
-                      pass_to_pass=proven["PASS_TO_PASS"], fail_to_pass_commands=proven["fail_to_pass_commands"],
-                      pass_to_pass_commands=proven["pass_to_pass_commands"],
-                      environment_setup_commit=proven.get("environment_setup_commit"))  # fmt: skip
+        proof = Proof(
+            base_commit=proven["base_commit"],
+            patch=patch["patch"],
+            test_patch=tests["test_patch"],
+            test_files=tests["test_files"],
+            fail_to_pass=proven["FAIL_TO_PASS"],
+            pass_to_pass=proven["PASS_TO_PASS"],
+            fail_to_pass_commands=proven["fail_to_pass_commands"],
+            pass_to_pass_commands=proven["pass_to_pass_commands"],
+            environment_setup_commit=proven.get("environment_setup_commit"),
+        )
         judgement = QualityJudgement.model_validate({k: v for k, v in quality.items() if k != "passed"})
         release = self.executor.cache.release_version(pr.repo, proven["base_commit"])
         record = make_task_record(pr, proof, _recipe(env), patch["problem_statement"], judgement, release)

@@ -20,17 +20,28 @@ from swe_forge_dagster.tasks.work import TaskWork, split_task_id
 TASKS = "tasks"
 TASKS_SCHEMA = pa.schema(
     [
-        ("task_id", pa.string()), ("repo", pa.string()), ("number", pa.int64()),
-        ("status", pa.string()), ("stage", pa.string()), ("reason", pa.string()),
-        ("difficulty", pa.string()), ("difficulty_score", pa.float64()),
-        ("quality_score", pa.float64()), ("quality_passed", pa.bool_()),
-        ("base_commit", pa.string()), ("statement_source", pa.string()), ("test_source", pa.string()),
-        ("recipe_source", pa.string()), ("image", pa.string()),
-        ("fail_to_pass", pa.list_(pa.string())), ("pass_to_pass", pa.list_(pa.string())),
-        ("validation_seconds", pa.float64()), ("task_dir", pa.string()),
+        ("task_id", pa.string()),
+        ("repo", pa.string()),
+        ("number", pa.int64()),
+        ("status", pa.string()),
+        ("stage", pa.string()),
+        ("reason", pa.string()),
+        ("difficulty", pa.string()),
+        ("difficulty_score", pa.float64()),
+        ("quality_score", pa.float64()),
+        ("quality_passed", pa.bool_()),
+        ("base_commit", pa.string()),
+        ("statement_source", pa.string()),
+        ("test_source", pa.string()),
+        ("recipe_source", pa.string()),
+        ("image", pa.string()),
+        ("fail_to_pass", pa.list_(pa.string())),
+        ("pass_to_pass", pa.list_(pa.string())),
+        ("validation_seconds", pa.float64()),
+        ("task_dir", pa.string()),
         ("updated_at", pa.timestamp("us", tz="UTC")),
     ]
-)  # fmt: skip
+)
 
 
 def status_row(work: TaskWork) -> dict[str, Any]:
@@ -47,11 +58,18 @@ def status_row(work: TaskWork) -> dict[str, Any]:
     if tests := work.load_optional("tests"):
         row["test_source"] = tests.get("source")
     if proven := work.load_optional("validation"):
-        row.update(fail_to_pass=proven["FAIL_TO_PASS"], pass_to_pass=proven["PASS_TO_PASS"],
-                   validation_seconds=proven.get("seconds"))  # fmt: skip
+        row.update(
+            fail_to_pass=proven["FAIL_TO_PASS"],
+            pass_to_pass=proven["PASS_TO_PASS"],
+            validation_seconds=proven.get("seconds"),
+        )
     if quality := work.load_optional("quality"):
-        row.update(difficulty=quality["difficulty"], difficulty_score=quality["difficulty_score"],
-                   quality_score=quality["quality_score"], quality_passed=quality["passed"])  # fmt: skip
+        row.update(
+            difficulty=quality["difficulty"],
+            difficulty_score=quality["difficulty_score"],
+            quality_score=quality["quality_score"],
+            quality_passed=quality["passed"],
+        )
     if exported := work.load_optional("export"):
         row["task_dir"] = exported["task_dir"]
     rejected, error = work.rejection(), work.error()

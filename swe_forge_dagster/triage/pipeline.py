@@ -25,12 +25,21 @@ from swe_forge_dagster.llm.functions import DifficultyTriage, PRFacts, classify_
 CLASSIFIED_PRS = "classified_prs"
 CLASSIFIED_PRS_SCHEMA = pa.schema(
     [
-        ("repo_name", pa.string()), ("number", pa.int64()), ("status", pa.string()),
-        ("difficulty", pa.string()), ("score", pa.float64()), ("reasoning", pa.string()), ("error", pa.string()),
-        ("model", pa.string()), ("title", pa.string()), ("language", pa.string()),
-        ("additions", pa.int64()), ("deletions", pa.int64()), ("changed_files", pa.int64()),
+        ("repo_name", pa.string()),
+        ("number", pa.int64()),
+        ("status", pa.string()),
+        ("difficulty", pa.string()),
+        ("score", pa.float64()),
+        ("reasoning", pa.string()),
+        ("error", pa.string()),
+        ("model", pa.string()),
+        ("title", pa.string()),
+        ("language", pa.string()),
+        ("additions", pa.int64()),
+        ("deletions", pa.int64()),
+        ("changed_files", pa.int64()),
     ]
-)  # fmt: skip
+)
 
 
 @dataclass
@@ -51,10 +60,16 @@ class ClassifyReport:
 
 
 def facts(row: dict) -> PRFacts:
-    return PRFacts(repo=row["repo_name"], number=int(row["number"]), title=row.get("title") or "",
-                   body=row.get("body") or "", files=list(row.get("file_paths") or []),
-                   additions=int(row.get("additions") or 0), deletions=int(row.get("deletions") or 0),
-                   language=row.get("language"))  # fmt: skip
+    return PRFacts(
+        repo=row["repo_name"],
+        number=int(row["number"]),
+        title=row.get("title") or "",
+        body=row.get("body") or "",
+        files=list(row.get("file_paths") or []),
+        additions=int(row.get("additions") or 0),
+        deletions=int(row.get("deletions") or 0),
+        language=row.get("language"),
+    )
 
 
 def classify_hour(lake_dir: StorePath, hour: str, client: LLMClient, workers: int = 10) -> ClassifyReport:
@@ -76,12 +91,15 @@ def classify_hour(lake_dir: StorePath, hour: str, client: LLMClient, workers: in
         results = list(pool.map(one, rows))
     out, errors = [], []
     for row, result in zip(rows, results, strict=True):
-        record = {name: row.get(name) for name in ("repo_name", "number", "title", "language", "additions",
-                                                    "deletions", "changed_files")}  # fmt: skip
+        record = {
+            name: row.get(name)
+            for name in ("repo_name", "number", "title", "language", "additions", "deletions", "changed_files")
+        }
         record["model"] = client.model
         if isinstance(result, DifficultyTriage):
-            record.update(status="classified", difficulty=result.difficulty, score=result.score,
-                          reasoning=result.reasoning)  # fmt: skip
+            record.update(
+                status="classified", difficulty=result.difficulty, score=result.score, reasoning=result.reasoning
+            )
         else:
             record.update(status="error", error=str(result)[:1000])
             errors.append(f"{row['repo_name']}#{row['number']}: {result}")

@@ -17,8 +17,9 @@ MODEL = "openai/gpt-5.2-codex:nitro"
 
 def make_client(twin: OpenAITwin, root: Path) -> LLMClient:
     """A real `LLMClient` on the twin, with its answer cache and call ledger under `root`."""
-    return LLMClient(twin.url, KEY, MODEL, cache=AnswerCache(root / "answers.sqlite"),
-                     ledger=CallLedger(root / "llm_calls"))  # fmt: skip
+    return LLMClient(
+        twin.url, KEY, MODEL, cache=AnswerCache(root / "answers.sqlite"), ledger=CallLedger(root / "llm_calls")
+    )
 
 
 def lines(path: Path) -> list[dict[str, Any]]:

@@ -75,20 +75,28 @@ class Deployment:
     def home(self) -> str:
         return f"s3://{BUCKET}/{PREFIX}"
 
-    def swe_forge(self, *args: str, timeout: float = 600, machine: Path | None = None,
-                  cwd: Path | None = None) -> subprocess.CompletedProcess[str]:  # fmt: skip
+    def swe_forge(
+        self, *args: str, timeout: float = 600, machine: Path | None = None, cwd: Path | None = None
+    ) -> subprocess.CompletedProcess[str]:
         """`swe-forge ARGS` in a shell that sourced the deployment's env file, as a user would. `machine`: another
         machine's local folder (its own Dagster home and caches; the same Postgres, store and registry)."""
         return self.python("-m", "swe_forge_dagster.cli", *args, timeout=timeout, machine=machine, cwd=cwd)
 
-    def python(self, *args: str, timeout: float = 600, machine: Path | None = None,
-               cwd: Path | None = None) -> subprocess.CompletedProcess[str]:  # fmt: skip
+    def python(
+        self, *args: str, timeout: float = 600, machine: Path | None = None, cwd: Path | None = None
+    ) -> subprocess.CompletedProcess[str]:
         other = ""
         if machine is not None:  # the env file names the first machine's folders: another machine has its own
             other = f'export SWE_FORGE_LOCAL_DIR="{machine}"; unset DAGSTER_HOME SWE_FORGE_WORKSPACE; '
         command = f'. "{self.dir}/env" && {other}exec "{sys.executable}" "$@"'
-        return subprocess.run(["bash", "-c", command, "python", *args], env=self.env, capture_output=True,
-                              text=True, timeout=timeout, cwd=cwd)  # fmt: skip
+        return subprocess.run(
+            ["bash", "-c", command, "python", *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=cwd,
+        )
 
     @contextlib.contextmanager
     def instance(self, monkeypatch: pytest.MonkeyPatch) -> Iterator[dg.DagsterInstance]:
@@ -110,19 +118,34 @@ class Deployment:
         return result.stdout.split()
 
 
-def _env(root: Path, local: Path, postgres_url: str, gharchive: str, github: str, llm: str, git_urls: str,
-         base: int) -> dict[str, str]:  # fmt: skip
+def _env(
+    root: Path, local: Path, postgres_url: str, gharchive: str, github: str, llm: str, git_urls: str, base: int
+) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SWE_FORGE_", "DAGSTER_", "AWS_"))}
     env.pop("OPENROUTER_API_KEY", None)
     env.update(
-        SWE_FORGE_DEPLOY_DIR=str(root / "deploy"), SWE_FORGE_HOME=f"s3://{BUCKET}/{PREFIX}",
-        SWE_FORGE_LOCAL_DIR=str(local), SWE_FORGE_S3_ACCESS_KEY=ACCESS_KEY, SWE_FORGE_S3_SECRET_KEY=SECRET_KEY,
-        SWE_FORGE_IMAGE=IMAGE, SWE_FORGE_POSTGRES_URL=postgres_url, SWE_FORGE_START_DATE="2015-01-01",
-        SWE_FORGE_GHARCHIVE_URL=gharchive, SWE_FORGE_GITHUB_API_URL=github, GITHUB_TOKEN=TOKEN,
-        SWE_FORGE_LLM_BASE_URL=llm, SWE_FORGE_LLM_API_KEY=KEY, SWE_FORGE_GIT_URL=git_urls,
-        SWE_FORGE_DOCKER_IMAGE=BASE_IMAGE, SWE_FORGE_S3_PORT=str(base), SWE_FORGE_REGISTRY_PORT=str(base + 8),
-        SWE_FORGE_CODE_PORT=str(base + 9), SWE_FORGE_UI_PORT=str(base + 10), COLUMNS="200", NO_COLOR="1",
-    )  # fmt: skip
+        SWE_FORGE_DEPLOY_DIR=str(root / "deploy"),
+        SWE_FORGE_HOME=f"s3://{BUCKET}/{PREFIX}",
+        SWE_FORGE_LOCAL_DIR=str(local),
+        SWE_FORGE_S3_ACCESS_KEY=ACCESS_KEY,
+        SWE_FORGE_S3_SECRET_KEY=SECRET_KEY,
+        SWE_FORGE_IMAGE=IMAGE,
+        SWE_FORGE_POSTGRES_URL=postgres_url,
+        SWE_FORGE_START_DATE="2015-01-01",
+        SWE_FORGE_GHARCHIVE_URL=gharchive,
+        SWE_FORGE_GITHUB_API_URL=github,
+        GITHUB_TOKEN=TOKEN,
+        SWE_FORGE_LLM_BASE_URL=llm,
+        SWE_FORGE_LLM_API_KEY=KEY,
+        SWE_FORGE_GIT_URL=git_urls,
+        SWE_FORGE_DOCKER_IMAGE=BASE_IMAGE,
+        SWE_FORGE_S3_PORT=str(base),
+        SWE_FORGE_REGISTRY_PORT=str(base + 8),
+        SWE_FORGE_CODE_PORT=str(base + 9),
+        SWE_FORGE_UI_PORT=str(base + 10),
+        COLUMNS="200",
+        NO_COLOR="1",
+    )
     return env
 
 
@@ -156,14 +179,17 @@ def running_deployment(root: Path, docker_client: docker.DockerClient) -> Iterat
         llm = stack.enter_context(OpenAITwin(world_agent_responder(world.git), api_key=KEY))
         base = _free_base(12)
         env = _env(root, local, postgres_url, gharchive.url, github.url, llm.url, world.git.url_template, base)
-        started = subprocess.run([str(REPO_ROOT / "deploy" / "start")], env=env, capture_output=True, text=True,
-                                 timeout=1500)  # fmt: skip
+        started = subprocess.run(
+            [str(REPO_ROOT / "deploy" / "start")], env=env, capture_output=True, text=True, timeout=1500
+        )
         try:
             assert started.returncode == 0, started.stderr[-4000:]
-            yield Deployment(root / "deploy", env, local, postgres_url, world, base + 8, f"http://127.0.0.1:{base}",
-                             github, llm)  # fmt: skip
+            yield Deployment(
+                root / "deploy", env, local, postgres_url, world, base + 8, f"http://127.0.0.1:{base}", github, llm
+            )
         finally:
-            stopped = subprocess.run([str(REPO_ROOT / "deploy" / "stop")], env=env, capture_output=True, text=True,
-                                     timeout=300)  # fmt: skip
+            stopped = subprocess.run(
+                [str(REPO_ROOT / "deploy" / "stop")], env=env, capture_output=True, text=True, timeout=300
+            )
             _clean_up(docker_client, [local, *sorted(root.glob("machine-*"))])
             assert stopped.returncode == 0, stopped.stderr[-2000:]

@@ -32,8 +32,13 @@ TOKEN = "gym-test-token-0123456789"
 
 def world_gym_config(hw: HarnessWorld, state: Path, **overrides: Any) -> GymConfig:
     """A gym over the harness world's tasks (its git remotes, the local base image)."""
-    values: dict[str, Any] = {"state_dir": state, "repo_cache_dir": hw.root / "harness-repos", "test_timeout": 90,
-                              "git_url": hw.world.url_template, "docker_image": BASE_IMAGE}  # fmt: skip
+    values: dict[str, Any] = {
+        "state_dir": state,
+        "repo_cache_dir": hw.root / "harness-repos",
+        "test_timeout": 90,
+        "git_url": hw.world.url_template,
+        "docker_image": BASE_IMAGE,
+    }
     values.update(overrides)
     return GymConfig(**values)
 
@@ -91,11 +96,29 @@ def served(home: Path, hw: HarnessWorld, *args: str, name: str = "server") -> It
     home.mkdir(parents=True, exist_ok=True)
     ready, log = home / f"{name}.ready.json", home / f"{name}.log"
     ready.unlink(missing_ok=True)
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("SWE_FORGE_")},
-           "SWE_FORGE_HOME": str(home), "SWE_FORGE_START_DATE": "2015-01-01", "SWE_FORGE_GYM_TOKEN": TOKEN,
-           "SWE_FORGE_GIT_URL": hw.world.url_template}  # fmt: skip
-    argv = [sys.executable, "-m", "swe_forge_dagster.cli", "gym", "serve", "--input", str(hw.tasks), "--port", "0",
-            "--docker-image", BASE_IMAGE, "--ready-file", str(ready), *args]  # fmt: skip
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("SWE_FORGE_")},
+        "SWE_FORGE_HOME": str(home),
+        "SWE_FORGE_START_DATE": "2015-01-01",
+        "SWE_FORGE_GYM_TOKEN": TOKEN,
+        "SWE_FORGE_GIT_URL": hw.world.url_template,
+    }
+    argv = [
+        sys.executable,
+        "-m",
+        "swe_forge_dagster.cli",
+        "gym",
+        "serve",
+        "--input",
+        str(hw.tasks),
+        "--port",
+        "0",
+        "--docker-image",
+        BASE_IMAGE,
+        "--ready-file",
+        str(ready),
+        *args,
+    ]
     with log.open("w") as output:
         process = subprocess.Popen(argv, env=env, stdout=output, stderr=subprocess.STDOUT, text=True)
     try:

@@ -37,9 +37,15 @@ class HarnessWorld:
 
     def config(self, **overrides: Any) -> HarnessConfig:
         values: dict[str, Any] = {
-            "agent": "oracle", "repo_cache_dir": self.root / "harness-repos", "git_url": self.world.url_template,
-            "docker_image": BASE_IMAGE, "test_timeout": 90, "agent_timeout": 120, "cpu": 1.0, "mem_limit": "1g",
-        }  # fmt: skip
+            "agent": "oracle",
+            "repo_cache_dir": self.root / "harness-repos",
+            "git_url": self.world.url_template,
+            "docker_image": BASE_IMAGE,
+            "test_timeout": 90,
+            "agent_timeout": 120,
+            "cpu": 1.0,
+            "mem_limit": "1g",
+        }
         values.update(overrides)
         return HarnessConfig(**values)
 

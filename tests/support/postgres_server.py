@@ -94,15 +94,42 @@ class PostgresServer:
         self._dir = Path(tempfile.mkdtemp(prefix="swe-forge-pg-"))
         if os.geteuid() == 0:
             shutil.chown(self._dir, OS_USER, OS_USER)
-        self._run("initdb", "-D", str(self.data), "-U", "postgres", "-E", "UTF8", "--locale=C", "--no-sync",
-                  "--auth-local=trust", "--auth-host=scram-sha-256")  # fmt: skip
+        self._run(
+            "initdb",
+            "-D",
+            str(self.data),
+            "-U",
+            "postgres",
+            "-E",
+            "UTF8",
+            "--locale=C",
+            "--no-sync",
+            "--auth-local=trust",
+            "--auth-host=scram-sha-256",
+        )
         for attempt in range(attempts):  # the free port may be taken before the server binds it
             self.port = _free_port()
-            options = " ".join([f"-p {self.port} -c listen_addresses={HOST} -c unix_socket_directories={self._dir}",
-                                "-c fsync=off -c synchronous_commit=off -c full_page_writes=off",
-                                "-c max_connections=300"])  # fmt: skip
-            started = self._run("pg_ctl", "-D", str(self.data), "-l", str(self.log), "-w", "-t", "60",
-                                "-o", options, "start", check=False)  # fmt: skip
+            options = " ".join(
+                [
+                    f"-p {self.port} -c listen_addresses={HOST} -c unix_socket_directories={self._dir}",
+                    "-c fsync=off -c synchronous_commit=off -c full_page_writes=off",
+                    "-c max_connections=300",
+                ]
+            )
+            started = self._run(
+                "pg_ctl",
+                "-D",
+                str(self.data),
+                "-l",
+                str(self.log),
+                "-w",
+                "-t",
+                "60",
+                "-o",
+                options,
+                "start",
+                check=False,
+            )
             if started.returncode == 0:
                 break
             if attempt == attempts - 1:

@@ -62,14 +62,40 @@ def enriched_row(remote: Path, change: RealChange) -> dict[str, Any]:
     files = [line for line in git(remote, "diff", "--name-only", base, change.merged).splitlines() if line]
     row: dict[str, Any] = dict.fromkeys(ENRICHED_PRS_SCHEMA.names)
     row.update(
-        repo_name=change.repo, number=change.number, status="accepted", reason=None, reasons=[], stage="filter",
-        merged=True, merged_at=when, merge_commit_sha=change.merged, base_ref="main", base_sha=base,
-        head_ref=change.head_ref, head_sha=change.merged, title=title.replace(f" (#{change.number})", ""),
-        body=body.strip(), author_login="contributor", author_is_bot=False, pr_created_at=when - dt.timedelta(days=1),
-        additions=23, deletions=4, changed_files=len(files), file_paths=files, files_complete=True, closing_issues=[],
-        labels=[], stars=900, language=change.language, is_fork=False, is_archived=False, license=change.license,
-        owner_type="Organization", source="fixture", from_store=False,
-    )  # fmt: skip
+        repo_name=change.repo,
+        number=change.number,
+        status="accepted",
+        reason=None,
+        reasons=[],
+        stage="filter",
+        merged=True,
+        merged_at=when,
+        merge_commit_sha=change.merged,
+        base_ref="main",
+        base_sha=base,
+        head_ref=change.head_ref,
+        head_sha=change.merged,
+        title=title.replace(f" (#{change.number})", ""),
+        body=body.strip(),
+        author_login="contributor",
+        author_is_bot=False,
+        pr_created_at=when - dt.timedelta(days=1),
+        additions=23,
+        deletions=4,
+        changed_files=len(files),
+        file_paths=files,
+        files_complete=True,
+        closing_issues=[],
+        labels=[],
+        stars=900,
+        language=change.language,
+        is_fork=False,
+        is_archived=False,
+        license=change.license,
+        owner_type="Organization",
+        source="fixture",
+        from_store=False,
+    )
     return {key: value for key, value in row.items() if key in ENRICHED_PRS_SCHEMA.names}
 
 
@@ -82,11 +108,19 @@ def responder_for(change: RealChange):  # noqa: ANN201 - the twin's responder ty
             return ToolCall("shell", {"command": "echo this test expects no agent call; exit 1"})
         name = forced_tool_name(request)
         if name == "score_task":
-            return ToolCall("score_task", {
-                "difficulty": "easy", "difficulty_score": 0.2, "difficulty_reasoning": "A small, local change.",
-                "statement_clear": True, "tests_check_behaviour": True, "solvable_from_statement": True,
-                "quality_score": 0.8, "quality_reasoning": "The statement names the observable behaviour.",
-            })  # fmt: skip
+            return ToolCall(
+                "score_task",
+                {
+                    "difficulty": "easy",
+                    "difficulty_score": 0.2,
+                    "difficulty_reasoning": "A small, local change.",
+                    "statement_clear": True,
+                    "tests_check_behaviour": True,
+                    "solvable_from_statement": True,
+                    "quality_score": 0.8,
+                    "quality_reasoning": "The statement names the observable behaviour.",
+                },
+            )
         if name == "write_problem_statement":
             return ToolCall(name, {"title": change.statement.split(".")[0][:60], "statement": change.statement})
         return triage_responder(request)
@@ -99,8 +133,9 @@ def run_real_change(root: Path, bundle: Path, change: RealChange, settings_env: 
     owner, name = change.repo.split("/")
     remote = root / "remotes" / owner / f"{name}.git"
     subprocess.run(["git", "clone", "-q", "--bare", str(bundle), str(remote)], check=True, timeout=300)
-    settings = Settings(SWE_FORGE_HOME=str(root / "home"), SWE_FORGE_GIT_URL=f"file://{root}/remotes/{{repo}}.git",
-                        **settings_env)  # fmt: skip
+    settings = Settings(
+        SWE_FORGE_HOME=str(root / "home"), SWE_FORGE_GIT_URL=f"file://{root}/remotes/{{repo}}.git", **settings_env
+    )
     table = pa.Table.from_pylist([enriched_row(remote, change)], schema=ENRICHED_PRS_SCHEMA)
     write_partition(table, partition_file(settings.lake_dir, ENRICHED_PRS, HOUR).parent, ENRICHED_PRS_SCHEMA)
     with (
@@ -120,8 +155,14 @@ def run_real_change(root: Path, bundle: Path, change: RealChange, settings_env: 
         outcome = run_partitions(defs, instance, "task_job", [change.task_id])
         dataset = dg.materialize([defs.resolve_assets_def("swe_dataset")], instance=instance)
         assert dataset.success
-        agent_calls = [r for r in twin.requests
-                       if {"submit_environment", "submit_tests"} & set(tool_schemas(r.json or {}))]  # fmt: skip
+        agent_calls = [
+            r for r in twin.requests if {"submit_environment", "submit_tests"} & set(tool_schemas(r.json or {}))
+        ]
         rows = query(settings.lake_dir, "SELECT * FROM tasks").to_pylist()
-    return {"settings": settings, "outcome": outcome, "agent_calls": agent_calls, "rows": rows,
-            "requests": list(twin.requests)}  # fmt: skip
+    return {
+        "settings": settings,
+        "outcome": outcome,
+        "agent_calls": agent_calls,
+        "rows": rows,
+        "requests": list(twin.requests),
+    }

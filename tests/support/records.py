@@ -26,12 +26,23 @@ def make_task(inst: SWEBenchInstance, **overrides: Any) -> TaskRecord:
 
 def make_instance(**overrides: Any) -> SWEBenchInstance:
     fields: dict[str, Any] = dict(
-        instance_id="octo__widgets-42", repo="octo/widgets", base_commit="a" * 40, environment_setup_commit="b" * 40,
+        instance_id="octo__widgets-42",
+        repo="octo/widgets",
+        base_commit="a" * 40,
+        environment_setup_commit="b" * 40,
         patch="diff --git a/w.py b/w.py\n--- a/w.py\n+++ b/w.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n",
-        test_patch="diff --git a/tests/test_w.py b/tests/test_w.py\n", problem_statement="x should be 2\n",
-        hints_text="", created_at="2024-05-01T10:00:00Z", version="1.0",
-        FAIL_TO_PASS=["tests/test_w.py::test_x"], PASS_TO_PASS=["tests/test_w.py::test_y"],
-        difficulty="easy", difficulty_score=0.25, quality_score=0.8, language="python", license="MIT",
-    )  # fmt: skip
+        test_patch="diff --git a/tests/test_w.py b/tests/test_w.py\n",
+        problem_statement="x should be 2\n",
+        hints_text="",
+        created_at="2024-05-01T10:00:00Z",
+        version="1.0",
+        FAIL_TO_PASS=["tests/test_w.py::test_x"],
+        PASS_TO_PASS=["tests/test_w.py::test_y"],
+        difficulty="easy",
+        difficulty_score=0.25,
+        quality_score=0.8,
+        language="python",
+        license="MIT",
+    )
     fields.update(overrides)
     return SWEBenchInstance(**fields)

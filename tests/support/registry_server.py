@@ -78,8 +78,7 @@ class RegistryServer:
         config = self.root / "config.yml"
         config.write_text(CONFIG.format(root=self.root / "data", host=HOST, port=self.port))
         log = (self.root / "registry.log").open("ab")
-        self.process = subprocess.Popen([binary, "serve", str(config)], stdout=log, stderr=log,
-                                        start_new_session=True)  # fmt: skip
+        self.process = subprocess.Popen([binary, "serve", str(config)], stdout=log, stderr=log, start_new_session=True)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

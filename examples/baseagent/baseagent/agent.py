@@ -46,8 +46,9 @@ def run(prompt: str, workdir: str, client: ChatClient, max_turns: int) -> int:
     return loop(prompt, client, max_turns, Toolbox(workdir), TOOLS, SYSTEM.format(workdir=workdir))
 
 
-def loop(prompt: str, client: ChatClient, max_turns: int, toolbox: Any, tools: list[dict[str, Any]],
-         system: str) -> int:  # fmt: skip
+def loop(
+    prompt: str, client: ChatClient, max_turns: int, toolbox: Any, tools: list[dict[str, Any]], system: str
+) -> int:
     """Ask, run the called tools with `toolbox.call(name, arguments_json)`, send the results back; until `Finished`."""
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": system},
@@ -60,8 +61,11 @@ def loop(prompt: str, client: ChatClient, max_turns: int, toolbox: Any, tools: l
             print(f"baseagent: {exc}", file=sys.stderr)
             return 1
         calls = message.get("tool_calls") or []
-        messages.append({"role": "assistant", "content": message.get("content"), "tool_calls": calls} if calls
-                        else {"role": "assistant", "content": message.get("content") or ""})  # fmt: skip
+        messages.append(
+            {"role": "assistant", "content": message.get("content"), "tool_calls": calls}
+            if calls
+            else {"role": "assistant", "content": message.get("content") or ""}
+        )
         if not calls:
             print(f"[{turn}] the model stopped calling tools: {(message.get('content') or '')[:500]}", file=sys.stderr)
             return 0
@@ -130,7 +134,16 @@ def run_gym(args: argparse.Namespace) -> int:
                 session.close(env["env_id"])
     if status != 0:
         return status
-    print(json.dumps({"env_id": env["env_id"], "reward": result.get("reward"), "status": result.get("status"),
-                      "reason": result.get("reason"), "result": result.get("result"),
-                      "model_patch": result.get("model_patch")}))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "env_id": env["env_id"],
+                "reward": result.get("reward"),
+                "status": result.get("status"),
+                "reason": result.get("reason"),
+                "result": result.get("result"),
+                "model_patch": result.get("model_patch"),
+            }
+        )
+    )
     return status

@@ -25,18 +25,37 @@ def _schema(name: str, description: str, properties: dict[str, Any], required: l
 
 
 TOOLS = [
-    _schema("shell", "Run a bash command in the repository; returns its exit code and output.",
-            {"command": {"type": "string"}}, ["command"]),
-    _schema("read_file", "Read a text file (optionally only lines start..end, 1-based).",
-            {"path": {"type": "string"}, "start": {"type": "integer"}, "end": {"type": "integer"}}, ["path"]),
-    _schema("write_file", "Create or overwrite a file with the given content.",
-            {"path": {"type": "string"}, "content": {"type": "string"}}, ["path", "content"]),
-    _schema("edit_file", "Replace the one occurrence of old_str in a file with new_str.",
-            {"path": {"type": "string"}, "old_str": {"type": "string"}, "new_str": {"type": "string"}},
-            ["path", "old_str", "new_str"]),
-    _schema("finish", "Stop: the issue is solved (or cannot be). Give a one-paragraph summary.",
-            {"summary": {"type": "string"}}, ["summary"]),
-]  # fmt: skip
+    _schema(
+        "shell",
+        "Run a bash command in the repository; returns its exit code and output.",
+        {"command": {"type": "string"}},
+        ["command"],
+    ),
+    _schema(
+        "read_file",
+        "Read a text file (optionally only lines start..end, 1-based).",
+        {"path": {"type": "string"}, "start": {"type": "integer"}, "end": {"type": "integer"}},
+        ["path"],
+    ),
+    _schema(
+        "write_file",
+        "Create or overwrite a file with the given content.",
+        {"path": {"type": "string"}, "content": {"type": "string"}},
+        ["path", "content"],
+    ),
+    _schema(
+        "edit_file",
+        "Replace the one occurrence of old_str in a file with new_str.",
+        {"path": {"type": "string"}, "old_str": {"type": "string"}, "new_str": {"type": "string"}},
+        ["path", "old_str", "new_str"],
+    ),
+    _schema(
+        "finish",
+        "Stop: the issue is solved (or cannot be). Give a one-paragraph summary.",
+        {"summary": {"type": "string"}},
+        ["summary"],
+    ),
+]
 
 
 class Finished(Exception):
@@ -57,9 +76,12 @@ class Toolbox:
     def __init__(self, workdir: str) -> None:
         self.workdir = Path(workdir).resolve()
         self.handlers: dict[str, Callable[..., str]] = {
-            "shell": self.shell, "read_file": self.read_file, "write_file": self.write_file,
-            "edit_file": self.edit_file, "finish": self.finish,
-        }  # fmt: skip
+            "shell": self.shell,
+            "read_file": self.read_file,
+            "write_file": self.write_file,
+            "edit_file": self.edit_file,
+            "finish": self.finish,
+        }
 
     def call(self, name: str, arguments: str) -> str:
         """Run one tool call; every problem comes back as text the model can act on, never as a crash."""
@@ -87,9 +109,14 @@ class Toolbox:
     def shell(self, command: str) -> str:
         try:
             proc = subprocess.run(
-                ["bash", "-c", command], cwd=self.workdir, capture_output=True, text=True, errors="replace",
-                timeout=SHELL_TIMEOUT, env={**os.environ, "PAGER": "cat"},
-            )  # fmt: skip
+                ["bash", "-c", command],
+                cwd=self.workdir,
+                capture_output=True,
+                text=True,
+                errors="replace",
+                timeout=SHELL_TIMEOUT,
+                env={**os.environ, "PAGER": "cat"},
+            )
         except subprocess.TimeoutExpired:
             return f"exit code 124 (timed out after {SHELL_TIMEOUT}s)"
         return f"exit code {proc.returncode}\n{proc.stdout}{proc.stderr}"

@@ -164,8 +164,12 @@ def _merge_commit(pull: PullRequest, _info: GraphQLResolveInfo) -> dict[str, Any
     if not (pull.merged and pull.merge_commit_sha):
         return None
     message = f"Merge pull request #{pull.number}"
-    return {"oid": pull.merge_commit_sha, "authoredDate": pull.merged_at, "committedDate": pull.merged_at,
-            "message": message}  # fmt: skip
+    return {
+        "oid": pull.merge_commit_sha,
+        "authoredDate": pull.merged_at,
+        "committedDate": pull.merged_at,
+        "message": message,
+    }
 
 
 def _commits(pull: PullRequest, _info: GraphQLResolveInfo, first: int | None = None, after: str | None = None) -> Any:
@@ -174,8 +178,11 @@ def _commits(pull: PullRequest, _info: GraphQLResolveInfo, first: int | None = N
     def node(c: PRCommit) -> dict[str, Any]:
         commit = {"oid": c.sha, "authoredDate": c.authored_at, "committedDate": c.committed_at, "message": c.message}
         pr_url = f"https://github.com/{pull.repo}/pull/{pull.number}"
-        return {"id": _node_id("PullRequestCommit", f"{pull.repo}#{pull.number}:{c.sha}"), "commit": commit,
-                "url": f"{pr_url}/commits/{c.sha}"}  # fmt: skip
+        return {
+            "id": _node_id("PullRequestCommit", f"{pull.repo}#{pull.number}:{c.sha}"),
+            "commit": commit,
+            "url": f"{pr_url}/commits/{c.sha}",
+        }
 
     return _connection([node(c) for c in pull.commits[:250]], "commits", first, after)  # GitHub lists 250 at most
 
@@ -184,11 +191,17 @@ def _comments(ref: _IssueRef, _info: GraphQLResolveInfo, first: int | None = Non
     """`Issue.comments`, oldest first; `lastEditedAt` is set only for an edited comment, as on GitHub."""
     issue_url = f"https://github.com/{ref.repo.full_name}/issues/{ref.issue.number}"
     nodes = [
-        {"id": _node_id("IssueComment", f"{issue_url}#{i}"), "body": c.body, "createdAt": c.created_at,
-         "updatedAt": c.updated_at, "lastEditedAt": c.updated_at if c.updated_at != c.created_at else None,
-         "author": _actor(c.author_login, "User"), "url": f"{issue_url}#issuecomment-{i}"}
+        {
+            "id": _node_id("IssueComment", f"{issue_url}#{i}"),
+            "body": c.body,
+            "createdAt": c.created_at,
+            "updatedAt": c.updated_at,
+            "lastEditedAt": c.updated_at if c.updated_at != c.created_at else None,
+            "author": _actor(c.author_login, "User"),
+            "url": f"{issue_url}#issuecomment-{i}",
+        }
         for i, c in enumerate(ref.issue.comments)
-    ]  # fmt: skip
+    ]
     return _connection(nodes, "comments", first, after)
 
 

@@ -21,12 +21,20 @@ JSON = "application/json; charset=utf-8"
 # twin keeps them lowercase inside and writes them GitHub's way, because some clients read them
 # case-sensitively (ghapi, which SWE-bench's collector uses, looks up `Content-Type` in a dict).
 _WIRE_NAMES = {
-    "content-type": "Content-Type", "content-length": "Content-Length", "cache-control": "Cache-Control",
-    "etag": "ETag", "link": "Link", "retry-after": "Retry-After", "x-github-media-type": "X-GitHub-Media-Type",
-    "x-github-request-id": "X-GitHub-Request-Id", "x-ratelimit-limit": "X-RateLimit-Limit",
-    "x-ratelimit-remaining": "X-RateLimit-Remaining", "x-ratelimit-used": "X-RateLimit-Used",
-    "x-ratelimit-reset": "X-RateLimit-Reset", "x-ratelimit-resource": "X-RateLimit-Resource",
-}  # fmt: skip
+    "content-type": "Content-Type",
+    "content-length": "Content-Length",
+    "cache-control": "Cache-Control",
+    "etag": "ETag",
+    "link": "Link",
+    "retry-after": "Retry-After",
+    "x-github-media-type": "X-GitHub-Media-Type",
+    "x-github-request-id": "X-GitHub-Request-Id",
+    "x-ratelimit-limit": "X-RateLimit-Limit",
+    "x-ratelimit-remaining": "X-RateLimit-Remaining",
+    "x-ratelimit-used": "X-RateLimit-Used",
+    "x-ratelimit-reset": "X-RateLimit-Reset",
+    "x-ratelimit-resource": "X-RateLimit-Resource",
+}
 
 
 @dataclass

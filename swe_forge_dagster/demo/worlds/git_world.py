@@ -147,21 +147,55 @@ def enriched_pr_rows(world: GitWorld) -> list[dict[str, Any]]:
         row: dict[str, Any] = dict.fromkeys(ENRICHED_PRS_SCHEMA.names)
         issues = []
         if pr.issue is not None:
-            comments = [{"body": c.body, "created_at": pr.comment_time(c), "updated_at": pr.comment_time(c)}
-                        for c in pr.issue.comments]  # fmt: skip
-            issues = [{"number": pr.issue.number, "title": pr.issue.title, "body": pr.issue.body, "repo": pr.repo,
-                       "comments": comments}]  # fmt: skip
+            comments = [
+                {"body": c.body, "created_at": pr.comment_time(c), "updated_at": pr.comment_time(c)}
+                for c in pr.issue.comments
+            ]
+            issues = [
+                {
+                    "number": pr.issue.number,
+                    "title": pr.issue.title,
+                    "body": pr.issue.body,
+                    "repo": pr.repo,
+                    "comments": comments,
+                }
+            ]
         row.update(
-            repo_name=pr.repo, number=pr.number, status="accepted", reason=None, reasons=[], stage="filter",
-            merged=True, merged_at=pr.merged_at, merge_commit_sha=pr.merge_commit_sha,
-            base_ref=pr.base_ref, base_sha=pr.base_sha, head_ref=pr.head_ref, head_sha=pr.head_sha,
-            title=pr.title, body=pr.body, author_login="world-dev", author_is_bot=False, pr_created_at=pr.created_at,
+            repo_name=pr.repo,
+            number=pr.number,
+            status="accepted",
+            reason=None,
+            reasons=[],
+            stage="filter",
+            merged=True,
+            merged_at=pr.merged_at,
+            merge_commit_sha=pr.merge_commit_sha,
+            base_ref=pr.base_ref,
+            base_sha=pr.base_sha,
+            head_ref=pr.head_ref,
+            head_sha=pr.head_sha,
+            title=pr.title,
+            body=pr.body,
+            author_login="world-dev",
+            author_is_bot=False,
+            pr_created_at=pr.created_at,
             first_commit_at=pr.created_at,
-            additions=pr.additions, deletions=pr.deletions, changed_files=len(pr.file_paths),
-            file_paths=pr.file_paths, files_complete=True, closing_issues=issues, labels=[],
-            stars=100, language=pr.language, is_fork=False, is_archived=False, license="MIT",
-            owner_type="Organization", source="git_world", from_store=False,
-        )  # fmt: skip
+            additions=pr.additions,
+            deletions=pr.deletions,
+            changed_files=len(pr.file_paths),
+            file_paths=pr.file_paths,
+            files_complete=True,
+            closing_issues=issues,
+            labels=[],
+            stars=100,
+            language=pr.language,
+            is_fork=False,
+            is_archived=False,
+            license="MIT",
+            owner_type="Organization",
+            source="git_world",
+            from_store=False,
+        )
         rows.append(row)
     return rows
 
@@ -239,11 +273,14 @@ def _build_repo(
         _git(["merge", "--quiet", "--no-ff", "--message", message, step.branch], work, scratch, merged)
         numstat = [line.split("\t") for line in _git(["diff", "--numstat", base, head], work, scratch).splitlines()]
         prs[f"{repo}#{step.number}"] = {
-            "base_sha": base, "head_sha": head, "merge_commit_sha": _git(["rev-parse", "HEAD"], work, scratch),
-            "created_at": dates[0].isoformat(), "merged_at": merged.isoformat(),
+            "base_sha": base,
+            "head_sha": head,
+            "merge_commit_sha": _git(["rev-parse", "HEAD"], work, scratch),
+            "created_at": dates[0].isoformat(),
+            "merged_at": merged.isoformat(),
             "additions": sum(int(n[0]) for n in numstat if n[0] != "-"),
             "deletions": sum(int(n[1]) for n in numstat if n[1] != "-"),
-        }  # fmt: skip
+        }
         pull_refs.append(f"{head}:refs/pull/{step.number}/head")
     shutil.rmtree(remote, ignore_errors=True)
     remote.mkdir(parents=True)
@@ -256,10 +293,16 @@ def _git(args: list[str], cwd: Path, home: Path, when: datetime | None = None) -
     """Run git with no machine config and a fixed identity (and date), so shas are reproducible."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(
-        HOME=str(home), XDG_CONFIG_HOME=str(home), GIT_CONFIG_NOSYSTEM="1", GIT_TERMINAL_PROMPT="0", LC_ALL="C",
-        GIT_AUTHOR_NAME="World Builder", GIT_AUTHOR_EMAIL="builder@example.invalid",
-        GIT_COMMITTER_NAME="World Builder", GIT_COMMITTER_EMAIL="builder@example.invalid",
-    )  # fmt: skip
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home),
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_TERMINAL_PROMPT="0",
+        LC_ALL="C",
+        GIT_AUTHOR_NAME="World Builder",
+        GIT_AUTHOR_EMAIL="builder@example.invalid",
+        GIT_COMMITTER_NAME="World Builder",
+        GIT_COMMITTER_EMAIL="builder@example.invalid",
+    )
     if when is not None:
         env.update(GIT_AUTHOR_DATE=when.isoformat(), GIT_COMMITTER_DATE=when.isoformat())
     proc = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=False)
@@ -284,19 +327,31 @@ def _world(root: Path, manifest: dict[str, Any], specs: Specs) -> GitWorld:
             built = manifest["prs"][f"{repo}#{step.number}"]
             prs.append(
                 WorldPR(
-                    repo=repo, number=step.number, title=step.title, body=step.body, head_ref=step.branch,
-                    base_sha=built["base_sha"], head_sha=built["head_sha"], merge_commit_sha=built["merge_commit_sha"],
+                    repo=repo,
+                    number=step.number,
+                    title=step.title,
+                    body=step.body,
+                    head_ref=step.branch,
+                    base_sha=built["base_sha"],
+                    head_sha=built["head_sha"],
+                    merge_commit_sha=built["merge_commit_sha"],
                     created_at=datetime.fromisoformat(built["created_at"]),
                     merged_at=datetime.fromisoformat(built["merged_at"]),
-                    additions=built["additions"], deletions=built["deletions"], issue=step.issue,
-                    expected_fail_to_pass=list(step.fail_to_pass), expected_pass_to_pass=list(step.pass_to_pass),
-                    expected_rejection=step.rejection, expected_flaky=list(step.flaky),
+                    additions=built["additions"],
+                    deletions=built["deletions"],
+                    issue=step.issue,
+                    expected_fail_to_pass=list(step.fail_to_pass),
+                    expected_pass_to_pass=list(step.pass_to_pass),
+                    expected_rejection=step.rejection,
+                    expected_flaky=list(step.flaky),
                     test_files=[p for p in changed if p.startswith(_TEST_DIRS)],
                     src_files=[p for p in changed if not p.startswith(_TEST_DIRS)],
-                    agent_tests=dict(step.agent_tests), base_tree=base, head_tree=dict(tree),
+                    agent_tests=dict(step.agent_tests),
+                    base_tree=base,
+                    head_tree=dict(tree),
                     language="JavaScript" if "package.json" in base else "Python",
                 )
-            )  # fmt: skip
+            )
     return GitWorld(root=root, url_template=f"file://{root}/{{repo}}.git", prs=prs)
 
 

@@ -24,10 +24,14 @@ from swe_forge_dagster.demo.worlds.git_world_specs import _PR, WorldComment, Wor
 JS_REPO = "initech/slug-lite"
 _LOCK = json.loads((Path(__file__).with_name("slug_lite.package-lock.json")).read_text())
 _PACKAGE = {
-    "name": "slug-lite", "version": "1.2.0", "description": "URL slugs from titles, no dependencies.",
-    "main": "lib/slugify.js", "scripts": {"test": "mocha"}, "license": "MIT",
+    "name": "slug-lite",
+    "version": "1.2.0",
+    "description": "URL slugs from titles, no dependencies.",
+    "main": "lib/slugify.js",
+    "scripts": {"test": "mocha"},
+    "license": "MIT",
     "devDependencies": {"mocha": "^10.2.0"},
-}  # fmt: skip
+}
 
 
 def _npm_json(value: dict) -> str:
@@ -87,12 +91,16 @@ describe('slugify', function () {
 _SLUG_LITE.update({"package.json": _npm_json(_PACKAGE), "package-lock.json": _npm_json(_LOCK)})
 _FOLD_ACCENTS = _edit(
     _SLUG_LITE["lib/slugify.js"],
-    (" * Turn a title into a URL slug: its lower-case words joined by `separator`.\n",
-     " * Turn a title into a URL slug: its lower-case words joined by `separator`.\n"
-     " * Accented letters become their base letter (`Crème` -> `creme`).\n"),
-    ("  const words = String(text)\n",
-     "  const words = String(text)\n    .normalize('NFKD')\n    .replace(/[\\u0300-\\u036f]/g, '')\n"),
-)  # fmt: skip
+    (
+        " * Turn a title into a URL slug: its lower-case words joined by `separator`.\n",
+        " * Turn a title into a URL slug: its lower-case words joined by `separator`.\n"
+        " * Accented letters become their base letter (`Crème` -> `creme`).\n",
+    ),
+    (
+        "  const words = String(text)\n",
+        "  const words = String(text)\n    .normalize('NFKD')\n    .replace(/[\\u0300-\\u036f]/g, '')\n",
+    ),
+)
 _ACCENT_TESTS = _edit(
     _SLUG_LITE["test/slugify.test.js"],
     (
@@ -112,24 +120,34 @@ JS_SPECS: dict[str, tuple[_Commit | _PR, ...]] = {
     JS_REPO: (
         _Commit("Initial commit", _SLUG_LITE),
         _PR(
-            4, "Fold accents before slugifying",
+            4,
+            "Fold accents before slugifying",
             "Fixes #3.\n\n`slugify` split titles on anything outside `[a-z0-9]`, so accented letters were cut out "
             "of their words. Decompose the text (NFKD) and drop the combining marks first, so `Crème Brûlée` "
             "becomes `creme-brulee`.",
             "fold-accents",
-            (_Commit("Fold accents before slugifying", {"lib/slugify.js": _FOLD_ACCENTS}),
-             _Commit("Test accented titles", {"test/slugify.test.js": _ACCENT_TESTS})),
-            fail_to_pass=("slugify accented titles folds letters to their base letter",
-                          "slugify accented titles folds them with a custom separator too"),
-            pass_to_pass=("slugify drops punctuation and extra spaces", "slugify joins lower-case words with dashes",
-                          "slugify keeps digits", "slugify leaves a slug as it is",
-                          "slugify uses the separator it is given"),
+            (
+                _Commit("Fold accents before slugifying", {"lib/slugify.js": _FOLD_ACCENTS}),
+                _Commit("Test accented titles", {"test/slugify.test.js": _ACCENT_TESTS}),
+            ),
+            fail_to_pass=(
+                "slugify accented titles folds letters to their base letter",
+                "slugify accented titles folds them with a custom separator too",
+            ),
+            pass_to_pass=(
+                "slugify drops punctuation and extra spaces",
+                "slugify joins lower-case words with dashes",
+                "slugify keeps digits",
+                "slugify leaves a slug as it is",
+                "slugify uses the separator it is given",
+            ),
             issue=WorldIssue(
-                3, "slugify mangles accented letters",
+                3,
+                "slugify mangles accented letters",
                 "`slugify('Crème Brûlée')` returns `cr-me-br-l-e`; I expected `creme-brulee`. Every title with "
                 "an accent (`Ça va` -> `a-va`) loses letters, which breaks our French and German URLs.",
                 comments=(WorldComment("Same for `Zoë`: it becomes `zo`.", hours=-5),),
             ),
         ),
     ),
-}  # fmt: skip
+}

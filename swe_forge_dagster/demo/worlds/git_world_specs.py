@@ -263,11 +263,15 @@ _STOCHASTIC_TESTS = _tests(
     test_half_rounds_down="assert rounding.stochastic_round(2.5) == 2",  # true half of the time
 )
 _TINYCALC_TESTS = (
-    "tests/test_arith.py::TestAdd::test_negative", "tests/test_arith.py::TestAdd::test_small",
-    "tests/test_arith.py::test_subtract", "tests/test_rounding.py::test_digits",
-    "tests/test_rounding.py::test_positive_half", "tests/test_rounding.py::test_round_half_up[-1.2--1]",
-    "tests/test_rounding.py::test_round_half_up[1.2-1]", "tests/test_rounding.py::test_round_half_up[2.5-3]",
-)  # fmt: skip
+    "tests/test_arith.py::TestAdd::test_negative",
+    "tests/test_arith.py::TestAdd::test_small",
+    "tests/test_arith.py::test_subtract",
+    "tests/test_rounding.py::test_digits",
+    "tests/test_rounding.py::test_positive_half",
+    "tests/test_rounding.py::test_round_half_up[-1.2--1]",
+    "tests/test_rounding.py::test_round_half_up[1.2-1]",
+    "tests/test_rounding.py::test_round_half_up[2.5-3]",
+)
 _NEGATIVE_HALVES = ("tests/test_rounding.py::test_negative_half", "tests/test_rounding.py::test_round_half_up[-1.5--2]")
 
 _SPECS: dict[str, tuple[_Commit | _PR, ...]] = {
@@ -275,39 +279,51 @@ _SPECS: dict[str, tuple[_Commit | _PR, ...]] = {
         _Commit("Initial commit", _project("tinycalc", "Small arithmetic helpers.")),
         _Commit("Add add, subtract and round_half_up", _TINYCALC),
         _PR(
-            12, "Fix rounding of negative halves",
+            12,
+            "Fix rounding of negative halves",
             "Fixes #11.\n\n`round_half_up` floored `x + 0.5`, which takes -2.5 up to -2. Round the magnitude and "
             "put the sign back, so halves go away from zero on both sides. Also adds a diagram to the docs.",
             "fix-negative-halves",
             (
-                _Commit("Round negative halves away from zero",
-                        {"tinycalc/rounding.py": _ROUNDING_FIX, "docs/rounding.png": _png(8, 8, 40)}),
+                _Commit(
+                    "Round negative halves away from zero",
+                    {"tinycalc/rounding.py": _ROUNDING_FIX, "docs/rounding.png": _png(8, 8, 40)},
+                ),
                 _Commit("Test negative halves", {"tests/test_rounding.py": _ROUNDING_TESTS}),
             ),
             fail_to_pass=_NEGATIVE_HALVES,
             pass_to_pass=_TINYCALC_TESTS,
             issue=WorldIssue(
-                11, "round_half_up(-2.5) returns -2",
+                11,
+                "round_half_up(-2.5) returns -2",
                 "The docstring says halves go away from zero, but `round_half_up(-2.5)` gives `-2` (and "
                 "`round_half_up(-1.5)` gives `-1`). Positive halves are fine: `round_half_up(2.5) == 3`.",
                 comments=(
                     WorldComment("Same with `round_half_up(-0.5)`: it gives `0`, not `-1`.", hours=-26),
-                    WorldComment("`math.floor(x + 0.5)` rounds towards +inf. Round `abs(x)` and put the sign "
-                                 "back?", hours=-3),
+                    WorldComment(
+                        "`math.floor(x + 0.5)` rounds towards +inf. Round `abs(x)` and put the sign back?", hours=-3
+                    ),
                     WorldComment("Fixed by #12, thanks! It will be in 0.2.0.", hours=30),
                 ),
             ),
         ),
         _Commit("Release 0.2.0", _project("tinycalc", "Small arithmetic helpers.", version="0.2.0")),
         _PR(
-            15, "Add stochastic rounding",
+            15,
+            "Add stochastic rounding",
             "`stochastic_round` rounds up with probability equal to the fraction, so sums of rounded values "
             "stay unbiased.",
             "stochastic-rounding",
-            (_Commit("Add stochastic rounding",
-                     {"tinycalc/rounding.py": _STOCHASTIC, "tests/test_stochastic.py": _STOCHASTIC_TESTS}),),
-            fail_to_pass=("tests/test_stochastic.py::test_rounds_to_a_neighbour",
-                          "tests/test_stochastic.py::test_whole_numbers_stay"),
+            (
+                _Commit(
+                    "Add stochastic rounding",
+                    {"tinycalc/rounding.py": _STOCHASTIC, "tests/test_stochastic.py": _STOCHASTIC_TESTS},
+                ),
+            ),
+            fail_to_pass=(
+                "tests/test_stochastic.py::test_rounds_to_a_neighbour",
+                "tests/test_stochastic.py::test_whole_numbers_stay",
+            ),
             pass_to_pass=tuple(sorted(_TINYCALC_TESTS + _NEGATIVE_HALVES)),
             rejection="flaky tests",
             flaky=("tests/test_stochastic.py::test_half_rounds_down",),
@@ -316,18 +332,30 @@ _SPECS: dict[str, tuple[_Commit | _PR, ...]] = {
     "northwind/datekit": (
         _Commit("Initial commit", {**_project("datekit", "Forgiving date parsing."), **_DATEKIT}),
         _PR(
-            7, "Parse ISO week dates",
+            7,
+            "Parse ISO week dates",
             "`parse_date` now understands ISO 8601 week dates such as `2024-W05-3` and the compact `2024W053`, "
             "which the planning tool's CSV exports use.",
             "iso-week-dates",
-            (_Commit("Parse ISO week dates", {"datekit/parse.py": _WEEK_DATES,
-                                              "README.md": "# datekit\n\nForgiving date parsing, ISO weeks too.\n"}),),
-            fail_to_pass=("tests/test_week_dates.py::test_compact_week_date",
-                          "tests/test_week_dates.py::test_week_date",
-                          "tests/test_week_dates.py::test_week_one_starts_in_previous_year"),
+            (
+                _Commit(
+                    "Parse ISO week dates",
+                    {
+                        "datekit/parse.py": _WEEK_DATES,
+                        "README.md": "# datekit\n\nForgiving date parsing, ISO weeks too.\n",
+                    },
+                ),
+            ),
+            fail_to_pass=(
+                "tests/test_week_dates.py::test_compact_week_date",
+                "tests/test_week_dates.py::test_week_date",
+                "tests/test_week_dates.py::test_week_one_starts_in_previous_year",
+            ),
             pass_to_pass=(
-                "tests/test_parse.py::test_compact_date", "tests/test_parse.py::test_iso_date",
-                "tests/test_parse.py::test_rejects_garbage", "tests/test_parse.py::test_strips_whitespace",
+                "tests/test_parse.py::test_compact_date",
+                "tests/test_parse.py::test_iso_date",
+                "tests/test_parse.py::test_rejects_garbage",
+                "tests/test_parse.py::test_strips_whitespace",
                 "tests/test_week_dates.py::test_week_out_of_range",
             ),
             agent_tests={"tests/test_week_dates.py": _WEEK_DATE_TESTS},
@@ -336,19 +364,25 @@ _SPECS: dict[str, tuple[_Commit | _PR, ...]] = {
     "globex-oss/yaml-lite": (
         _Commit("Initial commit", {**_project("yaml-lite", "Simple YAML output, no dependencies."), **_YAML_LITE}),
         _PR(
-            3, "Tidy quoting",
+            3,
+            "Tidy quoting",
             "Name the reserved words and pin the quoting rules down with tests. No behaviour change.",
             "tidy-quoting",
-            (_Commit("Tidy quoting", {"yaml_lite/dump.py": _YAML_TIDY}),
-             _Commit("Test the quoting rules", {"tests/test_quoting.py": _QUOTING_TESTS})),
+            (
+                _Commit("Tidy quoting", {"yaml_lite/dump.py": _YAML_TIDY}),
+                _Commit("Test the quoting rules", {"tests/test_quoting.py": _QUOTING_TESTS}),
+            ),
             fail_to_pass=(),
             pass_to_pass=(
-                "tests/test_dump.py::test_dump_simple", "tests/test_dump.py::test_escapes_quotes",
-                "tests/test_dump.py::test_quotes_empty", "tests/test_quoting.py::test_plain_word_unquoted",
-                "tests/test_quoting.py::test_quotes_colon", "tests/test_quoting.py::test_quotes_reserved_words",
+                "tests/test_dump.py::test_dump_simple",
+                "tests/test_dump.py::test_escapes_quotes",
+                "tests/test_dump.py::test_quotes_empty",
+                "tests/test_quoting.py::test_plain_word_unquoted",
+                "tests/test_quoting.py::test_quotes_colon",
+                "tests/test_quoting.py::test_quotes_reserved_words",
             ),
             rejection="no FAIL_TO_PASS",
         ),
     ),
-}  # fmt: skip
+}
 # The marker a built world is checked against: any change of content or builder rebuilds it.

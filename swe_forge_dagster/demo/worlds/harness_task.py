@@ -52,19 +52,32 @@ def world_task_record(
     patch, test_patch, test_files = _split(cache, pr)
     owner, name = pr.repo.split("/")
     instance = SWEBenchInstance(
-        instance_id=task_id or f"{owner}__{name}-{pr.number}", repo=pr.repo, base_commit=pr.base_sha,
-        patch=patch, test_patch=test_patch, problem_statement=statement(pr), hints_text="",
-        created_at=pr.created_at.isoformat(), environment_setup_commit=pr.base_sha,
-        FAIL_TO_PASS=pr.expected_fail_to_pass, PASS_TO_PASS=pr.expected_pass_to_pass,
-        difficulty="easy", difficulty_score=0.2, language="Python", license="MIT",
-    )  # fmt: skip
+        instance_id=task_id or f"{owner}__{name}-{pr.number}",
+        repo=pr.repo,
+        base_commit=pr.base_sha,
+        patch=patch,
+        test_patch=test_patch,
+        problem_statement=statement(pr),
+        hints_text="",
+        created_at=pr.created_at.isoformat(),
+        environment_setup_commit=pr.base_sha,
+        FAIL_TO_PASS=pr.expected_fail_to_pass,
+        PASS_TO_PASS=pr.expected_pass_to_pass,
+        difficulty="easy",
+        difficulty_score=0.2,
+        language="Python",
+        license="MIT",
+    )
     return TaskRecord(
-        instance=instance, image=recipe.base_image, install_commands=list(recipe.install_commands),
-        test_command=recipe.test_command, test_files=test_files,
+        instance=instance,
+        image=recipe.base_image,
+        install_commands=list(recipe.install_commands),
+        test_command=recipe.test_command,
+        test_files=test_files,
         fail_to_pass_commands=[SINGLE_TEST.format(shlex.quote(t)) for t in pr.expected_fail_to_pass],
         pass_to_pass_commands=[SINGLE_TEST.format(shlex.quote(t)) for t in pr.expected_pass_to_pass],
         original_pr_url=f"https://github.com/{pr.repo}/pull/{pr.number}",
-    )  # fmt: skip
+    )
 
 
 def write_world_task(
@@ -84,17 +97,32 @@ def write_world_seed_workspace(out_dir: Path, cache: RepoCache, pr: WorldPR, ins
     contents = [{"path": path, "content": pr.head_tree[path].decode()} for path in test_files]
     owner, name = pr.repo.split("/")
     data = {
-        "id": f"{pr.repo}-{pr.number}", "repo": pr.repo, "base_commit": pr.base_sha,
-        "merge_commit": pr.merge_commit_sha, "language": "python", "difficulty_score": 1,
-        "created_at": pr.created_at.isoformat().replace("+00:00", "Z"), "patch": patch, "test_patch": "",
+        "id": f"{pr.repo}-{pr.number}",
+        "repo": pr.repo,
+        "base_commit": pr.base_sha,
+        "merge_commit": pr.merge_commit_sha,
+        "language": "python",
+        "difficulty_score": 1,
+        "created_at": pr.created_at.isoformat().replace("+00:00", "Z"),
+        "patch": patch,
+        "test_patch": "",
         "fail_to_pass": [SINGLE_TEST.format(" ".join(shlex.quote(t) for t in pr.expected_fail_to_pass))],
         "pass_to_pass": [SINGLE_TEST.format(" ".join(shlex.quote(t) for t in pr.expected_pass_to_pass))],
         "install_config": {"install": install, "python": "3.11", "test_cmd": "pytest"},
-        "meta": {"difficulty": "easy", "pr_title": pr.title, "source": "git-world", "test_generation": "world",
-                 "test_files": json.dumps(contents)},
-        "prompt": f"{pr.repo} (#{pr.number}): {statement(pr)}", "quality_score": 0.9, "quality_passed": True,
-        "docker_passed": True, "workspace_path": None, "status": "ready",
-    }  # fmt: skip
+        "meta": {
+            "difficulty": "easy",
+            "pr_title": pr.title,
+            "source": "git-world",
+            "test_generation": "world",
+            "test_files": json.dumps(contents),
+        },
+        "prompt": f"{pr.repo} (#{pr.number}): {statement(pr)}",
+        "quality_score": 0.9,
+        "quality_passed": True,
+        "docker_passed": True,
+        "workspace_path": None,
+        "status": "ready",
+    }
     directory = out_dir / owner / f"{name}-{pr.number}"
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "workspace.yaml").write_text(yaml_dump(data), encoding="utf-8")

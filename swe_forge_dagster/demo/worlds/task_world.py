@@ -86,13 +86,25 @@ def pr_commits(git: GitWorld, pr: WorldPR) -> list[PRCommit]:
     """The PR's real commits, oldest first, read from its remote (what GitHub lists for the PR)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     log = subprocess.run(
-        ["git", "--git-dir", str(git.remote(pr.repo)), "log", "--reverse", "--format=%H%x1f%aI%x1f%cI%x1f%s",
-         f"{pr.base_sha}..{pr.head_sha}"],
-        env=env, capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
+        [
+            "git",
+            "--git-dir",
+            str(git.remote(pr.repo)),
+            "log",
+            "--reverse",
+            "--format=%H%x1f%aI%x1f%cI%x1f%s",
+            f"{pr.base_sha}..{pr.head_sha}",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     rows = [line.split("\x1f") for line in log.splitlines() if line]
-    return [PRCommit(sha, iso(parse_iso(author)), subject, iso(parse_iso(committer)))
-            for sha, author, committer, subject in rows]  # fmt: skip
+    return [
+        PRCommit(sha, iso(parse_iso(author)), subject, iso(parse_iso(committer)))
+        for sha, author, committer, subject in rows
+    ]
 
 
 def github_pull(pr: WorldPR, commits: list[PRCommit] | None = None) -> PullRequest:
@@ -103,11 +115,23 @@ def github_pull(pr: WorldPR, commits: list[PRCommit] | None = None) -> PullReque
         kind = "ADDED" if before is None else "DELETED" if after is None else "MODIFIED"
         files.append(ChangedFile(path, adds, dels, kind, patch=f"@@ {path} @@"))
     return PullRequest(
-        repo=pr.repo, number=pr.number, title=pr.title, body=pr.body, author_login="world-dev",
-        merged=True, merged_at=iso(pr.merged_at), merge_commit_sha=pr.merge_commit_sha, base_ref=pr.base_ref,
-        base_sha=pr.base_sha, head_ref=pr.head_ref, head_sha=pr.head_sha, created_at=iso(pr.created_at),
-        files=files, closing_issues=[pr.issue.number] if pr.issue else [], commits=list(commits or []),
-    )  # fmt: skip
+        repo=pr.repo,
+        number=pr.number,
+        title=pr.title,
+        body=pr.body,
+        author_login="world-dev",
+        merged=True,
+        merged_at=iso(pr.merged_at),
+        merge_commit_sha=pr.merge_commit_sha,
+        base_ref=pr.base_ref,
+        base_sha=pr.base_sha,
+        head_ref=pr.head_ref,
+        head_sha=pr.head_sha,
+        created_at=iso(pr.created_at),
+        files=files,
+        closing_issues=[pr.issue.number] if pr.issue else [],
+        commits=list(commits or []),
+    )
 
 
 def github_world_for(git: GitWorld) -> GithubWorld:
@@ -131,16 +155,25 @@ def closed_event(pr: WorldPR, event_id: int, when: dt.datetime) -> bytes:
         "name": name,
     }
     event = {
-        "id": str(event_id), "type": "PullRequestEvent",
+        "id": str(event_id),
+        "type": "PullRequestEvent",
         "actor": {"id": 4242, "login": "world-dev", "gravatar_id": "", "url": "https://api.github.com/users/world-dev"},
         "repo": {"id": repo_ref["id"], "name": pr.repo, "url": repo_ref["url"]},
         "org": {"id": 77, "login": owner, "url": f"https://api.github.com/orgs/{owner}"},
-        "payload": {"action": "closed", "number": pr.number, "pull_request": {
-            "url": f"https://api.github.com/repos/{pr.repo}/pulls/{pr.number}", "id": 900_000 + pr.number,
-            "number": pr.number, "head": {"ref": pr.head_ref, "sha": pr.head_sha, "repo": repo_ref},
-            "base": {"ref": pr.base_ref, "sha": pr.base_sha, "repo": repo_ref}}},
-        "public": True, "created_at": when.strftime("%Y-%m-%dT%H:%M:%SZ"),
-    }  # fmt: skip
+        "payload": {
+            "action": "closed",
+            "number": pr.number,
+            "pull_request": {
+                "url": f"https://api.github.com/repos/{pr.repo}/pulls/{pr.number}",
+                "id": 900_000 + pr.number,
+                "number": pr.number,
+                "head": {"ref": pr.head_ref, "sha": pr.head_sha, "repo": repo_ref},
+                "base": {"ref": pr.base_ref, "sha": pr.base_sha, "repo": repo_ref},
+            },
+        },
+        "public": True,
+        "created_at": when.strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
     return json.dumps(event, separators=(",", ":")).encode()
 
 
@@ -150,9 +183,13 @@ def newest_complete_hour(now: dt.datetime | None = None) -> dt.datetime:
 
 
 def build_task_world(
-    root: Path, newest: dt.datetime | None = None, noise_events: int = 2000, mirror: Path | None = None,
-    *, javascript: bool = False,
-) -> TaskWorld:  # fmt: skip
+    root: Path,
+    newest: dt.datetime | None = None,
+    noise_events: int = 2000,
+    mirror: Path | None = None,
+    *,
+    javascript: bool = False,
+) -> TaskWorld:
     """Git remotes under `root/git`, GH Archive hours in `mirror` (default `root/mirror`) ending at `newest`
     (default: the last complete hour, so a walk from "now" finds them first), and the matching GitHub world.
     `javascript` adds the JavaScript repository and its PR (the demo's world)."""
@@ -164,8 +201,10 @@ def build_task_world(
     for offset, prs in plan.items():
         hour = newest - dt.timedelta(hours=offset)
         when = hour + dt.timedelta(minutes=30)
-        lines = [closed_event(git.pr(repo, n), int(hour.timestamp()) * 1000 + 900 + i, when)
-                 for i, (repo, n) in enumerate(prs)]  # fmt: skip
+        lines = [
+            closed_event(git.pr(repo, n), int(hour.timestamp()) * 1000 + 900 + i, when)
+            for i, (repo, n) in enumerate(prs)
+        ]
         write_hour(mirror, hour, events=noise_events, seed=offset, extra_lines=lines, mix=NOISE)
         hours.append(partition_key(hour))
     return TaskWorld(git, github_world_for(git), mirror, hours, plan)

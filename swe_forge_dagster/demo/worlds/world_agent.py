@@ -58,13 +58,19 @@ def world_agent_responder(world: GitWorld, quality_score: float = 0.8) -> Respon
             files = [{"path": path, "content": content} for path, content in sorted(pr.agent_tests.items())]
             return ToolCall("submit_tests", {"files": files, "fail_to_pass": [], "pass_to_pass": []})
         if forced_tool_name(request) == "score_task":
-            return ToolCall("score_task", {
-                "difficulty": "easy", "difficulty_score": 0.2,
-                "difficulty_reasoning": "A small, local fix with a clear failing test.",
-                "statement_clear": True, "tests_check_behaviour": True, "solvable_from_statement": True,
-                "quality_score": quality_score,
-                "quality_reasoning": "The statement describes the observable bug; the tests check outputs.",
-            })  # fmt: skip
+            return ToolCall(
+                "score_task",
+                {
+                    "difficulty": "easy",
+                    "difficulty_score": 0.2,
+                    "difficulty_reasoning": "A small, local fix with a clear failing test.",
+                    "statement_clear": True,
+                    "tests_check_behaviour": True,
+                    "solvable_from_statement": True,
+                    "quality_score": quality_score,
+                    "quality_reasoning": "The statement describes the observable bug; the tests check outputs.",
+                },
+            )
         return triage_responder(request)
 
     return respond
