@@ -24,15 +24,13 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 import docker
 from docker.errors import DockerException, ImageNotFound
 
-from swe_forge_dagster.execution.env_candidates import environment_candidates
-from swe_forge_dagster.execution.environment import EnvironmentBuildError, Environments, EnvRecipe, image_available
+from swe_forge_dagster.execution.environment import Environments
 from swe_forge_dagster.execution.ownership import KEEP_LABEL
 from swe_forge_dagster.execution.repo_box import (
     PatchRejected,
@@ -43,7 +41,7 @@ from swe_forge_dagster.execution.repo_box import (
 )
 from swe_forge_dagster.execution.repo_cache import RepoCache, RepoCacheError
 from swe_forge_dagster.execution.runner_config import pytest_config
-from swe_forge_dagster.execution.runners import PYTEST, runner_of
+from swe_forge_dagster.execution.runners import runner_of
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig, SandboxError
 from swe_forge_dagster.harness.agent import AGENT_DIR, AgentRun, agent_environment, prompt_files, run_agent
 from swe_forge_dagster.harness.canaries import Canaries
@@ -55,24 +53,17 @@ from swe_forge_dagster.harness.checks import (
     set_aside_unreachable,
 )
 from swe_forge_dagster.harness.cleanup import harness_labels, keep, remove_stale
-from swe_forge_dagster.harness.inputs import checked, patch_files
+from swe_forge_dagster.harness.inputs import checked
 from swe_forge_dagster.harness.models import HarnessConfig, HarnessTask, Status, TaskResult
+from swe_forge_dagster.harness.outcome import HarnessOutcome
 from swe_forge_dagster.harness.protection import ConfigChanged, apply_agent_diff, filter_diff
+from swe_forge_dagster.harness.task_environment import task_environment
 
 log = logging.getLogger(__name__)
 StageHook = Callable[[str], None]
 AgentStep = Callable[[Sandbox, HarnessTask, str], AgentRun]
 """The agent's turn in its prepared container (box, task, base sha) -> its run and diff: `run_agent` unless given
 (the gym's interactive episodes plug in here, so they are set up and graded by this same flow)."""
-
-
-class _Outcome(Exception):
-    """A status decided mid-flow (control flow, caught in `evaluate`)."""
-
-    def __init__(self, status: Status, reason: str) -> None:
-        super().__init__(reason)
-        self.status = status
-        self.reason = reason
 
 
 class Harness:
@@ -147,7 +138,7 @@ class Harness:
         result = TaskResult(task_id=task.task_id, repo=task.repo, status=Status.SETUP_ERROR)
         try:
             self._evaluate(task, result, on_stage or (lambda _stage: None), agent)
-        except _Outcome as outcome:
+        except HarnessOutcome as outcome:
             result.status, result.reason = outcome.status, outcome.reason
         except Exception as exc:  # a harness bug or an engine failure: this task's setup_error, not a crash
             if self.aborted:
@@ -164,17 +155,21 @@ class Harness:
         try:
             checked(task)
         except ValueError as exc:
-            raise _Outcome(setup, f"invalid task: {exc}") from exc
+            raise HarnessOutcome(setup, f"invalid task: {exc}") from exc
         if self.client is None or self.environments is None:
-            raise _Outcome(setup, self.docker_error or "no Docker client")
+            raise HarnessOutcome(setup, self.docker_error or "no Docker client")
         on_stage("environment")
         try:
             fetch_base(self.cache, task.repo, task.base_commit)
         except RepoCacheError as exc:
-            raise _Outcome(setup, f"repository {task.repo} is not available at {task.base_commit[:12]}: {exc}") from exc
+            raise HarnessOutcome(
+                setup, f"repository {task.repo} is not available at {task.base_commit[:12]}: {exc}"
+            ) from exc
         if not task.fail_to_pass:
-            raise _Outcome(Status.SANITY_FAIL, "the task has no FAIL_TO_PASS checks: nothing could show it was solved")
-        result.image, test_command = self._environment(task)
+            raise HarnessOutcome(
+                Status.SANITY_FAIL, "the task has no FAIL_TO_PASS checks: nothing could show it was solved"
+            )
+        result.image, test_command = task_environment(self.environments, self.client, self.cache, self.config, task)
         task = task.model_copy(update={"test_command": test_command})
         # the repository's archive is only needed to start the boxes: gone before the (maybe long) agent turn
         with tempfile.TemporaryDirectory(prefix="swe-forge-harness-") as tmp:
@@ -212,7 +207,7 @@ class Harness:
         problems = sanity_problems(sanity)
         if problems:
             result.fail_to_pass, result.pass_to_pass = sanity.fail_to_pass, sanity.pass_to_pass
-            raise _Outcome(Status.SANITY_FAIL, "; ".join(problems))
+            raise HarnessOutcome(Status.SANITY_FAIL, "; ".join(problems))
         result.sanity_check = True
 
         on_stage("agent")
@@ -220,37 +215,37 @@ class Harness:
         try:
             run = agent(agent_box, task, base_sha) if agent else run_agent(agent_box, task, config, base_sha)
         except WorkspaceError as exc:
-            raise _Outcome(Status.AGENT_ERROR, f"no usable diff: {exc}") from exc
+            raise HarnessOutcome(Status.AGENT_ERROR, f"no usable diff: {exc}") from exc
         self._dispose(boxes.pop("agent")[0], result)
         result.agent_exit_code, result.agent_output = run.exit_code, run.output
         result.agent_duration_secs = run.duration_s
         if run.failure:
-            raise _Outcome(Status.AGENT_ERROR, run.failure)
+            raise HarnessOutcome(Status.AGENT_ERROR, run.failure)
         try:
             trusted = config.agent == "oracle"  # the gold patch applies whole; protection is for agents' diffs
             diff, result.dropped_paths = (run.diff, []) if trusted else filter_diff(run.diff, task.protected_files)
         except ValueError as exc:
-            raise _Outcome(Status.AGENT_ERROR, f"the agent's diff is not a git diff: {exc}") from exc
+            raise HarnessOutcome(Status.AGENT_ERROR, f"the agent's diff is not a git diff: {exc}") from exc
         result.model_patch = diff
         if not diff.strip():
             result.fail_to_pass, result.pass_to_pass = sanity.fail_to_pass, sanity.pass_to_pass
             paths = ", ".join(result.dropped_paths)
             what = f"only changed protected paths (tests, pytest's configuration), which are not applied: {paths}"
-            raise _Outcome(Status.UNRESOLVED, f"the agent {what if result.dropped_paths else 'changed nothing'}")
+            raise HarnessOutcome(Status.UNRESOLVED, f"the agent {what if result.dropped_paths else 'changed nothing'}")
 
         on_stage("verify")
         try:
             final = self._verify(task, boxes["verify"][0], diff, result, canaries, config_before)
         except (DockerException, SandboxError, WorkspaceError) as exc:
-            raise _Outcome(Status.TEST_ERROR, f"the verification container failed: {exc}") from exc
+            raise HarnessOutcome(Status.TEST_ERROR, f"the verification container failed: {exc}") from exc
         result.test_duration_secs = round(result.test_duration_secs + final.duration_s, 3)
         result.fail_to_pass, result.pass_to_pass = final.fail_to_pass, final.pass_to_pass
         if final.tampered is not None:
-            raise _Outcome(Status.UNRESOLVED, f"tampered test results: {final.tampered}")
+            raise HarnessOutcome(Status.UNRESOLVED, f"tampered test results: {final.tampered}")
         if final.error is not None:
-            raise _Outcome(Status.TEST_ERROR, final.error)
+            raise HarnessOutcome(Status.TEST_ERROR, final.error)
         if not final.all_pass:
-            raise _Outcome(Status.UNRESOLVED, _unresolved_reason(final))
+            raise HarnessOutcome(Status.UNRESOLVED, _unresolved_reason(final))
         result.status = Status.RESOLVED
         result.reason = f"resolved; not judged here: {'; '.join(result.unjudged)}" if result.unjudged else None
 
@@ -281,73 +276,15 @@ class Harness:
                 config_before=config_before,
             )
         except PatchRejected as exc:
-            raise _Outcome(Status.AGENT_ERROR, f"{exc} (at base)") from exc
+            raise HarnessOutcome(Status.AGENT_ERROR, f"{exc} (at base)") from exc
         except ConfigChanged as exc:
-            raise _Outcome(Status.UNRESOLVED, str(exc)) from exc
+            raise HarnessOutcome(Status.UNRESOLVED, str(exc)) from exc
         result.dropped_paths += [path for path in reset if path not in result.dropped_paths]
         return run_checks(
             box, task, self.config.test_timeout, plugin_autoload=self.config.pytest_plugin_autoload, canaries=canaries
         )
 
     # -- environment and containers ---------------------------------------------------------------
-
-    def _environment(self, task: HarnessTask) -> tuple[str, str]:
-        """The task's environment image (built on first use, then a cache hit for every task of the repo).
-
-        Built by `execution.environment`, as task building builds it: reused only while the
-        dependency manifests at this task's base are the ones it was built from, one build per tag
-        at a time across processes, each install command under the fixed install step timeout.
-        The base image is only needed (and pulled with --pull) when a build is. Returns the image and
-        the test command to run in it (a manifest recipe's, which names its runner).
-        """
-        assert self.environments is not None
-        if task.environment == "manifest":
-            return self._manifest_environment(task)
-        recipe = EnvRecipe(tuple(task.install_commands), task.test_command or PYTEST, task.image)
-        try:
-            try:
-                image, _cached = self.environments.image(task.repo, task.base_commit, recipe)
-            except ImageNotFound:
-                self._base_image(task.image)
-                image, _cached = self.environments.image(task.repo, task.base_commit, recipe)
-        except EnvironmentBuildError as exc:
-            raise _Outcome(Status.SETUP_ERROR, f"the environment of {task.repo} does not build: {exc}") from exc
-        return image, task.test_command
-
-    def _manifest_environment(self, task: HarnessTask) -> tuple[str, str]:
-        """The recipe `swe-forge validate` proved for this repository and commit when there is one (its image is
-        reused: same recipe, same tag), else the first from the manifests whose image builds; the sanity
-        check then shows whether its tests run."""
-        assert self.environments is not None and self.client is not None
-        problems = []
-        found = environment_candidates(
-            self.cache,
-            task.repo,
-            task.base_commit,
-            patch_files(task.gold_patch),
-            available=partial(image_available, self.client),
-        )
-        for recipe in found.recipes:
-            try:
-                return self.environments.image(task.repo, task.base_commit, recipe)[0], recipe.test_command
-            except (ImageNotFound, EnvironmentBuildError) as exc:
-                problems.append(f"{recipe.base_image}: {str(exc)[:300]}")
-        why = "; ".join(problems) or found.problem or "no recipe"
-        raise _Outcome(Status.SETUP_ERROR, f"no environment from the manifests of {task.repo} ({why}); pass --env-spec")
-
-    def _base_image(self, image: str) -> None:
-        assert self.client is not None
-        try:
-            self.client.images.get(image)
-            return
-        except ImageNotFound:
-            if not self.config.pull:
-                message = f"image {image!r} is not on this Docker engine (build or pull it, or use --pull)"
-                raise _Outcome(Status.SETUP_ERROR, message) from None
-        try:
-            self.client.images.pull(image)
-        except DockerException as exc:
-            raise _Outcome(Status.SETUP_ERROR, f"image {image!r} could not be pulled: {exc}") from exc
 
     def _start_boxes(self, task: HarnessTask, image: str, archive: Path) -> dict[str, tuple[Sandbox, str]]:
         """The three containers of one task, started concurrently; all or none."""
@@ -406,15 +343,15 @@ class Harness:
                     self._live.discard(box)
                 box.close()
             if errors:
-                raise _Outcome(Status.SETUP_ERROR, "; ".join(errors))
-            raise _Outcome(Status.SANITY_FAIL, f"{rejected} (at base)")
+                raise HarnessOutcome(Status.SETUP_ERROR, "; ".join(errors))
+            raise HarnessOutcome(Status.SANITY_FAIL, f"{rejected} (at base)")
         return boxes
 
     def _register(self, box: Sandbox) -> None:
         """Track a new container so `abort` can remove it; after an abort, refuse it (its starter closes it)."""
         with self._live_guard:
             if self.aborted:
-                raise _Outcome(Status.SETUP_ERROR, "the run was interrupted")
+                raise HarnessOutcome(Status.SETUP_ERROR, "the run was interrupted")
             self._live.add(box)
 
     def _dispose(self, box: Sandbox, result: TaskResult) -> None:
