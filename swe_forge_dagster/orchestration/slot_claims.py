@@ -22,14 +22,41 @@ and MySQL storages are left alone (their row locks make the original safe).
 Every process that claims slots must run `install`: the CLI and launcher do (in `open_instance`
 and before each in-process run), and so does loading the code location (`definitions.defs`), which
 is how the run workers of daemon- and UI-launched runs get it.
+
+Why a patch and not a storage class named in dagster.yaml (public configuration, as
+`postgres_storage.py` is for Postgres): such a subclass would still override the same private
+methods of the same private class, so it would not take away the dependence on Dagster's
+internals; and it would only reach instances whose dagster.yaml names it (not the dagster.yaml a
+user already has or edited, not the instances tests and tools open from a folder), failing
+silently where it is missing. So the patch stays here, in this one module, behind a tripwire:
+`PATCHED_DAGSTER_CODE` records the hash of the source of each Dagster method the patch replaces
+or relies on, as in the pinned Dagster, and `tests/test_slot_claims.py` fails with what to
+re-check when an upgrade changes any of them (`dagster_code_drift`).
 """
 
 from __future__ import annotations
 
+import hashlib
+import inspect
 from collections.abc import Sequence
 from typing import Any
 
 _INSTALLED = "_swe_forge_atomic_slot_claims"
+
+# The Dagster release the patch was written against and checked on.
+PATCHED_DAGSTER_VERSION = "1.13.27"
+
+# SHA-256 of `inspect.getsource` of each method of `SqlEventLogStorage` that `install` replaces
+# (`_claim_concurrency_slot`, `assign_pending_steps`) or whose contract it relies on
+# (`claim_concurrency_slot` calls `_claim_concurrency_slot` for an assigned step and turns BLOCKED
+# into a claim to retry), in the pinned Dagster.
+PATCHED_DAGSTER_CODE: dict[str, str] = {
+    "_claim_concurrency_slot": "7628812bbe08bc3e6ec3416a46b7f61f03c379ff47ac06d366f99dbbb4a93a72",
+    "assign_pending_steps": "d7d5d9f84bd42141b2fb47c7b1d651eceba5c1f6f87d2583291ba95965456188",
+    "claim_concurrency_slot": "cbfe2436f7e3b1e6da78e385c187c1b88c2e998a0d5f80ff6a54dee3efd5e03b",
+}
+
+_STORAGE_CLASSES = ("SqliteEventLogStorage", "ConsolidatedSqliteEventLogStorage")
 
 
 def _claim_concurrency_slot(self: Any, concurrency_key: str, run_id: str, step_key: str) -> Any:
@@ -64,14 +91,59 @@ def _assign_pending_steps(self: Any, concurrency_keys: Sequence[str]) -> None:
             conn.execute(assign.values(assigned_timestamp=db.func.now()))
 
 
+# What `install` puts on the SQLite storage classes, by method name.
+_REPLACEMENTS = {"_claim_concurrency_slot": _claim_concurrency_slot, "assign_pending_steps": _assign_pending_steps}
+
+
 def install() -> None:
-    """Make slot claims and assignments atomic on Dagster's SQLite event log storages (idempotent)."""
+    """Make slot claims and assignments atomic on Dagster's SQLite event log storages (idempotent).
+
+    What each class defined itself under the replaced names is kept in `_INSTALLED`, so that
+    `dagster_code_drift` still sees an override a later Dagster adds there.
+    """
     from dagster._core.storage.event_log import sqlite as sqlite_storages
 
-    for name in ("SqliteEventLogStorage", "ConsolidatedSqliteEventLogStorage"):
+    for name in _STORAGE_CLASSES:
         cls = getattr(sqlite_storages, name, None)
-        if cls is None or cls.__dict__.get(_INSTALLED):
+        if cls is None or _INSTALLED in cls.__dict__:
             continue
-        cls._claim_concurrency_slot = _claim_concurrency_slot
-        cls.assign_pending_steps = _assign_pending_steps
-        setattr(cls, _INSTALLED, True)
+        replaced = {method: cls.__dict__.get(method) for method in _REPLACEMENTS}
+        for method, replacement in _REPLACEMENTS.items():
+            setattr(cls, method, replacement)
+        setattr(cls, _INSTALLED, replaced)
+
+
+def dagster_code_drift() -> list[str]:
+    """What in the installed Dagster differs from the code the patch was written against (empty: none).
+
+    Each entry names a patched or relied-on method whose source hash changed, or a SQLite storage
+    class that is gone or that no longer inherits these methods from `SqlEventLogStorage` (the
+    patch would then replace, or miss, code it was never checked against).
+    """
+    from dagster._core.storage.event_log import sqlite as sqlite_storages
+    from dagster._core.storage.event_log.sql_event_log import SqlEventLogStorage
+
+    drift = []
+    for method, recorded in PATCHED_DAGSTER_CODE.items():
+        original = SqlEventLogStorage.__dict__.get(method)
+        source = inspect.getsource(original) if original is not None else ""
+        if hashlib.sha256(source.encode()).hexdigest() != recorded:
+            drift.append(f"SqlEventLogStorage.{method} changed (or is gone) since Dagster {PATCHED_DAGSTER_VERSION}")
+    for name in _STORAGE_CLASSES:
+        cls = getattr(sqlite_storages, name, None)
+        if cls is None:
+            drift.append(f"{name} is gone from dagster._core.storage.event_log.sqlite")
+            continue
+        for method in PATCHED_DAGSTER_CODE:
+            owner = next((k for k in cls.__mro__ if _defines(k, method)), None)
+            if owner is not SqlEventLogStorage:
+                where = owner.__qualname__ if owner else "no class"
+                drift.append(f"{name}.{method} is now defined by {where}, not SqlEventLogStorage")
+    return drift
+
+
+def _defines(cls: type, method: str) -> bool:
+    """Whether Dagster's own code for `method` is in `cls` (seen through `install`'s replacement)."""
+    if method in cls.__dict__.get(_INSTALLED, {}):
+        return cls.__dict__[_INSTALLED][method] is not None
+    return method in cls.__dict__
