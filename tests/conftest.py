@@ -1,5 +1,6 @@
 """Shared fixtures: an isolated SWE_FORGE_HOME, a Dagster test instance, the shared real fixtures,
-and the Docker engine (skipped with a reason when absent, unless SWE_FORGE_REQUIRE_DOCKER=1)."""
+and the Docker engine (skipped with a reason when absent, unless SWE_FORGE_REQUIRE_DOCKER=1).
+The test tiers and their budgets are in `tests/support/tiers.py`."""
 
 from __future__ import annotations
 
@@ -29,8 +30,14 @@ import pytest
 from swe_forge_dagster.settings import Settings
 from tests.support.common import BASE_IMAGE, SHARED_FIXTURES, SettingsFactory
 
-# Fixtures that several test modules share, defined beside their helpers.
-pytest_plugins = ["tests.support.download", "tests.support.mining_sensor", "tests.support.postgres_server"]
+# Fixtures that several test modules share, defined beside their helpers; and the tiers' time per run
+# against their budgets (`tests/support/tiers.py`: markers `real_repo`, `browser`, `docker`, else fast).
+pytest_plugins = [
+    "tests.support.download",
+    "tests.support.mining_sensor",
+    "tests.support.postgres_server",
+    "tests.support.tiers",
+]
 
 
 @pytest.fixture(autouse=True)

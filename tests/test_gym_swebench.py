@@ -21,7 +21,7 @@ from swe_forge_dagster.harness.models import Status
 from tests.support.gym_world import containers_of, patch_edits
 from tests.support.marshmallow import BULLSEYE, HOST_CA, LITE_DEV, marshmallow_remote
 
-pytestmark = pytest.mark.docker
+pytestmark = [pytest.mark.docker, pytest.mark.real_repo]
 INSTANCE = "marshmallow-code__marshmallow-1359"
 
 

@@ -27,7 +27,7 @@ import pytest
 from swe_forge_dagster.settings import TOOLCHAIN_IMAGES
 from tests.support.common import EXAMPLES, SHARED_FIXTURES
 
-pytestmark = pytest.mark.docker
+pytestmark = [pytest.mark.docker, pytest.mark.real_repo]
 MULTI = SHARED_FIXTURES / "swebench" / "lite-test-and-multilingual" / "swebench_multi.jsonl"
 HOST_CA = Path("/etc/ssl/certs/ca-certificates.crt")
 SETS = {

@@ -28,7 +28,7 @@ from swe_forge_dagster.tasks.revalidate_instances import prove_with_manifests
 from tests.support.common import EXAMPLES
 from tests.support.marshmallow import BULLSEYE, HOST_CA, LITE_DEV, marshmallow_remote
 
-pytestmark = pytest.mark.docker
+pytestmark = [pytest.mark.docker, pytest.mark.real_repo]
 IDS = ("marshmallow-code__marshmallow-1359", "marshmallow-code__marshmallow-1343")
 
 

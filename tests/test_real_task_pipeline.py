@@ -26,7 +26,7 @@ from swe_forge_dagster.tasks.recipes import RecipeStore
 from tests.support.common import BASE_IMAGE, SHARED_FIXTURES
 from tests.support.real_task import RealChange, run_real_change
 
-pytestmark = pytest.mark.docker
+pytestmark = [pytest.mark.docker, pytest.mark.real_repo]
 BUNDLE = SHARED_FIXTURES / "repos" / "tox-dev+filelock.bundle"
 HOST_CA = Path("/etc/ssl/certs/ca-certificates.crt")
 REPO, NUMBER, MERGED = "tox-dev/filelock", 498, "721b37bcbdb4c431441fa8e5d9377cf9f0e059f2"

@@ -28,7 +28,7 @@ from swe_forge_dagster.settings import TOOLCHAIN_IMAGES
 from tests.support.common import BASE_IMAGE, SHARED_FIXTURES, require_image
 from tests.support.real_task import RealChange, run_real_change
 
-pytestmark = pytest.mark.docker
+pytestmark = [pytest.mark.docker, pytest.mark.real_repo]
 BUNDLE = SHARED_FIXTURES / "repos" / "google+uuid.bundle"
 ITOA_BUNDLE = SHARED_FIXTURES / "repos" / "dtolnay+itoa.bundle"
 GO_IMAGE = next(iter(TOOLCHAIN_IMAGES["go"]))

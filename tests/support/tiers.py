@@ -1,0 +1,73 @@
+"""Test tiers and their time budgets, printed at the end of every run so that growth is visible.
+
+Every test is in one tier, by its markers (pyproject's `[tool.pytest.ini_options]`):
+- `real_repo`: real repositories from `../shared/fixtures/repos` built and run in Docker; the slow tier,
+  bounded by a stated budget;
+- `browser`: the Dagster UI in headless Chromium;
+- `docker`: the rest of the Docker tests (twins' small repositories);
+- `fast`: everything else, unit and integration tests without Docker, on every run.
+
+Select tiers with markers: `scripts/test -m "not real_repo"`, `scripts/test -m "not docker and not browser"`
+(the fast tier), `scripts/test -m real_repo`. The summary adds the time of each tier's tests (setup, call and
+teardown, so a module fixture that builds an image counts) and says so loudly when a tier is over its budget.
+A budget is `SWE_FORGE_BUDGET_<TIER>` seconds (e.g. `SWE_FORGE_BUDGET_REAL_REPO=900`) or the default below;
+with `SWE_FORGE_ENFORCE_BUDGETS=1` (CI) a tier over budget fails the run, so a new real-repository test
+that does not fit is a decision, not a drift. Large corpora are measured in `benchmarks/`, never in tests.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+
+import pytest
+
+# Seconds of test time per tier on the CI machine (2 cores, loaded), with headroom over what was measured.
+DEFAULT_BUDGETS: dict[str, float] = {"fast": 600, "docker": 1200, "browser": 300, "real_repo": 900}
+TIERS = ("real_repo", "browser", "docker")  # checked in this order: a test is in the first it is marked with
+
+_seconds: dict[str, float] = defaultdict(float)
+_tests: dict[str, set[str]] = defaultdict(set)
+
+
+def tier_of(keywords: object) -> str:
+    """The tier of a test, from its markers (`item.keywords` or a report's `keywords`)."""
+    return next((tier for tier in TIERS if tier in keywords), "fast")  # type: ignore[operator]
+
+
+def budget(tier: str) -> float:
+    """The tier's budget in seconds: `SWE_FORGE_BUDGET_<TIER>` or the default."""
+    return float(os.environ.get(f"SWE_FORGE_BUDGET_{tier.upper()}", DEFAULT_BUDGETS[tier]))
+
+
+def over_budget() -> list[str]:
+    """The tiers of this session over their budget, described."""
+    return [
+        f"{tier} tests took {_seconds[tier]:.0f} s, over its budget of {budget(tier):.0f} s"
+        for tier in DEFAULT_BUDGETS
+        if _seconds[tier] > budget(tier)
+    ]
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    tier = tier_of(report.keywords)
+    _seconds[tier] += report.duration
+    _tests[tier].add(report.nodeid)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if not _tests:
+        return
+    terminalreporter.section("test time per tier (budget)")
+    for tier in DEFAULT_BUDGETS:
+        if _tests[tier]:
+            terminalreporter.write_line(
+                f"{tier:>10}: {len(_tests[tier]):4d} tests {_seconds[tier]:7.0f} s  (budget {budget(tier):.0f} s)"
+            )
+    for line in over_budget():
+        terminalreporter.write_line(f"OVER BUDGET: {line}", red=True, bold=True)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if os.environ.get("SWE_FORGE_ENFORCE_BUDGETS") == "1" and exitstatus == 0 and over_budget():
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
