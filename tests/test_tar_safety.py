@@ -1,5 +1,6 @@
 """Tree archives extract safely on every Python 3.11: with tarfile's "data" filter where it exists, and with
-the same checks on Debian bookworm's 3.11.2 (the project image's Python), which has no `filter=`."""
+`backports.tarfile`'s filter plus stricter archive checks on Debian bookworm's 3.11.2 (the project image's
+Python), which has no `filter=`."""
 
 from __future__ import annotations
 
@@ -11,6 +12,12 @@ from pathlib import Path
 import pytest
 
 from swe_forge_dagster.execution.tar_safety import UnsafeArchiveError, safe_extract
+
+
+def _force_fallback(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Take the path bookworm's 3.11.2 takes (the backport is installed on Pythons before 3.12 only)."""
+    pytest.importorskip("backports.tarfile")
+    monkeypatch.setattr("swe_forge_dagster.execution.tar_safety.HAS_DATA_FILTER", False)
 
 
 def _archive(path: Path, *members: tuple[str, str | None, str | None]) -> Path:
@@ -33,6 +40,7 @@ def test_a_tree_extracts_and_escapes_are_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, filter_available: bool
 ) -> None:
     if not filter_available:
+        pytest.importorskip("backports.tarfile")
         monkeypatch.delattr(tarfile, "data_filter", raising=False)
     good = _archive(
         tmp_path / "good.tar",
@@ -80,7 +88,7 @@ def test_chained_symlinks_cannot_escape(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, filter_available: bool
 ) -> None:
     if not filter_available:  # the real extraction, forced onto the fallback that bookworm's 3.11.2 takes
-        monkeypatch.setattr("swe_forge_dagster.execution.tar_safety.HAS_DATA_FILTER", False)
+        _force_fallback(monkeypatch)
     elif not hasattr(tarfile, "data_filter"):
         pytest.skip("this Python has no tarfile.data_filter")
     box = tmp_path / "box"
@@ -95,7 +103,7 @@ def test_chained_symlinks_cannot_escape(
 def test_fallback_refuses_links_through_links_and_stray_hardlinks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("swe_forge_dagster.execution.tar_safety.HAS_DATA_FILTER", False)
+    _force_fallback(monkeypatch)
     cases = {
         "through-link": [("t/sub", None, "."), ("t/sub/f.py", "x", None)],
         "twice": [("t/f.py", "x", None), ("t/f.py", "y", None)],
@@ -110,3 +118,35 @@ def test_fallback_refuses_links_through_links_and_stray_hardlinks(
         tar.addfile(info)
     with tarfile.open(tmp_path / "hard.tar") as tar, pytest.raises(UnsafeArchiveError):
         safe_extract(tar, tmp_path / "hard")
+
+
+def test_fallback_reads_a_compressed_archive_again_and_refuses_devices(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _force_fallback(monkeypatch)
+    data = b"x = 1\n"
+    with tarfile.open(tmp_path / "tree.tar.gz", "w:gz") as tar:
+        info = tarfile.TarInfo("tree/a.py")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    with tarfile.open(tmp_path / "tree.tar.gz") as tar:
+        safe_extract(tar, tmp_path / "out")
+    assert (tmp_path / "out/tree/a.py").read_bytes() == data
+    with tarfile.open(tmp_path / "fifo.tar", "w") as tar:
+        info = tarfile.TarInfo("tree/pipe")
+        info.type = tarfile.FIFOTYPE
+        tar.addfile(info)
+    with tarfile.open(tmp_path / "fifo.tar") as tar, pytest.raises(UnsafeArchiveError):
+        safe_extract(tar, tmp_path / "fifo")
+    assert not (tmp_path / "fifo/tree/pipe").exists()
+
+
+def test_fallback_removes_a_symlink_a_later_member_redirected_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`p -> q/..` is inside when made (q is not there yet); `q -> .` then makes p the destination's parent."""
+    _force_fallback(monkeypatch)
+    archive = _archive(tmp_path / "redirect.tar", ("p", None, "q/.."), ("q", None, "."))
+    with tarfile.open(archive) as tar, pytest.raises(UnsafeArchiveError, match="resolving outside"):
+        safe_extract(tar, tmp_path / "out")
+    assert not (tmp_path / "out/p").is_symlink()
