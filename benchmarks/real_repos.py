@@ -27,8 +27,8 @@ from pathlib import Path
 import docker
 from _real import FIXTURES, HOST_CA, clone_bundle, executor_for, measure, remove_images
 
+from swe_forge_dagster.execution.env_candidates import environment_candidates
 from swe_forge_dagster.execution.environment import Environments
-from swe_forge_dagster.execution.manifest import manifest_candidates
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.execution.sandbox import SandboxConfig
 from swe_forge_dagster.export.swebench import read_instances
@@ -54,9 +54,9 @@ def layer_figures(client: docker.DockerClient, tmp: Path) -> dict:
     sandbox = SandboxConfig(image=DEFAULT_BASE_IMAGE, ca_bundle=HOST_CA if HOST_CA.is_file() else None)
     environments = Environments(client, cache, sandbox)
     first = next(iter(bases.values()))
-    recipe = manifest_candidates(cache, "tox-dev/filelock", first, available=lambda image: image == DEFAULT_BASE_IMAGE)[
-        0
-    ]
+    recipe = environment_candidates(
+        cache, "tox-dev/filelock", first, available=lambda image: image == DEFAULT_BASE_IMAGE
+    ).recipes[0]
     rows, made = [], set()
     try:
         for round_ in range(2):

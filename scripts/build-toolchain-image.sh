@@ -1,24 +1,20 @@
 #!/usr/bin/env bash
 # Build a language toolchain sandbox image on top of a local base image, from Debian packages (no registry):
-#   node  -> swe-forge-node:<suite>  (nodejs + npm; bookworm: Node 18, trixie: Node 20)
-#   go    -> swe-forge-go:<suite>    (golang-go)
-#   rust  -> swe-forge-rust:<suite>  (rustc + cargo)
-#   java  -> swe-forge-java:<suite>  (OpenJDK + Maven + Gradle)
-#   cpp   -> swe-forge-cpp:<suite>   (gcc/g++ + make + cmake + ccache)
+# swe-forge-<toolchain>:<suite>, e.g. swe-forge-node:bookworm (nodejs + npm: Node 18; trixie: Node 20).
+# The Debian packages are the language pack's (swe_forge_dagster/execution/languages/<toolchain>.py,
+# `debian_packages`), read with the project's venv (scripts/bootstrap creates it).
 # The base image (scripts/build-base-image.sh swe-forge-base:<suite>) is built first when missing.
 # Cached by tag: does nothing when the image already exists.
 # Usage: scripts/build-toolchain-image.sh TOOLCHAIN [SUITE]   (default suite: bookworm)
 set -euo pipefail
-TOOLCHAIN="${1:?usage: scripts/build-toolchain-image.sh node|go|rust|java|cpp [bookworm|trixie|bullseye]}"
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+PACKS=(env -C "$ROOT" "$ROOT/.venv/bin/python" -m swe_forge_dagster.execution.languages)
+TOOLCHAIN="${1:?usage: scripts/build-toolchain-image.sh TOOLCHAIN [bookworm|trixie|bullseye] (toolchains: $("${PACKS[@]}" names))}"
 SUITE="${2:-bookworm}"
-case "$TOOLCHAIN" in
-  node) PACKAGES="nodejs npm" ;;
-  go) PACKAGES="golang-go" ;;
-  rust) PACKAGES="rustc cargo" ;;
-  java) PACKAGES="default-jdk-headless maven gradle" ;;
-  cpp) PACKAGES="g++ make cmake ccache" ;;
-  *) echo "unknown toolchain $TOOLCHAIN: node, go, rust, java or cpp" >&2; exit 2 ;;
-esac
+PACKAGES="$("${PACKS[@]}" packages "$TOOLCHAIN")" || {
+  echo "unknown toolchain $TOOLCHAIN: $("${PACKS[@]}" names)" >&2
+  exit 2
+}
 TAG="swe-forge-$TOOLCHAIN:$SUITE"
 if docker image inspect "$TAG" >/dev/null 2>&1; then
   echo "toolchain image $TAG present"

@@ -22,18 +22,6 @@ from swe_forge_dagster.common.home import HomeLayout
 DEFAULT_DOCKER_IMAGE = "python:3.12-slim"
 DEFAULT_BASE_IMAGE = "swe-forge-base:bookworm"
 """The local sandbox image `scripts/build-base-image.sh` builds with debootstrap (no registry needed)."""
-PYTHON_BASE_IMAGES = {"3.11": DEFAULT_BASE_IMAGE, "3.9": "swe-forge-base:bullseye", "3.13": "swe-forge-base:trixie"}
-"""Python version -> local base image (`scripts/build-base-image.sh swe-forge-base:<suite>`), default first."""
-NODE_IMAGE = "swe-forge-node:bookworm"
-"""The local Node.js toolchain image (`scripts/build-toolchain-image.sh node`: Debian's nodejs + npm)."""
-TOOLCHAIN_IMAGES = {
-    "node": {"swe-forge-node:bookworm": "18", "swe-forge-node:trixie": "20"},
-    "go": {"swe-forge-go:bookworm": "1.19", "swe-forge-go:trixie": "1.24"},
-    "rust": {"swe-forge-rust:bookworm": "1.63", "swe-forge-rust:trixie": "1.85"},
-    "java": {"swe-forge-java:bookworm": "17", "swe-forge-java:trixie": "21"},
-    "cpp": {"swe-forge-cpp:bookworm": "12", "swe-forge-cpp:trixie": "14"},
-}
-"""Toolchain -> local image (`scripts/build-toolchain-image.sh <toolchain> <suite>`) -> the version Debian ships."""
 DEFAULT_GIT_URL = "https://github.com/{repo}.git"
 DEFAULT_LANGUAGES = "python,javascript,typescript,go,rust,java"
 DEFAULT_AGENT_CMD = "python -m baseagent"

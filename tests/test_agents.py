@@ -18,9 +18,9 @@ from pydantic import BaseModel
 from swe_forge_dagster.demo.twins.openai_twin import MultipleToolCalls, OpenAITwin, Text, ToolCall
 from swe_forge_dagster.demo.worlds.git_world import GitWorld, build_git_world
 from swe_forge_dagster.execution.environment import EnvRecipe, env_image_tag
+from swe_forge_dagster.execution.languages.python_runner import PYTEST
 from swe_forge_dagster.execution.patch import patch_adding_files, split_diff
 from swe_forge_dagster.execution.repo_cache import RepoCache
-from swe_forge_dagster.execution.runners import PYTEST
 from swe_forge_dagster.execution.sandbox import CommandResult
 from swe_forge_dagster.llm.client import ChatTurn, ToolCallRequest
 from swe_forge_dagster.tasks import agent_tools
@@ -30,12 +30,11 @@ from swe_forge_dagster.tasks.agents import (
     AgentFailed,
     SubmitTests,
     WrittenFile,
-    _checked_files,
     find_environment,
     recipe_test_command,
-    write_tests,
 )
 from swe_forge_dagster.tasks.prove import TaskExecutor
+from swe_forge_dagster.tasks.test_agent import _checked_files, write_tests
 from tests.support.agent_twin import KEY, lines, make_client, tool_names
 from tests.support.common import BASE_IMAGE
 

@@ -22,11 +22,13 @@ import pytest
 
 from swe_forge_dagster.demo.twins.openai_twin import OpenAITwin, ToolCall
 from swe_forge_dagster.execution.environment import EnvRecipe, env_image_tag
+from swe_forge_dagster.execution.languages.go import GO_TEST
+from swe_forge_dagster.execution.languages.node import MOCHA
+from swe_forge_dagster.execution.languages.registry import runners
 from swe_forge_dagster.execution.patch import patch_adding_files, split_diff
+from swe_forge_dagster.execution.recipe import RETOUCH
 from swe_forge_dagster.execution.repo_cache import RepoCache
-from swe_forge_dagster.execution.runners import GO_TEST, MOCHA, RUNNERS
 from swe_forge_dagster.execution.sandbox import SandboxConfig
-from swe_forge_dagster.execution.toolchain_recipes import RETOUCH
 from swe_forge_dagster.tasks.agent_prompts import (
     env_prompt,
     submit_environment_model,
@@ -34,11 +36,13 @@ from swe_forge_dagster.tasks.agent_prompts import (
     toolchain_test_command,
     writer_prompt,
 )
-from swe_forge_dagster.tasks.agents import _checked_files, _ours, find_environment, toolchain_image, write_tests
+from swe_forge_dagster.tasks.agents import find_environment, toolchain_image
 from swe_forge_dagster.tasks.prove import TaskExecutor
+from swe_forge_dagster.tasks.test_agent import _checked_files, _ours, write_tests
 from tests.support.agent_twin import KEY, lines, make_client, tool_names
 from tests.support.common import BASE_IMAGE
 
+RUNNERS = runners()
 NODE_IMAGE = "swe-forge-node:bookworm"
 HOST_CA = Path("/etc/ssl/certs/ca-certificates.crt")
 NPM_INSTALL = "npm install --no-audit --no-fund"

@@ -12,7 +12,7 @@ import dagster as dg
 import docker
 import pytest
 
-from swe_forge_dagster.settings import NODE_IMAGE
+from swe_forge_dagster.execution.languages.node import NODE_IMAGE
 from tests.support.gharchive_counts import independent_count
 
 

@@ -23,9 +23,10 @@ from swe_forge_dagster.demo.worlds.git_world_js import JS_REPO
 from swe_forge_dagster.demo.worlds.task_world import build_task_world
 from swe_forge_dagster.execution import toolchains
 from swe_forge_dagster.execution.env_candidates import environment_candidates
+from swe_forge_dagster.execution.languages.node import NODE_IMAGE
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.execution.toolchains import registry_reachable
-from swe_forge_dagster.settings import NODE_IMAGE, get_settings
+from swe_forge_dagster.settings import get_settings
 from tests.support.common import require_image
 
 HOST_CA = Path("/etc/ssl/certs/ca-certificates.crt")

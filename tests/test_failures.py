@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 from swe_forge_dagster.execution.failures import failure_messages, needs_network
+from swe_forge_dagster.execution.languages.registry import runner_for
 from swe_forge_dagster.execution.patch import SplitPatch
-from swe_forge_dagster.execution.runners import runner_for
 from swe_forge_dagster.execution.suite import SuiteRun
 from swe_forge_dagster.harness.checks import CheckRun, sanity_problems, set_aside_unreachable
 from swe_forge_dagster.harness.models import CheckResult, HarnessTask

@@ -92,9 +92,9 @@ def test_other_frameworks_and_bad_input() -> None:
         "com.google.gson.JsonWriterTest#testLenient": "passed",
         "github.com/gin-gonic/gin#TestContext/header": "failed",
     }
-    assert parse_junit(xml, "go")["TestContext/header"] == "failed"
-    with pytest.raises(ValueError, match="unsupported framework"):
-        parse_junit(xml, "mocha")
+    assert parse_junit(xml, "name")["TestContext/header"] == "failed"
+    with pytest.raises(ValueError, match="unsupported id form"):
+        parse_junit(xml, "tap")
     with pytest.raises(ValueError, match="not a JUnit report"):
         parse_junit("<html/>")
     assert parse_junit("<testsuites/>") == {}

@@ -7,7 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from swe_forge_dagster.execution.manifest import MANIFESTS, declared_pythons, python_images, python_recipes
+from swe_forge_dagster.execution.languages.python_recipes import (
+    MANIFESTS,
+    declared_pythons,
+    python_images,
+    python_recipes,
+)
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.execution.test_sample import proof_sample
 from swe_forge_dagster.export.swebench import read_instances

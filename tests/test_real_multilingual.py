@@ -24,7 +24,7 @@ from pathlib import Path
 import docker
 import pytest
 
-from swe_forge_dagster.settings import TOOLCHAIN_IMAGES
+from swe_forge_dagster.execution.languages.registry import pack
 from tests.support.common import EXAMPLES, SHARED_FIXTURES
 
 pytestmark = [pytest.mark.docker, pytest.mark.real_repo]
@@ -50,7 +50,7 @@ def world(tmp_path_factory: pytest.TempPathFactory, docker_client: docker.Docker
     rows = {json.loads(line)["instance_id"]: line for line in MULTI.read_text().splitlines() if line.strip()}
     for name, (repo, ids, toolchain) in SETS.items():
         bundle = SHARED_FIXTURES / "repos" / f"{repo.replace('/', '+')}.bundle"
-        image = next(iter(TOOLCHAIN_IMAGES[toolchain]))
+        image = next(iter(pack(toolchain).images))
         if not bundle.is_file():
             pytest.skip(f"real fixture missing ({bundle.name})")
         try:

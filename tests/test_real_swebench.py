@@ -19,8 +19,9 @@ import sys
 import docker
 import pytest
 
+from swe_forge_dagster.execution.languages.registry import runner_for
 from swe_forge_dagster.execution.repo_cache import RepoCache
-from swe_forge_dagster.execution.runners import runner_for, swebench_ids
+from swe_forge_dagster.execution.runners import swebench_ids
 from swe_forge_dagster.execution.sandbox import SandboxConfig
 from swe_forge_dagster.export.swebench import SWEBenchInstance, read_instances, write_jsonl
 from swe_forge_dagster.tasks.prove import TaskExecutor

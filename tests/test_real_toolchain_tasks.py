@@ -23,15 +23,15 @@ import docker
 import pytest
 
 from swe_forge_dagster.demo.twins.openai_twin_script import forced_tool_name, tool_schemas
+from swe_forge_dagster.execution.languages.registry import pack
 from swe_forge_dagster.export.swebench import read_instances, validate_instance
-from swe_forge_dagster.settings import TOOLCHAIN_IMAGES
 from tests.support.common import BASE_IMAGE, SHARED_FIXTURES, require_image
 from tests.support.real_task import RealChange, run_real_change
 
 pytestmark = [pytest.mark.docker, pytest.mark.real_repo]
 BUNDLE = SHARED_FIXTURES / "repos" / "google+uuid.bundle"
 ITOA_BUNDLE = SHARED_FIXTURES / "repos" / "dtolnay+itoa.bundle"
-GO_IMAGE = next(iter(TOOLCHAIN_IMAGES["go"]))
+GO_IMAGE = next(iter(pack("go").images))
 STATEMENT = (
     "UUIDs made by `NewV7` in quick succession are not always increasing: two UUIDs created within the same "
     "millisecond can compare out of order, although version 7 UUIDs are meant to sort by creation time. "

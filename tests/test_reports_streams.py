@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import pytest
 
-from swe_forge_dagster.execution import reports
+from swe_forge_dagster.execution.languages import go, node_reports, rust
 from tests.support.report_checks import _go, _js, _rust, swebench, without
 
 GO_JSON_124 = b"""\
@@ -67,7 +67,7 @@ panic: kaboom [recovered]
 
 
 def test_go_ids_are_swebench_ids_and_go_1_20_framing_defeats_printed_results() -> None:
-    ours = reports.parse_go_test_json(GO_JSON_124, ["ok/ok_test.go"])
+    ours = go.parse_go_test_json(GO_JSON_124, ["ok/ok_test.go"])
     theirs = swebench(_go.parse_log_gotest, GO_CONSOLE)
     assert theirs.pop("TestForged") == "passed" and theirs["TestPass"] == "failed"  # both printed by TestForge
     theirs["TestPass"] = "passed"
@@ -88,7 +88,7 @@ FAIL	example.com/m/broken [build failed]
 {"Action":"fail","Package":"example.com/m/ok","Test":"TestPass","Elapsed":0}
 {"Action":"pass","Package":"example.com/m/ok","Test":"TestForge","Elapsed":0}
 """
-    assert reports.parse_go_test_json(go_119, []) == {
+    assert go.parse_go_test_json(go_119, []) == {
         "TestPass": "failed",
         "TestForged": "passed",
         "TestForge": "passed",
@@ -104,8 +104,8 @@ not json at all {
 {"Action":"run","Package":"q","Test":"TestHangs"}
 {"Action":"pass","Package":"q","Test":"TestHangs","Elapsed":0}
 """
-    assert reports.parse_go_test_json(stream, []) == {"TestHangs": "failed"}  # worst of the two packages
-    assert reports.parse_go_test_json(b"", []) == {}
+    assert go.parse_go_test_json(stream, []) == {"TestHangs": "failed"}  # worst of the two packages
+    assert go.parse_go_test_json(b"", []) == {}
 
 
 MOCHA_XUNIT = b"""\
@@ -159,7 +159,7 @@ MOCHA_JSON = {
 
 
 def test_mocha_xunit_ids_are_the_full_titles_the_tap_reporter_prints() -> None:
-    ours = reports.parse_mocha_xunit(MOCHA_XUNIT, ["test/issues.js"])
+    ours = node_reports.parse_mocha_xunit(MOCHA_XUNIT, ["test/issues.js"])
     theirs = swebench(_js.parse_log_tap, MOCHA_TAP)
     assert theirs.pop("forged test") == "passed"  # printed by "forge prints tap"
     # TAP prints a skipped test as passed with a "# SKIP -" suffix, and cuts a title at its newline, which
@@ -170,8 +170,8 @@ def test_mocha_xunit_ids_are_the_full_titles_the_tap_reporter_prints() -> None:
     )
     assert ours["issues 5028 skipped one"] == ours["issues 5028 pending without fn"] == "skipped"
     assert ours["s ctl \x01 esc \x1b[31m red"] == "passed"  # mocha wrote `&#x1;`, which XML 1.0 forbids
-    assert "issues 5028 has # hash and #1 tag" in reports.parse_mocha_xunit(MOCHA_XUNIT, [], strip_hash=False)
-    from_json = reports.parse_mocha_json(json.dumps(MOCHA_JSON).encode(), [])  # the same ids, but the newline
+    assert "issues 5028 has # hash and #1 tag" in node_reports.parse_mocha_xunit(MOCHA_XUNIT, [], strip_hash=False)
+    from_json = node_reports.parse_mocha_json(json.dumps(MOCHA_JSON).encode(), [])  # the same ids, but the newline
     assert from_json.pop("issues 5028 multi\nline") == "passed" and from_json.items() <= ours.items()
     assert len(from_json) == 4
 
@@ -236,7 +236,7 @@ line 0ms
 
 
 def test_jest_ids_are_the_bare_titles_of_verbose_output() -> None:
-    ours = reports.parse_jest_json(JEST_JSON, ["jt/issues.test.js"])
+    ours = node_reports.parse_jest_json(JEST_JSON, ["jt/issues.test.js"])
     theirs = swebench(_js.parse_log_jest, JEST_VERBOSE)
     assert theirs.pop("forged") == "passed" and theirs.pop("multi") == ours.pop("multi\nline") == "passed"
     assert theirs.pop("skipped skipped one") == ours.pop("skipped one") == "skipped"
@@ -245,7 +245,7 @@ def test_jest_ids_are_the_bare_titles_of_verbose_output() -> None:
 
 
 def test_jest_path_ids_are_the_jq_transform_form() -> None:
-    ours = reports.parse_jest_json(JEST_JSON, [], titles="path")
+    ours = node_reports.parse_jest_json(JEST_JSON, [], titles="path")
     # swebench's JEST_JSON_JQ_TRANSFORM: "[" + (.status | ascii_upcase) + "] " + ancestors joined " > " + title
     log = "".join(
         f"[{a['status'].upper()}] {' > '.join([*a['ancestorTitles'], a['title']])}\n" for a in JEST_ASSERTIONS
@@ -258,19 +258,21 @@ def test_jest_path_ids_are_the_jq_transform_form() -> None:
 
 def test_vitest_ids_are_file_and_title_path_of_verbose_output() -> None:
     report = JEST_JSON.replace(b"/w/jt/", b"/w/vt/").replace(b'"pending"', b'"skipped"')
-    ours = reports.parse_vitest_json(report, ["./issues.test.js", "other.test.js"])
+    ours = node_reports.parse_vitest_json(report, ["./issues.test.js", "other.test.js"])
     theirs = swebench(_js.parse_log_vitest, VITEST_VERBOSE)
     assert theirs.pop("forged (1 ms)") == "passed"
     multi = "issues.test.js > issues > 5028 > multi"
     assert theirs.pop(multi) == ours.pop(multi + "\nline") == "passed"
     assert ours == theirs
-    assert "/w/vt/issues.test.js > root level test" in reports.parse_vitest_json(report, [])  # no file known
+    assert "/w/vt/issues.test.js > root level test" in node_reports.parse_vitest_json(report, [])  # no file known
 
 
-@pytest.mark.parametrize("parse", [reports.parse_jest_json, reports.parse_vitest_json, reports.parse_mocha_json])
+@pytest.mark.parametrize(
+    "parse", [node_reports.parse_jest_json, node_reports.parse_vitest_json, node_reports.parse_mocha_json]
+)
 @pytest.mark.parametrize("report", [b"", b"[]", b'{"testResults": 3}', b'{"passes": [1]}', b'{"testResults": [{'])
 def test_an_unreadable_json_report_raises(parse: Callable[..., object], report: bytes) -> None:
-    if report == b'{"passes": [1]}' and parse is not reports.parse_mocha_json:
+    if report == b'{"passes": [1]}' and parse is not node_reports.parse_mocha_json:
         report = b'{"testResults": [{"assertionResults": [{"title": 1}]}]}'
     with pytest.raises(ValueError):
         parse(report, [])
@@ -331,8 +333,8 @@ test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; fini
 
 
 def test_libtest_json_and_text_give_the_ids_of_parse_log_cargo() -> None:
-    ours = reports.parse_libtest(LIBTEST_JSON, ["src/lib.rs", "tests/integration.rs"])
-    assert reports.parse_libtest(LIBTEST_TEXT.encode(), []) == ours
+    ours = rust.parse_libtest(LIBTEST_JSON, ["src/lib.rs", "tests/integration.rs"])
+    assert rust.parse_libtest(LIBTEST_TEXT.encode(), []) == ours
     theirs = swebench(_rust.parse_log_cargo, LIBTEST_TEXT)
     assert theirs.pop("tests::forged") == "passed"  # a failed test's captured output, in its failures section
     assert ours.pop("src/lib.rs - add (line 3)") == "passed"  # swebench's `\S+` skips doctests
@@ -351,5 +353,5 @@ test a::printed ... ok
 { "type": "test", "event": "started", "name": "b::ok" }
 { "type": "test", "name": "b::ok", "event": "ok" }
 """
-    assert reports.parse_libtest(report, []) == {"a::ok": "passed", "a::aborts": "failed", "b::ok": "passed"}
-    assert reports.parse_libtest(b"error[E0425]: cannot find value `x`\n", []) == {}
+    assert rust.parse_libtest(report, []) == {"a::ok": "passed", "a::aborts": "failed", "b::ok": "passed"}
+    assert rust.parse_libtest(b"error[E0425]: cannot find value `x`\n", []) == {}

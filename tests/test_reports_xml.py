@@ -15,6 +15,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from swe_forge_dagster.execution import reports
+from swe_forge_dagster.execution.languages import cpp, java, node_reports
 from tests.support.report_checks import _c, _java, swebench, without
 
 GTEST_XML = b"""<?xml version="1.0" encoding="UTF-8"?>
@@ -78,7 +79,7 @@ a <b> & "c" ]]> <?xml version="1.0"?> é
 
 
 def test_gtest_ids_are_swebench_ids_and_the_report_is_not_fooled_by_printed_lines() -> None:
-    ours = reports.parse_gtest_xml(GTEST_XML, ["test/ranges-test.cc"])
+    ours = cpp.parse_gtest_xml(GTEST_XML, ["test/ranges-test.cc"])
     theirs = swebench(_c.parse_log_googletest, GTEST_CONSOLE)
     assert theirs.pop("ranges_test.forged") == "passed"  # printed by ranges_test.prints_fake
     # A failed parameterized test's console line carries ", where GetParam() = 3"; the passing one, the
@@ -94,15 +95,15 @@ def test_split_xml_documents_splits_after_each_root_not_at_an_xml_declaration_in
     assert len(documents) == 2 and documents[1].startswith(b"<?xml")
     assert [ET.fromstring(d).tag for d in documents] == ["testsuites", "testsuites"]
     assert reports.split_xml_documents(b"<a/>\n<b/>  \n") == [b"<a/>\n", b"<b/>  \n"]
-    assert reports.split_xml_documents(b" \n") == [] and reports.parse_gtest_xml(b"", []) == {}
+    assert reports.split_xml_documents(b" \n") == [] and cpp.parse_gtest_xml(b"", []) == {}
     with pytest.raises(ValueError, match="root element"):
-        reports.parse_surefire(b"<html><testcase name='x'/></html>", [])
+        java.parse_surefire(b"<html><testcase name='x'/></html>", [])
 
 
 @pytest.mark.parametrize("cut", [len(GTEST_XML) - 20, len(GTEST_XML) // 2, 60])
 def test_a_truncated_xml_report_is_unreadable(cut: int) -> None:
     with pytest.raises(ValueError):
-        reports.parse_gtest_xml(GTEST_XML[:cut], [])
+        cpp.parse_gtest_xml(GTEST_XML[:cut], [])
 
 
 @pytest.mark.parametrize(
@@ -116,7 +117,7 @@ def test_a_truncated_xml_report_is_unreadable(cut: int) -> None:
 )
 def test_a_doctype_is_refused_so_no_entity_is_expanded_or_fetched(doctype: bytes) -> None:
     report = b'<?xml version="1.0"?>' + doctype + b'<testsuite><testcase classname="c" name="&e;"/></testsuite>'
-    for parse in (reports.parse_gtest_xml, reports.parse_mocha_xunit, reports.parse_surefire):
+    for parse in (cpp.parse_gtest_xml, node_reports.parse_mocha_xunit, java.parse_surefire):
         with pytest.raises(ValueError, match="DOCTYPE"):
             parse(report, [])
 
@@ -168,7 +169,7 @@ Tests run: 1, <&> ]]> é
 
 
 def test_surefire_ids_are_class_hash_method_as_maven_runs_them_one_by_one() -> None:
-    ours = reports.parse_surefire(SUREFIRE_XML, ["src/test/java/com/google/gson/stream/JsonWriterTest.java"])
+    ours = java.parse_surefire(SUREFIRE_XML, ["src/test/java/com/google/gson/stream/JsonWriterTest.java"])
     theirs = swebench(_java.parse_log_maven, MAVEN_EACH)
     assert theirs == {test_id: ours[test_id] for test_id in theirs}
     writer = "com.google.gson.stream.JsonWriterTest#"
@@ -177,11 +178,11 @@ def test_surefire_ids_are_class_hash_method_as_maven_runs_them_one_by_one() -> N
 
 
 def test_surefire_gradle_and_junit4_styles_are_the_other_java_parsers_ids() -> None:
-    gradle = reports.parse_surefire(SUREFIRE_XML, [], style="gradle")
+    gradle = java.parse_surefire(SUREFIRE_XML, [], style="gradle")
     log = "".join(f"{test_id} {o.upper()}\n" for test_id, o in gradle.items() if o in ("passed", "failed"))
     assert swebench(_java.parse_log_gradle_custom, log) == without(without(gradle, "skipped"), "error")
     assert "com.google.gson.stream.JsonReaderTest > testSkipValue" in gradle
-    junit4 = reports.parse_surefire(SUREFIRE_XML, [], style="junit4")
+    junit4 = java.parse_surefire(SUREFIRE_XML, [], style="junit4")
     assert swebench(
         _java.parse_log_ant, "    [junit] [PASS] testSkipValue(com.google.gson.stream.JsonReaderTest)\n"
     ) == {test_id: o for test_id, o in junit4.items() if test_id.startswith("testSkipValue(")}
@@ -191,4 +192,4 @@ def test_surefire_flaky_reruns_and_duplicates_keep_the_worst_outcome() -> None:
     report = b"""<testsuite name="C"><testcase name="m" classname="p.C"><flakyFailure message="x"/></testcase>
 <testcase name="n" classname="p.C"/><testcase name="n" classname="p.C"><failure/></testcase>
 <testcase name="k" classname="p.C"/></testsuite>"""
-    assert reports.parse_surefire(report, []) == {"p.C#m": "failed", "p.C#n": "failed", "p.C#k": "passed"}
+    assert java.parse_surefire(report, []) == {"p.C#m": "failed", "p.C#n": "failed", "p.C#k": "passed"}

@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from swe_forge_dagster.execution.environment import EnvRecipe
-from swe_forge_dagster.execution.runners import JUNIT, PYTEST, fill_tests, runner_for
+from swe_forge_dagster.execution.languages.python_runner import PYTEST
+from swe_forge_dagster.execution.languages.registry import runner_for
+from swe_forge_dagster.execution.runners import JUNIT, fill_tests
 from swe_forge_dagster.harness.models import HarnessConfig, TaskLoadError
 from swe_forge_dagster.harness.session import evaluate_and_record
 from swe_forge_dagster.harness.store import has_result, read_results, task_key
@@ -181,10 +183,10 @@ def test_runs_keep_what_the_install_made_and_keep_it_out_of_git(tmp_path: Path, 
         assert seen.splitlines()[3:5] == [".gitignore", "src/pkg/mod.py"]  # clean status; the tree only in git
         assert "No such file" in seen  # no record of the build tree left for an agent to read
         # the agents' sandboxes (test writer, its checks) are prepared the same way from a host tree
-        from swe_forge_dagster.tasks.agents import _prepared_box
+        from swe_forge_dagster.tasks.agents import prepared_box
 
         tree = environments.export_tree("o/r", shas[1], tmp_path / "host-tree")
-        with _prepared_box(docker_client, config, tree, "agent-tree") as agent_box:  # type: ignore[arg-type]
+        with prepared_box(docker_client, config, tree, "agent-tree") as agent_box:  # type: ignore[arg-type]
             seen = exec_checked(agent_box, ["bash", "-c", script], "looking")
         assert seen.splitlines()[:5] == ["x = 2", "v=1", "meta", ".gitignore", "src/pkg/mod.py"]
     finally:

@@ -6,17 +6,21 @@ import types
 
 import pytest
 
+from swe_forge_dagster.execution.languages.node import NODE_IMAGE
+from swe_forge_dagster.execution.languages.python import SEED_VENV
+from swe_forge_dagster.execution.languages.python_recipes import BASE_IMAGES
 from swe_forge_dagster.execution.seed_env import (
     ENSURE_GIT,
-    SEED_VENV,
-    seed_image,
     seed_install_commands,
     seed_task_image,
     seed_test_files,
 )
-from swe_forge_dagster.settings import NODE_IMAGE, PYTHON_BASE_IMAGES
 
-BOOKWORM, BULLSEYE = PYTHON_BASE_IMAGES["3.11"], PYTHON_BASE_IMAGES["3.9"]
+BOOKWORM, BULLSEYE = BASE_IMAGES["3.11"], BASE_IMAGES["3.9"]
+
+
+def seed_image(python: str, default_image: str) -> str:
+    return seed_task_image({"python": python}, "python", default_image)
 
 
 def test_the_image_follows_the_python_the_task_asks_for() -> None:

@@ -18,7 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from swe_forge_dagster.execution.runners import JUNIT, PYTEST, graded_outcomes, runner_for, swebench_ids
+from swe_forge_dagster.execution.languages.python_runner import PYTEST
+from swe_forge_dagster.execution.languages.registry import runner_for
+from swe_forge_dagster.execution.runners import JUNIT, graded_outcomes, swebench_ids
 
 swebench_parsers = pytest.importorskip("swebench.harness.log_parsers.python", reason="`swebench` not installed")
 

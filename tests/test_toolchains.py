@@ -9,16 +9,11 @@ from pathlib import Path
 import pytest
 
 from swe_forge_dagster.execution.env_candidates import environment_candidates
+from swe_forge_dagster.execution.languages.go import go_requirements
+from swe_forge_dagster.execution.languages.node import mocha_options
+from swe_forge_dagster.execution.languages.registry import pack, runner_of, toolchain_images, toolchain_of
+from swe_forge_dagster.execution.languages.rust import crates_io_dependencies
 from swe_forge_dagster.execution.repo_cache import RepoCache
-from swe_forge_dagster.execution.runners import runner_of
-from swe_forge_dagster.execution.toolchain_recipes import mocha_options
-from swe_forge_dagster.execution.toolchains import (
-    crates_io_dependencies,
-    declared_version,
-    go_requirements,
-    toolchain_images,
-    toolchain_of,
-)
 from tests.support.common import SHARED_FIXTURES
 
 REPOS = SHARED_FIXTURES / "repos"
@@ -50,7 +45,7 @@ def test_the_change_decides_between_toolchains_and_manifests_decide_the_rest() -
 
 
 def test_images_meeting_the_declared_version_come_first() -> None:
-    assert declared_version("go", {"go.mod": "module x\n\ngo 1.21\n"}) == (1, 21)
+    assert pack("go").declared_version({"go.mod": "module x\n\ngo 1.21\n"}) == (1, 21)
     assert toolchain_images("go", {"go.mod": "module x\ngo 1.21\n"}) == ["swe-forge-go:trixie", "swe-forge-go:bookworm"]
     assert toolchain_images("go", {"go.mod": "module x\ngo 1.13\n"})[0] == "swe-forge-go:bookworm"
     assert toolchain_images("node", {".nvmrc": "v20.11\n"})[0] == "swe-forge-node:trixie"
@@ -111,11 +106,11 @@ def test_fmt_gets_a_cmake_build_with_googletest(tmp_path: Path) -> None:
 
 
 def test_rust_and_java_declare_their_minimum_release() -> None:
-    assert declared_version("rust", {"Cargo.toml": '[package]\nrust-version = "1.68"\n'}) == (1, 68)
-    assert declared_version("rust", {"rust-toolchain.toml": '[toolchain]\nchannel = "1.75"\n'}) == (1, 75)
+    assert pack("rust").declared_version({"Cargo.toml": '[package]\nrust-version = "1.68"\n'}) == (1, 68)
+    assert pack("rust").declared_version({"rust-toolchain.toml": '[toolchain]\nchannel = "1.75"\n'}) == (1, 75)
     assert toolchain_images("rust", {"Cargo.toml": 'rust-version = "1.68"'})[0] == "swe-forge-rust:trixie"
-    assert declared_version("java", {"pom.xml": "<maven.compiler.release>21</maven.compiler.release>"}) == (21,)
-    assert declared_version("java", {"pom.xml": "<java.version>1.8</java.version>"}) == (8,)
+    assert pack("java").declared_version({"pom.xml": "<maven.compiler.release>21</maven.compiler.release>"}) == (21,)
+    assert pack("java").declared_version({"pom.xml": "<java.version>1.8</java.version>"}) == (8,)
 
 
 @pytest.mark.parametrize(
@@ -143,9 +138,8 @@ def test_a_python_change_or_a_python_package_with_extensions_stays_python() -> N
 
 
 def test_only_a_real_fetch_at_configure_time_is_a_download() -> None:
-    from swe_forge_dagster.execution.toolchains import dependency_problem
-
+    dependency_problem = pack("cpp").dependency_problem
     homepage = 'project(fmt VERSION 10.0 HOMEPAGE_URL "https://fmt.dev")\n'
-    assert dependency_problem("cpp", {"CMakeLists.txt": homepage}, set()) is None
+    assert dependency_problem({"CMakeLists.txt": homepage}, set()) is None
     fetch = "FetchContent_Declare(googletest\n  URL https://github.com/google/googletest/archive/v1.14.zip)\n"
-    assert "github.com/google/googletest" in (dependency_problem("cpp", {"CMakeLists.txt": fetch}, set()) or "")
+    assert "github.com/google/googletest" in (dependency_problem({"CMakeLists.txt": fetch}, set()) or "")

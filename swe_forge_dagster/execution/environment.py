@@ -16,28 +16,26 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
-import json
 import re
 import shlex
 import shutil
 import tarfile
 import tempfile
 import threading
-import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 import docker
 
+from swe_forge_dagster.execution.languages.python import DIST_NAME_FILES, dependency_part
+from swe_forge_dagster.execution.languages.registry import dependency_files
+from swe_forge_dagster.execution.recipe import EnvRecipe
 from swe_forge_dagster.execution.registry import ImageRegistry
 from swe_forge_dagster.execution.repo_box import ENV_DIR, GIT, TREE_NAME, write_tree_archive
 from swe_forge_dagster.execution.repo_cache import RepoCache
-from swe_forge_dagster.execution.runners import PYTEST, fill_tests
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig, SandboxError
 from swe_forge_dagster.execution.tar_safety import safe_extract
-from swe_forge_dagster.settings import DEFAULT_BASE_IMAGE
 
 DEPS_LABEL = "swe-forge.deps"
 BUILT_AT_LABEL = "swe-forge.built-at"
@@ -79,51 +77,12 @@ INSTALL_TIMEOUT_S = 1800
 INDEX_PROBE = "python3 -m pip download --no-deps --retries 0 --timeout 15 -d /tmp/swe-forge-probe pip"
 """Fetches one small package from the package index pip is configured with (the CA bundle mounted as installs see
 it): when this fails, every recipe that installs from the index fails too, so none is worth a build."""
-# Root-level manifests whose change means the environment must be installed again.
-DEPENDENCY_FILES = (
-    "pyproject.toml",
-    "setup.py",
-    "setup.cfg",
-    "requirements.txt",
-    "requirements-dev.txt",
-    "requirements-test.txt",
-    "Pipfile.lock",
-    "poetry.lock",
-    "uv.lock",
-    "tox.ini",
-    "package.json",
-    "package-lock.json",
-    "yarn.lock",
-    "pnpm-lock.yaml",
-    "go.mod",
-    "go.sum",
-    "Cargo.toml",
-    "Cargo.lock",
-    "pom.xml",
-    "build.gradle",
-    "Gemfile.lock",
-)
+DEPENDENCY_FILES = (*dependency_files(), "Gemfile.lock")
+"""Root-level manifests whose change means the environment must be installed again (every language pack's)."""
 
 
 class EnvironmentBuildError(RuntimeError):
     """An install step failed: the repository does not install with this recipe at this commit."""
-
-
-@dataclass(frozen=True)
-class EnvRecipe:
-    """How to install a repository and run its tests; cached as an image per (repo, recipe)."""
-
-    install_commands: tuple[str, ...] = ()
-    test_command: str = PYTEST  # `{tests}` is replaced by the quoted test files
-    base_image: str = DEFAULT_BASE_IMAGE
-
-    def key(self) -> str:
-        raw = json.dumps([self.base_image, list(self.install_commands), self.test_command])
-        return hashlib.sha256(raw.encode()).hexdigest()[:16]
-
-    def tests_command(self, test_files: list[str]) -> str:
-        """The test command for `test_files`, filled as validation and the harness fill it."""
-        return fill_tests(self.test_command, test_files)
 
 
 def image_available(client: docker.DockerClient, image: str) -> bool:
@@ -205,7 +164,7 @@ class Environments:
         for name in DEPENDENCY_FILES:
             content = self.cache.show_file(repo, sha, name)
             if content is not None:
-                digest.update(name.encode() + b"\0" + _dependency_part(name, content) + b"\0")
+                digest.update(name.encode() + b"\0" + dependency_part(name, content) + b"\0")
         return digest.hexdigest()[:16]
 
     def image(self, repo: str, base_sha: str, recipe: EnvRecipe) -> tuple[str, bool]:
@@ -323,7 +282,7 @@ class Environments:
         version git would give it (its release tag), scoped to its own distribution when its name is known."""
         version = self.cache.release_version(repo, sha) or "0.0.0"
         name = None
-        for manifest in ("pyproject.toml", "setup.cfg", "setup.py"):
+        for manifest in DIST_NAME_FILES:
             text = (self.cache.show_file(repo, sha, manifest) or b"").decode("utf-8", "replace")
             match = re.search(r"(?m)^\s*name\s*=\s*['\"]?([A-Za-z0-9][A-Za-z0-9._-]*)", text)
             if match:
@@ -358,25 +317,3 @@ def install_git_script(version: str | None) -> str:
         f"command -v git >/dev/null 2>&1 && (cd /repo && {git} init -q && {git} add -A -f && "
         f"{git} commit -q --no-verify --allow-empty -m base{tag}) >/dev/null 2>&1; cd /repo"
     )
-
-
-def _dependency_part(name: str, content: bytes) -> bytes:
-    """What of a manifest decides the install: for pyproject.toml its dependency tables (a version bump
-    or a tool setting does not make an image stale), for every other manifest all of it."""
-    if name != "pyproject.toml":
-        return content
-    try:
-        data = tomllib.loads(content.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return content
-    project, tool = data.get("project") or {}, data.get("tool") or {}
-    poetry = tool.get("poetry") or {}
-    parts = {
-        "build-system": data.get("build-system"),
-        "dependency-groups": data.get("dependency-groups"),
-        "dependencies": project.get("dependencies"),
-        "optional": project.get("optional-dependencies"),
-        "poetry": [poetry.get(k) for k in ("dependencies", "dev-dependencies", "group")],
-        "pdm": (tool.get("pdm") or {}).get("dev-dependencies"),
-    }
-    return json.dumps(parts, sort_keys=True, default=str).encode()

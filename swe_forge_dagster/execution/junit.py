@@ -38,7 +38,8 @@ from collections.abc import Iterable
 from typing import Literal
 
 Outcome = Literal["passed", "failed", "error", "skipped"]
-Framework = Literal["pytest", "junit", "go"]
+Framework = Literal["nodeid", "junit", "name"]
+"""The id forms: a pytest node id, Java's `Class#method`, the bare testcase name (Go's `TestX/sub`)."""
 
 _SEVERITY: dict[Outcome, int] = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
 _RESULT_TAGS: dict[str, Outcome] = {"error": "error", "failure": "failed", "skipped": "skipped"}
@@ -46,19 +47,19 @@ _RESULT_TAGS: dict[str, Outcome] = {"error": "error", "failure": "failed", "skip
 
 def parse_junit(
     xml: str | bytes,
-    framework: Framework | str = "pytest",
+    framework: Framework | str = "nodeid",
     *,
     known_files: Iterable[str] | None = None,
 ) -> dict[str, Outcome]:
     """Map each testcase in a JUnit XML report to its id and outcome (see the module docstring).
 
-    `framework` picks the id form: "pytest" (`path.py::Class::test[param]`), "junit" (Java/surefire
-    `pkg.ClassTest#method`, as in SWE-bench Multilingual) or "go" (the bare `TestName/subtest`, as
+    `framework` picks the id form: "nodeid" (pytest's `path.py::Class::test[param]`), "junit" (Java/surefire
+    `pkg.ClassTest#method`, as in SWE-bench Multilingual) or "name" (Go's bare `TestName/subtest`, as
     written by gotestsum and used by SWE-bench Multilingual). Works with a `<testsuites>` wrapper, a
     single `<testsuite>` root and nested suites, because every `<testcase>` element is visited.
     """
-    if framework not in ("pytest", "junit", "go"):
-        raise ValueError(f"unsupported framework {framework!r}: expected 'pytest', 'junit' or 'go'")
+    if framework not in ("nodeid", "junit", "name"):
+        raise ValueError(f"unsupported id form {framework!r}: expected 'nodeid', 'junit' or 'name'")
     root = ET.fromstring(xml)  # stdlib expat: no external entities, bounded entity expansion
     if root.tag not in ("testsuites", "testsuite"):
         raise ValueError(f"not a JUnit report: root element is <{root.tag}>")
@@ -67,7 +68,7 @@ def parse_junit(
     for case in root.iter("testcase"):
         classname = case.get("classname", "")
         name = case.get("name", "")
-        if framework == "pytest":
+        if framework == "nodeid":
             test_id = pytest_id(classname, name, case.get("file"), modules)
         elif framework == "junit":
             test_id = f"{classname}#{name}" if classname else name

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import docker
 
+from swe_forge_dagster.execution.recipe import ENV_DIR
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.execution.sandbox import Mounts, Sandbox, SandboxConfig
 
@@ -33,9 +34,6 @@ REPO_DIR = "/repo"
 WORK_DIR = "/tmp/.swe-forge-harness"
 """Where patches and files are staged in a container; removed once they are applied."""
 TREE_NAME = ".swe-forge-tree"
-ENV_DIR = "/.swe-forge-env"
-"""In an environment image: `base.list` (the build tree's files, NUL-separated) and `outputs.list` (what
-the install added to /repo, one topmost path a line); see PREPARE_SCRIPT."""
 
 GIT = [
     "git",
@@ -114,7 +112,7 @@ def write_tree_archive(cache: RepoCache, repo: str, sha: str, dest: Path) -> Pat
 # egg-info, generated version files, node_modules) stay, kept out of git (`.git/info/exclude`) and out
 # of every diff; the base commit holds exactly the tree's files (tracked-but-ignored ones included).
 # Images without the record (older builds, other images) keep only top-level `*.egg-info`. An image whose
-# install compiled the tree (`ENV_DIR/retouch`, `execution.toolchain_recipes`) gets the tree's files dated now:
+# install compiled the tree (`ENV_DIR/retouch`, `recipe.RETOUCH`) gets the tree's files dated now:
 # they carry their commit's time, older than the image's build outputs, which make would otherwise reuse.
 PREPARE_SCRIPT = f"""set -e
 tree=/tmp/{TREE_NAME}

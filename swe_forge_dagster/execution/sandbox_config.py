@@ -16,16 +16,11 @@ from docker.types import Mount
 from docker.utils import parse_bytes
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from swe_forge_dagster.execution.languages.registry import ca_env_vars
+
 CONTAINER_CA_PATH = "/etc/ssl/certs/ca-certificates.crt"
-CA_ENV_VARS = (
-    "SSL_CERT_FILE",
-    "REQUESTS_CA_BUNDLE",
-    "PIP_CERT",
-    "NODE_EXTRA_CA_CERTS",
-    "CARGO_HTTP_CAINFO",
-    "GIT_SSL_CAINFO",
-)
-"""Where Python (ssl, requests, pip), Node.js/npm, cargo and git look for extra CA certificates."""
+CA_ENV_VARS = (*ca_env_vars(), "GIT_SSL_CAINFO")
+"""Where the language packs' tools (`LanguagePack.ca_env_vars`) and git look for extra CA certificates."""
 
 # PID 1 without docker-init: sleeps in the background and `wait`s, so a TERM stops the container
 # at once, and the `wait` reaps the orphans that killed commands leave behind.

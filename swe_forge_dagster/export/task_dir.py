@@ -40,7 +40,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from swe_forge_dagster.execution.runners import runner_of
+from swe_forge_dagster.execution.languages.registry import runner_of
 from swe_forge_dagster.export.swebench import SWEBenchInstance, parse_created_at
 
 TEMP_DIR_PREFIX = ".swe-forge-tmp-"

@@ -31,8 +31,10 @@ import re
 from dataclasses import dataclass
 
 from swe_forge_dagster.execution.failures import needs_network
+from swe_forge_dagster.execution.languages.python_runner import plain_pytest
+from swe_forge_dagster.execution.languages.registry import runner_of
 from swe_forge_dagster.execution.repo_box import REPO_DIR, put_files
-from swe_forge_dagster.execution.runners import graded_outcomes, runner_of
+from swe_forge_dagster.execution.runners import graded_outcomes
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxError
 from swe_forge_dagster.execution.suite import MAX_OUTPUT, NO_AUTOLOAD, run_suite
 from swe_forge_dagster.harness.canaries import Canaries, make_canaries, tampering
@@ -160,7 +162,7 @@ def _run_test_ids(
 ) -> CheckRun:
     runner = runner_of(task.test_command)
     files = task.run_files
-    if runner.name != "pytest":  # the task's test files that this runner runs (no fixtures, no data files)
+    if not runner.in_process:  # the task's test files that this runner runs (no fixtures, no data files)
         files = tuple(f for f in files if runner.runs(f)) or files
     if canaries is not None:
         put_files(box, {f"{REPO_DIR}/{canaries.path}": canaries.source.encode()})
@@ -169,7 +171,7 @@ def _run_test_ids(
     outcomes = suite.outcomes
     tampered = canaries_ok = None
     if canaries is not None and outcomes is not None:
-        tampered = tampering(canaries, outcomes, suite.exit_code, _plain_pytest(task.test_command))
+        tampered = tampering(canaries, outcomes, suite.exit_code, plain_pytest(task.test_command))
         canaries_ok = canaries.expected(outcomes)
     messages = suite.messages
     if outcomes is not None and task.id_form == "swebench":  # as SWE-bench's parser would read the run's log
@@ -205,18 +207,6 @@ def _run_test_ids(
     if run.fail_to_pass:
         run.fail_to_pass[0].output = suite.output[-CHECK_OUTPUT_TAIL:]  # one suite run: its output once
     return run
-
-
-def _plain_pytest(command: str) -> bool:
-    """Whether pytest's exit status is the command's (no `||`, `;` or pipe that could hide it)."""
-    words = command.split()
-    return (
-        bool(words)
-        and not re.search(r"\|\||;|&&|\|", command)
-        and (
-            words[0] == "pytest" or words[:3] == ["python", "-m", "pytest"] or words[:3] == ["python3", "-m", "pytest"]
-        )
-    )
 
 
 def _run_commands(box: Sandbox, task: HarnessTask, timeout: float, prefix: str, canaries: Canaries | None) -> CheckRun:

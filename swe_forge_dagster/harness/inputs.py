@@ -31,8 +31,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from swe_forge_dagster.execution.languages.python_runner import PYTEST
 from swe_forge_dagster.execution.patch import split_sections
-from swe_forge_dagster.execution.runners import PYTEST
 from swe_forge_dagster.execution.seed_env import ENSURE_GIT, seed_install_commands, seed_task_image, seed_test_files
 from swe_forge_dagster.export.instance_files import INSTANCE_SUFFIXES
 from swe_forge_dagster.export.seed_format import SeedTask, find_task_dirs, read_seed_workspace

@@ -3,7 +3,8 @@
 The agent owns its container, so it can edit, delete or add any file, and even replace `git`
 there, so the text of its diff proves nothing about what applying it does.
 What it may not change (`is_protected`): the task's own test files (hidden files, files of the
-test_patch and seed test files, the test files the checks run), every `conftest.py`, pytest's
+test_patch and seed test files, the test files the checks run) and what a language pack protects
+(`LanguagePack.protects`, `registry.protected`): every `conftest.py`, pytest's
 configuration files (`pytest.ini`, `.pytest.ini`, `pytest.toml`, `.pytest.toml`),
 `*.pth`, `sitecustomize.py`/`usercustomize.py`, package metadata (`*.dist-info/`, `*.egg-info/`,
 `*.egg-link`: their `[pytest11]` entry points are plugins pytest loads), NEW files that shadow
@@ -34,13 +35,19 @@ are applied.
 from __future__ import annotations
 
 import base64
-import re
 import shlex
-import sys
-import tomllib
 from collections.abc import Callable, Collection, Iterable
 from pathlib import PurePosixPath
 
+from swe_forge_dagster.execution.languages.python_protection import (
+    CONFIG_FILES,
+    CONFIG_TRIGGERS,
+    MODULE_SUFFIXES,
+    PYTEST_SECTION_FILES,
+    SHADOWABLE_MODULES,
+    pytest_section,
+)
+from swe_forge_dagster.execution.languages.registry import protected
 from swe_forge_dagster.execution.patch import split_sections
 from swe_forge_dagster.execution.repo_box import (
     GIT,
@@ -55,55 +62,6 @@ from swe_forge_dagster.execution.repo_box import (
 )
 from swe_forge_dagster.execution.sandbox import Sandbox
 
-PROTECTED_NAMES = frozenset(
-    {"conftest.py", "pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "sitecustomize.py", "usercustomize.py"}
-)
-SHADOW_NAMES = frozenset({"pytest.py", "pytest", "_pytest"})
-"""New files or directories with these names shadow the real pytest (protected only when new)."""
-METADATA_SUFFIXES = (".dist-info", ".egg-info")
-RUNNER_CONFIG = re.compile(
-    r"\.mocharc(\.(js|cjs|mjs|json|jsonc|ya?ml))?|(jest|vitest)\.config\.[cm]?[jt]s(on)?|vitest\.workspace\.[cm]?[jt]s"
-    r"|karma\.conf\.[cm]?js"
-)
-"""Other runners' configuration (mocha, jest, vitest, karma; cargo's `.cargo/config.toml` can wrap the test binary):
-it decides what runs and how results are reported, so an agent's change to it is dropped."""
-PYTEST_SECTION_FILES = frozenset({"pyproject.toml", "setup.cfg", "tox.ini"})
-"""Files whose change is dropped only when it changes their pytest section."""
-CONFIG_FILES = PYTEST_SECTION_FILES | {"pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml"}
-"""Every file pytest can take its configuration from (reset when its effective configuration changed)."""
-RUNNER_MODULES = frozenset(
-    {
-        "pytest",
-        "_pytest",
-        "py",
-        "pluggy",
-        "iniconfig",
-        "packaging",
-        "exceptiongroup",
-        "tomli",
-        "xdist",
-        "pytest_timeout",
-        "pytest_cov",
-        "coverage",
-        "hypothesis",
-        "conftest",
-        "attr",
-        "attrs",
-        "more_itertools",
-        "six",
-        "wcwidth",
-        "atomicwrites",
-        "importlib_metadata",
-        "zipp",
-        "colorama",
-        "typing_extensions",
-        "pygments",
-    }
-)
-"""The test runner's modules and what pytest (also older releases) imports at start-up."""
-SHADOWABLE_MODULES = frozenset(sys.stdlib_module_names) | RUNNER_MODULES
-"""Module names a new file must not take where imports can find it first (`shadowing_modules`)."""
-MODULE_SUFFIXES = (".py", ".pyc", ".so", ".pyd")
 MAX_CONFIG_BYTES = 1 << 20
 
 
@@ -117,18 +75,7 @@ def is_protected(path: str, task_files: Collection[str] = (), *, new: bool = Fal
     `pytest/` or `_pytest/` count as shadowing pytest: pytest's own source and sympy/testing/pytest.py
     are ordinary source files).
     """
-    pure = PurePosixPath(path)
-    return (
-        path in task_files
-        or pure.name in PROTECTED_NAMES
-        or pure.name.endswith((".pth", ".egg-link", ".pyc", ".pyo"))  # bytecode: pytest loads a matching one
-        or "__pycache__" in pure.parts
-        or any(part.endswith(METADATA_SUFFIXES) for part in pure.parts)
-        or (new and any(part in SHADOW_NAMES for part in pure.parts))
-        or bool(RUNNER_CONFIG.fullmatch(pure.name))
-        or ".cargo" in pure.parts
-        or (new and pure.name.endswith("_test.go"))  # compiled into the package's test binary: a TestMain rules it
-    )
+    return path in task_files or protected(path, new)
 
 
 def command_test_files(commands: Iterable[str]) -> list[str]:
@@ -161,30 +108,6 @@ def filter_diff(diff: str, task_files: Collection[str] = ()) -> tuple[str, list[
         else:
             kept.append(section.text)
     return "".join(kept), dropped
-
-
-def pytest_section(name: str, text: bytes | None) -> object:
-    """What of a `pyproject.toml` / `setup.cfg` / `tox.ini` configures pytest (comparable with `==`).
-
-    pyproject: the parsed `[tool.pytest*]` table. ini files: the raw lines of every `[pytest]` or
-    `[tool:pytest]` section, in order (raw, so no parser difference with pytest's can hide a
-    change). A file that does not parse counts by its whole text.
-    """
-    if text is None:
-        return None
-    if name == "pyproject.toml":
-        try:
-            return tomllib.loads(text.decode("utf-8")).get("tool", {}).get("pytest")
-        except (UnicodeDecodeError, tomllib.TOMLDecodeError):
-            return ("unparseable", text)
-    lines, inside = [], False
-    for line in text.decode("utf-8", "surrogateescape").splitlines():
-        header = re.match(r"\s*\[([^\]]*)\]", line)
-        if header:
-            inside = header.group(1).strip().lower() in ("pytest", "tool:pytest")
-        if inside:
-            lines.append(line)
-    return lines or None
 
 
 LIST_CHANGES = (
@@ -265,9 +188,7 @@ def apply_agent_diff(
     if configs:
         reset += _changed_pytest_sections(box, configs)
     _restore(box, reset, task_files)
-    touches_config = any(
-        PurePosixPath(p).name in CONFIG_FILES or PurePosixPath(p).name == "setup.py" for _s, p in changes
-    )
+    touches_config = any(PurePosixPath(p).name in CONFIG_TRIGGERS for _s, p in changes)
     if before is not None and config_probe is not None and touches_config and config_probe() != before:
         extra = [path for _s, path in changes if PurePosixPath(path).name in CONFIG_FILES and path not in reset]
         _restore(box, extra, task_files)

@@ -31,6 +31,7 @@ import docker
 from docker.errors import DockerException, ImageNotFound
 
 from swe_forge_dagster.execution.environment import Environments
+from swe_forge_dagster.execution.languages.registry import runner_of
 from swe_forge_dagster.execution.ownership import KEEP_LABEL
 from swe_forge_dagster.execution.repo_box import (
     PatchRejected,
@@ -41,7 +42,6 @@ from swe_forge_dagster.execution.repo_box import (
 )
 from swe_forge_dagster.execution.repo_cache import RepoCache, RepoCacheError
 from swe_forge_dagster.execution.runner_config import pytest_config
-from swe_forge_dagster.execution.runners import runner_of
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig, SandboxError
 from swe_forge_dagster.harness.agent import AGENT_DIR, AgentRun, agent_environment, prompt_files, run_agent
 from swe_forge_dagster.harness.canaries import Canaries
@@ -199,7 +199,7 @@ class Harness:
         canaries = canaries if sanity.canaries_ok else None  # they must work where no agent code runs
         # the runner's configuration for the tree before any diff (the verify container starts from the same)
         # the gold patch is applied whole; the configuration probe reads pytest's
-        judged = task.mode == "tests" and config.agent != "oracle" and runner_of(task.test_command).name == "pytest"
+        judged = task.mode == "tests" and config.agent != "oracle" and runner_of(task.test_command).in_process
         config_before = pytest_config(sanity_box, task.run_files) if judged else None
         result.test_duration_secs = round(sanity.duration_s, 3)
         self._dispose(boxes.pop("sanity")[0], result)
@@ -264,7 +264,7 @@ class Harness:
         files, which the filtered diff does not. Whatever the diff's text says, the paths it really
         changed are listed by git after it applies, and protected ones are reset (`apply_agent_diff`).
         """
-        pytest = task.mode == "tests" and runner_of(task.test_command).name == "pytest"
+        pytest = task.mode == "tests" and runner_of(task.test_command).in_process
         probe = (lambda: pytest_config(box, task.run_files)) if pytest else None
         try:
             reset = apply_agent_diff(

@@ -16,8 +16,8 @@ from docker.errors import DockerException, ImageNotFound
 
 from swe_forge_dagster.execution.env_candidates import environment_candidates
 from swe_forge_dagster.execution.environment import EnvironmentBuildError, Environments, EnvRecipe, image_available
+from swe_forge_dagster.execution.languages.python_runner import PYTEST
 from swe_forge_dagster.execution.repo_cache import RepoCache
-from swe_forge_dagster.execution.runners import PYTEST
 from swe_forge_dagster.harness.inputs import patch_files
 from swe_forge_dagster.harness.models import HarnessConfig, HarnessTask, Status
 from swe_forge_dagster.harness.outcome import HarnessOutcome

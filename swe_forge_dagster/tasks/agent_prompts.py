@@ -1,9 +1,9 @@
 """What the sandbox agents are told, per language, and the forms their answers must take.
 
 Python keeps its own prompts (a venv, pytest, JUnit options added by the harness). Every other
-toolchain (`execution.toolchains`: node, go, rust, java, cpp) gets a prompt saying how projects of
-that language install on its image and which runner adapters (`execution.runners`) can run and read
-its tests. The test command the environment agent submits must be a runner's template form, with
+language pack (`execution.languages`) gets a prompt from its hints (`LanguagePack.hints`): how projects
+of that language install on its image and which of its runner adapters can run and read its tests.
+The test command the environment agent submits must be a runner's template form, with
 `{tests}` (the runner's targets of the test files) and `{report}` (its structured report): `runner_of`
 then recognises it, and validation reads per-test results from that report, never from the console.
 The test agent is told the runner of the environment's command and how that language names test files.
@@ -15,7 +15,16 @@ import re
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from swe_forge_dagster.execution.runners import JUNIT, RUNNERS, Runner, runner_of
+from swe_forge_dagster.execution.languages.pack import RunnerHints
+from swe_forge_dagster.execution.languages.registry import (
+    DEFAULT_PACK,
+    DEFAULT_RUNNER,
+    is_default,
+    pack,
+    pack_of_runner,
+    runner_of,
+)
+from swe_forge_dagster.execution.runners import JUNIT, Runner
 from swe_forge_dagster.tasks.agent_tools import AgentTool
 
 # What the harness needs from every pytest run (as in `execution.runners.PYTEST`); added to agent commands.
@@ -86,89 +95,19 @@ def recipe_test_command(command: str) -> str:
     return command.replace("{tests}", f"{JUNIT_OPTIONS} {{tests}}", 1)
 
 
-TOOLCHAIN_LANGUAGE = {"node": "javascript", "go": "go", "rust": "rust", "java": "java", "cpp": "cpp"}
-"""Toolchain (`execution.toolchains`) -> the `Runner.language` of the adapters that run its tests."""
-LANGUAGE_NAMES = {"node": "JavaScript/TypeScript", "go": "Go", "rust": "Rust", "java": "Java", "cpp": "C/C++"}
-COMPILED = ("go", "rust", "java", "cpp")
-"""Toolchains whose install compiles: their recipes end with `toolchain_recipes.RETOUCH`, as manifest ones do."""
-
-_IMAGES = {
-    "node": "Debian's nodejs and npm, git",
-    "go": "Debian's Go toolchain, git",
-    "rust": "Debian's rustc and cargo, git",
-    "java": "a JDK and Maven, git",
-    "cpp": "g++, cmake, make, ccache, git",
-}
-_INSTALL = {
-    "node": "Install with `npm ci --no-audit --no-fund` when there is a lock file, else `npm install --no-audit "
-    "--no-fund`; add `--ignore-scripts` when install scripts download from hosts you cannot reach. node_modules "
-    "stays in /repo. Build first (`npm run build`) only if the tests import the built output.",
-    "go": "Download the modules while you have network (`go mod download`; a vendor/ directory needs none: "
-    "`-mod=vendor`), then compile the test binaries once so the build cache is in the image: "
-    "`go build ./... && go test -count=1 -run '^$' ./...`. The tests run offline: put "
-    "`export GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local GOSUMDB=off CGO_ENABLED=0 && ` in front of the "
-    "test command (-mod=vendor for a vendored module).",
-    "rust": "Fetch and build while you have network (`cargo fetch`, then `cargo build --tests`); the tests run "
-    "offline with `--offline`.",
-    "java": "Maven only (a Gradle build cannot be set up here). Resolve and compile while you have network "
-    "(`mvn -q -DskipTests test-compile`); the tests run offline with `mvn -o`.",
-    "cpp": "CMake with GoogleTest: configure into build/ and build everything once, e.g. `cmake -S . -B build "
-    '-DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER_LAUNCHER=ccache && cmake --build build -j"$(nproc)"` '
-    "(turn on the project's test option if it has one). The runner rebuilds the target named after a test "
-    "file's stem and runs it.",
-}
-_TARGETS = {
-    "pytest": "the test files",
-    "mocha": "the test files",
-    "jest": "the test files",
-    "vitest": "the test files",
-    "go": "the packages of the test files (./pkg)",
-    "cargo": "`--test <name>` for tests/<name>.rs, `--lib` for tests inside src/",
-    "maven": "the test classes, comma-separated",
-    "gtest": "the CMake targets named after the test files' stems",
-}
-NAMING = {
-    "pytest": "tests/test_<name>.py",
-    "mocha": "test/<name>.test.js, in the directory mocha's configuration reads (usually test/)",
-    "jest": "__tests__/<name>.test.js or <name>.test.js beside the code (.ts/.tsx for TypeScript)",
-    "vitest": "<name>.test.ts beside the code or test/<name>.test.ts (.js for JavaScript)",
-    "go": "<name>_test.go in the directory of the package it tests (package <pkg> or <pkg>_test)",
-    "cargo": "tests/<name>.rs (an integration test of the crate's public API)",
-    "maven": "src/test/java/<package path>/<Name>Test.java (JUnit, as the project's other tests)",
-    "gtest": "test/<name>-test.cc or as the existing tests are named; it runs only if the existing CMake files "
-    "build a target named after its stem (e.g. by a glob): new CMake files cannot be added",
-}
-EXAMPLE_FILE = {
-    "pytest": "tests/test_example.py",
-    "mocha": "test/example.test.js",
-    "jest": "__tests__/example.test.js",
-    "vitest": "test/example.test.ts",
-    "go": "pkg/example_test.go",
-    "cargo": "tests/example.rs",
-    "maven": "src/test/java/org/example/ExampleTest.java",
-    "gtest": "test/example-test.cc",
-}
-ID_FORM = {
-    "pytest": "pytest node ids, path::test",
-    "mocha": "full titles: describe titles and the test title joined by spaces",
-    "jest": "full titles",
-    "vitest": "file > describe > title",
-    "go": "TestName or TestName/sub",
-    "cargo": "module::test",
-    "maven": "package.Class#method",
-    "gtest": "Suite.Test",
-}
-
-
 def toolchain_runners(toolchain: str) -> list[Runner]:
-    """The runner adapters that can run `toolchain`'s tests (node: mocha, jest, vitest; go: go; …)."""
-    language = TOOLCHAIN_LANGUAGE[toolchain]
-    return [runner for runner in RUNNERS.values() if runner.language == language]
+    """The runner adapters that can run `toolchain`'s tests (its pack's: node: mocha, jest, vitest; go: go; …)."""
+    return list(pack(toolchain).runners)
+
+
+def runner_hints(runner: Runner) -> RunnerHints:
+    """What the agents are told about `runner` (its pack's hints)."""
+    return pack_of_runner(runner).hints.runners[runner.name]
 
 
 def runners_text(toolchain: str) -> str:
     return "\n".join(
-        f"- {r.name} ({r.report_kind} report; {{tests}} becomes {_TARGETS[r.name]}): {r.template}"
+        f"- {r.name} ({r.report_kind} report; {{tests}} becomes {runner_hints(r).targets}): {r.template}"
         for r in toolchain_runners(toolchain)
     )
 
@@ -262,34 +201,33 @@ reverted. The task's lists come from running them, not from your lists."""
 
 def env_prompt(toolchain: str | None, base_image: str, network: bool) -> str:
     """The environment agent's system prompt for `toolchain` (None or python: the Python prompt)."""
-    if toolchain in (None, "python"):
-        return ENV_PROMPT.format(
-            base_image=base_image, network="available (PyPI may be reachable)" if network else "none"
-        )
-    where = "the package registry may be reachable" if toolchain != "cpp" else "downloads may work"
+    if is_default(toolchain):
+        where = DEFAULT_PACK.hints.network
+        return ENV_PROMPT.format(base_image=base_image, network=f"available ({where})" if network else "none")
+    hints = pack(str(toolchain)).hints
     return TOOLCHAIN_ENV_PROMPT.format(
-        language=LANGUAGE_NAMES[toolchain],
+        language=hints.title,
         base_image=base_image,
-        image=_IMAGES[toolchain],
-        network=f"available while you install ({where}); the tests run without it" if network else "none",
-        install=_INSTALL[toolchain],
-        runners=runners_text(toolchain),
+        image=hints.image,
+        network=f"available while you install ({hints.network}); the tests run without it" if network else "none",
+        install=hints.install,
+        runners=runners_text(str(toolchain)),
     )
 
 
 def writer_prompt(runner: Runner, test_command: str) -> str:
     """The test agent's system prompt for tests run by `runner` (`test_command`: the command for an example file)."""
-    if runner.name == "pytest":
+    if runner is DEFAULT_RUNNER:
         return TEST_PROMPT.format(test_command=test_command)
-    language = next(LANGUAGE_NAMES[t] for t, lang in TOOLCHAIN_LANGUAGE.items() if lang == runner.language)
+    hints = runner_hints(runner)
     return RUNNER_TEST_PROMPT.format(
         runner=runner.name,
         report_kind=runner.report_kind,
-        example=EXAMPLE_FILE[runner.name],
+        example=hints.example,
         test_command=test_command,
-        language=language,
-        naming=NAMING[runner.name],
-        id_form=ID_FORM[runner.name],
+        language=pack_of_runner(runner).hints.title,
+        naming=hints.naming,
+        id_form=hints.id_form,
     )
 
 
@@ -307,7 +245,7 @@ def toolchain_test_command(command: str, toolchain: str) -> str:
         ) from exc
     if runner_of(command) not in runners:
         raise ValueError(
-            f"the test command is not one of the {LANGUAGE_NAMES[toolchain]} test runners that can "
+            f"the test command is not one of the {pack(toolchain).hints.title} test runners that can "
             f"be read here; start from a template ({templates})"
         )
     missing = [field for field in ("{tests}", "{report}") if field not in command]
@@ -348,13 +286,13 @@ def submit_environment_model(toolchain: str) -> type[BaseModel]:
 
 def submit_tests_model(runner: Runner) -> type[BaseModel]:
     """`submit_tests`'s arguments for tests run by `runner` (ids in its form)."""
-    ids = ID_FORM[runner.name]
+    ids = runner_hints(runner).id_form
     written = create_model(
         "WrittenFile",
         __base__=_Closed,
         path=(
             str,
-            Field(min_length=1, description=f"relative to the repository root, e.g. {EXAMPLE_FILE[runner.name]}"),
+            Field(min_length=1, description=f"relative to the repository root, e.g. {runner_hints(runner).example}"),
         ),
         content=(str, Field(min_length=1, description="the whole file")),
     )

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from swe_forge_dagster.execution.environment import EnvRecipe
-from swe_forge_dagster.execution.runners import runner_of, swebench_ids
+from swe_forge_dagster.execution.languages.registry import runner_of
+from swe_forge_dagster.execution.runners import swebench_ids
 from swe_forge_dagster.export.swebench import SWEBenchInstance
 from swe_forge_dagster.export.task_dir import TaskRecord
 from swe_forge_dagster.llm.client import LLMClient

@@ -24,10 +24,10 @@ from docker.errors import ImageNotFound
 
 from swe_forge_dagster.execution.env_candidates import environment_candidates
 from swe_forge_dagster.execution.environment import EnvRecipe, image_available
+from swe_forge_dagster.execution.languages.registry import is_default, pack, runner_of
 from swe_forge_dagster.execution.manifest import remember
 from swe_forge_dagster.execution.patch import SplitPatch
 from swe_forge_dagster.execution.repo_box import write_tree_archive
-from swe_forge_dagster.execution.runners import runner_of
 from swe_forge_dagster.execution.test_sample import proof_sample
 from swe_forge_dagster.tasks.prove import TaskBuildError, TaskExecutor
 
@@ -54,12 +54,13 @@ def buildable_problem(executor: TaskExecutor, repo: str, base: str, split: Split
     found = environment_candidates(
         executor.cache, repo, base, split.src_files, available=partial(image_available, executor.client)
     )
-    if found.toolchain in (None, "python"):
+    if is_default(found.toolchain):
         return None
     if not found.buildable:
         return f"cannot be built on this machine ({found.toolchain}): {found.problem}"
-    if found.toolchain == "cpp" and not split.test_patch.strip():
-        return "the PR has no tests, and tests written for a C/C++ project would need CMake targets of their own"
+    written = pack(str(found.toolchain)).written_tests_problem
+    if written and not split.test_patch.strip():
+        return f"the PR has no tests, and {written}"
     return None
 
 
@@ -79,12 +80,12 @@ def find_manifest_environment(
     if not candidates:
         found.problem = options.problem
         return found
-    if options.toolchain == "python" and (problem := executor.environments.index_problem(candidates[0].base_image)):
+    if is_default(options.toolchain) and (problem := executor.environments.index_problem(candidates[0].base_image)):
         found.problem = problem
         return found
     runner = runner_of(candidates[0].test_command)
     files = executor.cache.list_files(repo, base)
-    sample = proof_sample(files, preferred_tests, runs=None if runner.name == "pytest" else runner.runs)
+    sample = proof_sample(files, preferred_tests, runs=None if runner.in_process else runner.runs)
     if not sample:
         found.problem = f"the repository has no {runner.name} tests at the base commit to prove an environment with"
         return found

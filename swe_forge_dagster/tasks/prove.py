@@ -20,10 +20,10 @@ from pathlib import Path
 import docker
 
 from swe_forge_dagster.execution.environment import EnvironmentBuildError, Environments, EnvRecipe
+from swe_forge_dagster.execution.languages.registry import DEFAULT_RUNNER, runner_of
 from swe_forge_dagster.execution.patch import SplitPatch, check_applies, split_diff
 from swe_forge_dagster.execution.repo_box import PatchRejected, WorkspaceError, start_repo_box, write_tree_archive
 from swe_forge_dagster.execution.repo_cache import RepoCache
-from swe_forge_dagster.execution.runners import runner_of
 from swe_forge_dagster.execution.sandbox import CommandResult, SandboxConfig
 from swe_forge_dagster.execution.suite import MAX_OUTPUT, SuiteRun, run_suite
 from swe_forge_dagster.settings import DEFAULT_BASE_IMAGE
@@ -48,7 +48,7 @@ class TaskValidation:
     pass_to_pass_commands: list[str] = field(default_factory=list)
     seconds: float = 0.0
     environment_setup_commit: str | None = None  # the commit the image's environment was installed from
-    runner: str = "pytest"  # the adapter that ran and read the suite (`execution.runners`)
+    runner: str = DEFAULT_RUNNER.name  # the adapter that ran and read the suite (`execution.runners`)
 
 
 class TaskExecutor:
@@ -185,7 +185,7 @@ class TaskExecutor:
                 for _ in range(after_runs)
             ]
         outcomes = [run.outcomes for run in after]
-        verdict = validate(before.outcomes, outcomes, no_report_before_fails=runner.name != "pytest")
+        verdict = validate(before.outcomes, outcomes, no_report_before_fails=not runner.in_process)
         verdict = _with_run_errors(verdict, before, after)
         return TaskValidation(
             repo=repo,

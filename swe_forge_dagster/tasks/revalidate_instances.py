@@ -17,9 +17,10 @@ from docker.errors import ImageNotFound
 
 from swe_forge_dagster.execution.env_candidates import environment_candidates
 from swe_forge_dagster.execution.environment import image_available
+from swe_forge_dagster.execution.languages.registry import runner_for
 from swe_forge_dagster.execution.manifest import remember
 from swe_forge_dagster.execution.patch import SplitPatch, split_diff
-from swe_forge_dagster.execution.runners import runner_for, swebench_ids
+from swe_forge_dagster.execution.runners import swebench_ids
 from swe_forge_dagster.export.swebench import SWEBenchInstance
 from swe_forge_dagster.tasks.differences import explain_differences
 from swe_forge_dagster.tasks.prove import TaskBuildError, TaskExecutor, TaskValidation

@@ -20,19 +20,20 @@ from typing import Any
 
 from swe_forge_dagster.common.store import StorePath
 from swe_forge_dagster.execution.environment import EnvRecipe
+from swe_forge_dagster.execution.languages.registry import is_default, toolchain_tags
 from swe_forge_dagster.execution.patch import check_applies, patch_adding_files, split_diff
 from swe_forge_dagster.execution.sandbox import SandboxConfig
 from swe_forge_dagster.export.task_dir import read_task_dir, write_task_dir
 from swe_forge_dagster.llm.client import LLMClient
 from swe_forge_dagster.llm.functions import QualityJudgement, score_quality
-from swe_forge_dagster.settings import TOOLCHAIN_IMAGES
 from swe_forge_dagster.tasks.agent_tools import AgentFailed
-from swe_forge_dagster.tasks.agents import find_environment, toolchain_image, write_tests
+from swe_forge_dagster.tasks.agents import find_environment, toolchain_image
 from swe_forge_dagster.tasks.build import PRContext, Proof, make_task_record, problem_statement
 from swe_forge_dagster.tasks.lookup import find_pr
 from swe_forge_dagster.tasks.manifest_env import buildable_problem, find_manifest_environment
 from swe_forge_dagster.tasks.prove import TaskBuildError, TaskExecutor
 from swe_forge_dagster.tasks.recipes import RecipeStore
+from swe_forge_dagster.tasks.test_agent import write_tests
 from swe_forge_dagster.tasks.work import TaskWork, split_task_id
 
 ClientFactory = Callable[[], LLMClient]
@@ -126,7 +127,7 @@ class TaskBuilder:
         pr = _pr_from(work.load("pr"))
         base = work.load("patch")["base_commit"]
         # an agent's recipe is kept for the image it was found on: the configured one, or a toolchain image
-        images = (self.base_image, *(tag for tags in TOOLCHAIN_IMAGES.values() for tag in tags))
+        images = (self.base_image, *toolchain_tags())
         stored = next(filter(None, (self.recipes.get(pr.repo, image) for image in images)), None)
         if stored is not None:
             try:
@@ -141,7 +142,7 @@ class TaskBuilder:
         if manifest.recipe is not None and manifest.image is not None:
             self.recipes.put(pr.repo, manifest.recipe, base, source="manifest")
             return self._save_environment(work, manifest.recipe, manifest.image, manifest.image_cached, "manifest")
-        toolchain = None if manifest.toolchain in (None, "python") else manifest.toolchain
+        toolchain = None if is_default(manifest.toolchain) else manifest.toolchain
         with tempfile.TemporaryDirectory(prefix="swe-forge-env-") as tmp:
             tree = self.executor.export_tree(pr.repo, base, Path(tmp) / "tree")
             # another toolchain: the agent works on its image, with that language's prompt and runners

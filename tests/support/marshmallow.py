@@ -11,13 +11,13 @@ from pathlib import Path
 import docker
 import pytest
 
-from swe_forge_dagster.settings import PYTHON_BASE_IMAGES
+from swe_forge_dagster.execution.languages.python_recipes import BASE_IMAGES
 from tests.support.common import SHARED_FIXTURES, require_image
 
 BUNDLE = SHARED_FIXTURES / "repos" / "marshmallow-code+marshmallow.bundle"
 LITE_DEV = SHARED_FIXTURES / "swebench" / "lite-dev" / "princeton-nlp-SWE-bench_Lite-dev.json"
 HOST_CA = Path("/etc/ssl/certs/ca-certificates.crt")
-BULLSEYE = PYTHON_BASE_IMAGES["3.9"]
+BULLSEYE = BASE_IMAGES["3.9"]
 
 
 def marshmallow_remote(root: Path, docker_client: docker.DockerClient) -> str:

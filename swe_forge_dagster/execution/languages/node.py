@@ -1,0 +1,183 @@
+"""The Node pack: package.json repositories (JavaScript/TypeScript), tested with mocha, jest or vitest.
+
+Recipes: `npm ci` with a lock file, else `npm install` (then the same without install scripts,
+which often download browsers or binaries from hosts a sandbox cannot reach); the runner is the one
+the package depends on (vitest, jest, mocha), with mocha's options from the `test` scripts. The
+images are Debian's nodejs + npm; the version wanted is `.nvmrc`'s or `engines.node`. The parsers
+are in `node_reports`.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Mapping
+from pathlib import PurePosixPath
+
+from swe_forge_dagster.execution.languages import node_reports
+from swe_forge_dagster.execution.languages.pack import AgentHints, Files, LanguagePack, RunnerHints
+from swe_forge_dagster.execution.recipe import EnvRecipe
+from swe_forge_dagster.execution.runners import Runner, command_word
+from swe_forge_dagster.execution.toolchains import json_object, registry_reachable, version_numbers
+from swe_forge_dagster.settings import get_settings
+
+MOCHA = "npx --no-install mocha --exit --reporter xunit --reporter-options output={report} {tests}"
+JEST = "npx --no-install jest --ci --json --outputFile={report} {tests}"
+VITEST = "npx --no-install vitest run --reporter=json --outputFile={report} {tests}"
+NPM_FLAGS = "--no-audit --no-fund --loglevel=error"
+IMAGES = {"swe-forge-node:bookworm": "18", "swe-forge-node:trixie": "20"}
+NODE_IMAGE = next(iter(IMAGES))
+"""The default Node.js toolchain image (`scripts/build-toolchain-image.sh node`: Debian's nodejs + npm)."""
+RUNNER_CONFIG = re.compile(
+    r"\.mocharc(\.(js|cjs|mjs|json|jsonc|ya?ml))?|(jest|vitest)\.config\.[cm]?[jt]s(on)?|vitest\.workspace\.[cm]?[jt]s"
+    r"|karma\.conf\.[cm]?js"
+)
+"""The runners' configuration (mocha, jest, vitest, karma): it decides what runs and how results are reported."""
+_MOCHA_VALUE_OPTIONS = {"--require", "-r", "--timeout", "-t", "--ui", "-u", "--file", "--extension", "--slow", "-s"}
+_MOCHA_FLAGS = {"--exit", "--recursive", "--full-trace", "--check-leaks", "--allow-uncaught"}
+
+MOCHA_RUNNER = Runner(
+    name="mocha",
+    parse=node_reports.parse_mocha_xunit,
+    language="javascript",
+    template=MOCHA,
+    report_kind="mocha xunit",
+    single_template="npx --no-install mocha --exit --fgrep {id} {tests}",
+    detect=command_word("mocha"),
+    suffixes=(".js", ".mjs", ".cjs", ".ts"),
+)
+JEST_RUNNER = Runner(
+    name="jest",
+    parse=node_reports.parse_jest_json,
+    language="javascript",
+    template=JEST,
+    report_kind="jest JSON",
+    single_template="npx --no-install jest --ci -t {id} {tests}",
+    detect=command_word("jest"),
+    suffixes=(".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx"),
+)
+VITEST_RUNNER = Runner(
+    name="vitest",
+    parse=node_reports.parse_vitest_json,
+    language="javascript",
+    template=VITEST,
+    report_kind="vitest JSON",
+    single_template="npx --no-install vitest run -t {id} {tests}",
+    detect=command_word("vitest"),
+    suffixes=(".js", ".jsx", ".mjs", ".ts", ".tsx", ".mts"),
+)
+
+
+def node_recipes(files: Files, tree: set[str], image: str) -> tuple[list[EnvRecipe], str | None]:
+    """(recipes, why none) for a package.json project."""
+    package = json_object(files.get("package.json"))
+    deps = {**(package.get("dependencies") or {}), **(package.get("devDependencies") or {})}
+    scripts = {str(k): str(v) for k, v in (package.get("scripts") or {}).items()}
+    if "vitest" in deps:
+        test = VITEST
+    elif "jest" in deps:
+        test = JEST
+    elif "mocha" in deps:
+        test = MOCHA.replace("{tests}", " ".join([*mocha_options(scripts), "{tests}"]))
+    else:
+        return [], "no test runner this can read in package.json (mocha, jest or vitest)"
+    install = "npm ci" if "package-lock.json" in tree or "npm-shrinkwrap.json" in tree else "npm install"
+    commands = [f"{install} {NPM_FLAGS}", f"{install} {NPM_FLAGS} --ignore-scripts"]
+    return [EnvRecipe((command,), test, image) for command in commands], None
+
+
+def mocha_options(scripts: Mapping[str, str]) -> list[str]:
+    """The mocha options of the package's test scripts (`--timeout 30000`, `--require x`), files and globs left out:
+    the runner is given the test files itself. Options in `.mocharc*` are read by mocha anyway."""
+    options: list[str] = []
+    for name, script in scripts.items():
+        parts = re.split(r"&&|\|\||;", script)
+        segments = (re.search(r"(?:^|[\s/])mocha(?:\s+(.*))?$", part.strip()) for part in parts)
+        command = next((found for found in segments if found), None)
+        if not name.startswith("test") or command is None:  # `npm run test:mocha` is not the command itself
+            continue
+        words = shlex.split(command.group(1) or "", posix=True)
+        for index, word in enumerate(words):
+            if word in _MOCHA_FLAGS and word not in options:
+                options.append(word)
+            elif word in _MOCHA_VALUE_OPTIONS and index + 1 < len(words) and word not in options:
+                options += [word, shlex.quote(words[index + 1])]
+            elif word.startswith(("--timeout=", "--require=", "--ui=")) and word not in options:
+                options.append(shlex.quote(word))
+        break
+    return [option for option in options if option != "--exit"]  # the runner's command has it
+
+
+def declared_version(files: Files) -> tuple[int, ...] | None:
+    """`.nvmrc`'s major version, else `engines.node`'s minimum."""
+    if match := re.search(r"(\d+)", files.get(".nvmrc", "")):
+        return version_numbers(match.group(1))
+    engines = str((json_object(files.get("package.json")).get("engines") or {}).get("node") or "")
+    if match := re.search(r">=?\s*v?(\d+)", engines) or re.search(r"\^?(\d+)", engines):
+        return version_numbers(match.group(1))
+    return None
+
+
+def dependency_problem(files: Files, tree: set[str]) -> str | None:
+    registry = get_settings().npm_registry
+    if not registry_reachable(registry):
+        return f"the npm registry ({registry}) is unreachable from the sandbox"
+    return None
+
+
+def seed_image(node: str, default_image: str, local: bool) -> str:
+    """The local toolchain image, or `node:<major>-bookworm` when the default is an official `python:*` image
+    (a machine with a registry), else the default."""
+    if local:
+        return NODE_IMAGE
+    if re.fullmatch(r"python:3\.\d+(-slim|-bookworm|-bullseye)?", default_image):
+        major = re.match(r"\d+", node.strip())
+        return f"node:{major.group(0) if major else '20'}-bookworm"
+    return default_image
+
+
+PACK = LanguagePack(
+    name="node",
+    manifests=("package.json",),
+    extensions=(".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx"),
+    runners=(MOCHA_RUNNER, JEST_RUNNER, VITEST_RUNNER),
+    hints=AgentHints(
+        title="JavaScript/TypeScript",
+        image="Debian's nodejs and npm, git",
+        install="Install with `npm ci --no-audit --no-fund` when there is a lock file, else `npm install --no-audit "
+        "--no-fund`; add `--ignore-scripts` when install scripts download from hosts you cannot reach. node_modules "
+        "stays in /repo. Build first (`npm run build`) only if the tests import the built output.",
+        runners={
+            "mocha": RunnerHints(
+                targets="the test files",
+                naming="test/<name>.test.js, in the directory mocha's configuration reads (usually test/)",
+                example="test/example.test.js",
+                id_form="full titles: describe titles and the test title joined by spaces",
+            ),
+            "jest": RunnerHints(
+                targets="the test files",
+                naming="__tests__/<name>.test.js or <name>.test.js beside the code (.ts/.tsx for TypeScript)",
+                example="__tests__/example.test.js",
+                id_form="full titles",
+            ),
+            "vitest": RunnerHints(
+                targets="the test files",
+                naming="<name>.test.ts beside the code or test/<name>.test.ts (.js for JavaScript)",
+                example="test/example.test.ts",
+                id_form="file > describe > title",
+            ),
+        },
+    ),
+    images=IMAGES,
+    read_files=(".nvmrc", "package-lock.json", "yarn.lock", "pnpm-lock.yaml"),
+    dependency_files=("package.json", "package-lock.json", "yarn.lock", "pnpm-lock.yaml"),
+    declared_version=declared_version,
+    dependency_problem=dependency_problem,
+    recipes=node_recipes,
+    protects=lambda path, new: bool(RUNNER_CONFIG.fullmatch(PurePosixPath(path).name)),
+    ca_env_vars=("NODE_EXTRA_CA_CERTS",),
+    seed_languages=("node", "javascript", "typescript"),
+    seed_rank=1,
+    seed_image=seed_image,
+    debian_packages="nodejs npm",
+)

@@ -1,0 +1,154 @@
+"""The interface every language pack fills: what one language means to the pipeline, in one value.
+
+A pack is data plus a few functions (SWE-smith's `profiles/<language>.py`, SWE-bench's per-language
+log parsers): the registry (`languages.registry`) lists the packs and every other module asks it,
+so adding a language or changing how one is built, run, protected or prompted is one module.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from swe_forge_dagster.execution.recipe import EnvRecipe
+from swe_forge_dagster.execution.runners import Runner
+from swe_forge_dagster.execution.toolchains import version_numbers
+
+Files = Mapping[str, str]
+"""Root files read at the commit (name -> text), as `LanguagePack.read_files` names them."""
+
+
+def _no_version(files: Files) -> tuple[int, ...] | None:
+    return None
+
+
+def _no_problem(files: Files, tree: set[str]) -> str | None:
+    return None
+
+
+@dataclass(frozen=True)
+class RunnerHints:
+    """What the agents are told about one runner: its `{tests}` targets, test file naming, an example file and the
+    form of its test ids."""
+
+    targets: str
+    naming: str
+    example: str
+    id_form: str
+
+
+@dataclass(frozen=True)
+class AgentHints:
+    """What the environment agent is told about the language's image and install."""
+
+    title: str
+    """The language as people name it (`JavaScript/TypeScript`)."""
+    image: str = ""
+    """What the toolchain image holds."""
+    install: str = ""
+    """How to install a repository of this language so its tests run offline."""
+    network: str = "the package registry may be reachable"
+    """What the network is good for during the install."""
+    runners: Mapping[str, RunnerHints] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LanguagePack:
+    """One language: recognition, images, versions, recipes, runners, protected files, prompt hints, image packages.
+
+    Functions take the root files the pack reads (`read_files`, name -> text, only those present) and
+    the commit's file list `tree`.
+    """
+
+    name: str
+    """The toolchain name stored in tasks and used on the command line (`node`, `go`…)."""
+    manifests: tuple[str, ...]
+    """Root files whose presence says a repository is of this language."""
+    extensions: tuple[str, ...]
+    """Suffixes of source files of this language (a change's language decides between several manifests)."""
+    runners: tuple[Runner, ...]
+    """Its runner adapters, the first the default."""
+    hints: AgentHints
+    images: Mapping[str, str] = field(default_factory=dict)
+    """Local toolchain images, tag -> the toolchain's version in it (`scripts/build-toolchain-image.sh`)."""
+    read_files: tuple[str, ...] = ()
+    """Root files read at the commit to decide the image and the install (the manifests are read too)."""
+    dependency_files: tuple[str, ...] = ()
+    """Root files whose change means the environment must be installed again."""
+    declared_version: Callable[[Files], tuple[int, ...] | None] = _no_version
+    """The minimum toolchain version the repository declares, or None."""
+    dependency_problem: Callable[[Files, set[str]], str | None] = _no_problem
+    """Why the dependencies cannot be installed in the sandbox (a registry it cannot reach), else None."""
+    recipes: Callable[[Files, set[str], str], tuple[list[EnvRecipe], str | None]] | None = None
+    """(recipes for one image, why none) from the repository's own files."""
+    image_order: Callable[[Files], list[str]] | None = None
+    """Its own order of `images` for a repository (Python: nearest to the declared version), else by
+    `declared_version`."""
+    missing_image: str = ""
+    """The problem when none of its images is on the engine; empty: the generic one, and the repository is not
+    buildable on this machine at all."""
+    protects: Callable[[str, bool], bool] = field(default=lambda path, new: False)
+    """Whether an agent's change to `path` (`new`: a path that did not exist) is dropped: the files that configure
+    its runners or take over how its tests run (`harness.protection`)."""
+    ca_env_vars: tuple[str, ...] = ()
+    """Where its tools look for extra CA certificates (set to the mounted bundle)."""
+    seed_languages: tuple[str, ...] = ()
+    """The seed's `language` values that mean this pack; the first is also its `install_config` key."""
+    seed_rank: int = 0
+    """Which packs a seed task is matched to first (lower first; equal ranks: an `install_config` key wins)."""
+    seed_image: Callable[[str, str, bool], str | None] | None = None
+    """(the seed's version for it, the default image, whether the default is a local base image) -> the image of a
+    seed task of this language, or None: not this way (`execution.seed_env`). Without it: the local image whose
+    version meets the seed's, only when the default image is a local base image."""
+    seed_major_only: bool = False
+    """The seed names versions by their major number alone (Java: `1.8` is 8)."""
+    seed_install: Callable[[str, str], str] | None = None
+    """(the seed's install, its version for this pack) -> the install as it must run (`execution.seed_env`)."""
+    debian_packages: str = ""
+    """The Debian packages of its toolchain image (read by `scripts/build-toolchain-image.sh`)."""
+    written_tests_problem: str = ""
+    """Why tests the test agent writes could not run (a PR without tests then cannot become a task); empty: they
+    can."""
+    compiled: bool = False
+    """Whether its install compiles (its recipes end with `recipe.RETOUCH`)."""
+    extends_default: bool = False
+    """A default-language package's compiled extensions may be written in it: a change in them, in a repository
+    with the default language's manifests, is tested from the default language."""
+
+    @property
+    def default_runner(self) -> Runner:
+        return self.runners[0]
+
+    def usable_images(
+        self, files: Files, available: Callable[[str], bool] | None = None, needed: tuple[int, ...] | None = None
+    ) -> list[str]:
+        """Its images on the engine (`available`), those whose version meets the repository's declared minimum
+        (or `needed`) first; `image_order` decides instead when the pack has one."""
+        if self.image_order is not None and needed is None:
+            ordered = self.image_order(files)
+        else:
+            needed = needed or self.declared_version(files)
+
+            def fits(version: str) -> bool:
+                return needed is None or version_numbers(version) >= needed
+
+            images = self.images
+            ordered = sorted(images, key=lambda tag: (not fits(images[tag]), version_numbers(images[tag])))
+        return [tag for tag in ordered if available is None or available(tag)]
+
+    def seed_task_image(self, version: str, default_image: str, local: bool) -> str | None:
+        """The image of a seed task of this language that asks for `version` (see `seed_image`), or None."""
+        if self.seed_image is not None:
+            return self.seed_image(version, default_image, local)
+        if not local or not self.images:
+            return None
+        numbers = tuple(int(n) for n in re.findall(r"\d+", version))
+        if self.seed_major_only and numbers[:1] == (1,):
+            numbers = numbers[1:]
+        needed = numbers[: 1 if self.seed_major_only else 2] or None
+        return self.usable_images({}, needed=needed)[0]
+
+    def all_files(self) -> tuple[str, ...]:
+        """Every root file the pack reads, manifests first."""
+        return tuple(dict.fromkeys((*self.manifests, *self.read_files)))

@@ -1,0 +1,136 @@
+"""The Python pack: setup.py/setup.cfg/pyproject.toml repositories, tested with pytest on the local base images.
+
+Its recipes come from the packaging files (`python_recipes`), its runner is pytest (`python_runner`,
+JUnit read by `execution.junit`), and what an agent may not change is pytest's configuration and
+what can replace pytest or its plugins (`python_protection`). The images are the base images every
+sandbox starts from (`scripts/build-base-image.sh`), so this pack has no toolchain image of its own.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from collections.abc import Mapping
+
+from swe_forge_dagster.execution.languages import python_protection
+from swe_forge_dagster.execution.languages.pack import AgentHints, Files, LanguagePack, RunnerHints
+from swe_forge_dagster.execution.languages.python_recipes import (
+    BASE_IMAGES,
+    MANIFESTS,
+    TEST_REQUIREMENTS,
+    python_images,
+    python_recipes,
+)
+from swe_forge_dagster.execution.languages.python_runner import PYTEST_RUNNER
+from swe_forge_dagster.execution.recipe import EnvRecipe
+
+DIST_NAME_FILES = ("pyproject.toml", "setup.cfg", "setup.py")
+"""Where the distribution's name is read (setuptools-scm's pretend version is scoped to it), in this order."""
+DEPENDENCY_FILES = (
+    "pyproject.toml",
+    "setup.py",
+    "setup.cfg",
+    "requirements.txt",
+    "requirements-dev.txt",
+    "requirements-test.txt",
+    "Pipfile.lock",
+    "poetry.lock",
+    "uv.lock",
+    "tox.ini",
+)
+SEED_VENV = (
+    "python3 -m venv --system-site-packages /tmp/venv && . /tmp/venv/bin/activate "
+    "&& (python -c 'import pytest' 2>/dev/null || pip install -q pytest)"
+)
+"""The seed's Python tasks expect a virtual environment at `/tmp/venv` (their checks call
+`/tmp/venv/bin/python -m pytest`); never the system Python, which PEP 668 protects on Debian images."""
+
+
+def dependency_part(name: str, content: bytes) -> bytes:
+    """What of a manifest decides the install: for pyproject.toml its dependency tables (a version bump
+    or a tool setting does not make an image stale), for every other manifest all of it."""
+    if name != "pyproject.toml":
+        return content
+    try:
+        data = tomllib.loads(content.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return content
+    project, tool = data.get("project") or {}, data.get("tool") or {}
+    poetry = tool.get("poetry") or {}
+    parts = {
+        "build-system": data.get("build-system"),
+        "dependency-groups": data.get("dependency-groups"),
+        "dependencies": project.get("dependencies"),
+        "optional": project.get("optional-dependencies"),
+        "poetry": [poetry.get(k) for k in ("dependencies", "dev-dependencies", "group")],
+        "pdm": (tool.get("pdm") or {}).get("dev-dependencies"),
+    }
+    return json.dumps(parts, sort_keys=True, default=str).encode()
+
+
+def _recipes(files: Files, tree: set[str], image: str) -> tuple[list[EnvRecipe], str | None]:
+    return python_recipes(files, tree, image), None
+
+
+def _images(files: Files) -> list[str]:
+    return python_images(files, BASE_IMAGES)
+
+
+def seed_image(python: str, default_image: str, local: bool) -> str:
+    """The image for a seed task that asks for Python `python` (`3.11`): with our local base images, the one
+    of the nearest version (the older on a tie); with an official `python:X-slim` default,
+    `python:<version>-slim`; else the default."""
+    match = re.fullmatch(r"3\.(\d+)(\.\d+)?", python.strip())
+    if not match:
+        return default_image
+    if local:
+        wanted = int(match.group(1))
+        nearest = min(BASE_IMAGES, key=lambda v: (abs(int(v.split(".")[1]) - wanted), int(v.split(".")[1])))
+        return BASE_IMAGES[nearest]
+    if re.fullmatch(r"python:3\.\d+(-slim|-bookworm|-bullseye)?", default_image):
+        return f"python:3.{match.group(1)}-slim"
+    return default_image
+
+
+def seed_install(install: str, python: str) -> str:
+    """A Python seed task's install runs in its virtual environment (`SEED_VENV`)."""
+    if install and (python or re.search(r"\bpip\b|python", install)):
+        return f"{SEED_VENV} && {install}"
+    return install
+
+
+def _swap(mapping: Mapping[str, str]) -> dict[str, str]:
+    return {tag: version for version, tag in mapping.items()}
+
+
+PACK = LanguagePack(
+    name="python",
+    manifests=("setup.py", "setup.cfg", "pyproject.toml"),
+    extensions=(".py",),
+    runners=(PYTEST_RUNNER,),
+    hints=AgentHints(
+        title="Python",
+        network="PyPI may be reachable",
+        runners={
+            "pytest": RunnerHints(
+                targets="the test files",
+                naming="tests/test_<name>.py",
+                example="tests/test_example.py",
+                id_form="pytest node ids, path::test",
+            )
+        },
+    ),
+    images=_swap(BASE_IMAGES),
+    read_files=(*MANIFESTS, *TEST_REQUIREMENTS),
+    dependency_files=DEPENDENCY_FILES,
+    recipes=_recipes,
+    image_order=_images,
+    missing_image="no Python base image is built on this engine",
+    protects=python_protection.protects,
+    ca_env_vars=("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "PIP_CERT"),
+    seed_languages=("python",),
+    seed_rank=2,
+    seed_image=seed_image,
+    seed_install=seed_install,
+)

@@ -1,0 +1,66 @@
+"""pytest, the Python pack's runner: its command, how a command is recognised, its ids and test files.
+
+Pack-private (`languages.python` is the pack); separate so the generic `execution.recipe` can default
+to its command without importing the registry.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import PurePosixPath
+
+from swe_forge_dagster.execution.junit import Outcome, parse_junit
+from swe_forge_dagster.execution.runners import JUNIT, Runner
+
+PYTEST = (
+    "python -m pytest -p no:cacheprovider --continue-on-collection-errors -o junit_family=xunit1 "
+    f"--junitxml={JUNIT} -rA -q {{tests}}"
+)
+"""The default pytest command: JUnit for our ids, `-rA` so the console log is the one SWE-bench's
+log parser reads (a `PASSED <id>` / `FAILED <id> - ...` line per test)."""
+PYTEST_COMMAND = r"(?:^|[\s;&|(])(?:\S*/)?(?:python[\d.]* -m pytest|pytest|py\.test)(?=\s|$)"
+"""pytest named as a command, whatever its arguments say (`-p no:doctest`, `-k "not jest"`, `tests/mocha/`)."""
+_PLAIN = re.compile(r"\|\||;|&&|\|")
+
+
+def _pytest_id(test_id: str) -> str:
+    """`parse_log_pytest` keeps the first whitespace-delimited token after the status word."""
+    return (test_id.split() or [test_id])[0]
+
+
+def _pytest_file(path: str) -> bool:
+    name = PurePosixPath(path).name
+    return (name.endswith(".py") and name.startswith("test")) or name.endswith("_test.py")
+
+
+def _own_ids(outcomes: Mapping[str, Outcome], files: Mapping[str, str]) -> dict[str, Outcome]:
+    """A pytest id starts with its file."""
+    return {test_id: o for test_id, o in outcomes.items() if test_id.split("::")[0] in files}
+
+
+def plain_pytest(command: str) -> bool:
+    """Whether pytest's exit status is the command's (no `||`, `;` or pipe that could hide it)."""
+    words = command.split()
+    return (
+        bool(words)
+        and not _PLAIN.search(command)
+        and (
+            words[0] == "pytest" or words[:3] == ["python", "-m", "pytest"] or words[:3] == ["python3", "-m", "pytest"]
+        )
+    )
+
+
+PYTEST_RUNNER = Runner(
+    name="pytest",
+    parse=lambda xml, files: parse_junit(xml, known_files=files),
+    single_template="python -m pytest -p no:cacheprovider -q {id}",
+    grading_id=_pytest_id,
+    language="python",
+    template=PYTEST,
+    detect=PYTEST_COMMAND,
+    suffixes=(".py",),
+    test_file=_pytest_file,
+    own_ids=_own_ids,
+    in_process=True,
+)

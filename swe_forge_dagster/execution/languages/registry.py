@@ -1,0 +1,177 @@
+"""The registry of language packs: every question the rest of the code asks about a language is answered here.
+
+The packs are listed once (`PACKS`), in the order that decides between languages when nothing
+else does: a repository with the manifests of several is the first one's. Runner adapters are
+found by name (`runner_for`) or by the command they read (`runner_of`, as SWE-bench's
+`PARSER_REGISTRY` maps a repository to its log parser).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import PurePosixPath
+
+from swe_forge_dagster.execution.languages import cpp, go, java, node, python, rust
+from swe_forge_dagster.execution.languages.pack import Files, LanguagePack
+from swe_forge_dagster.execution.runners import Runner
+
+PACKS: tuple[LanguagePack, ...] = (python.PACK, node.PACK, go.PACK, rust.PACK, java.PACK, cpp.PACK)
+DEFAULT_PACK = PACKS[0]
+"""The language of the base images every sandbox starts from; a repository that says nothing else is tested so."""
+DEFAULT_RUNNER = DEFAULT_PACK.default_runner
+"""The runner of a command no adapter recognises (every command before other languages were supported)."""
+_BY_NAME = {language.name: language for language in PACKS}
+_RUNNERS = {runner.name: runner for language in PACKS for runner in language.runners}
+
+
+def packs() -> tuple[LanguagePack, ...]:
+    """Every registered pack, in priority order."""
+    return PACKS
+
+
+def pack(name: str) -> LanguagePack:
+    """The pack named `name`; ValueError names the known ones."""
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        raise ValueError(f"unknown language {name!r} (known: {', '.join(_BY_NAME)})") from None
+
+
+def is_default(toolchain: str | None) -> bool:
+    """Whether `toolchain` (None: not known) is tested on the base images, as the default language is."""
+    return toolchain is None or toolchain == DEFAULT_PACK.name
+
+
+def root_files() -> tuple[str, ...]:
+    """Every root manifest that recognises a pack."""
+    return tuple(dict.fromkeys(name for language in PACKS for name in language.manifests))
+
+
+def change_language(files: Sequence[str]) -> str | None:
+    """The pack most of a change's files are written for (None: no source file any pack knows)."""
+    by_suffix = {suffix: language.name for language in reversed(PACKS) for suffix in language.extensions}
+    counts = Counter(by_suffix[suffix] for f in files if (suffix := PurePosixPath(f).suffix) in by_suffix)
+    return counts.most_common(1)[0][0] if counts else None
+
+
+def pack_of(present: set[str], changed: Sequence[str] = ()) -> LanguagePack | None:
+    """The pack of a repository whose root holds the files `present`, for a change of the files `changed`.
+
+    When it has the manifests of several, the language of the change decides (a Python project with a
+    `package.json` for its docs stays Python); a default-language package with compiled extensions is
+    tested from the default language when the change is in them. None: no pack recognises it.
+    """
+    found = {language.name for language in PACKS if any(name in present for name in language.manifests)}
+    wanted = change_language(changed)
+    default = DEFAULT_PACK.name
+    if wanted == default or (default in found and (wanted is None or _BY_NAME[wanted].extends_default)):
+        return DEFAULT_PACK
+    if wanted in found:
+        return _BY_NAME[wanted]
+    return next((language for language in PACKS if language.name in found), None)
+
+
+def toolchain_of(present: set[str], changed: Sequence[str] = ()) -> str | None:
+    """The name of `pack_of(present, changed)`, or None."""
+    found = pack_of(present, changed)
+    return found.name if found else None
+
+
+def toolchain_images(
+    toolchain: str,
+    files: Files,
+    available: Callable[[str], bool] | None = None,
+    needed: tuple[int, ...] | None = None,
+) -> list[str]:
+    """The local images of `toolchain`'s pack, those whose version meets the repository's declared minimum
+    (or `needed`) first."""
+    return pack(toolchain).usable_images(files, available, needed)
+
+
+def all_images() -> dict[str, dict[str, str]]:
+    """Pack name -> its local images (tag -> version)."""
+    return {language.name: dict(language.images) for language in PACKS}
+
+
+def toolchain_tags() -> tuple[str, ...]:
+    """The tags of every toolchain image (the packs' other than the default one, whose images are the base
+    images)."""
+    return tuple(tag for language in PACKS if language is not DEFAULT_PACK for tag in language.images)
+
+
+def runners() -> dict[str, Runner]:
+    """Every runner adapter by name, in pack order."""
+    return dict(_RUNNERS)
+
+
+def runner_for(name: str | None = None) -> Runner:
+    """The adapter named `name` (None: the default one); ValueError names the known ones."""
+    if name is None:
+        return DEFAULT_RUNNER
+    try:
+        return _RUNNERS[name]
+    except KeyError:
+        raise ValueError(f"unknown test runner {name!r} (known: {', '.join(sorted(_RUNNERS))})") from None
+
+
+def runner_of(command: str) -> Runner:
+    """The adapter a test command is read with: the default runner when the command runs it (whatever its
+    arguments say: `-p no:doctest`, `-k "not jest"`, `tests/mocha/`), else the first whose command word is in it,
+    else the default runner."""
+    if re.search(DEFAULT_RUNNER.detect, command):
+        return DEFAULT_RUNNER
+    for runner in _RUNNERS.values():
+        if runner is not DEFAULT_RUNNER and re.search(runner.detect, command):
+            return runner
+    return DEFAULT_RUNNER
+
+
+def pack_of_runner(runner: Runner) -> LanguagePack:
+    """The pack whose adapter `runner` is."""
+    return next(language for language in PACKS if runner in language.runners)
+
+
+def dependency_files() -> tuple[str, ...]:
+    """Root files whose change means an environment must be installed again, every pack's, in pack order."""
+    return tuple(dict.fromkeys(name for language in PACKS for name in language.dependency_files))
+
+
+def ca_env_vars() -> tuple[str, ...]:
+    """Every pack's tools' CA certificate variables."""
+    return tuple(dict.fromkeys(name for language in PACKS for name in language.ca_env_vars))
+
+
+def protected(path: str, new: bool = False) -> bool:
+    """Whether any pack protects `path` from an agent's change (`new`: the path did not exist before)."""
+    return any(language.protects(path, new) for language in PACKS)
+
+
+def seed_task_image(install_config: Mapping[str, object], language: str, default_image: str) -> str:
+    """The image a seed task runs on, from its `install_config` and language (`execution.seed_env`).
+
+    Packs are tried by `seed_rank`; among packs of one rank, one named by an `install_config` key wins
+    over one named by the language. The default pack decides when none does.
+    """
+    local = default_image in DEFAULT_PACK.images
+    wanted = (language or "").lower()
+    for rank in sorted({p.seed_rank for p in PACKS if p.seed_languages and p is not DEFAULT_PACK}):
+        group = [p for p in PACKS if p.seed_rank == rank and p.seed_languages and p is not DEFAULT_PACK]
+        chosen = next((p for p in group if install_config.get(p.seed_languages[0])), None) or next(
+            (p for p in group if wanted in p.seed_languages), None
+        )
+        if chosen is not None:
+            version = str(install_config.get(chosen.seed_languages[0]) or "")
+            if (image := chosen.seed_task_image(version, default_image, local)) is not None:
+                return image
+    version = str(install_config.get(DEFAULT_PACK.seed_languages[0]) or "")
+    return DEFAULT_PACK.seed_task_image(version, default_image, local) or default_image
+
+
+def seed_install(install_config: Mapping[str, object], install: str) -> str:
+    """A seed task's install as it must run (the default pack's runs in its virtual environment)."""
+    for language in PACKS:
+        if language.seed_install is not None:
+            install = language.seed_install(install, str(install_config.get(language.seed_languages[0]) or ""))
+    return install
