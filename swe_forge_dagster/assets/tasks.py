@@ -1,6 +1,8 @@
 """The task partition's assets: patch → environment → tests → validation → quality → `swe_task` | `task_rejection`.
 
-Thin: each asset runs one stage of `tasks.stages.TaskBuilder` for its partition, records the
+Thin, and made from the stage declaration (`tasks.stage_declaration`): one asset per declared
+stage, named, pooled and described there, each after the one before. Each runs its stage of
+`tasks.stages.TaskBuilder` for its partition, records the
 task's row in the `tasks` dataset (also on failure), and reports what the stage did. A rejected
 task materializes its stages successfully with `status: rejected` and the reason (rejection is
 an answer); an exception fails the step, so that one task's stage can be retried alone from the UI.
@@ -12,7 +14,7 @@ re-run keeps its older `swe_task` materialization; its newer `task_rejection` on
 `swe_dataset` (unpartitioned) rebuilds the SWE-bench JSONL/Parquet from the exported directories.
 """
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import dagster as dg
 
@@ -22,7 +24,8 @@ from swe_forge_dagster.common.home import HomeLayout
 from swe_forge_dagster.export.dataset import export_dataset
 from swe_forge_dagster.resources import LakeResource, LLMResource
 from swe_forge_dagster.resources.tasks import TaskBuildResource
-from swe_forge_dagster.tasks.stages import StageOutcome, TaskBuilder
+from swe_forge_dagster.tasks.stage_declaration import FINAL, STAGES, LLMUse, Stage
+from swe_forge_dagster.tasks.stages import ClientFactory
 from swe_forge_dagster.tasks.status import write_status
 from swe_forge_dagster.tasks.work import TaskWork
 
@@ -35,30 +38,27 @@ def _facts_table(facts: dict[str, object]) -> str:
 
 
 def run_stage(
-    context: dg.AssetExecutionContext,
-    stage: str,
-    tasks: TaskBuildResource,
-    lake: LakeResource,
-    work: Callable[[TaskBuilder, str], StageOutcome],
+    context: dg.AssetExecutionContext, stage: Stage, tasks: TaskBuildResource, lake: LakeResource, llm: ClientFactory
 ) -> dg.MaterializeResult:
+    """Run `stage` on the partition's task, record its row in `tasks` (also on failure) and report what it did."""
     task_id = context.partition_key
     task = TaskWork(HomeLayout.of(tasks.home).work, task_id)
     shared = tasks.shared_files()
     if pulled := shared.pull(task_id):  # a store home: the stages before ran elsewhere, or in another container
         context.log.info(f"{task_id}: {pulled} file(s) of earlier stages taken from the store")
     try:
-        outcome = work(tasks.builder(), task_id)  # Docker down fails here too, and is recorded below
+        outcome = tasks.builder().run(stage, task_id, llm)  # Docker down fails here too, and is recorded below
     except Exception as exc:
-        task.fail(stage, f"{type(exc).__name__}: {exc}")
+        task.fail(stage.name, f"{type(exc).__name__}: {exc}")
         shared.push(task_id)
         write_status(lake.lake_dir, task)
         raise
     shared.push(task_id)  # before the row: a row never names results the store does not have
     row = write_status(lake.lake_dir, task)
     if outcome.status == "rejected":
-        context.log.warning(f"{task_id} rejected at {stage}: {outcome.reason}")
+        context.log.warning(f"{task_id} rejected at {stage.name}: {outcome.reason}")
     elif outcome.status == "passed_on":
-        context.log.info(f"{task_id}: already rejected earlier ({outcome.reason}); nothing to do at {stage}")
+        context.log.info(f"{task_id}: already rejected earlier ({outcome.reason}); nothing to do at {stage.name}")
     metadata: dict[str, object] = {
         "status": outcome.status,
         "task_status": row["status"],
@@ -70,64 +70,64 @@ def run_stage(
         metadata["facts"] = dg.MetadataValue.md(_facts_table(outcome.facts))
     if "task_dir" in outcome.facts:
         metadata["task_dir"] = dg.MetadataValue.path(str(outcome.facts["task_dir"]))
-    for name in ("environment.transcript.jsonl", "tests.transcript.jsonl"):
-        if stage in name and task.path(name).is_file():
-            metadata["transcript"] = dg.MetadataValue.path(str(task.path(name)))
+    if stage.transcript_file and task.path(stage.transcript_file).is_file():
+        metadata["transcript"] = dg.MetadataValue.path(str(task.path(stage.transcript_file)))
     return dg.MaterializeResult(metadata=metadata)
 
 
-@dg.asset(
-    deps=[dg.AssetDep(classified_prs, partition_mapping=dg.AllPartitionMapping())],
-    pool="task_build",
-    code_version="1",
-    **TASK_GROUP,
-)
-def task_patch(
-    context: dg.AssetExecutionContext, tasks: TaskBuildResource, lake: LakeResource, llm: LLMResource
-) -> dg.MaterializeResult:
-    """The PR's change at its merge-base, split into patch and test_patch (both must apply), and its problem
-    statement (the linked issues, else the LLM writer)."""
-    return run_stage(context, "patch", tasks, lake, lambda b, t: b.patch(t, llm.client))
+def stage_asset(stage: Stage, upstream: dg.AssetDep | dg.AssetsDefinition) -> dg.AssetsDefinition:
+    """The asset that runs `stage` (named, pooled and described by its declaration), after `upstream`.
+
+    Its resources are what the stage needs: `llm` only for the stages declared to take an LLM client.
+    """
+    spec = {
+        "name": stage.asset,
+        "deps": [upstream],
+        "pool": stage.pool,
+        "code_version": stage.code_version,
+        "description": stage.description,
+        **TASK_GROUP,
+    }
+    if stage.llm is LLMUse.NONE:
+
+        @dg.asset(**spec)
+        def without_llm(
+            context: dg.AssetExecutionContext, tasks: TaskBuildResource, lake: LakeResource
+        ) -> dg.MaterializeResult:
+            return run_stage(context, stage, tasks, lake, None)
+
+        return without_llm
+
+    @dg.asset(**spec)
+    def with_llm(
+        context: dg.AssetExecutionContext, tasks: TaskBuildResource, lake: LakeResource, llm: LLMResource
+    ) -> dg.MaterializeResult:
+        return run_stage(context, stage, tasks, lake, llm.client)
+
+    return with_llm
 
 
-@dg.asset(deps=[task_patch], pool="task_build", code_version="1", **TASK_GROUP)
-def task_environment(
-    context: dg.AssetExecutionContext, tasks: TaskBuildResource, lake: LakeResource, llm: LLMResource
-) -> dg.MaterializeResult:
-    """Install and test commands (the repo's stored recipe, else the environment agent), proven by replay and
-    cached as an image per (repo, recipe)."""
-    return run_stage(context, "environment", tasks, lake, lambda b, t: b.environment(t, llm.client))
+def _building_assets() -> list[dg.AssetsDefinition]:
+    """Every stage but the last, in declared order, each after the one before (the first after triage)."""
+    built: list[dg.AssetsDefinition] = []
+    upstream: dg.AssetDep | dg.AssetsDefinition = dg.AssetDep(
+        classified_prs, partition_mapping=dg.AllPartitionMapping()
+    )
+    for stage in STAGES[:-1]:
+        built.append(stage_asset(stage, upstream))
+        upstream = built[-1]
+    return built
 
 
-@dg.asset(deps=[task_environment], pool="task_build", code_version="1", **TASK_GROUP)
-def task_tests(
-    context: dg.AssetExecutionContext, tasks: TaskBuildResource, lake: LakeResource, llm: LLMResource
-) -> dg.MaterializeResult:
-    """The PR's own tests, or for a PR without tests the test agent's (transcript kept per task)."""
-    return run_stage(context, "tests", tasks, lake, lambda b, t: b.tests(t, llm.client))
-
-
-@dg.asset(deps=[task_tests], pool="task_build", code_version="1", **TASK_GROUP)
-def task_validation(
-    context: dg.AssetExecutionContext, tasks: TaskBuildResource, lake: LakeResource
-) -> dg.MaterializeResult:
-    """FAIL_TO_PASS / PASS_TO_PASS by execution in Docker: once at base+tests, N times with the fix."""
-    return run_stage(context, "validation", tasks, lake, lambda b, t: b.validation(t))
-
-
-@dg.asset(deps=[task_validation], pool="llm_api", code_version="1", **TASK_GROUP)
-def task_quality(
-    context: dg.AssetExecutionContext, tasks: TaskBuildResource, lake: LakeResource, llm: LLMResource
-) -> dg.MaterializeResult:
-    """Difficulty and, separately, quality (clear statement, behavioural tests, solvable); low quality rejects."""
-    return run_stage(context, "quality", tasks, lake, lambda b, t: b.quality(t, llm.client))
+BUILDING_ASSETS = _building_assets()
 
 
 @dg.multi_asset(
+    name=FINAL.asset,
     specs=[
         dg.AssetSpec(
             "swe_task",
-            deps=[task_quality],
+            deps=[BUILDING_ASSETS[-1]],
             skippable=True,
             kinds={"yaml"},
             group_name="tasks",
@@ -137,7 +137,7 @@ def task_quality(
         ),
         dg.AssetSpec(
             "task_rejection",
-            deps=[task_quality],
+            deps=[BUILDING_ASSETS[-1]],
             skippable=True,
             group_name="tasks",
             code_version="1",
@@ -146,18 +146,21 @@ def task_quality(
     ],
     partitions_def=task_partitions,
     op_tags=TASK_GROUP["op_tags"],
+    pool=FINAL.pool,
     can_subset=False,
+    description=FINAL.description,
 )
 def export_task(
     context: dg.AssetExecutionContext, tasks: TaskBuildResource, lake: LakeResource
 ) -> Iterator[dg.MaterializeResult]:
-    """Export an accepted task's directory (`swe_task`), or record a rejected task's reason (`task_rejection`)."""
-    result = run_stage(context, "export", tasks, lake, lambda b, t: b.export(t))
+    """The final stage: `swe_task` for an exported task, else `task_rejection` (one per partition)."""
+    result = run_stage(context, FINAL, tasks, lake, None)
     exported = (result.metadata or {}).get("status") == "done"
     yield dg.MaterializeResult(asset_key="swe_task" if exported else "task_rejection", metadata=result.metadata)
 
 
-TASK_STAGE_ASSETS = [task_patch, task_environment, task_tests, task_validation, task_quality, export_task]
+TASK_STAGE_ASSETS = [*BUILDING_ASSETS, export_task]
+"""One asset per declared stage, in the declaration's order (`task_job` selects them)."""
 
 
 @dg.asset(deps=["swe_task"], code_version="1", kinds={"parquet"}, group_name="tasks")

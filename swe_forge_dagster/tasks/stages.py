@@ -33,6 +33,17 @@ from swe_forge_dagster.tasks.lookup import find_pr
 from swe_forge_dagster.tasks.manifest_env import buildable_problem, find_manifest_environment
 from swe_forge_dagster.tasks.prove import TaskBuildError, TaskExecutor
 from swe_forge_dagster.tasks.recipes import RecipeStore
+from swe_forge_dagster.tasks.stage_declaration import (
+    ENVIRONMENT,
+    EXPORT,
+    PATCH,
+    QUALITY,
+    TESTS,
+    VALIDATION,
+    LLMUse,
+    Stage,
+    stage_named,
+)
 from swe_forge_dagster.tasks.test_agent import write_tests
 from swe_forge_dagster.tasks.work import TaskWork, split_task_id
 
@@ -67,18 +78,21 @@ class TaskBuilder:
     def work(self, task_id: str) -> TaskWork:
         return TaskWork(self.work_root, task_id)
 
-    def run(self, stage: str, task_id: str, llm: ClientFactory | None) -> StageOutcome:
-        """One stage by name (`work.STAGES` order), for callers that walk every stage outside Dagster."""
-        if stage in ("validation", "export"):
-            return getattr(self, stage)(task_id)
-        if stage != "patch" and llm is None:
-            raise ValueError(f"stage {stage} needs an LLM client factory")
-        return getattr(self, stage)(task_id, llm)
+    def run(self, stage: str | Stage, task_id: str, llm: ClientFactory | None) -> StageOutcome:
+        """One stage by name or declaration (`stage_declaration.STAGES` order), given the LLM client factory
+        its declaration asks for: for the Dagster assets and for callers that walk every stage outside Dagster."""
+        spec = stage if isinstance(stage, Stage) else stage_named(stage)
+        method = getattr(self, spec.name)
+        if spec.llm is LLMUse.NONE:
+            return method(task_id)
+        if spec.llm is LLMUse.REQUIRED and llm is None:
+            raise ValueError(f"stage {spec.name} needs an LLM client factory")
+        return method(task_id, llm)
 
     # -- patch ------------------------------------------------------------------------------------
     def patch(self, task_id: str, llm: ClientFactory | None) -> StageOutcome:
         work = self.work(task_id)
-        if (passed := work.begin("patch")) is not None:
+        if (passed := work.begin(PATCH.name)) is not None:
             return StageOutcome("passed_on", passed["reason"])
         repo, number = split_task_id(task_id)
         pr, _ = find_pr(self.lake_dir, repo, number)
@@ -93,22 +107,22 @@ class TaskBuilder:
             "binary_files": split.binary_files,
         }
         if not split.patch.strip():
-            return self._reject(work, "patch", "the PR changes no source files (only tests)", facts)
+            return self._reject(work, PATCH.name, "the PR changes no source files (only tests)", facts)
         with cache.worktree(repo, base) as tree:
             for name, text in (("patch", split.patch), ("test_patch", split.test_patch)):
                 if problem := check_applies(tree, text):
-                    return self._reject(work, "patch", f"{name} does not apply at {base[:12]}: {problem}", facts)
+                    return self._reject(work, PATCH.name, f"{name} does not apply at {base[:12]}: {problem}", facts)
         if problem := buildable_problem(self.executor, repo, base, split):  # before any LLM is paid for
-            return self._reject(work, "patch", problem, facts)
+            return self._reject(work, PATCH.name, problem, facts)
         needs_writer = llm is not None and not pr.closing_issues
         try:
             with llm() if needs_writer else contextlib.nullcontext() as client:
                 statement, source = problem_statement(pr, split.test_files + split.src_files, client)
         except TaskBuildError as exc:
-            return self._reject(work, "patch", str(exc), facts)
+            return self._reject(work, PATCH.name, str(exc), facts)
         work.save("pr", _pr_json(pr))
         work.save(
-            "patch",
+            PATCH.name,
             {
                 **facts,
                 "patch": split.patch,
@@ -122,10 +136,10 @@ class TaskBuilder:
     # -- environment ------------------------------------------------------------------------------
     def environment(self, task_id: str, llm: ClientFactory) -> StageOutcome:
         work = self.work(task_id)
-        if (passed := work.begin("environment")) is not None:
+        if (passed := work.begin(ENVIRONMENT.name)) is not None:
             return StageOutcome("passed_on", passed["reason"])
         pr = _pr_from(work.load("pr"))
-        base = work.load("patch")["base_commit"]
+        base = work.load(PATCH.name)["base_commit"]
         # an agent's recipe is kept for the image it was found on: the configured one, or a toolchain image
         images = (self.base_image, *toolchain_tags())
         stored = next(filter(None, (self.recipes.get(pr.repo, image) for image in images)), None)
@@ -135,7 +149,7 @@ class TaskBuilder:
                 return self._save_environment(work, stored, image, cached, "store")
             except TaskBuildError:
                 self.recipes.drop(pr.repo)  # no longer installs at this commit: find a new one
-        patch = work.load("patch")
+        patch = work.load(PATCH.name)
         manifest = find_manifest_environment(
             self.executor, pr.repo, base, patch.get("test_files") or (), patch.get("src_files") or ()
         )
@@ -150,7 +164,7 @@ class TaskBuilder:
             if image is None:
                 return self._reject(
                     work,
-                    "environment",
+                    ENVIRONMENT.name,
                     f"no {toolchain} toolchain image on this Docker engine "
                     f"(scripts/build-toolchain-image.sh {toolchain}); manifest recipes: "
                     f"{manifest.problem}",
@@ -165,16 +179,16 @@ class TaskBuilder:
                         toolchain=toolchain,
                         max_turns=self.env_max_turns,
                         sandbox=self.agent_sandbox,
-                        transcript_path=work.path("environment.transcript.jsonl"),
+                        transcript_path=work.path(str(ENVIRONMENT.transcript_file)),
                         item=task_id,
                     )
             except AgentFailed as exc:
                 why = f"environment agent: {exc} (before it, manifest recipes: {manifest.problem})"
-                return self._reject(work, "environment", why)
+                return self._reject(work, ENVIRONMENT.name, why)
         try:
             image, cached = self.executor.environment_image(pr.repo, base, recipe)
         except TaskBuildError as exc:
-            return self._reject(work, "environment", str(exc))
+            return self._reject(work, ENVIRONMENT.name, str(exc))
         self.recipes.put(pr.repo, recipe, base, source="agent")
         return self._save_environment(work, recipe, image, cached, "agent", manifest.problem)
 
@@ -198,7 +212,7 @@ class TaskBuilder:
             "manifest_problem": manifest_problem,
             "image_adds_bytes": self.executor.environments.own_bytes(image),
         }
-        work.save("environment", data)
+        work.save(ENVIRONMENT.name, data)
         facts = {
             "image": image,
             "image_cached": cached,
@@ -210,13 +224,14 @@ class TaskBuilder:
     # -- tests ------------------------------------------------------------------------------------
     def tests(self, task_id: str, llm: ClientFactory) -> StageOutcome:
         work = self.work(task_id)
-        if (passed := work.begin("tests")) is not None:
+        if (passed := work.begin(TESTS.name)) is not None:
             return StageOutcome("passed_on", passed["reason"])
-        patch = work.load("patch")
+        patch = work.load(PATCH.name)
         if patch["test_patch"].strip():
-            work.save("tests", {"test_patch": patch["test_patch"], "test_files": patch["test_files"], "source": "pr"})
+            tests = {"test_patch": patch["test_patch"], "test_files": patch["test_files"], "source": "pr"}
+            work.save(TESTS.name, tests)
             return StageOutcome("done", facts={"test_source": "pr", "test_files": patch["test_files"]})
-        pr, env = _pr_from(work.load("pr")), work.load("environment")
+        pr, env = _pr_from(work.load("pr")), work.load(ENVIRONMENT.name)
         with tempfile.TemporaryDirectory(prefix="swe-forge-tests-") as tmp:
             fixed = self.executor.export_tree(pr.repo, pr.head_sha, Path(tmp) / "fixed")
             try:
@@ -232,20 +247,20 @@ class TaskBuilder:
                         image=env["image"],
                         max_turns=self.test_max_turns,
                         sandbox=self.agent_sandbox,
-                        transcript_path=work.path("tests.transcript.jsonl"),
+                        transcript_path=work.path(str(TESTS.transcript_file)),
                         item=task_id,
                     )
             except AgentFailed as exc:
-                return self._reject(work, "tests", f"test agent: {exc}")
-        work.save("tests", {"test_patch": patch_adding_files(files), "test_files": sorted(files), "source": "agent"})
+                return self._reject(work, TESTS.name, f"test agent: {exc}")
+        work.save(TESTS.name, {"test_patch": patch_adding_files(files), "test_files": sorted(files), "source": "agent"})
         return StageOutcome("done", facts={"test_source": "agent", "test_files": sorted(files)})
 
     # -- validation -------------------------------------------------------------------------------
     def validation(self, task_id: str) -> StageOutcome:
         work = self.work(task_id)
-        if (passed := work.begin("validation")) is not None:
+        if (passed := work.begin(VALIDATION.name)) is not None:
             return StageOutcome("passed_on", passed["reason"])
-        pr, env, tests = _pr_from(work.load("pr")), work.load("environment"), work.load("tests")
+        pr, env, tests = _pr_from(work.load("pr")), work.load(ENVIRONMENT.name), work.load(TESTS.name)
         extra = tests["test_patch"] if tests["source"] == "agent" else None
         try:
             result = self.executor.validate_pr(
@@ -258,7 +273,7 @@ class TaskBuilder:
                 extra_test_patch=extra,
             )
         except TaskBuildError as exc:
-            return self._reject(work, "validation", str(exc))
+            return self._reject(work, VALIDATION.name, str(exc))
         verdict = result.validation
         runs = [
             {
@@ -287,7 +302,7 @@ class TaskBuilder:
             "environment_setup_commit": result.environment_setup_commit,
             "before_output_tail": result.before.output[-3000:],
         }
-        work.save("validation", data)
+        work.save(VALIDATION.name, data)
         facts = {
             "fail_to_pass": len(verdict.fail_to_pass),
             "pass_to_pass": len(verdict.pass_to_pass),
@@ -295,20 +310,20 @@ class TaskBuilder:
             "seconds": result.seconds,
         }
         if not verdict.accepted:
-            return self._reject(work, "validation", verdict.reason or "rejected", facts)
+            return self._reject(work, VALIDATION.name, verdict.reason or "rejected", facts)
         return StageOutcome("done", facts=facts)
 
     # -- quality ----------------------------------------------------------------------------------
     def quality(self, task_id: str, llm: ClientFactory) -> StageOutcome:
         work = self.work(task_id)
-        if (passed := work.begin("quality")) is not None:
+        if (passed := work.begin(QUALITY.name)) is not None:
             return StageOutcome("passed_on", passed["reason"])
-        pr, patch, tests = _pr_from(work.load("pr")), work.load("patch"), work.load("tests")
+        pr, patch, tests = _pr_from(work.load("pr")), work.load(PATCH.name), work.load(TESTS.name)
         with llm() as client:
             judgement = score_quality(
                 client, pr.repo, patch["problem_statement"], patch["patch"], tests["test_patch"], item=task_id
             )
-        work.save("quality", {**judgement.model_dump(), "passed": judgement.passed})
+        work.save(QUALITY.name, {**judgement.model_dump(), "passed": judgement.passed})
         facts = {
             "difficulty": judgement.difficulty,
             "difficulty_score": judgement.difficulty_score,
@@ -316,19 +331,19 @@ class TaskBuilder:
             "quality_passed": judgement.passed,
         }
         if not judgement.passed:
-            return self._reject(work, "quality", f"quality gate: {judgement.quality_reasoning}", facts)
+            return self._reject(work, QUALITY.name, f"quality gate: {judgement.quality_reasoning}", facts)
         return StageOutcome("done", facts=facts)
 
     # -- export -----------------------------------------------------------------------------------
     def export(self, task_id: str) -> StageOutcome:
         work = self.work(task_id)
-        passed = work.begin("export")
+        passed = work.begin(EXPORT.name)
         target = self.output_dir / task_id
         if passed is not None:
             shutil.rmtree(target, ignore_errors=True)  # a task rejected on a re-run is no longer exported
             return StageOutcome("passed_on", passed["reason"])
-        pr, patch, tests = _pr_from(work.load("pr")), work.load("patch"), work.load("tests")
-        env, proven, quality = work.load("environment"), work.load("validation"), work.load("quality")
+        pr, patch, tests = _pr_from(work.load("pr")), work.load(PATCH.name), work.load(TESTS.name)
+        env, proven, quality = work.load(ENVIRONMENT.name), work.load(VALIDATION.name), work.load(QUALITY.name)
         proof = Proof(
             base_commit=proven["base_commit"],
             patch=patch["patch"],
@@ -345,7 +360,7 @@ class TaskBuilder:
         record = make_task_record(pr, proof, _recipe(env), patch["problem_statement"], judgement, release)
         path = write_task_dir(self.output_dir, record)
         read_task_dir(path)  # what we wrote must read back
-        work.save("export", {"task_dir": str(path), "instance_id": record.task_id})
+        work.save(EXPORT.name, {"task_dir": str(path), "instance_id": record.task_id})
         return StageOutcome("done", facts={"task_dir": str(path)})
 
     def _reject(self, work: TaskWork, stage: str, reason: str, facts: dict[str, Any] | None = None) -> StageOutcome:

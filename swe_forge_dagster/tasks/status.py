@@ -15,6 +15,7 @@ import pyarrow as pa
 
 from swe_forge_dagster.common.store import StorePath, read_parquet
 from swe_forge_dagster.lake.writer import write_partition
+from swe_forge_dagster.tasks.stage_declaration import FINAL, STAGES
 from swe_forge_dagster.tasks.work import TaskWork, split_task_id
 
 TASKS = "tasks"
@@ -45,40 +46,23 @@ TASKS_SCHEMA = pa.schema(
 
 
 def status_row(work: TaskWork) -> dict[str, Any]:
-    """The task's row, composed from what its stages saved."""
+    """The task's row, composed from what its stages saved (each stage's `status_columns`)."""
     repo, number = split_task_id(work.task_id)
     row: dict[str, Any] = dict.fromkeys(TASKS_SCHEMA.names)
     row.update(task_id=work.task_id, repo=repo, number=number, updated_at=dt.datetime.now(dt.UTC))
     pr = work.load_optional("pr") or {}
     row.update(difficulty=pr.get("difficulty"), difficulty_score=pr.get("difficulty_score"))
-    if patch := work.load_optional("patch"):
-        row.update(base_commit=patch.get("base_commit"), statement_source=patch.get("statement_source"))
-    if env := work.load_optional("environment"):
-        row.update(recipe_source=env.get("recipe_source"), image=env.get("image"))
-    if tests := work.load_optional("tests"):
-        row["test_source"] = tests.get("source")
-    if proven := work.load_optional("validation"):
-        row.update(
-            fail_to_pass=proven["FAIL_TO_PASS"],
-            pass_to_pass=proven["PASS_TO_PASS"],
-            validation_seconds=proven.get("seconds"),
-        )
-    if quality := work.load_optional("quality"):
-        row.update(
-            difficulty=quality["difficulty"],
-            difficulty_score=quality["difficulty_score"],
-            quality_score=quality["quality_score"],
-            quality_passed=quality["passed"],
-        )
-    if exported := work.load_optional("export"):
-        row["task_dir"] = exported["task_dir"]
+    saved = {stage.name: work.load_optional(stage.name) for stage in STAGES}
+    for stage in STAGES:  # in order: quality's difficulty replaces the PR's
+        if data := saved[stage.name]:
+            row.update({column: data.get(key) for column, key in stage.status_columns.items()})
     rejected, error = work.rejection(), work.error()
     if rejected is not None:
         row.update(status="rejected", stage=rejected["stage"], reason=rejected["reason"])
     elif error is not None:
         row.update(status="error", stage=error["stage"], reason=error["message"])
-    elif exported:
-        row.update(status="accepted", stage="export")
+    elif saved[FINAL.name]:
+        row.update(status="accepted", stage=FINAL.name)
     else:
         row.update(status="building", stage=work.last_stage())
     return row

@@ -16,8 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from swe_forge_dagster.export.task_dir import check_task_id
+from swe_forge_dagster.tasks.stage_declaration import STAGE_NAMES
 
-STAGES = ("patch", "environment", "tests", "validation", "quality", "export")
+STAGES = STAGE_NAMES
+"""The stages' names in order (`tasks.stage_declaration`): a rejection passes on to the ones after it."""
 REJECTED = "rejected"
 ERROR = "error"
 
