@@ -42,6 +42,7 @@ from swe_forge_dagster.settings import DEFAULT_BASE_IMAGE
 from swe_forge_dagster.tasks.agents import recipe_test_command
 from swe_forge_dagster.tasks.prove import TaskExecutor
 from swe_forge_dagster.tasks.recipes import RecipeStore
+from swe_forge_dagster.tasks.stage_declaration import ENVIRONMENT, VALIDATION
 from swe_forge_dagster.tasks.stages import TaskBuilder
 from swe_forge_dagster.tasks.work import STAGES
 
@@ -88,8 +89,8 @@ def run_task(builder: TaskBuilder, task_id: str, clients: Clients) -> dict[str, 
         mark = time.perf_counter()
         outcomes[stage] = builder.run(stage, task_id, clients)
         seconds[stage] = round(time.perf_counter() - mark, 2)
-    env = builder.work(task_id).load_optional("environment") or {}
-    proven = builder.work(task_id).load_optional("validation") or {}
+    env = builder.work(task_id).load_optional(ENVIRONMENT.name) or {}
+    proven = builder.work(task_id).load_optional(VALIDATION.name) or {}
     rejected = [f"{stage}: {o.reason}" for stage, o in outcomes.items() if o.status == "rejected"]
     return {
         "task": task_id,
