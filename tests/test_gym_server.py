@@ -3,7 +3,7 @@
 The token is checked before any body is read; a body is framed by a strict Content-Length (a chunked one, a
 negative or non-numeric length, an over-cap one: an error and the connection closed, never a 500 or a body
 left in a kept-alive stream); JSON nested too deeply is a 400; a client that stops sending is dropped after
-the handler's timeout; `/health` does not say where Docker is. Also: tokens shorter than 16 characters are
+the server's client timeout; `/health` does not say where Docker is. Also: tokens shorter than 16 characters are
 refused, a generated one goes to a 0600 file; the CLI's limits of 0 are usage errors; text UTF-8 cannot hold
 is refused as a tool argument and never breaks a transcript; a stopped gym opens nothing.
 """
@@ -26,7 +26,7 @@ from swe_forge_dagster.cli.gym import _token
 from swe_forge_dagster.gym.config import GymConfig
 from swe_forge_dagster.gym.environment import OpenFailed
 from swe_forge_dagster.gym.episodes import MAX_TRANSCRIPT_TEXT, Transcript
-from swe_forge_dagster.gym.server import GymServer, _Handler
+from swe_forge_dagster.gym.server import GymServer
 from swe_forge_dagster.gym.service import Gym, GymStopping
 from swe_forge_dagster.gym.tools import ToolError, parse_arguments
 from swe_forge_dagster.harness.models import HarnessTask
@@ -52,9 +52,9 @@ def _task() -> HarnessTask:
 @pytest.fixture
 def server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> GymServer:
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/secret-place/docker.sock")
-    monkeypatch.setattr(_Handler, "timeout", 1.5)  # the client-wait bound, short for the slow-client check
     gym = Gym(GymConfig(state_dir=tmp_path / "state"), lake_dir=tmp_path / "lake")
-    served = GymServer(gym, {"acme__calc-1": _task()}, TOKEN).start()
+    # the client-wait bound, short for the slow-client check
+    served = GymServer(gym, {"acme__calc-1": _task()}, TOKEN, client_timeout=1.5).start()
     yield served
     served.stop()
     gym.close()
@@ -81,15 +81,17 @@ def test_the_token_comes_before_the_body_and_bodies_are_framed_strictly(server: 
     # no token: 401 before the (huge, never sent) body is read, and the connection closes
     assert raw(url, post("/open", b"", "Content-Length: 999999999"))[0] == 401
     assert raw(url, post("/open", b"{}", "Content-Length: 2", "Authorization: Bearer wrong"))[0] == 401
+    invalid = "Invalid HTTP request"  # refused by the HTTP parser (h11) itself, before the app
     cases = {
-        "Content-Length: -1": (400, "Content-Length"),  # once `rfile.read(-1)`: a read to EOF past the cap
-        "Content-Length: abc": (400, "Content-Length"),  # once a 500
-        "Content-Length: 1e3": (400, "Content-Length"),
+        "Content-Length: -1": (400, invalid),  # once `rfile.read(-1)`: a read to EOF past the cap
+        "Content-Length: abc": (400, invalid),  # once a 500
+        "Content-Length: 1e3": (400, invalid),
+        "Content-Length: 5, 6": (400, invalid),
         f"Content-Length: {(32 << 20) + 1}": (413, "over"),
-        "Transfer-Encoding: chunked": (411, "chunked"),
+        "Transfer-Encoding: chunked": (411, "chunked"),  # a well-formed chunked body, refused all the same
     }
     for header, (status, message) in cases.items():
-        got, text = raw(url, post("/open", b"5\r\n{}\r\n0\r\n\r\n", auth, header))
+        got, text = raw(url, post("/open", b"2\r\n{}\r\n0\r\n\r\n", auth, header))
         assert got == status and message.encode() in text, (header, text)
         assert text.count(b"HTTP/1.1 ") == 1  # closed: the rest was never parsed as another request
     nested = b"[" * 100_000 + b"]" * 100_000
@@ -101,9 +103,10 @@ def test_a_client_that_stops_sending_is_dropped(server: GymServer) -> None:
     started = time.monotonic()
     got, text = raw(server.url, post("/open", b'{"task', f"Authorization: Bearer {TOKEN}", "Content-Length: 50"))
     assert (got, time.monotonic() - started < 8) == (408, True), text
-    started = time.monotonic()
-    assert raw(server.url, b"POST /open HTTP/1.1\r\nHost: gym\r\n") == (0, b"")  # headers never finished
-    assert time.monotonic() - started < 8
+    for silent in (b"POST /open HTTP/1.1\r\nHost: gym\r\n", b""):  # headers never finished; nothing sent at all
+        started = time.monotonic()
+        assert raw(server.url, silent) == (0, b"")
+        assert time.monotonic() - started < 8
 
 
 def test_health_says_whether_docker_answers_not_where_it_is(server: GymServer) -> None:
@@ -170,3 +173,35 @@ def test_a_stopped_gym_opens_nothing_and_the_first_open_starts_the_reaper(
     gym.close()
     with pytest.raises(GymStopping):
         gym.open(_task())
+
+
+def test_the_openapi_schema_is_served_without_a_token_and_names_every_route(server: GymServer) -> None:
+    schema = httpx.get(f"{server.url}/openapi.json").json()
+    assert (
+        schema["openapi"].startswith("3.1") and schema["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
+    )
+    routes = {(method.upper(), path) for path, ops in schema["paths"].items() for method in ops}
+    gets = {("GET", path) for path in ("/health", "/tools", "/tasks", "/environments")}
+    assert routes == gets | {("POST", path) for path in ("/open", "/call", "/answer", "/close")}
+    open_op = schema["paths"]["/open"]["post"]
+    assert open_op["requestBody"]["content"]["application/json"]["schema"]["$ref"].endswith("/OpenRequest")
+    assert {"401", "422", "429"} <= set(open_op["responses"]) and "security" not in schema["paths"]["/health"]["get"]
+    assert "task_id" in schema["components"]["schemas"]["OpenRequest"]["properties"]
+    with httpx.Client(base_url=server.url, headers=GOOD) as client:  # every documented route is served
+        for method, path in sorted(routes):
+            response = client.request(method, path, json={} if method == "POST" else None)
+            assert response.status_code != 404 or "no environment" in response.text or "no task" in response.text
+            assert "no route" not in response.text, (method, path, response.text)
+
+
+def test_calls_share_one_kept_alive_connection_and_trailing_slashes_are_the_same_route(server: GymServer) -> None:
+    parts = urlsplit(server.url)
+    with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock, sock.makefile("rb") as replies:
+        for path in ("/tools", "/tasks/", "/environments", "/health"):  # one connection, four requests
+            sock.sendall(f"GET {path} HTTP/1.1\r\nHost: gym\r\nAuthorization: Bearer {TOKEN}\r\n\r\n".encode())
+            status = replies.readline()
+            head = dict(line.decode().strip().lower().split(": ", 1) for line in iter(replies.readline, b"\r\n"))
+            body = json.loads(replies.read(int(head["content-length"])))
+            assert b" 200 " in status and head["server"] == "swe-forge-gym" and "connection" not in head, (path, body)
+    assert httpx.get(f"{server.url}/tools/x", headers=GOOD).json()["error"] == "no route GET /tools/x"
+    assert httpx.get(f"{server.url}/open", headers=GOOD).json()["error"] == "no route GET /open"  # the wrong method
