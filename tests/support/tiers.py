@@ -10,9 +10,10 @@ Every test is in one tier, by its markers (pyproject's `[tool.pytest.ini_options
 Select tiers with markers: `scripts/test -m "not real_repo"`, `scripts/test -m "not docker and not browser"`
 (the fast tier), `scripts/test -m real_repo`. The summary adds the time of each tier's tests (setup, call and
 teardown, so a module fixture that builds an image counts) and says so loudly when a tier is over its budget.
-A budget is `SWE_FORGE_BUDGET_<TIER>` seconds (e.g. `SWE_FORGE_BUDGET_REAL_REPO=900`) or the default below;
-with `SWE_FORGE_ENFORCE_BUDGETS=1` (CI) a tier over budget fails the run, so a new real-repository test
-that does not fit is a decision, not a drift. Large corpora are measured in `benchmarks/`, never in tests.
+A budget is `SWE_FORGE_BUDGET_<TIER>` seconds (e.g. `SWE_FORGE_BUDGET_REAL_REPO=900`) or the default below.
+`SWE_FORGE_ENFORCE_BUDGETS` names the tiers whose budget fails the run when exceeded (comma-separated; CI
+names `real_repo`), so a new real-repository test that does not fit is a decision, not a drift; the other
+tiers' budgets are printed only. Large corpora are measured in `benchmarks/`, never in tests.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from collections import defaultdict
 
 import pytest
 
-# Seconds of test time per tier on the CI machine (2 cores, loaded), with headroom over what was measured.
+# Seconds of test time per tier on the CI machine (2 cores), with headroom over what was measured:
+# real_repo 479 s cold (9 tests, a fresh engine).
 DEFAULT_BUDGETS: dict[str, float] = {"fast": 600, "docker": 1200, "browser": 300, "real_repo": 900}
 TIERS = ("real_repo", "browser", "docker")  # checked in this order: a test is in the first it is marked with
 
@@ -40,13 +42,18 @@ def budget(tier: str) -> float:
     return float(os.environ.get(f"SWE_FORGE_BUDGET_{tier.upper()}", DEFAULT_BUDGETS[tier]))
 
 
-def over_budget() -> list[str]:
-    """The tiers of this session over their budget, described."""
+def over_budget(tiers: object = DEFAULT_BUDGETS) -> list[str]:
+    """The tiers (of `tiers`) of this session over their budget, described."""
     return [
         f"{tier} tests took {_seconds[tier]:.0f} s, over its budget of {budget(tier):.0f} s"
         for tier in DEFAULT_BUDGETS
-        if _seconds[tier] > budget(tier)
+        if tier in tiers and _seconds[tier] > budget(tier)  # type: ignore[operator]
     ]
+
+
+def enforced() -> set[str]:
+    """The tiers named by `SWE_FORGE_ENFORCE_BUDGETS`."""
+    return {name.strip() for name in os.environ.get("SWE_FORGE_ENFORCE_BUDGETS", "").split(",") if name.strip()}
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
@@ -69,5 +76,5 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    if os.environ.get("SWE_FORGE_ENFORCE_BUDGETS") == "1" and exitstatus == 0 and over_budget():
+    if exitstatus == 0 and over_budget(enforced()):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
