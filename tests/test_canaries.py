@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import types
 
-from swe_forge_dagster.harness.canaries import make_canaries, tampering
+from swe_forge_dagster.execution.languages.python_canaries import make_canaries, tampering
 from swe_forge_dagster.harness.checks import _canary_command
 
 SOURCE = (

@@ -85,7 +85,7 @@ class Runner:
     in_process: bool = False
     """Its tests run in the process of the code under test, which collects every test of the files it is given:
     the checks give it the task's files whole, a test absent before the fix is not a failure, and the harness
-    plants canaries and probes its configuration (`harness.canaries`, the pack's config probe)."""
+    plants canaries and probes its configuration (`languages.python_canaries`, `languages.python_config`)."""
 
     def command(self, template: str, files: Iterable[str], report: str) -> tuple[str, str]:
         """(the shell command for `files`, the report path to read).

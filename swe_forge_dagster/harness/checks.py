@@ -31,13 +31,13 @@ import re
 from dataclasses import dataclass
 
 from swe_forge_dagster.execution.failures import needs_network
+from swe_forge_dagster.execution.languages.python_canaries import Canaries, make_canaries, tampering
 from swe_forge_dagster.execution.languages.python_runner import plain_pytest
 from swe_forge_dagster.execution.languages.registry import runner_of
 from swe_forge_dagster.execution.repo_box import REPO_DIR, put_files
 from swe_forge_dagster.execution.runners import graded_outcomes
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxError
 from swe_forge_dagster.execution.suite import MAX_OUTPUT, NO_AUTOLOAD, run_suite
-from swe_forge_dagster.harness.canaries import Canaries, make_canaries, tampering
 from swe_forge_dagster.harness.models import CheckResult, HarnessTask
 
 CHECK_OUTPUT_TAIL = 2_000

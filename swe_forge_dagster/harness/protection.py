@@ -25,7 +25,7 @@ reset as well, and the runner's effective configuration is compared before and a
 the runner's own code (`config_probe`), which catches config our text reading would miss.
 
 Not covered here: source code that tampers with pytest from inside the test process (it is imported
-by the tests, so it runs there): `harness.canaries` detects blanket tampering; and test helper files
+by the tests, so it runs there): `languages.python_canaries` detects blanket tampering; and test helper files
 that are neither run by the checks nor part of the task's tests (a `tests/helpers.py` the task's
 tests import): only the categories above are protected, so that real fixes to source packages
 named `test/`, `testing/` or `_pytest/` (django/test, sympy/testing, pytest's own src/_pytest)
@@ -167,7 +167,7 @@ def apply_agent_diff(
     Git in this container (which no agent code ever ran in) lists the changes: edits, deletions,
     new files, ignored files and type changes, with no rename detection to hide a path behind.
     New modules that would shadow the standard library or the test runner are reset too. With
-    `config_probe` (the runner's own effective configuration, `execution.runner_config`) and
+    `config_probe` (the runner's own effective configuration, `languages.python_config`) and
     `config_before` (its answer for the tree before the diff: the sanity container's), a configuration
     that differs after the diff resets every configuration file the diff changed; `ConfigChanged` when
     it still differs. The runner reads its configuration only from files with those names (and the

@@ -31,6 +31,8 @@ import docker
 from docker.errors import DockerException, ImageNotFound
 
 from swe_forge_dagster.execution.environment import Environments
+from swe_forge_dagster.execution.languages.python_canaries import Canaries
+from swe_forge_dagster.execution.languages.python_config import pytest_config
 from swe_forge_dagster.execution.languages.registry import runner_of
 from swe_forge_dagster.execution.ownership import KEEP_LABEL
 from swe_forge_dagster.execution.repo_box import (
@@ -41,10 +43,8 @@ from swe_forge_dagster.execution.repo_box import (
     write_tree_archive,
 )
 from swe_forge_dagster.execution.repo_cache import RepoCache, RepoCacheError
-from swe_forge_dagster.execution.runner_config import pytest_config
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig, SandboxError
 from swe_forge_dagster.harness.agent import AGENT_DIR, AgentRun, agent_environment, prompt_files, run_agent
-from swe_forge_dagster.harness.canaries import Canaries
 from swe_forge_dagster.harness.checks import (
     CheckRun,
     prepare_canaries,

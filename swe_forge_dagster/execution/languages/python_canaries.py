@@ -20,6 +20,8 @@ that do not match `test_*`, a directory that does not collect) runs without cana
 
 Not closed: code that recognises the canaries (it can list the planted module) and forges only the
 task's tests. The README's threat model says so.
+
+Pack-private to the Python pack (`languages.python`); the harness calls it for runners that run in process.
 """
 
 from __future__ import annotations

@@ -9,6 +9,8 @@ config file it picked and every value in it (`addopts` with its `-p` plugins, `p
 `testpaths`, `confcutdir`, ...) for the files the checks will run. It parses files only: no
 conftest, plugin or project module is imported, and it runs in isolated mode (`python -I`: no
 current directory on `sys.path`, no `PYTHON*` variables), so the repository cannot answer for it.
+
+Pack-private to the Python pack (`languages.python`); the harness calls it for runners that run in process.
 """
 
 from __future__ import annotations
