@@ -23,9 +23,10 @@ from collections import defaultdict
 
 import pytest
 
-# Seconds of test time per tier on the CI machine (2 cores), with headroom over what was measured:
-# real_repo 479 s cold (9 tests, a fresh engine).
-DEFAULT_BUDGETS: dict[str, float] = {"fast": 600, "docker": 1200, "browser": 300, "real_repo": 900}
+# Seconds of test time per tier on the CI machine (2 cores). real_repo: 479 s measured cold (9 tests, a fresh
+# engine), with headroom. The others split the rest of a ~30-minute test phase (CI passed in 2083 s in all) and
+# are printed, not enforced, until a quiet CI run has measured them: set them from its tier summary.
+DEFAULT_BUDGETS: dict[str, float] = {"fast": 900, "docker": 1500, "browser": 420, "real_repo": 900}
 TIERS = ("real_repo", "browser", "docker")  # checked in this order: a test is in the first it is marked with
 
 _seconds: dict[str, float] = defaultdict(float)
