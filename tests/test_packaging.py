@@ -41,3 +41,34 @@ def test_an_installed_wheel_finds_its_examples_and_instance_template(tmp_path: P
     ).stdout.split()
     assert out[0].startswith(str(tmp_path / "venv")) and out[0].endswith("_examples"), out
     assert out[1:] == ["True", "True"]
+
+
+# Declared for what they run, not for an import of ours.
+NOT_IMPORTED = {
+    "dagster-webserver": "the Dagster UI",
+    "dagster-dg-cli": "the `dg` command",
+    "dagster-docker": "the run launcher deploy/dagster.yaml names by module",
+}
+
+
+def test_every_runtime_dependency_is_imported_by_the_package() -> None:
+    """A dependency nobody imports (as junitparser and unidiff once were) is weight in every image: drop it,
+    or move it to the dev group when only tests use it."""
+    import ast
+    import importlib.metadata
+    import re
+    import tomllib
+
+    declared = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    names = {re.split(r"[\s\[<>=;!~]", spec, maxsplit=1)[0].lower().replace("_", "-") for spec in declared}
+    imported: set[str] = set()
+    for path in (REPO_ROOT / "swe_forge_dagster").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                imported.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                imported.add(node.module.split(".")[0])
+    distributions = importlib.metadata.packages_distributions()
+    used = {dist.lower().replace("_", "-").replace(".", "-") for top in imported for dist in distributions.get(top, [])}
+    unused = {name for name in names if name.replace(".", "-") not in used} - set(NOT_IMPORTED)
+    assert not unused, f"declared in [project].dependencies but never imported by swe_forge_dagster: {sorted(unused)}"
