@@ -16,7 +16,6 @@ or a chain such as `d/l -> ..`, `d/l/x -> ..`, `d/l/x/escaped.txt`, must fail, n
 from __future__ import annotations
 
 import os
-import posixpath
 import tarfile
 from pathlib import Path
 
