@@ -30,7 +30,7 @@ from swe_forge_dagster.common.store import StorePath, store_path  # noqa: E402
 from swe_forge_dagster.demo.local_s3 import ACCESS_KEY, SECRET_KEY, start_s3_server  # noqa: E402
 from swe_forge_dagster.gharchive.download import ArchiveFetcher  # noqa: E402
 from swe_forge_dagster.gharchive.ingest import IngestOptions, ingest_hour  # noqa: E402
-from swe_forge_dagster.lake.catalog import query  # noqa: E402
+from swe_forge_dagster.wiring.catalog import query  # noqa: E402
 
 HOUR = dt.datetime(2015, 1, 1, 0, tzinfo=dt.UTC)
 

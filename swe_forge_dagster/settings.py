@@ -17,6 +17,7 @@ from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from swe_forge_dagster.common.home import HomeLayout
+from swe_forge_dagster.common.registry_address import parse_registry
 
 # Defaults that code outside `Settings` needs too (resources, configs, the CLI's flags): written once here.
 DEFAULT_DOCKER_IMAGE = "python:3.12-slim"
@@ -128,8 +129,6 @@ class Settings(BaseSettings):
     @field_validator("registry")
     @classmethod
     def _registry_address(cls, value: str) -> str:
-        from swe_forge_dagster.execution.registry import parse_registry
-
         return parse_registry(value)
 
     @property

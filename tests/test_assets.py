@@ -12,8 +12,8 @@ import pytest
 
 from swe_forge_dagster.definitions import build_definitions
 from swe_forge_dagster.demo.worlds.gharchive_world import write_hour
-from swe_forge_dagster.lake.catalog import query
 from swe_forge_dagster.orchestration.launcher import contiguous_blocks, hour_range, materialize_hours
+from swe_forge_dagster.wiring.catalog import query
 from tests.support.common import SettingsFactory, hour
 
 ASSET = dg.AssetKey("gharchive_pr_events")

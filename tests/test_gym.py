@@ -28,8 +28,8 @@ from swe_forge_dagster.gym.service import Gym
 from swe_forge_dagster.gym.toolbox import container_path, shown_path
 from swe_forge_dagster.gym.tools import TOOL_NAMES, ToolError, parse_arguments, tool_schemas
 from swe_forge_dagster.harness.models import HarnessTask, Status, TaskResult
-from swe_forge_dagster.lake.catalog import query
 from swe_forge_dagster.settings import Settings
+from swe_forge_dagster.wiring.catalog import query
 from tests.support.common import BASE_IMAGE
 
 TEXT = "one\ntwo\nthree\nfour\nfive\n"

@@ -33,7 +33,7 @@ from swe_forge_dagster.harness import (
     results_table,
 )
 from swe_forge_dagster.harness.cleanup import RUN_LABEL, TASK_LABEL
-from swe_forge_dagster.lake.catalog import query
+from swe_forge_dagster.wiring.catalog import query
 from tests.support.common import BASE_IMAGE
 from tests.support.harness_world import EXAMPLES, HarnessWorld, harness_world, write_agent
 from tests.support.harness_world import run_items as run

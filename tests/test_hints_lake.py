@@ -37,11 +37,11 @@ from swe_forge_dagster.export.task_dir import read_task_dir, write_task_dir
 from swe_forge_dagster.github.client import GitHubClient
 from swe_forge_dagster.github.enrich import Enricher
 from swe_forge_dagster.github.store import GithubStore
-from swe_forge_dagster.lake.catalog import refresh_catalog
 from swe_forge_dagster.lake.writer import write_partition
 from swe_forge_dagster.tasks.build import Proof, make_task_record
 from swe_forge_dagster.tasks.lookup import HOURLY_GLOB, find_pr
 from swe_forge_dagster.tasks.stages import _pr_from, _pr_json
+from swe_forge_dagster.wiring.catalog import refresh_catalog
 from tests.support.swebench_collector import swebench_hints
 
 TOKEN = "ghp_hints_lake_token_0123456789"

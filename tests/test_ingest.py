@@ -13,8 +13,8 @@ from swe_forge_dagster.demo.worlds.gharchive_world import write_hour
 from swe_forge_dagster.gharchive.download import ArchiveFetcher, HourNotPublishedError
 from swe_forge_dagster.gharchive.hours import archive_file_name
 from swe_forge_dagster.gharchive.ingest import HourFailure, HourReport, IngestOptions, ingest_hours
-from swe_forge_dagster.lake.catalog import query
 from swe_forge_dagster.orchestration.launcher import hour_range, materialize_hours
+from swe_forge_dagster.wiring.catalog import query
 from tests.support.common import SettingsFactory, hour
 from tests.support.gharchive_server import GharchiveServer
 

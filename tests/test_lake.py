@@ -14,8 +14,8 @@ import pyarrow as pa
 import pytest
 
 from swe_forge_dagster.gharchive.schema import PR_EVENTS_SCHEMA
-from swe_forge_dagster.lake.catalog import DATASETS, QueryError, query, refresh_catalog
 from swe_forge_dagster.lake.writer import LakeWriteError, remove_stale_temp_files, write_partition
+from swe_forge_dagster.wiring.catalog import DATASETS, QueryError, query, refresh_catalog
 
 
 def events(n: int, start: int = 0, body: str | list[str] = "") -> pa.Table:

@@ -18,7 +18,6 @@ from swe_forge_dagster.demo.twins.openai_twin import (
     Usage,
     triage_responder,
 )
-from swe_forge_dagster.lake.catalog import query
 from swe_forge_dagster.llm.cache import AnswerCache
 from swe_forge_dagster.llm.client import LLMAuthError, LLMClient, LLMError, Prices, StructuredOutputError
 from swe_forge_dagster.llm.functions import (
@@ -30,6 +29,7 @@ from swe_forge_dagster.llm.functions import (
     write_problem_statement,
 )
 from swe_forge_dagster.llm.ledger import CallLedger
+from swe_forge_dagster.wiring.catalog import query
 
 KEY = "sk-or-test-key-0123456789abcdef"
 MODEL = "openai/gpt-5.2-codex:nitro"

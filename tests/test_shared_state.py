@@ -1,6 +1,6 @@
 """State shared across machines on a real PostgreSQL (Debian's, on 127.0.0.1; `tests/support/postgres_server.py`).
 
-Each store against the database, through the chooser the resources use (`common.shared_state`); several
+Each store against the database, through the chooser the resources use (`wiring.shared_state`); several
 processes writing the same keys at once; request slots held across processes, and freed when a holder is
 killed. A "machine" is a process with its own SWE_FORGE_HOME: what one stored, another reads.
 The whole pipeline on two homes is in tests/test_shared_state_pipeline.py.
@@ -26,22 +26,22 @@ from swe_forge_dagster.candidates.ledger_postgres import PostgresLedger
 from swe_forge_dagster.common.home import HomeLayout
 from swe_forge_dagster.common.postgres import Database, SharedStateError
 from swe_forge_dagster.common.postgres_url import PostgresUrlError
-from swe_forge_dagster.common.shared_state import (
+from swe_forge_dagster.common.slots import RequestSlots, Slots, SlotTimeoutError
+from swe_forge_dagster.common.slots_postgres import PostgresSlots
+from swe_forge_dagster.github.models import EnrichedPR, RepoInfo
+from swe_forge_dagster.github.store import CachedResponse, GithubStore
+from swe_forge_dagster.github.store_postgres import PostgresGithubStore
+from swe_forge_dagster.llm.cache import AnswerCache
+from swe_forge_dagster.llm.ledger import LLM_CALLS_SCHEMA, CallLedger, CallRecord
+from swe_forge_dagster.llm.ledger_postgres import llm_calls_table
+from swe_forge_dagster.wiring.catalog import query, refresh_catalog
+from swe_forge_dagster.wiring.shared_state import (
     answer_cache,
     call_ledger,
     github_store,
     processed_ledger,
     request_slots,
 )
-from swe_forge_dagster.common.slots import RequestSlots, Slots, SlotTimeoutError
-from swe_forge_dagster.common.slots_postgres import PostgresSlots
-from swe_forge_dagster.github.models import EnrichedPR, RepoInfo
-from swe_forge_dagster.github.store import CachedResponse, GithubStore
-from swe_forge_dagster.github.store_postgres import PostgresGithubStore
-from swe_forge_dagster.lake.catalog import query, refresh_catalog
-from swe_forge_dagster.llm.cache import AnswerCache
-from swe_forge_dagster.llm.ledger import LLM_CALLS_SCHEMA, CallLedger, CallRecord
-from swe_forge_dagster.llm.ledger_postgres import llm_calls_table
 from tests.support.postgres_server import PostgresServer
 
 SETTING = "SWE_FORGE_POSTGRES_URL"
@@ -154,7 +154,7 @@ import random, sys, threading
 from pathlib import Path
 from swe_forge_dagster.candidates.ledger import LedgerEntry
 from swe_forge_dagster.common.home import HomeLayout
-from swe_forge_dagster.common.shared_state import answer_cache, call_ledger, github_store, processed_ledger
+from swe_forge_dagster.wiring.shared_state import answer_cache, call_ledger, github_store, processed_ledger
 from swe_forge_dagster.github.models import EnrichedPR, RepoInfo
 from swe_forge_dagster.llm.ledger import CallRecord
 
@@ -261,7 +261,7 @@ def test_a_malformed_url_is_refused_without_its_password(url: str, tmp_path: Pat
 HOLDER = """
 import sys, threading, time
 from swe_forge_dagster.common.home import HomeLayout
-from swe_forge_dagster.common.shared_state import request_slots
+from swe_forge_dagster.wiring.shared_state import request_slots
 from swe_forge_dagster.common.slots import SlotTimeoutError
 
 name, limit, hold, timeout = sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])

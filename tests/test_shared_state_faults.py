@@ -19,10 +19,10 @@ import pytest
 
 from swe_forge_dagster.common.home import HomeLayout
 from swe_forge_dagster.common.postgres import Database
-from swe_forge_dagster.common.shared_state import call_ledger
 from swe_forge_dagster.common.slots_postgres import PostgresSlots
-from swe_forge_dagster.lake.catalog import query, refresh_catalog, refresh_catalog_or_warning
 from swe_forge_dagster.llm.ledger import CallRecord
+from swe_forge_dagster.wiring.catalog import query, refresh_catalog, refresh_catalog_or_warning
+from swe_forge_dagster.wiring.shared_state import call_ledger
 from tests.support.postgres_server import PostgresServer
 
 SETTING = "SWE_FORGE_POSTGRES_URL"

@@ -20,14 +20,14 @@ import pyarrow as pa
 import pytest
 
 from swe_forge_dagster.common.home import HomeLayout
-from swe_forge_dagster.common.shared_state import call_ledger
 from swe_forge_dagster.common.store import StoreConfigError, polars_storage_options, read_parquet, store_path
-from swe_forge_dagster.lake.catalog import query
 from swe_forge_dagster.lake.writer import write_partition
 from swe_forge_dagster.llm.ledger import CallRecord
 from swe_forge_dagster.settings import Settings
 from swe_forge_dagster.tasks.shared_files import SharedTaskFiles
 from swe_forge_dagster.tasks.work import temp_file
+from swe_forge_dagster.wiring.catalog import query
+from swe_forge_dagster.wiring.shared_state import call_ledger
 from tests.support.gharchive_counts import independent_count
 from tests.support.s3_server import ACCESS_KEY, SECRET_KEY, S3Server, s3_store
 

@@ -28,10 +28,10 @@ from swe_forge_dagster.demo.worlds.world_agent import world_agent_responder
 from swe_forge_dagster.execution.environment import env_image_tag
 from swe_forge_dagster.export.swebench import SWEBENCH_COLUMNS, read_instances, validate_instance
 from swe_forge_dagster.export.task_dir import read_task_dir
-from swe_forge_dagster.lake.catalog import query
 from swe_forge_dagster.lake.writer import write_partition
 from swe_forge_dagster.settings import Settings
 from swe_forge_dagster.tasks.recipes import RecipeStore
+from swe_forge_dagster.wiring.catalog import query
 from tests.support.common import BASE_IMAGE
 
 LLM_KEY_ENV, LLM_KEY = "SWE_FORGE_TEST_TASKS_KEY", "sk-test-tasks-0123456789"

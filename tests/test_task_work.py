@@ -10,13 +10,13 @@ import pytest
 
 from swe_forge_dagster.candidates.datasets import partition_file
 from swe_forge_dagster.execution.environment import EnvRecipe
-from swe_forge_dagster.lake.catalog import query
 from swe_forge_dagster.lake.writer import write_partition
 from swe_forge_dagster.tasks.lookup import PRNotFound, eligible_task_ids, find_pr
 from swe_forge_dagster.tasks.recipes import RecipeStore
 from swe_forge_dagster.tasks.status import status_row, write_status
 from swe_forge_dagster.tasks.work import StageMissing, TaskWork, split_task_id, task_id_of
 from swe_forge_dagster.triage.pipeline import CLASSIFIED_PRS, CLASSIFIED_PRS_SCHEMA
+from swe_forge_dagster.wiring.catalog import query
 
 
 def test_task_ids_round_trip_and_refuse_unsafe_names() -> None:

@@ -19,9 +19,9 @@ from swe_forge_dagster.demo.twins.openai_twin import OpenAITwin, Text, triage_re
 from swe_forge_dagster.demo.worlds.gharchive_world import write_hour
 from swe_forge_dagster.demo.worlds.github_world_gen import world_from_pr_events
 from swe_forge_dagster.gharchive.parse import parse_hour
-from swe_forge_dagster.lake.catalog import query
 from swe_forge_dagster.orchestration.launcher import materialize_hours
 from swe_forge_dagster.settings import Settings
+from swe_forge_dagster.wiring.catalog import query
 from tests.support.common import hour
 
 GH_TOKEN, LLM_KEY = "ghp_triage_test_token_123", "sk-or-triage-test-key-456"

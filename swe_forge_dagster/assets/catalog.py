@@ -9,8 +9,8 @@ import dagster as dg
 from swe_forge_dagster.assets.candidates import enriched_prs, pr_candidates
 from swe_forge_dagster.assets.gharchive import gharchive_pr_events
 from swe_forge_dagster.assets.triage import classified_prs
-from swe_forge_dagster.lake.catalog import refresh_catalog
 from swe_forge_dagster.resources import LakeResource
+from swe_forge_dagster.wiring.catalog import refresh_catalog
 
 
 @dg.asset(

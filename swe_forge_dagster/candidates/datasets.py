@@ -10,6 +10,7 @@ from swe_forge_dagster.common.store import StorePath, read_parquet
 from swe_forge_dagster.gharchive.hours import hive_dir, parse_partition_key
 from swe_forge_dagster.gharchive.schema import PR_EVENTS_SCHEMA
 from swe_forge_dagster.github.models import EnrichedPR
+from swe_forge_dagster.lake.dataset import HOURLY_HIVE, Dataset
 
 PR_CANDIDATES = "pr_candidates"
 ENRICHED_PRS = "enriched_prs"
@@ -87,6 +88,10 @@ ENRICHED_PRS_SCHEMA = pa.schema(
         ("from_store", pa.bool_()),
     ]
 )
+
+# One Parquet file per GH Archive hour each, like `gharchive_pr_events` (`dt=YYYY-MM-DD/hour=HH`).
+PR_CANDIDATES_DATASET = Dataset(name=PR_CANDIDATES, schema=PR_CANDIDATES_SCHEMA, hive_types=HOURLY_HIVE)
+ENRICHED_PRS_DATASET = Dataset(name=ENRICHED_PRS, schema=ENRICHED_PRS_SCHEMA, hive_types=HOURLY_HIVE)
 
 
 def partition_file(lake_dir: StorePath, dataset: str, hour_key: str) -> StorePath:

@@ -39,7 +39,7 @@ class LedgerEntry:
 
 class PRLedger(Protocol):
     """What the candidate stages use: this JSONL file, or the shared database (`candidates.ledger_postgres`);
-    `common.shared_state` chooses by the setting."""
+    `wiring.shared_state` chooses by the setting."""
 
     def load(self) -> dict[Key, LedgerEntry]: ...
     def append(self, entries: Iterable[LedgerEntry]) -> int: ...

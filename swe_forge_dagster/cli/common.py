@@ -37,7 +37,7 @@ def usage_error(message: str) -> typer.Exit:
 
 def refresh_catalog_or_warn(catalog_path: Path, lake_dir: StorePath) -> None:
     """Refresh the DuckDB catalog's views; another process holding the file is a warning, not a failure."""
-    from swe_forge_dagster.lake.catalog import refresh_catalog_or_warning
+    from swe_forge_dagster.wiring.catalog import refresh_catalog_or_warning
 
     if warning := refresh_catalog_or_warning(catalog_path, lake_dir):
         say("warning:", "yellow", warning)

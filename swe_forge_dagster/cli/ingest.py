@@ -48,6 +48,7 @@ def ingest(
     ] = None,
 ) -> None:
     """Materialize the hourly assets for hours, in-process and recorded in the instance (or --submit them)."""
+    from swe_forge_dagster.definitions import build_definitions
     from swe_forge_dagster.gharchive.download import DownloadError
     from swe_forge_dagster.gharchive.hours import InvalidHourError
     from swe_forge_dagster.orchestration.ingest import IngestUsageError, Submit, ingest_hours
@@ -81,6 +82,7 @@ def ingest(
     try:
         ok = ingest_hours(
             settings,
+            build_definitions(settings),
             keys,
             err,
             job_name=JOBS[through],

@@ -16,9 +16,9 @@ def sql(
     refresh: Annotated[bool, typer.Option(help="also refresh the catalog file's views")] = True,
 ) -> None:
     """Run SQL over the lake (views refreshed on demand; works while an ingest is writing)."""
-    from swe_forge_dagster.lake.catalog import CatalogBusyError, QueryError, refresh_catalog
-    from swe_forge_dagster.lake.catalog import query as run_query
     from swe_forge_dagster.lake.render import render
+    from swe_forge_dagster.wiring.catalog import CatalogBusyError, QueryError, refresh_catalog
+    from swe_forge_dagster.wiring.catalog import query as run_query
 
     if fmt not in ("table", "csv", "json"):
         raise usage_error(f"--format must be table, csv or json, not {fmt!r}")

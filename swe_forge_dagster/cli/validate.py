@@ -46,7 +46,6 @@ def validate(
     """Re-prove exported tasks by execution in Docker: do FAIL_TO_PASS / PASS_TO_PASS still hold?"""
     import docker
 
-    from swe_forge_dagster.common.shared_state import call_ledger
     from swe_forge_dagster.execution.repo_cache import RepoCache
     from swe_forge_dagster.execution.sandbox import SandboxConfig
     from swe_forge_dagster.export.seed_format import find_task_dirs
@@ -56,6 +55,7 @@ def validate(
     from swe_forge_dagster.tasks.revalidate import ERROR, VALID, Revalidation, revalidate_dir
     from swe_forge_dagster.tasks.revalidate_instances import revalidate_instance
     from swe_forge_dagster.tasks.revalidate_seed import revalidate_seed
+    from swe_forge_dagster.wiring.shared_state import call_ledger
 
     settings = get_settings()
     if input_path is not None and input_path.is_file():

@@ -1,7 +1,7 @@
 """Connections to the shared Postgres (`SWE_FORGE_POSTGRES_URL`) for the state every machine shares.
 
 When the setting is present, the GitHub store, the LLM answer cache, the processed-PR ledger, the LLM
-call ledger and the request slots live in this database (`common.shared_state` chooses); unset, they
+call ledger and the request slots live in this database (`wiring.shared_state` chooses); unset, they
 stay in files under the home. The URL holds the password: it is read by name when needed
 (`common.postgres_url`), never put in resource config, and never shown (`Database.where` names the
 server without it).

@@ -24,7 +24,7 @@ class SlotTimeoutError(TimeoutError):
 
 class RequestSlots(Protocol):
     """What the clients hold around each request: these flock slots (one machine), or the shared database's
-    (`common.slots_postgres`, every machine); `common.shared_state` chooses by the setting."""
+    (`common.slots_postgres`, every machine); `wiring.shared_state` chooses by the setting."""
 
     name: str
     limit: int

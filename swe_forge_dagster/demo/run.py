@@ -77,14 +77,15 @@ def demo_hours(settings: Settings) -> list[dt.datetime]:
 
 
 def run_demo(settings: Settings, home: Path, out: Console, err: Console) -> int:
+    from swe_forge_dagster.definitions import build_definitions
     from swe_forge_dagster.demo.twins.github_twin import GithubTwin
     from swe_forge_dagster.demo.twins.openai_twin import OpenAITwin
     from swe_forge_dagster.demo.worlds.github_world_gen import world_from_pr_events
     from swe_forge_dagster.demo.worlds.task_world import build_task_world
     from swe_forge_dagster.demo.worlds.world_agent import world_agent_responder
     from swe_forge_dagster.gharchive.download import DownloadError
-    from swe_forge_dagster.lake.catalog import query
     from swe_forge_dagster.orchestration.ingest import IngestUsageError, ingest_hours
+    from swe_forge_dagster.wiring.catalog import query
 
     mirror = home / "gharchive-mirror"
     hours = demo_hours(settings)
@@ -127,14 +128,8 @@ def run_demo(settings: Settings, home: Path, out: Console, err: Console) -> int:
         )
         keys = [partition_key(h) for h in hours] + task_hours
         try:
-            ok = ingest_hours(
-                demo_settings,
-                keys,
-                err,
-                job_name="hourly_pipeline_job",
-                github_token_env=DEMO_TOKEN_ENV,
-                llm_key_envs=[DEMO_LLM_KEY_ENV],
-            )
+            defs = build_definitions(demo_settings, DEMO_TOKEN_ENV, [DEMO_LLM_KEY_ENV])
+            ok = ingest_hours(demo_settings, defs, keys, err, job_name="hourly_pipeline_job")
         except (DownloadError, IngestUsageError) as exc:  # the demo's own mirror and hours: a bug, said plainly
             err.print(f"demo ingest failed: {exc}", style="red", markup=False)
             return 1

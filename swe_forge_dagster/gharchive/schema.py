@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from swe_forge_dagster.lake.dataset import HOURLY_HIVE, Dataset
+
 _PR = (
     "STRUCT(id BIGINT, number BIGINT, title VARCHAR, body VARCHAR, merged BOOLEAN, "
     'merged_at TIMESTAMPTZ, merge_commit_sha VARCHAR, "user" STRUCT(login VARCHAR, type VARCHAR), '
@@ -93,3 +95,6 @@ PR_EVENTS_SCHEMA = pa.schema(
         ("payload_format", pa.string()),
     ]
 )
+
+PR_EVENTS = Dataset(name="gharchive_pr_events", schema=PR_EVENTS_SCHEMA, hive_types=HOURLY_HIVE)
+"""One Parquet file per GH Archive hour (`dt=YYYY-MM-DD/hour=HH`)."""

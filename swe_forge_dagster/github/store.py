@@ -46,7 +46,7 @@ class CachedResponse:
 
 class ResponseStore(Protocol):
     """What the client and the enricher use: this SQLite store (one machine) or the shared database's
-    (`github.store_postgres`, every machine); `common.shared_state` chooses by the setting."""
+    (`github.store_postgres`, every machine); `wiring.shared_state` chooses by the setting."""
 
     def get_response(self, key: str) -> CachedResponse | None: ...
     def put_response(self, key: str, response: CachedResponse) -> None: ...

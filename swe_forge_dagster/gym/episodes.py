@@ -36,7 +36,8 @@ from swe_forge_dagster.execution.ownership import Owner, current_owner, owner_st
 from swe_forge_dagster.gym.tools import TOOL_NAMES
 from swe_forge_dagster.harness.models import TaskResult
 from swe_forge_dagster.harness.store import write_result
-from swe_forge_dagster.lake.writer import write_partition
+from swe_forge_dagster.lake.dataset import Dataset
+from swe_forge_dagster.lake.writer import PART_FILE, write_partition
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +68,8 @@ EPISODES_SCHEMA = pa.schema(
     ]
 )
 """No `episode` column: the hive folder is `episode=<id>` (a file column of that name would clash in DuckDB)."""
+EPISODES_DATASET = Dataset(name=EPISODES, schema=EPISODES_SCHEMA, hive_types={"episode": "VARCHAR"})
+"""One file per gym episode: written when it opens, replaced when it ends."""
 
 
 def gym_agent(agent: str) -> str:
@@ -75,7 +78,7 @@ def gym_agent(agent: str) -> str:
 
 
 def episode_path(lake_dir: StorePath, episode_id: str) -> StorePath:
-    return lake_dir / EPISODES / f"episode={episode_id}" / "part-0.parquet"
+    return EPISODES_DATASET.partition_dir(lake_dir, episode=episode_id) / PART_FILE
 
 
 def write_episode(lake_dir: StorePath, row: dict[str, Any]) -> StorePath:
@@ -86,7 +89,7 @@ def write_episode(lake_dir: StorePath, row: dict[str, Any]) -> StorePath:
 def read_episodes(lake_dir: StorePath) -> list[dict[str, Any]]:
     """Every episode row, in the order they ended (open ones by their start, after those that ended before)."""
     rows: list[dict[str, Any]] = []
-    for path in (lake_dir / EPISODES).glob("episode=*/part-0.parquet"):
+    for path in EPISODES_DATASET.root(lake_dir).glob(f"episode=*/{PART_FILE}"):
         try:
             rows += read_parquet(path).cast(EPISODES_SCHEMA).to_pylist()
         except (OSError, pa.ArrowException) as exc:  # a file being replaced on a store: skip it this time

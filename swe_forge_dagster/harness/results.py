@@ -18,6 +18,9 @@ from typing import Any
 import pyarrow as pa
 
 from swe_forge_dagster.harness.models import CheckResult, TaskResult
+from swe_forge_dagster.lake.dataset import Dataset
+
+EVAL_RESULTS = "eval_results"
 
 CHECK_TYPE = pa.struct(
     [
@@ -58,6 +61,11 @@ EVAL_RESULTS_SCHEMA = pa.schema(
     ]
 )
 """The `eval_results` dataset: one row per evaluated task."""
+
+EVAL_RESULTS_DATASET = Dataset(
+    name=EVAL_RESULTS, schema=EVAL_RESULTS_SCHEMA, hive_types={"agent_key": "VARCHAR", "task": "VARCHAR"}
+)
+"""One file per (agent, task): the latest evaluation of each task by each agent (`harness.store` writes it)."""
 
 
 def _check(check: CheckResult) -> dict[str, Any]:

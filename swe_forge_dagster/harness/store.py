@@ -16,10 +16,8 @@ import pyarrow as pa
 
 from swe_forge_dagster.common.store import StorePath, read_parquet
 from swe_forge_dagster.harness.models import Status, TaskResult
-from swe_forge_dagster.harness.results import EVAL_RESULTS_SCHEMA, result_row
+from swe_forge_dagster.harness.results import EVAL_RESULTS, EVAL_RESULTS_SCHEMA, result_row
 from swe_forge_dagster.lake.writer import write_partition
-
-EVAL_RESULTS = "eval_results"
 
 
 def agent_key(label: str) -> str:

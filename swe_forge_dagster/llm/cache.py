@@ -30,7 +30,7 @@ def request_key(model: str, messages: list[dict[str, Any]], tools: list[dict[str
 
 class AnswerStore(Protocol):
     """What the client uses: this SQLite cache (one machine) or the shared database's (`llm.cache_postgres`,
-    every machine); `common.shared_state` chooses by the setting."""
+    every machine); `wiring.shared_state` chooses by the setting."""
 
     def get(self, key: str) -> dict[str, Any] | None: ...
     def put(self, key: str, stage: str, value: dict[str, Any]) -> None: ...

@@ -61,7 +61,7 @@ class CallRecord:
 
 class CallSink(Protocol):
     """Where the client records calls: these JSONL files in the lake, or the shared database
-    (`llm.ledger_postgres`); `common.shared_state` chooses by the setting."""
+    (`llm.ledger_postgres`); `wiring.shared_state` chooses by the setting."""
 
     def append(self, record: CallRecord) -> None: ...
 

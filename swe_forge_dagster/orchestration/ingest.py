@@ -39,22 +39,22 @@ class Submit:
 
 def ingest_hours(
     settings: Settings,
+    defs: dg.Definitions,
     keys: list[str],
     err: Console,
     *,
     job_name: str = "gharchive_job",
-    github_token_env: str = "GITHUB_TOKEN",
-    llm_key_envs: list[str] | None = None,
     submit: Submit | None = None,
     out: Console | None = None,
 ) -> bool:
-    """Run `job_name` for the hour `keys`, print a line per run; whether every hour succeeded (or was submitted).
+    """Run `job_name` of `defs` for the hour `keys`, print a line per run; whether every hour succeeded (or was
+    submitted). The caller builds `defs` (`definitions.build_definitions`): orchestration launches what it is
+    given and never imports the code location that imports it.
 
     Raises `DownloadError` when GH Archive cannot even be asked whether an hour is published,
     `IngestUsageError` for keys outside the partitions, `SubmitError` when runs cannot be submitted,
     and KeyboardInterrupt when interrupted.
     """
-    from swe_forge_dagster.definitions import build_definitions
     from swe_forge_dagster.gharchive.download import ArchiveFetcher
     from swe_forge_dagster.orchestration.instance import open_instance
     from swe_forge_dagster.orchestration.launcher import materialize_hours
@@ -63,7 +63,6 @@ def ingest_hours(
         err.print(message, style="yellow", markup=False, highlight=False)
 
     instance = open_instance(settings, notify)
-    defs = build_definitions(settings, github_token_env, llm_key_envs)
     fetcher = ArchiveFetcher(settings.gharchive_url, settings.cache_dir)
     if submit is not None:
         return _submit_hours(settings, defs, instance, keys, job_name, fetcher, submit, err, out or Console())
@@ -130,7 +129,7 @@ def _submit_hours(
 
 def _report(settings: Settings, outcomes: list[RunOutcome], err: Console) -> bool:
     """A line per run (and its errors), then the catalog's views refreshed; whether all succeeded."""
-    from swe_forge_dagster.lake.catalog import refresh_catalog_or_warning
+    from swe_forge_dagster.wiring.catalog import refresh_catalog_or_warning
 
     ok = True
     for outcome in outcomes:

@@ -6,14 +6,14 @@ import dagster as dg
 from pydantic import Field
 
 from swe_forge_dagster.common.home import HomeLayout
-from swe_forge_dagster.common.shared_state import request_slots
 from swe_forge_dagster.gharchive.download import ArchiveFetcher
 from swe_forge_dagster.gharchive.ingest import IngestOptions
+from swe_forge_dagster.wiring.shared_state import request_slots
 
 
 class GharchiveResource(dg.ConfigurableResource):
     """Builds the fetcher; `max_parallel_downloads` is also a cap across runs: machine-wide, or across every
-    machine sharing the database when `SWE_FORGE_POSTGRES_URL` is set (`common.shared_state`)."""
+    machine sharing the database when `SWE_FORGE_POSTGRES_URL` is set (`wiring.shared_state`)."""
 
     base_url: str = Field(description="https://data.gharchive.org or file:///mirror/dir")
     home: str = Field(description="SWE_FORGE_HOME: downloads are staged under its cache/")

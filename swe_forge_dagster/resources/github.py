@@ -3,7 +3,7 @@
 The token is never resource config (the UI shows config): the client reads it from the
 environment variable named by `token_env` when a run starts. The store, the request slots and the
 processed-PR ledger are files under the home, or the shared database when `SWE_FORGE_POSTGRES_URL`
-is set (`common.shared_state`, read when a run starts too).
+is set (`wiring.shared_state`, read when a run starts too).
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from swe_forge_dagster.candidates.ledger import PRLedger
 from swe_forge_dagster.candidates.rules import CandidateRules
 from swe_forge_dagster.common.home import HomeLayout
 from swe_forge_dagster.common.secrets import secret_from_env
-from swe_forge_dagster.common.shared_state import github_store, processed_ledger, request_slots
 from swe_forge_dagster.github.client import GitHubAuthError, GitHubClient
 from swe_forge_dagster.github.enrich import CHUNK_SIZE, Enricher
 from swe_forge_dagster.github.store import ResponseStore
 from swe_forge_dagster.settings import DEFAULT_LANGUAGES
+from swe_forge_dagster.wiring.shared_state import github_store, processed_ledger, request_slots
 
 
 class GitHubResource(dg.ConfigurableResource):

@@ -1,7 +1,7 @@
 """The LLM endpoint as a resource. The key is read from the environment when a run starts.
 
 The answer cache, the call ledger and the request slots are files under the home, or the shared
-database when `SWE_FORGE_POSTGRES_URL` is set (`common.shared_state`)."""
+database when `SWE_FORGE_POSTGRES_URL` is set (`wiring.shared_state`)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pydantic import Field
 
 from swe_forge_dagster.common.home import HomeLayout
 from swe_forge_dagster.common.secrets import secret_from_env
-from swe_forge_dagster.common.shared_state import answer_cache, call_ledger, request_slots
 from swe_forge_dagster.llm.client import LLMClient, Prices
+from swe_forge_dagster.wiring.shared_state import answer_cache, call_ledger, request_slots
 
 
 class LLMResource(dg.ConfigurableResource):

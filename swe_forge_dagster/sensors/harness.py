@@ -9,9 +9,9 @@ for a model-driven agent, money.
 import dagster as dg
 
 from swe_forge_dagster.harness.store import agent_key, has_result
-from swe_forge_dagster.lake.catalog import query
 from swe_forge_dagster.resources import LakeResource
 from swe_forge_dagster.resources.harness import HarnessResource
+from swe_forge_dagster.wiring.catalog import query
 
 PER_TICK = 25
 

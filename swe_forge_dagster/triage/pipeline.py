@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from swe_forge_dagster.candidates.datasets import ENRICHED_PRS, partition_file, read_partition
 from swe_forge_dagster.common.store import StorePath
+from swe_forge_dagster.lake.dataset import HOURLY_HIVE, Dataset
 from swe_forge_dagster.lake.writer import write_partition
 from swe_forge_dagster.llm.client import LLMAuthError, LLMClient, LLMError
 from swe_forge_dagster.llm.functions import DifficultyTriage, PRFacts, classify_difficulty
@@ -40,6 +41,7 @@ CLASSIFIED_PRS_SCHEMA = pa.schema(
         ("changed_files", pa.int64()),
     ]
 )
+CLASSIFIED_PRS_DATASET = Dataset(name=CLASSIFIED_PRS, schema=CLASSIFIED_PRS_SCHEMA, hive_types=HOURLY_HIVE)
 
 
 @dataclass

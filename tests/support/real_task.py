@@ -23,10 +23,10 @@ from swe_forge_dagster.candidates.datasets import ENRICHED_PRS, ENRICHED_PRS_SCH
 from swe_forge_dagster.definitions import build_definitions
 from swe_forge_dagster.demo.twins.openai_twin import OpenAITwin
 from swe_forge_dagster.demo.twins.openai_twin_script import ToolCall, forced_tool_name, tool_schemas, triage_responder
-from swe_forge_dagster.lake.catalog import query
 from swe_forge_dagster.lake.writer import write_partition
 from swe_forge_dagster.orchestration.launcher import run_partitions
 from swe_forge_dagster.settings import Settings
+from swe_forge_dagster.wiring.catalog import query
 
 HOUR = "2026-02-23-13:00"
 LLM_KEY_ENV, LLM_KEY = "SWE_FORGE_TEST_REAL_TASK_KEY", "sk-test-real-task-0123456789"
