@@ -22,7 +22,8 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from swe_forge_dagster.export.task_dir import TEMP_DIR_PREFIX, WORKSPACE_FILE, yaml_load
+from swe_forge_dagster.export.task_dir import TEMP_DIR_PREFIX, WORKSPACE_FILE
+from swe_forge_dagster.export.yaml_io import yaml_load
 
 REQUIRED_KEYS = ("id", "repo", "base_commit", "patch", "fail_to_pass")
 """Keys without which a seed task cannot be run; `prompt` may come from prompt.md instead."""
