@@ -2,16 +2,24 @@
 
 - no import cycle between the package's modules (imports inside functions and under
   TYPE_CHECKING count too: a cycle there is still a tangle);
+- no import cycle between its packages either (`swe_forge_dagster.X` -> `swe_forge_dagster.Y` when any
+  module of X imports any module of Y; top-level modules such as `settings` are nodes of their own):
+  `lake` and `settings` build on `common` only, and the wiring of stores and datasets sits above the
+  domain packages (`wiring`);
 - `harness` imports nothing from `tasks` (both build on `execution`);
 - the domain packages never import Dagster (one implementation for the CLI, the assets and the tests);
 - no product module imports a test helper, and no test module imports another test module;
 - sensors target jobs by name (no `dagster._core`);
-- no Python file over 400 lines.
+- no Python file over 400 lines, and no `fmt: skip` / `fmt: off` comment (the formatter formats every
+  line; a file that outgrows the limit is split by meaning), outside generated tables (none today).
 """
 
 from __future__ import annotations
 
 import ast
+import io
+import re
+import tokenize
 from pathlib import Path
 
 from tests.support.common import REPO_ROOT
@@ -30,8 +38,12 @@ DOMAIN = (
     "execution",
     "triage",
     "gym",
+    "wiring",
 )
 MAX_LINES = 400
+SOURCE_FOLDERS = (PACKAGE, "tests", "benchmarks", "examples")
+GENERATED_TABLES: frozenset[str] = frozenset()
+"""Files (repository-relative) that hold generated tables, where a formatter pragma may stay; none today."""
 
 
 def module_name(path: Path, root: Path) -> str:
@@ -54,6 +66,22 @@ def imports_of(path: Path) -> set[str]:
 def import_graph(package_dir: Path) -> dict[str, set[str]]:
     files = {module_name(path, package_dir.parent): path for path in package_dir.rglob("*.py")}
     return {name: {dep for dep in imports_of(path) if dep in files and dep != name} for name, path in files.items()}
+
+
+def package_of(module: str) -> str:
+    """`swe_forge_dagster.lake.catalog` -> `swe_forge_dagster.lake`; a top-level module is its own node."""
+    return ".".join(module.split(".")[:2])
+
+
+def package_graph(module_graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """X -> Y when any module of package X imports any module of package Y (the package itself left out)."""
+    graph: dict[str, set[str]] = {}
+    for module, deps in module_graph.items():
+        if module == PACKAGE:
+            continue
+        node = package_of(module)
+        graph.setdefault(node, set()).update(package_of(d) for d in deps if d != PACKAGE and package_of(d) != node)
+    return graph
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -91,6 +119,24 @@ def test_no_import_cycle_in_the_package_or_the_tests() -> None:
         assert find_cycle(graph) is None, " -> ".join(find_cycle(graph) or [])
 
 
+def test_no_import_cycle_between_packages() -> None:
+    graph = package_graph(import_graph(REPO_ROOT / PACKAGE))
+    assert {f"{PACKAGE}.lake", f"{PACKAGE}.settings", f"{PACKAGE}.definitions"} <= set(graph)
+    assert find_cycle(graph) is None, " -> ".join(find_cycle(graph) or [])
+
+
+def test_the_package_graph_joins_modules_into_packages() -> None:
+    modules = {"p.a.x": {"p.b.y"}, "p.a.z": {"p.a.x", "p.s"}, "p.b.y": {"p.a.z"}, "p.s": set()}
+    assert package_graph(modules) == {"p.a": {"p.b", "p.s"}, "p.b": {"p.a"}, "p.s": set()}
+
+
+def test_lake_and_settings_build_on_common_only() -> None:
+    graph = package_graph(import_graph(REPO_ROOT / PACKAGE))
+    assert graph[f"{PACKAGE}.lake"] <= {f"{PACKAGE}.common"}
+    assert graph[f"{PACKAGE}.settings"] <= {f"{PACKAGE}.common"}
+    assert graph[f"{PACKAGE}.common"] == set()
+
+
 def test_harness_builds_on_execution_not_on_tasks() -> None:
     graph = import_graph(REPO_ROOT / PACKAGE)
     harness = {name: deps for name, deps in graph.items() if name.startswith(f"{PACKAGE}.harness")}
@@ -121,10 +167,33 @@ def test_sensors_name_their_jobs_without_dagster_internals() -> None:
 
 
 def test_no_python_file_over_the_size_limit() -> None:
-    roots = [REPO_ROOT / folder for folder in (PACKAGE, "tests", "benchmarks", "examples")]
+    roots = [REPO_ROOT / folder for folder in SOURCE_FOLDERS]
     sizes = {
         str(p.relative_to(REPO_ROOT)): len(p.read_text(encoding="utf-8").splitlines())
         for root in roots
         for p in root.rglob("*.py")
     }
     assert {path: n for path, n in sizes.items() if n > MAX_LINES} == {}
+
+
+def formatter_pragmas(text: str) -> list[int]:
+    """Lines with a `fmt: skip` / `fmt: off` comment (comments only: a string that mentions one is not one)."""
+    pragma = re.compile(r"#\s*fmt:\s*(skip|off)\b")
+    tokens = tokenize.generate_tokens(io.StringIO(text).readline)
+    return [tok.start[0] for tok in tokens if tok.type == tokenize.COMMENT and pragma.search(tok.string)]
+
+
+def test_the_pragma_finder_reads_comments_only() -> None:
+    source = 'x = 1  # fmt: skip\ny = "# fmt: skip"\n# fmt: off\nz = 2  # format: skip is not one\n'
+    assert formatter_pragmas(source) == [1, 3]
+
+
+def test_no_formatter_pragma_outside_generated_tables() -> None:
+    found = {
+        str(p.relative_to(REPO_ROOT)): lines
+        for folder in SOURCE_FOLDERS
+        for p in (REPO_ROOT / folder).rglob("*.py")
+        if str(p.relative_to(REPO_ROOT)) not in GENERATED_TABLES
+        and (lines := formatter_pragmas(p.read_text(encoding="utf-8")))
+    }
+    assert found == {}
