@@ -128,3 +128,35 @@ def test_export_flattens_our_and_the_seeds_directories_and_writes_the_dataset(
     assert [i.instance_id for i in read_instances(out / "swe_dataset.jsonl")] == [sample_record().task_id]
     inside = cli(world, tmp_path / "home", "export", "--input", str(tasks), "--output", str(tasks / "x"))
     assert inside.returncode == 2
+
+
+def test_validate_dispatch_reads_each_kind_of_input_without_docker(tmp_path: Path) -> None:
+    """`tasks.revalidate_inputs`: a file that does not read is bad usage (exit 2, before Docker is asked),
+    a malformed record and an unreadable directory are their own errors, named as the CLI prints them."""
+    from swe_forge_dagster.export.swebench import BadRecord
+    from swe_forge_dagster.tasks.revalidate import ERROR
+    from swe_forge_dagster.tasks.revalidate_inputs import Revalidator, UnreadableInput, instance_inputs
+    from tests.support.records import make_instance
+
+    with pytest.raises(UnreadableInput):
+        instance_inputs(tmp_path / "missing.jsonl")
+    world = GitWorld(root=tmp_path, url_template="file:///nowhere/{repo}.git", prs=[])
+    (tmp_path / "bad.json").write_text("{not json")
+    run = cli(world, tmp_path / "home", "validate", "--input", str(tmp_path / "bad.json"))
+    assert run.returncode == 2 and "--input" in run.stderr, run.stderr[-2000:]
+
+    good = make_instance()
+    rows = tmp_path / "instances.jsonl"
+    rows.write_text(good.model_dump_json() + "\n" + json.dumps({"instance_id": "o__r-9"}) + "\n")
+    inputs = instance_inputs(rows)
+    assert inputs.root == rows.resolve()
+    assert [name for name, _ in inputs.jobs] == [good.instance_id, "o__r-9"]
+    bad = inputs.jobs[1][1]
+    assert isinstance(bad, BadRecord)
+    revalidator = Revalidator(executor=None, root=inputs.root, default_image=BASE_IMAGE)  # type: ignore[arg-type]
+    result = revalidator.revalidate("o__r-9", bad)
+    assert (result.task_id, result.status, result.path) == ("o__r-9", ERROR, str(rows.resolve()))
+    assert result.reason and result.reason.startswith("unreadable instance:")
+    (tmp_path / "empty-task").mkdir()
+    unreadable = revalidator.revalidate("empty-task", tmp_path / "empty-task")
+    assert unreadable.status == ERROR and unreadable.reason and "unreadable task directory" in unreadable.reason

@@ -6,6 +6,8 @@ its instances' environments are found from the repositories' own manifests (no L
 `--env-spec` needed) and their lists compared in SWE-bench's id form.
 
 Exit codes: 0 every task still valid; 1 some task invalid, changed or unreadable; 2 bad usage.
+Which proof each input gets, and the executor, live in `tasks.revalidate_inputs`; this module parses
+the options and prints.
 """
 
 from __future__ import annotations
@@ -24,16 +26,6 @@ from swe_forge_dagster.common.terminal import inert, markup_safe
 from swe_forge_dagster.settings import get_settings
 
 
-def _is_seed_workspace(path: Path) -> bool:
-    from swe_forge_dagster.export.seed_format import SeedFormatError, read_seed_workspace
-
-    try:
-        read_seed_workspace(path)
-    except SeedFormatError:
-        return False
-    return True
-
-
 def validate(
     input_path: Annotated[
         Path | None, typer.Option("--input", "-i", help="task directories (any depth), or a SWE-bench file")
@@ -44,39 +36,42 @@ def validate(
     git_url: Annotated[str | None, typer.Option(help="clone URL template [default: SWE_FORGE_GIT_URL]")] = None,
 ) -> None:
     """Re-prove exported tasks by execution in Docker: do FAIL_TO_PASS / PASS_TO_PASS still hold?"""
-    import docker
-
-    from swe_forge_dagster.execution.repo_cache import RepoCache
-    from swe_forge_dagster.execution.sandbox import SandboxConfig
-    from swe_forge_dagster.export.seed_format import find_task_dirs
-    from swe_forge_dagster.export.swebench import BadRecord
     from swe_forge_dagster.llm.client import LLMClient
-    from swe_forge_dagster.tasks.prove import TaskExecutor
-    from swe_forge_dagster.tasks.revalidate import ERROR, VALID, Revalidation, revalidate_dir
-    from swe_forge_dagster.tasks.revalidate_instances import revalidate_instance
-    from swe_forge_dagster.tasks.revalidate_seed import revalidate_seed
+    from swe_forge_dagster.tasks.revalidate import VALID
+    from swe_forge_dagster.tasks.revalidate_inputs import (
+        DockerUnavailable,
+        Revalidator,
+        UnreadableInput,
+        connect_executor,
+        directory_inputs,
+        instance_inputs,
+    )
     from swe_forge_dagster.wiring.shared_state import call_ledger
 
     settings = get_settings()
     if input_path is not None and input_path.is_file():
-        root, jobs = input_path.resolve(), _instance_jobs(input_path)
+        try:
+            inputs = instance_inputs(input_path)
+        except UnreadableInput as exc:
+            raise usage_error(f"--input {input_path}: {exc}") from None
     else:
-        root = input_dir(input_path)
-        jobs = [(path.name, path) for path in find_task_dirs(root)]
+        inputs = directory_inputs(input_dir(input_path))
     try:
-        client = docker.from_env()
-        client.ping()
-    except docker.errors.DockerException as exc:
+        executor = connect_executor(
+            settings.layout.repos,
+            git_url or settings.git_url,
+            settings.docker_image,
+            settings.ca_bundle,
+            settings.registry,
+        )
+    except DockerUnavailable as exc:
         say("error:", "red", f"no Docker engine answers ({exc}); validation runs the tests in containers")
         raise typer.Exit(1) from None
-    sandbox = SandboxConfig(image=settings.docker_image, ca_bundle=settings.ca_bundle)
-    executor = TaskExecutor(
-        client, RepoCache(settings.layout.repos, git_url or settings.git_url), sandbox, registry=settings.registry
-    )
     llm = None
     if api_key:  # a fresh score (no answer cache), recorded in the call ledger like every call
         llm = LLMClient(settings.llm_base_url, api_key, settings.model, ledger=call_ledger(settings.layout))
-    results = []
+    revalidator = Revalidator(executor, inputs.root, settings.docker_image, after_runs, llm)
+    root, results = inputs.root, []
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -85,22 +80,10 @@ def validate(
         console=err,
         disable=as_json,
     ) as bar:
-        job = bar.add_task("validating", total=len(jobs))
-        for name, item in jobs:
+        job = bar.add_task("validating", total=len(inputs.jobs))
+        for name, item in inputs.jobs:
             bar.update(job, description=markup_safe(f"validating {name}"))
-            try:
-                if isinstance(item, BadRecord):  # a malformed record: its own error, the others go on
-                    result = Revalidation(item.label, str(root), ERROR, f"unreadable instance: {item}")
-                elif isinstance(item, Path):
-                    result = revalidate_dir(item, executor, after_runs, llm)
-                    if result.status == ERROR and _is_seed_workspace(item):  # the seed's format: its commands
-                        result = revalidate_seed(item, executor, settings.docker_image, after_runs)
-                else:
-                    result = revalidate_instance(item, executor, str(root), after_runs)
-            except Exception as exc:  # one task's unforeseen failure is that task's error, not the scan's end
-                where = str(item) if isinstance(item, Path) else str(root)
-                result = Revalidation(name, where, ERROR, f"{type(exc).__name__}: {exc}")
-            results.append(result)
+            results.append(revalidator.revalidate(name, item))
             bar.advance(job)
     summary = {
         "input": str(root),
@@ -129,18 +112,3 @@ def validate(
             for test_id, cause in r.differences.items():
                 out.print(inert(f"{r.task_id}: {test_id}: {cause}"))
     raise typer.Exit(0 if all(r.status == VALID for r in results) else 1)
-
-
-def _instance_jobs(path: Path) -> list[tuple[str, object]]:
-    """(instance id, instance or BadRecord) of every record of a SWE-bench file; exit 2 when the file does not read.
-
-    A malformed record is a job too: it is reported as that record's `error`, as the harness reports it as
-    that task's `setup_error`, and the other instances are validated.
-    """
-    from swe_forge_dagster.export.swebench import BadRecord, InstanceFormatError, read_instance_records
-
-    try:
-        records = read_instance_records(path)
-    except (InstanceFormatError, OSError) as exc:
-        raise usage_error(f"--input {path}: {exc}") from None
-    return [(record.label if isinstance(record, BadRecord) else record.instance_id, record) for record in records]
