@@ -1,4 +1,4 @@
-"""The lake writer (atomic, idempotent, disk-full safe) and the DuckDB catalog (views, locking)."""
+"""The lake writer (atomic, idempotent, disk-full safe) and the DuckDB catalog (views, locking, any registry)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ import pyarrow as pa
 import pytest
 
 from swe_forge_dagster.gharchive.schema import PR_EVENTS_SCHEMA
+from swe_forge_dagster.lake import catalog
+from swe_forge_dagster.lake.dataset import Dataset, datasets_by_name
 from swe_forge_dagster.lake.writer import LakeWriteError, remove_stale_temp_files, write_partition
 from swe_forge_dagster.wiring.catalog import DATASETS, QueryError, query, refresh_catalog
 
@@ -185,3 +187,45 @@ def test_csv_output_encodes_nested_columns_as_json(tmp_path: Path) -> None:
         "n,paths,issue",
         '1,"[""a.py"", ""b.py""]","{""number"": 3, ""title"": ""x""}"',
     ]
+
+
+def test_the_catalog_reads_any_registry_of_datasets(tmp_path: Path) -> None:
+    """`lake.catalog` knows no dataset of its own: it shows what it is given, a database's rows unioned in."""
+    schema = pa.schema([("n", pa.int64())])
+    rows = pa.table({"n": [7]}, schema=schema)
+    shared_schema = pa.schema([("id", pa.string()), ("n", pa.int64())])
+    registry = datasets_by_name(
+        [
+            Dataset(name="things", schema=schema, hive_types={"k": "VARCHAR"}),
+            Dataset(name="kept", schema=schema),
+            Dataset(
+                name="shared", schema=shared_schema, fmt="jsonl", shared_rows=lambda: pa.table({"id": ["x"], "n": [3]})
+            ),
+        ]
+    )
+    lake = tmp_path / "lake"
+    write_partition(rows, registry["things"].partition_dir(lake, k="a"))
+    assert registry["things"].partition_dir(lake, k="a") == lake / "things" / "k=a"
+    with pytest.raises(ValueError, match="partitioned by k"):
+        registry["things"].partition_dir(lake, day="x")
+    with pytest.raises(ValueError, match="declared twice"):
+        datasets_by_name([registry["kept"], registry["kept"]])
+    result = catalog.query(lake, "SELECT k, n FROM things UNION ALL SELECT 'db', n FROM shared", registry)
+    assert sorted(result.to_pylist(), key=str) == [{"k": "a", "n": 7}, {"k": "db", "n": 3}]
+    assert catalog.query(lake, "SELECT count(*) AS c FROM kept", registry).to_pylist() == [{"c": 0}]
+    with pytest.raises(QueryError, match="views: things, kept, shared"):
+        catalog.query(lake, "SELECT * FROM gharchive_pr_events", registry)
+
+
+def test_the_project_declares_every_public_view() -> None:
+    assert list(DATASETS) == [
+        "gharchive_pr_events",
+        "pr_candidates",
+        "enriched_prs",
+        "classified_prs",
+        "tasks",
+        "eval_results",
+        "llm_calls",
+        "episodes",
+    ]
+    assert [name for name, dataset in DATASETS.items() if dataset.shared_rows is not None] == ["llm_calls"]
