@@ -15,6 +15,7 @@ from swe_forge_dagster.execution.seed_env import (
     seed_task_image,
     seed_test_files,
 )
+from swe_forge_dagster.settings import DEFAULT_DOCKER_IMAGE
 
 BOOKWORM, BULLSEYE = BASE_IMAGES["3.11"], BASE_IMAGES["3.9"]
 
@@ -27,15 +28,19 @@ def test_the_image_follows_the_python_the_task_asks_for() -> None:
     assert seed_image("3.11", BOOKWORM) == BOOKWORM
     assert seed_image("3.8", BOOKWORM) == BULLSEYE  # nearest local base image
     assert seed_image("3.12", BOOKWORM) == BOOKWORM  # a tie goes to the older, more often built one
-    assert seed_image("3.10", "python:3.12-slim") == "python:3.10-slim"
+    assert seed_image("3.10", "python:3.13-slim") == "python:3.10-slim"  # an official image given: its family
+    assert seed_image("3.11", DEFAULT_DOCKER_IMAGE) == BOOKWORM  # none given: the local image, no flag needed
     assert seed_image("", BOOKWORM) == BOOKWORM and seed_image("3.11", "my/image:1") == "my/image:1"
 
 
 def test_a_javascript_task_runs_on_the_node_image() -> None:
-    """noi-techpark/opendatahub-gtfs-api-3 asks for `node: '20'`; TypeScript tasks may only name the language."""
-    assert seed_task_image({"install": "npm install", "node": "20"}, "javascript", BOOKWORM) == NODE_IMAGE
+    """noi-techpark/opendatahub-gtfs-api-3 asks for `node: '20'`: the image of that major from the npm registry,
+    with or without a flag; TypeScript tasks may only name the language (Debian's Node)."""
+    assert seed_task_image({"install": "npm install", "node": "20"}, "javascript", BOOKWORM) == "swe-forge-node:20"
+    assert seed_task_image({"node": "20"}, "javascript", DEFAULT_DOCKER_IMAGE) == "swe-forge-node:20"
+    assert seed_task_image({"node": ">=18 <20"}, "javascript", BOOKWORM) == "swe-forge-node:18"
     assert seed_task_image({"install": "npm ci"}, "typescript", BOOKWORM) == NODE_IMAGE
-    assert seed_task_image({"node": "20"}, "javascript", "python:3.12-slim") == "node:20-bookworm"
+    assert seed_task_image({"node": "20"}, "javascript", "python:3.13-slim") == "node:20-bookworm"
     assert seed_task_image({"python": "3.9"}, "python", BOOKWORM) == BULLSEYE
 
 

@@ -48,8 +48,11 @@ def test_images_meeting_the_declared_version_come_first() -> None:
     assert pack("go").declared_version({"go.mod": "module x\n\ngo 1.21\n"}) == (1, 21)
     assert toolchain_images("go", {"go.mod": "module x\ngo 1.21\n"}) == ["swe-forge-go:trixie", "swe-forge-go:bookworm"]
     assert toolchain_images("go", {"go.mod": "module x\ngo 1.13\n"})[0] == "swe-forge-go:bookworm"
-    assert toolchain_images("node", {".nvmrc": "v20.11\n"})[0] == "swe-forge-node:trixie"
-    assert toolchain_images("node", {"package.json": '{"engines": {"node": ">=14"}}'})[0] == "swe-forge-node:bookworm"
+    # Node: a declared version runs on the highest major that satisfies it (Debian's image of it first); nothing
+    # declared: Debian's images, as before (tests/test_node_runtime.py has the ranges)
+    assert toolchain_images("node", {".nvmrc": "v20.11\n"})[:2] == ["swe-forge-node:trixie", "swe-forge-node:20"]
+    assert toolchain_images("node", {"package.json": '{"engines": {"node": ">=14"}}'})[0] == "swe-forge-node:26"
+    assert toolchain_images("node", {}) == ["swe-forge-node:bookworm", "swe-forge-node:trixie"]
     assert toolchain_images("node", {}, available=lambda tag: tag.endswith("trixie")) == ["swe-forge-node:trixie"]
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import docker
 
+from swe_forge_dagster.execution import toolchain_images
 from swe_forge_dagster.execution.languages.python import DIST_NAME_FILES, dependency_part
 from swe_forge_dagster.execution.languages.registry import dependency_files
 from swe_forge_dagster.execution.recipe import EnvRecipe
@@ -86,11 +87,12 @@ class EnvironmentBuildError(RuntimeError):
 
 
 def image_available(client: docker.DockerClient, image: str) -> bool:
-    """Whether `image` is on the engine (a local base image may not have been built)."""
+    """Whether `image` is on the engine (a local base image may not have been built), or is a toolchain image that
+    is built on first need (`execution.toolchain_images`: when a sandbox starts on it)."""
     try:
         client.images.get(image)
     except docker.errors.ImageNotFound:
-        return False
+        return toolchain_images.buildable(client, image)
     return True
 
 

@@ -1,4 +1,5 @@
-"""What the language packs share about toolchains: registry reachability from the sandbox, version numbers, JSON.
+"""What the language packs share about toolchains: registry reachability from the sandbox, version numbers, JSON,
+and how a toolchain image is built (`ImageBuild`, run by `execution.toolchain_images`).
 
 Which toolchain a repository needs, its images, declared versions and registry problems are the
 language packs' (`execution.languages`). `dependency_problem` there lets the pipeline spend nothing
@@ -11,6 +12,8 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import httpx
 
@@ -53,3 +56,17 @@ def json_object(text: str | None) -> dict:
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
+
+
+@dataclass(frozen=True)
+class ImageBuild:
+    """How one toolchain image is built on first need (`execution.toolchain_images`), from a local base image:
+    its Debian packages installed with apt, or a `docker build` of the files `context` fetches (a Dockerfile
+    among them; fetched only when the image is really built)."""
+
+    base: str
+    """The local image it starts from (must be on the engine: base images are not built on need)."""
+    debian_packages: str = ""
+    context: Callable[[], dict[str, bytes]] | None = None
+    describe: str = ""
+    """What is installed, for the log (`Node 20.20.2 + npm 10.9.4 from the npm registry`)."""

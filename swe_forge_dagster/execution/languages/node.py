@@ -3,8 +3,13 @@
 Recipes: `npm ci` with a lock file, else `npm install` (then the same without install scripts,
 which often download browsers or binaries from hosts a sandbox cannot reach); the runner is the one
 the package depends on (vitest, jest, mocha), with mocha's options from the `test` scripts. The
-images are Debian's nodejs + npm; the version wanted is `.nvmrc`'s or `engines.node`. The parsers
-are in `node_reports`.
+parsers are in `node_reports`.
+
+Images: Debian's nodejs + npm (`swe-forge-node:bookworm` Node 18, `:trixie` Node 20), and one per
+Node major from 16 to 26 built on first need from the npm registry (`swe-forge-node:<major>`,
+`node_image`). A repository that declares nothing runs on the Debian images, as it always did; one
+that declares a version (`.nvmrc`, `.node-version`, `volta.node`, `engines.node`; `node_versions`)
+runs on the highest major that satisfies it, a Debian image of that major first (already built).
 """
 
 from __future__ import annotations
@@ -14,7 +19,8 @@ import shlex
 from collections.abc import Mapping
 from pathlib import PurePosixPath
 
-from swe_forge_dagster.execution.languages import node_reports
+from swe_forge_dagster.execution.languages import node_image, node_reports
+from swe_forge_dagster.execution.languages.node_versions import declared_range, majors_satisfying
 from swe_forge_dagster.execution.languages.pack import AgentHints, Files, LanguagePack, RunnerHints
 from swe_forge_dagster.execution.recipe import EnvRecipe
 from swe_forge_dagster.execution.runners import Runner, command_word
@@ -25,9 +31,10 @@ MOCHA = "npx --no-install mocha --exit --reporter xunit --reporter-options outpu
 JEST = "npx --no-install jest --ci --json --outputFile={report} {tests}"
 VITEST = "npx --no-install vitest run --reporter=json --outputFile={report} {tests}"
 NPM_FLAGS = "--no-audit --no-fund --loglevel=error"
-IMAGES = {"swe-forge-node:bookworm": "18", "swe-forge-node:trixie": "20"}
-NODE_IMAGE = next(iter(IMAGES))
-"""The default Node.js toolchain image (`scripts/build-toolchain-image.sh node`: Debian's nodejs + npm)."""
+DEBIAN_IMAGES = {"swe-forge-node:bookworm": "18", "swe-forge-node:trixie": "20"}
+NODE_IMAGE = next(iter(DEBIAN_IMAGES))
+"""The default Node.js toolchain image (Debian's nodejs + npm), for repositories that declare no version."""
+IMAGES = {**DEBIAN_IMAGES, **{node_image.TAG.format(major=major): str(major) for major in node_image.MAJORS}}
 RUNNER_CONFIG = re.compile(
     r"\.mocharc(\.(js|cjs|mjs|json|jsonc|ya?ml))?|(jest|vitest)\.config\.[cm]?[jt]s(on)?|vitest\.workspace\.[cm]?[jt]s"
     r"|karma\.conf\.[cm]?js"
@@ -109,13 +116,25 @@ def mocha_options(scripts: Mapping[str, str]) -> list[str]:
 
 
 def declared_version(files: Files) -> tuple[int, ...] | None:
-    """`.nvmrc`'s major version, else `engines.node`'s minimum."""
-    if match := re.search(r"(\d+)", files.get(".nvmrc", "")):
-        return version_numbers(match.group(1))
-    engines = str((json_object(files.get("package.json")).get("engines") or {}).get("node") or "")
-    if match := re.search(r">=?\s*v?(\d+)", engines) or re.search(r"\^?(\d+)", engines):
-        return version_numbers(match.group(1))
-    return None
+    """The lowest major the declared range admits (`.nvmrc`, `.node-version`, `volta.node`, `engines.node`)."""
+    declared = declared_range(files)
+    majors = majors_satisfying(declared[1], range(0, 100)) if declared else []
+    return (majors[0],) if majors else None
+
+
+def image_order(files: Files) -> list[str]:
+    """The images to try: with a declared version, the highest major that satisfies it first (LTS lines before the
+    short-lived odd ones; a Debian image of a major before the one built from npm), then the Debian images;
+    without one, the Debian images by version."""
+    debian = sorted(DEBIAN_IMAGES, key=lambda tag: version_numbers(DEBIAN_IMAGES[tag]))
+    declared = declared_range(files)
+    if declared is None:
+        return debian
+    ordered: list[str] = []
+    for major in majors_satisfying(declared[1], node_image.PREFERRED):
+        ordered += [tag for tag in debian if DEBIAN_IMAGES[tag] == str(major)]
+        ordered.append(node_image.TAG.format(major=major))
+    return ordered + [tag for tag in debian if tag not in ordered]
 
 
 def dependency_problem(files: Files, tree: set[str]) -> str | None:
@@ -126,10 +145,12 @@ def dependency_problem(files: Files, tree: set[str]) -> str | None:
 
 
 def seed_image(node: str, default_image: str, local: bool) -> str:
-    """The local toolchain image, or `node:<major>-bookworm` when the default is an official `python:*` image
-    (a machine with a registry), else the default."""
+    """With local images, the image of the major the task names (`node: '20'` -> `swe-forge-node:20`, built on first
+    need), the Debian image when it names none; with an official `python:*` default, `node:<major>-bookworm` (a
+    machine with a registry); else the default."""
+    majors = majors_satisfying(node, node_image.PREFERRED) if node.strip() else []
     if local:
-        return NODE_IMAGE
+        return node_image.TAG.format(major=majors[0]) if majors else NODE_IMAGE
     if re.fullmatch(r"python:3\.\d+(-slim|-bookworm|-bullseye)?", default_image):
         major = re.match(r"\d+", node.strip())
         return f"node:{major.group(0) if major else '20'}-bookworm"
@@ -143,7 +164,7 @@ PACK = LanguagePack(
     runners=(MOCHA_RUNNER, JEST_RUNNER, VITEST_RUNNER),
     hints=AgentHints(
         title="JavaScript/TypeScript",
-        image="Debian's nodejs and npm, git",
+        image="Node.js and npm (the version the repository declares, else Debian's), git",
         install="Install with `npm ci --no-audit --no-fund` when there is a lock file, else `npm install --no-audit "
         "--no-fund`; add `--ignore-scripts` when install scripts download from hosts you cannot reach. node_modules "
         "stays in /repo. Build first (`npm run build`) only if the tests import the built output.",
@@ -169,15 +190,17 @@ PACK = LanguagePack(
         },
     ),
     images=IMAGES,
-    read_files=(".nvmrc", "package-lock.json", "yarn.lock", "pnpm-lock.yaml"),
+    read_files=(".nvmrc", ".node-version", "package-lock.json", "yarn.lock", "pnpm-lock.yaml"),
     dependency_files=("package.json", "package-lock.json", "yarn.lock", "pnpm-lock.yaml"),
     declared_version=declared_version,
     dependency_problem=dependency_problem,
     recipes=node_recipes,
+    image_order=image_order,
     protects=lambda path, new: bool(RUNNER_CONFIG.fullmatch(PurePosixPath(path).name)),
     ca_env_vars=("NODE_EXTRA_CA_CERTS",),
     seed_languages=("node", "javascript", "typescript"),
     seed_rank=1,
     seed_image=seed_image,
     debian_packages="nodejs npm",
+    image_build=node_image.image_build,
 )

