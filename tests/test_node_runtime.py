@@ -22,6 +22,7 @@ import docker
 import pytest
 
 from swe_forge_dagster.execution import toolchain_images
+from swe_forge_dagster.execution.environment import FROM_LABEL
 from swe_forge_dagster.execution.languages import node_image
 from swe_forge_dagster.execution.languages.node import NODE_IMAGE, declared_version, image_order
 from swe_forge_dagster.execution.languages.node_versions import declared_range, majors_satisfying
@@ -136,12 +137,12 @@ def test_a_package_that_needs_node_20_runs_on_node_20_or_later(
     labels = docker_client.images.get(found.recipe.base_image).labels
     assert labels[node_image.VERSION_LABEL].startswith("26.") and toolchain_images.BUILT_LABEL in labels
     archive = write_tree_archive(cache, "o/r", sha, tmp_path / "tree.tar")
-    run = executor.run_tests(found.image, archive, [], found.recipe, ["test/file.test.js"])
+    run = executor.run_tests(found.image, archive, [], found.recipe, ["test/file.test.js"], 300)
     assert run.outcomes == {"files has the global File of Node 20": "passed", "files adds": "passed"}, run.error
 
     on_18 = dataclasses.replace(found.recipe, base_image=NODE_IMAGE)
     image, _ = executor.environment_image("o/r", sha, on_18)
-    run = executor.run_tests(image, archive, [], on_18, ["test/file.test.js"])
+    run = executor.run_tests(image, archive, [], on_18, ["test/file.test.js"], 300)
     assert run.outcomes == {"files has the global File of Node 20": "failed", "files adds": "passed"}, run.error
 
 
@@ -153,7 +154,9 @@ SEED_BUNDLE = SHARED_FIXTURES / "repos" / "noi-techpark+opendatahub-gtfs-api.bun
 
 @pytest.mark.docker
 @pytest.mark.real_repo
-def test_the_seed_task_that_asks_for_node_20_runs_on_it_with_no_flag(tmp_path: Path) -> None:
+def test_the_seed_task_that_asks_for_node_20_runs_on_it_with_no_flag(
+    docker_client: docker.DockerClient, tmp_path: Path
+) -> None:
     if not SEED_TASK.is_dir() or not SEED_BUNDLE.is_file():
         pytest.skip("real fixture missing (opendatahub-gtfs-api-3 or its bundle)")
     if not registry_reachable(get_settings().npm_registry):
@@ -181,6 +184,7 @@ def test_the_seed_task_that_asks_for_node_20_runs_on_it_with_no_flag(tmp_path: P
 
     oracle = harness("--agent", "oracle")
     assert oracle["status"] == "resolved", oracle["error"]
-    assert "swe-forge-node:20" in json.dumps(oracle), oracle  # the image it ran on, named in the result
+    labels = docker_client.images.get(oracle["image"]).labels  # its environment, built from the Node 20 image
+    assert labels[FROM_LABEL] == "swe-forge-node:20" and labels[node_image.VERSION_LABEL].startswith("20."), labels
     empty = harness("--agent-dir", str(EXAMPLES / "emptyagent"), "--agent-cmd", "python3 -m emptyagent")
     assert empty["status"] == "unresolved", empty["error"]
