@@ -146,3 +146,47 @@ def test_only_a_real_fetch_at_configure_time_is_a_download() -> None:
     assert dependency_problem({"CMakeLists.txt": homepage}, set()) is None
     fetch = "FetchContent_Declare(googletest\n  URL https://github.com/google/googletest/archive/v1.14.zip)\n"
     assert "github.com/google/googletest" in (dependency_problem({"CMakeLists.txt": fetch}, set()) or "")
+
+
+def test_every_toolchain_image_builds_on_first_need() -> None:
+    """No script by hand: a pack's Debian images from its packages on the base image of their suite, Node's
+    majors from the npm registry (`execution.toolchain_images`)."""
+    from swe_forge_dagster.execution.languages.registry import packs
+    from swe_forge_dagster.execution.toolchain_images import build_of
+
+    for language in packs()[1:]:
+        for tag in language.images:
+            build = build_of(tag)
+            assert build is not None, tag
+            suite = tag.rpartition(":")[2]
+            if build.context is None:
+                assert (build.base, build.debian_packages) == (f"swe-forge-base:{suite}", language.debian_packages)
+
+
+def test_a_missing_toolchain_image_is_built_only_when_its_base_is_here() -> None:
+    import docker
+
+    from swe_forge_dagster.execution import toolchain_images
+
+    class Images:
+        def __init__(self, present: set[str]) -> None:
+            self.present, self.asked = present, []
+
+        def get(self, tag: str) -> object:
+            self.asked.append(tag)
+            if tag not in self.present:
+                raise docker.errors.ImageNotFound(tag)
+            return object()
+
+    class Client:
+        def __init__(self, *present: str) -> None:
+            self.images = Images(set(present))
+
+    bare = Client()
+    assert toolchain_images.ensure(bare, "swe-forge-env/o-r:abc") is False  # type: ignore[arg-type]
+    assert bare.images.asked == []  # not a toolchain image: the engine is not even asked
+    assert not toolchain_images.buildable(bare, "swe-forge-java:trixie")  # type: ignore[arg-type]
+    with pytest.raises(docker.errors.ImageNotFound, match="needs the base image swe-forge-base:trixie"):
+        toolchain_images.ensure(bare, "swe-forge-java:trixie")  # type: ignore[arg-type]
+    assert toolchain_images.buildable(Client("swe-forge-base:trixie"), "swe-forge-java:trixie")  # type: ignore[arg-type]
+    assert toolchain_images.ensure(Client("swe-forge-java:trixie"), "swe-forge-java:trixie") is False  # type: ignore[arg-type]

@@ -46,7 +46,6 @@ class ToolchainImageError(docker.errors.ImageNotFound):
     callers, the image is not there, as when it was never built."""
 
 
-_PRESENT: set[str] = set()
 _THREAD_LOCKS: dict[str, threading.Lock] = {}
 _GUARD = threading.Lock()
 
@@ -65,14 +64,11 @@ def build_of(tag: str) -> ImageBuild | None:
 
 
 def present(client: docker.DockerClient, tag: str) -> bool:
-    """Whether `tag` is on the engine (a present tag is remembered for the process)."""
-    if tag in _PRESENT:
-        return True
+    """Whether `tag` is on the engine (asked each time: a few milliseconds, and only for toolchain images)."""
     try:
         client.images.get(tag)
     except docker.errors.ImageNotFound:
         return False
-    _PRESENT.add(tag)
     return True
 
 
@@ -97,7 +93,6 @@ def ensure(client: docker.DockerClient, tag: str) -> bool:
             _docker_build(client, tag, build)
         else:
             _apt_build(client, tag, build)
-        _PRESENT.add(tag)
     return True
 
 
