@@ -6,6 +6,7 @@ import datetime as dt
 
 import pyarrow as pa
 
+from swe_forge_dagster.candidates.rules import CANDIDATE_COLUMNS
 from swe_forge_dagster.common.store import StorePath, read_parquet
 from swe_forge_dagster.gharchive.hours import hive_dir, parse_partition_key
 from swe_forge_dagster.gharchive.schema import PR_EVENTS_SCHEMA
@@ -15,23 +16,8 @@ from swe_forge_dagster.lake.dataset import HOURLY_HIVE, Dataset
 PR_CANDIDATES = "pr_candidates"
 ENRICHED_PRS = "enriched_prs"
 
-_CANDIDATE_FIELDS = [
-    "repo_name",
-    "number",
-    "event_id",
-    "created_at",
-    "actor_login",
-    "org_login",
-    "author_login",
-    "merged",
-    "payload_format",
-    "base_sha",
-    "head_sha",
-    "merge_commit_sha",
-    "title",
-]
 PR_CANDIDATES_SCHEMA = pa.schema(
-    [PR_EVENTS_SCHEMA.field(name) for name in _CANDIDATE_FIELDS]
+    [PR_EVENTS_SCHEMA.field(name) for name in CANDIDATE_COLUMNS]
     + [pa.field("status", pa.string()), pa.field("reason", pa.string())]
 )
 
