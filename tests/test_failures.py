@@ -77,27 +77,30 @@ def _check(test_id: str, passed: bool, message: str = "") -> CheckResult:
     )
 
 
-def test_the_harness_sets_aside_only_pass_to_pass_checks_that_need_a_host_at_base() -> None:
+def test_the_harness_sets_aside_checks_that_need_a_host_at_base() -> None:
     task = HarnessTask(
         task_id="axios__axios-5085",
         repo="axios/axios",
         base_commit="a" * 40,
         prompt="p",
         mode="tests",
-        fail_to_pass=("f2p",),
+        fail_to_pass=("f2p", "f2p-net"),
         pass_to_pass=("net", "plain"),
         image="img",
         test_command="npx mocha {tests}",
     )
     sanity = CheckRun(
-        [_check("f2p", False, "getaddrinfo ENOTFOUND x")],
+        [_check("f2p", False, "AssertionError"), _check("f2p-net", False, "getaddrinfo ENOTFOUND x")],
         [_check("net", False, "getaddrinfo EAI_AGAIN postman-echo.com"), _check("plain", True)],
     )
     kept, notes = set_aside_unreachable(task, sanity)
-    assert kept.pass_to_pass == ("plain",) and kept.fail_to_pass == ("f2p",)  # F2P must fail at base anyway
-    assert notes == ["net: needs a network host the sandbox cannot reach (getaddrinfo EAI_AGAIN postman-echo.com)"]
+    assert kept.pass_to_pass == ("plain",) and kept.fail_to_pass == ("f2p",)  # FAIL_TO_PASS as PASS_TO_PASS
+    assert notes == [
+        "f2p-net: needs a network host the sandbox cannot reach (getaddrinfo ENOTFOUND x)",
+        "net: needs a network host the sandbox cannot reach (getaddrinfo EAI_AGAIN postman-echo.com)",
+    ]
     assert sanity_problems(sanity) == []
-    broken = CheckRun([_check("f2p", False)], [_check("plain", False, "AssertionError")])
+    broken = CheckRun([_check("f2p", False), _check("f2p-net", False)], [_check("plain", False, "AssertionError")])
     assert set_aside_unreachable(task, broken) == (task, []) and sanity_problems(broken)
 
 

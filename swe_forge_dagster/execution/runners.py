@@ -57,6 +57,10 @@ def _same(test_id: str) -> str:
     return test_id
 
 
+def _named(test_id: str) -> bool:
+    return bool(test_id.strip())
+
+
 @dataclass(frozen=True)
 class Runner:
     """One test framework: its report parser, its single-test command and how its report path is set."""
@@ -86,6 +90,9 @@ class Runner:
     """Its tests run in the process of the code under test, which collects every test of the files it is given:
     the checks give it the task's files whole, a test absent before the fix is not a failure, and the harness
     plants canaries and probes its configuration (`languages.python_canaries`, `languages.python_config`)."""
+    well_formed: Callable[[str], bool] = _named
+    """Whether a string is a test id in this runner's id grammar (a pytest node id names a file or a `::` node): a
+    dataset's list can hold other text (`[100%]`, cut from a progress line), which no run can ever report."""
 
     def command(self, template: str, files: Iterable[str], report: str) -> tuple[str, str]:
         """(the shell command for `files`, the report path to read).

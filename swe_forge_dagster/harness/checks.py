@@ -28,7 +28,7 @@ so code that ends the test process early with status 0 would otherwise pass its 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from swe_forge_dagster.execution.failures import needs_network
 from swe_forge_dagster.execution.languages.python_canaries import Canaries, make_canaries, tampering
@@ -53,6 +53,7 @@ class CheckRun:
     duration_s: float = 0.0  # the commands' own run time (what the harness adds is not in it)
     tampered: str | None = None  # why the results cannot be trusted (`harness.canaries`)
     canaries_ok: bool | None = None  # the canaries gave their expected outcomes (None: none ran)
+    set_aside: list[str] = field(default_factory=list)  # FAIL_TO_PASS not judgeable here (`set_aside_unreachable`)
 
     @property
     def all_pass(self) -> bool:
@@ -114,27 +115,43 @@ _SELECTOR = re.compile(r"((?:[\w./-]+/)?[\w.-]+\.py)::[^\s'\"]+")
 
 
 def set_aside_unreachable(task: HarnessTask, sanity: CheckRun) -> tuple[HarnessTask, list[str]]:
-    """The task without the PASS_TO_PASS checks that fail at base because they need a network host the sandbox
-    cannot reach (`execution.failures.needs_network`), and a note per check. Decided at the sanity run, where no
-    agent code runs, so no diff can have a check set aside; they are removed from `sanity` too."""
-    unreachable = [c for c in sanity.pass_to_pass if not c.passed and needs_network(c.message)]
-    if not unreachable:
-        return task, []
-    gone = {c.test_id or c.command for c in unreachable}
-    sanity.pass_to_pass = [c for c in sanity.pass_to_pass if c not in unreachable]
-    keep = [i for i, check in enumerate(task.pass_to_pass) if check not in gone]
-    commands = task.pass_to_pass_commands
-    update = {
-        "pass_to_pass": tuple(task.pass_to_pass[i] for i in keep),
-        "pass_to_pass_commands": tuple(commands[i] for i in keep)
-        if len(commands) == len(task.pass_to_pass)
-        else commands,
-    }
-    notes = [
-        f"{c.test_id or c.command}: needs a network host the sandbox cannot reach ({_first_line(c.message)})"
-        for c in unreachable
-    ]
-    return task.model_copy(update=update), notes
+    """The task without the checks that cannot be judged here, and a note per check set aside:
+
+    - ids that are not test ids in the runner's grammar (`Runner.well_formed`: a dataset's `[100%]`, cut from a
+      progress line): no run can report them, so they would fail whatever the code does;
+    - checks that fail at base because they need a network host the sandbox cannot reach
+      (`execution.failures.needs_network`), FAIL_TO_PASS and PASS_TO_PASS alike: they cannot pass here with any
+      fix.
+
+    Decided at the sanity run, where no agent code runs, so no diff can have a check set aside; they are removed
+    from `sanity` too, and the FAIL_TO_PASS ones listed in `sanity.set_aside` (`sanity_problems` names a task left
+    with none)."""
+    well_formed = runner_of(task.test_command).well_formed if task.mode == "tests" else None
+    notes: list[str] = []
+    update: dict[str, tuple[str, ...]] = {}
+    for kind in ("fail_to_pass", "pass_to_pass"):
+        checks: list[CheckResult] = getattr(sanity, kind)
+        gone = []
+        for check in checks:
+            name = check.test_id or check.command
+            if well_formed is not None and not well_formed(name):
+                gone.append(check)
+                notes.append(f"{name!r}: malformed, not a test id ({kind.upper()} of the dataset)")
+            elif not check.passed and needs_network(check.message):
+                gone.append(check)
+                notes.append(f"{name}: needs a network host the sandbox cannot reach ({_first_line(check.message)})")
+        if not gone:
+            continue
+        names = {c.test_id or c.command for c in gone}
+        setattr(sanity, kind, [c for c in checks if c not in gone])
+        if kind == "fail_to_pass":
+            sanity.set_aside = sorted(names)
+        ids: tuple[str, ...] = getattr(task, kind)
+        keep = [i for i, check in enumerate(ids) if check not in names]
+        commands: tuple[str, ...] = getattr(task, f"{kind}_commands")
+        update[kind] = tuple(ids[i] for i in keep)
+        update[f"{kind}_commands"] = tuple(commands[i] for i in keep) if len(commands) == len(ids) else commands
+    return (task.model_copy(update=update) if update else task), notes
 
 
 def _first_line(text: str) -> str:
@@ -145,6 +162,11 @@ def sanity_problems(run: CheckRun) -> list[str]:
     """Why the task is broken at base + test_patch (empty when it is sound)."""
     if run.error is not None:
         return [f"the checks give no verdict at base: {run.error}"]
+    if not run.fail_to_pass and run.set_aside:
+        return [
+            f"not judgeable here: every FAIL_TO_PASS test is set aside (needs a network host the sandbox cannot "
+            f"reach, or is not a test id): {', '.join(run.set_aside[:5])}"
+        ]
     problems = []
     already = [c.test_id or c.command for c in run.fail_to_pass if c.passed]
     broken = [

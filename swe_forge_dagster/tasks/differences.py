@@ -9,7 +9,7 @@ broken task nor a wrong fix, `execution.failures`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 from swe_forge_dagster.execution.failures import needs_network
 from swe_forge_dagster.execution.runners import Runner, graded_outcomes
@@ -43,6 +43,32 @@ def explain_differences(
         else:
             causes[test_id] = f"{seen}" + (f" ({_gist(message)})" if message else "")
     return causes
+
+
+def unreachable(result: TaskValidation, runner: Runner) -> dict[str, str]:
+    """id (SWE-bench's form) -> why, for each test that failed for lack of a network host in some run and never
+    passed with the fix: whatever the fix, it cannot pass here, so it is not judgeable here."""
+    runs = [result.before, *result.after]
+    after = [graded_outcomes(runner, run.outcomes or {}) for run in result.after]
+    return {
+        test_id: f"needs a network host the sandbox cannot reach ({_gist(message)})"
+        for test_id, message in _messages(runner, runs).items()
+        if needs_network(message) and not any(outcomes.get(test_id) == "passed" for outcomes in after)
+    }
+
+
+def set_aside(result: TaskValidation, runner: Runner, given: Collection[str]) -> dict[str, str]:
+    """The given ids (a dataset's FAIL_TO_PASS and PASS_TO_PASS) that cannot be judged here -> why: text that is
+    not a test id in the runner's grammar (`Runner.well_formed`: `[100%]` cut from a console line), and tests
+    that need the network (`unreachable`). They are compared with nothing and counted as no failure."""
+    network = unreachable(result, runner)
+    aside: dict[str, str] = {}
+    for test_id in given:
+        if not runner.well_formed(test_id):
+            aside[test_id] = f"malformed: not a {runner.name} test id, no run can report it"
+        elif test_id in network:
+            aside[test_id] = network[test_id]
+    return aside
 
 
 def _messages(runner: Runner, runs: list[SuiteRun]) -> dict[str, str]:

@@ -29,6 +29,18 @@ from swe_forge_dagster.execution.suite import MAX_OUTPUT, SuiteRun, run_suite
 from swe_forge_dagster.settings import DEFAULT_BASE_IMAGE
 from swe_forge_dagster.tasks.validation import Validation, validate
 
+CLIPPED = 1_500
+"""Characters of an error kept in a reason (`clip`)."""
+
+
+def clip(text: str, limit: int = CLIPPED) -> str:
+    """`text` within `limit` characters, its head and its tail: an install error's command comes first and its
+    exception last, and the cause is in either (a plain cut dropped the exception)."""
+    if len(text) <= limit:
+        return text
+    head = limit // 4
+    return f"{text[:head]} [...] {text[-(limit - head) :]}"
+
 
 class TaskBuildError(Exception):
     """The task cannot be built (patch does not apply, environment does not install)."""
@@ -210,7 +222,7 @@ def _with_run_errors(verdict: Validation, before: SuiteRun, after: list[SuiteRun
         return verdict
     named = [("before", before), *((f"after run {i}", run) for i, run in enumerate(after, 1))]
     why = "; ".join(f"{name}: {run.error}" for name, run in named if run.outcomes is None and run.error)
-    return dataclasses.replace(verdict, reason=f"{verdict.reason}: {why[:1500]}") if why else verdict
+    return dataclasses.replace(verdict, reason=f"{verdict.reason}: {clip(why)}") if why else verdict
 
 
 def _patch_files(patch: str) -> list[str]:

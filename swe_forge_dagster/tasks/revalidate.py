@@ -25,13 +25,16 @@ from swe_forge_dagster.llm.functions import score_quality
 from swe_forge_dagster.tasks.prove import TaskBuildError, TaskExecutor
 
 VALID, CHANGED, INVALID, ERROR = "valid", "changed", "invalid", "error"
+NOT_JUDGEABLE = "not_judgeable"
+"""Every FAIL_TO_PASS test is set aside (it needs a network host the sandbox cannot reach, or is not a test id):
+nothing here can show whether the task holds; the instance's limit, not the environment's."""
 
 
 @dataclass
 class Revalidation:
     task_id: str
     path: str
-    status: str  # valid | changed | invalid | error
+    status: str  # valid | changed | invalid | not_judgeable | error
     reason: str | None = None
     fail_to_pass: list[str] = field(default_factory=list)
     pass_to_pass: list[str] = field(default_factory=list)
@@ -48,6 +51,8 @@ class Revalidation:
     recipes_tried: list[str] = field(default_factory=list)
     differences: dict[str, str] = field(default_factory=dict)
     """Each id in which the lists differ from the input's -> its cause (outcomes per run, the failure's reason)."""
+    set_aside: dict[str, str] = field(default_factory=dict)
+    """Each given id that cannot be judged here -> why (malformed, needs the network): left out of the comparison."""
 
     @property
     def instance_id(self) -> str:

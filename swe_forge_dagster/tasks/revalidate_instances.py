@@ -22,9 +22,9 @@ from swe_forge_dagster.execution.manifest import remember
 from swe_forge_dagster.execution.patch import SplitPatch, split_diff
 from swe_forge_dagster.execution.runners import swebench_ids
 from swe_forge_dagster.export.swebench import SWEBenchInstance
-from swe_forge_dagster.tasks.differences import explain_differences
-from swe_forge_dagster.tasks.prove import TaskBuildError, TaskExecutor, TaskValidation
-from swe_forge_dagster.tasks.revalidate import CHANGED, ERROR, INVALID, VALID, Revalidation
+from swe_forge_dagster.tasks.differences import explain_differences, set_aside, unreachable
+from swe_forge_dagster.tasks.prove import TaskBuildError, TaskExecutor, TaskValidation, clip
+from swe_forge_dagster.tasks.revalidate import CHANGED, ERROR, INVALID, NOT_JUDGEABLE, VALID, Revalidation
 
 NOT_STARTED = "test suite did not start"
 
@@ -44,7 +44,12 @@ def instance_split(inst: SWEBenchInstance) -> SplitPatch:
 def prove_with_manifests(
     inst: SWEBenchInstance, executor: TaskExecutor, after_runs: int = 3
 ) -> tuple[TaskValidation | None, str | None, list[str]]:
-    """(the first proof that gives a verdict, why none did, the recipes tried as `image: install`)."""
+    """(the first proof that gives a verdict, why none did, the recipes tried as `image: install`).
+
+    When none does, the reason is the best attempt's (an install that worked and tests that ran, over a suite
+    that did not start, over an install that failed, over a missing image), named by its image: the last
+    candidate's failure is seldom the cause. A proof whose failing FAIL_TO_PASS tests all failed for lack of a
+    network host gives a verdict: the environment works, the tests cannot pass here whatever it is."""
     executor.cache.ensure(inst.repo)
     executor.cache.fetch(inst.repo, [inst.base_commit])
     split = instance_split(inst)
@@ -58,30 +63,45 @@ def prove_with_manifests(
     if not found.recipes:
         return None, found.problem, []
     tried: list[str] = []
-    problem = None
+    best: tuple[int, str] | None = None  # (rank, why it stopped), the first of the highest rank
     for recipe in found.recipes:
         tried.append(f"{recipe.base_image}: {recipe.install_commands[-1]}")
         try:
             result = executor.prove(inst.repo, inst.base_commit, split, recipe, after_runs=after_runs)
         except ImageNotFound:
-            problem = f"base image {recipe.base_image} is not built (scripts/build-base-image.sh)"
-            continue
+            attempt = (0, f"base image {recipe.base_image} is not built (scripts/build-base-image.sh)")
         except TaskBuildError as exc:
-            problem = str(exc)[:1000]
-            continue
-        verdict = result.validation
-        if (verdict.reason or "").startswith(NOT_STARTED) or (not verdict.fail_to_pass and verdict.stuck):
-            problem = verdict.reason
-            continue  # an old code base on a new Python (no report, or modules that fail to import): next one
-        remember(executor.cache, inst.repo, inst.base_commit, recipe)
-        return result, None, tried
-    return None, problem, tried
+            attempt = (1, f"on {recipe.base_image}: {clip(str(exc))}")
+        else:
+            verdict = result.validation
+            started = not (verdict.reason or "").startswith(NOT_STARTED)
+            if started and (verdict.fail_to_pass or not verdict.stuck or _offline(inst, result)):
+                remember(executor.cache, inst.repo, inst.base_commit, recipe)
+                return result, None, tried
+            # an old code base on a new Python (no report, or modules that fail to import): the next candidate
+            attempt = (3 if started else 2, f"installed on {recipe.base_image}, then {clip(verdict.reason or '')}")
+        if best is None or attempt[0] > best[0]:
+            best = attempt
+    assert best is not None
+    more = f" (best of {len(tried)} recipes tried)" if len(tried) > 1 else ""
+    return None, best[1] + more, tried
+
+
+def _offline(inst: SWEBenchInstance, result: TaskValidation) -> bool:
+    """Whether every given FAIL_TO_PASS test that is not FAIL_TO_PASS here failed for lack of a network host."""
+    runner = runner_for(result.runner)
+    derived = set(swebench_ids(runner, result.validation.fail_to_pass))
+    network = unreachable(result, runner)
+    left = [t for t in inst.FAIL_TO_PASS if t not in derived]
+    return bool(left) and all(t in network for t in left)
 
 
 def revalidate_instance(
     inst: SWEBenchInstance, executor: TaskExecutor, source: str, after_runs: int = 3
 ) -> Revalidation:
-    """Valid when the lists re-derived by execution equal the instance's, id for id (in its id form)."""
+    """Valid when the lists re-derived by execution equal the instance's, id for id (in its id form), once the
+    ids that cannot be judged here are set aside (`differences.set_aside`: malformed ids, tests that need the
+    network); `not_judgeable` when that leaves no FAIL_TO_PASS."""
     try:
         result, problem, tried = prove_with_manifests(inst, executor, after_runs)
     except Exception as exc:  # the machine, not the task (a Docker or git failure): reported, the scan goes on
@@ -104,10 +124,13 @@ def revalidate_instance(
         recipe=f"{result.image} ({tried[-1]})",
         recipes_tried=tried,
     )
-    report.fail_to_pass_missing = sorted(set(inst.FAIL_TO_PASS) - set(f2p))
-    report.fail_to_pass_extra = sorted(set(f2p) - set(inst.FAIL_TO_PASS))
-    report.pass_to_pass_missing = sorted(set(inst.PASS_TO_PASS) - set(p2p))
-    report.pass_to_pass_extra = sorted(set(p2p) - set(inst.PASS_TO_PASS))
+    report.set_aside = set_aside(result, runner, [*inst.FAIL_TO_PASS, *inst.PASS_TO_PASS])
+    given_f2p = [t for t in inst.FAIL_TO_PASS if t not in report.set_aside]
+    given_p2p = [t for t in inst.PASS_TO_PASS if t not in report.set_aside]
+    report.fail_to_pass_missing = sorted(set(given_f2p) - set(f2p))
+    report.fail_to_pass_extra = sorted(set(f2p) - set(given_f2p))
+    report.pass_to_pass_missing = sorted(set(given_p2p) - set(p2p))
+    report.pass_to_pass_extra = sorted(set(p2p) - set(given_p2p))
     report.missing_fail_to_pass = report.fail_to_pass_missing
     differing = (
         report.fail_to_pass_missing
@@ -115,18 +138,26 @@ def revalidate_instance(
         + report.pass_to_pass_missing
         + report.pass_to_pass_extra
     )
-    report.differences = explain_differences(result, runner, differing, set(inst.FAIL_TO_PASS), set(f2p))
-    if not verdict.accepted:
+    report.differences = explain_differences(result, runner, differing, set(given_f2p), set(f2p))
+    aside = _aside_note(report.set_aside)
+    if inst.FAIL_TO_PASS and not given_f2p:
+        report.status = NOT_JUDGEABLE
+        report.reason = f"every FAIL_TO_PASS test is set aside on {result.image}: {aside}"
+    elif not verdict.accepted:
         report.status, report.reason = INVALID, verdict.reason
-    elif (
-        report.fail_to_pass_missing
-        or report.fail_to_pass_extra
-        or report.pass_to_pass_missing
-        or (report.pass_to_pass_extra)
-    ):
+    elif differing:
         report.status = CHANGED
         report.reason = (
-            f"FAIL_TO_PASS {len(inst.FAIL_TO_PASS)} given / {len(f2p)} now, "
-            f"PASS_TO_PASS {len(inst.PASS_TO_PASS)} / {len(p2p)}"
+            f"FAIL_TO_PASS {len(given_f2p)} given / {len(f2p)} now, PASS_TO_PASS {len(given_p2p)} / {len(p2p)}"
         )
+    if report.set_aside and report.status != NOT_JUDGEABLE:
+        report.reason = f"{report.reason + '; ' if report.reason else ''}not judged here: {aside}"
     return report
+
+
+def _aside_note(aside: dict[str, str]) -> str:
+    """`N ids: <cause> (first id)` per distinct cause kind, for a one-line reason."""
+    kinds: dict[str, list[str]] = {}
+    for test_id, cause in aside.items():
+        kinds.setdefault(cause.split(" (", 1)[0].split(":", 1)[0], []).append(test_id)
+    return "; ".join(f"{len(ids)} {kind} (e.g. {ids[0]!r}: {aside[ids[0]]})" for kind, ids in kinds.items())

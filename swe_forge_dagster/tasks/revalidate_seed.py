@@ -19,7 +19,7 @@ from swe_forge_dagster.execution.repo_box import write_tree_archive
 from swe_forge_dagster.execution.sandbox import CommandResult
 from swe_forge_dagster.execution.seed_env import seed_install_commands, seed_task_image, seed_test_files
 from swe_forge_dagster.export.seed_format import SeedFormatError, SeedTask, read_seed_workspace
-from swe_forge_dagster.tasks.prove import TaskBuildError, TaskExecutor
+from swe_forge_dagster.tasks.prove import TaskBuildError, TaskExecutor, clip
 from swe_forge_dagster.tasks.revalidate import ERROR, INVALID, VALID, Revalidation
 
 CHECK_TIMEOUT_S = 900.0
@@ -37,7 +37,7 @@ def revalidate_seed(path: Path, executor: TaskExecutor, default_image: str, afte
     try:
         before, after = _runs(seed, executor, default_image, after_runs)
     except (TaskBuildError, ValueError) as exc:
-        return Revalidation(seed.id, str(path), INVALID, str(exc)[:1500])  # an install or a patch that fails
+        return Revalidation(seed.id, str(path), INVALID, clip(str(exc)))  # an install or a patch that fails
     except Exception as exc:  # the machine, not the task (Docker, git): reported, the scan goes on
         return Revalidation(seed.id, str(path), ERROR, f"could not run the proof: {type(exc).__name__}: {exc}")
     f2p_count = len(seed.fail_to_pass)

@@ -29,6 +29,15 @@ def _pytest_id(test_id: str) -> str:
     return (test_id.split() or [test_id])[0]
 
 
+def _pytest_node_id(test_id: str) -> bool:
+    """A pytest node id: a file or directory path (`testing/test_x.py`), then `::` nodes (class, function, params).
+    Text cut from a console line (`[`, `[100%]`) names neither."""
+    path, node, rest = test_id.partition("::")
+    if not path or path.startswith("[") or any(c.isspace() for c in path):
+        return False
+    return bool(rest.strip()) if node else path.endswith(".py") or "/" in path
+
+
 def _pytest_file(path: str) -> bool:
     name = PurePosixPath(path).name
     return (name.endswith(".py") and name.startswith("test")) or name.endswith("_test.py")
@@ -63,4 +72,5 @@ PYTEST_RUNNER = Runner(
     test_file=_pytest_file,
     own_ids=_own_ids,
     in_process=True,
+    well_formed=_pytest_node_id,
 )
