@@ -155,7 +155,7 @@ def _run(items: Items, config: HarnessConfig, *, json_output: bool, output: Path
     finally:
         if in_main:
             signal.signal(signal.SIGTERM, previous)
-    summary = summarize(results)
+    summary = summarize(results, _runtimes(results))
     text = json.dumps(summary, indent=2, ensure_ascii=False)
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
@@ -168,6 +168,25 @@ def _run(items: Items, config: HarnessConfig, *, json_output: bool, output: Path
         say("interrupted:", "red", "unfinished tasks are reported as setup_error")
         return EXIT_INTERRUPTED
     return exit_code(results)
+
+
+def _runtimes(results: list[TaskResult]) -> dict[str, dict[str, str]]:
+    """image -> what its environment records (versions, resolution date), for every image a result ran on."""
+    import docker
+
+    from swe_forge_dagster.execution.runtime_record import runtime_record
+
+    images = {r.image for r in results if r.image}
+    if not images:
+        return {}
+    try:
+        client = docker.from_env()
+    except docker.errors.DockerException:
+        return {}
+    try:
+        return {image: runtime_record(client, image) for image in images}
+    finally:
+        client.close()
 
 
 def _with_unfinished(items: Items, finished: list[TaskResult]) -> list[TaskResult]:
@@ -230,9 +249,11 @@ def _evaluate(
 
 def _print_table(results: list[TaskResult], summary: dict[str, Any]) -> None:
     table = Table(title="harness results", show_lines=False)
-    for name in ("task", "status", "F2P", "P2P", "agent s", "reason"):
+    from swe_forge_dagster.execution.runtime_record import describe
+
+    for name in ("task", "status", "F2P", "P2P", "agent s", "runtime", "reason"):
         table.add_column(name, overflow="fold")
-    for r in results:
+    for r, row in zip(results, summary["results"], strict=True):
         f2p = f"{sum(c.passed for c in r.fail_to_pass)}/{len(r.fail_to_pass)}"
         p2p = f"{sum(c.passed for c in r.pass_to_pass)}/{len(r.pass_to_pass)}"
         style = STATUS_STYLE.get(r.status.value, "white")
@@ -242,6 +263,7 @@ def _print_table(results: list[TaskResult], summary: dict[str, Any]) -> None:
             f2p,
             p2p,
             f"{r.agent_duration_secs:.1f}",
+            inert(describe(row.get("runtime") or {})),
             inert((r.reason or "")[:200]),
         )
     out.print(table)

@@ -36,6 +36,7 @@ def validate(
     git_url: Annotated[str | None, typer.Option(help="clone URL template [default: SWE_FORGE_GIT_URL]")] = None,
 ) -> None:
     """Re-prove exported tasks by execution in Docker: do FAIL_TO_PASS / PASS_TO_PASS still hold?"""
+    from swe_forge_dagster.execution.runtime_record import describe
     from swe_forge_dagster.llm.client import LLMClient
     from swe_forge_dagster.tasks.revalidate import VALID
     from swe_forge_dagster.tasks.revalidate_inputs import (
@@ -95,7 +96,7 @@ def validate(
         out.print_json(json.dumps(summary))
     else:
         table = Table(title=inert(f"{len(results)} task(s) under {root}"))
-        for column in ("task", "status", "F2P", "P2P", "seconds", "reason"):
+        for column in ("task", "status", "F2P", "P2P", "seconds", "runtime", "reason"):
             table.add_column(column)
         for r in results:  # ids and reasons come from the files and the repositories: shown as plain text
             color = "green" if r.status == VALID else "red"
@@ -105,10 +106,11 @@ def validate(
                 str(len(r.fail_to_pass)),
                 str(len(r.pass_to_pass)),
                 f"{r.seconds:.1f}",
-                inert((r.reason or "")[:120]),
+                inert(describe(r.runtime)),
+                inert((r.reason or "")[:160]),
             )
         out.print(table)
-        for r in results:  # per test id, why the lists differ from the input's
-            for test_id, cause in r.differences.items():
+        for r in results:  # per test id, why the lists differ from the input's, and what was set aside
+            for test_id, cause in {**r.differences, **r.set_aside}.items():
                 out.print(inert(f"{r.task_id}: {test_id}: {cause}"))
     raise typer.Exit(0 if all(r.status == VALID for r in results) else 1)

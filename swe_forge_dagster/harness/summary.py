@@ -11,7 +11,7 @@ Exit codes of `swe-forge harness`:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from swe_forge_dagster.harness.models import INFRA_STATUSES, Status, TaskResult
@@ -34,15 +34,20 @@ def average_agent_time(results: Sequence[TaskResult]) -> float:
     return round(sum(times) / len(times), 1) if times else 0.0
 
 
-def summarize(results: Sequence[TaskResult]) -> dict[str, Any]:
+def summarize(results: Sequence[TaskResult], runtimes: Mapping[str, Mapping[str, str]] | None = None) -> dict[str, Any]:
     """`{total, resolved, unresolved, agent_error, test_error, setup_error, sanity_fail,
-    avg_agent_time_secs, results: [...]}`, the seed's shape and key order."""
+    avg_agent_time_secs, results: [...]}`, the seed's shape and key order. With `runtimes` (image -> what its
+    environment records, `execution.runtime_record`), each result also says what it ran on (`runtime`)."""
     tally = counts(results)
+    rows = [result.summary() for result in results]
+    if runtimes is not None:
+        for row, result in zip(rows, results, strict=True):
+            row["runtime"] = dict(runtimes.get(result.image or "", {}))
     return {
         "total": len(results),
         **{status.value: tally[status.value] for status in Status},
         "avg_agent_time_secs": average_agent_time(results),
-        "results": [result.summary() for result in results],
+        "results": rows,
     }
 
 

@@ -19,6 +19,7 @@ from swe_forge_dagster.execution.environment import EnvRecipe
 from swe_forge_dagster.execution.patch import SplitPatch, split_diff
 from swe_forge_dagster.execution.repo_box import WorkspaceError
 from swe_forge_dagster.execution.repo_cache import RepoCacheError
+from swe_forge_dagster.execution.runtime_record import runtime_record
 from swe_forge_dagster.export.task_dir import TaskDirError, TaskRecord, read_task_dir
 from swe_forge_dagster.llm.client import LLMClient, LLMError
 from swe_forge_dagster.llm.functions import score_quality
@@ -51,6 +52,8 @@ class Revalidation:
     recipes_tried: list[str] = field(default_factory=list)
     differences: dict[str, str] = field(default_factory=dict)
     """Each id in which the lists differ from the input's -> its cause (outcomes per run, the failure's reason)."""
+    runtime: dict[str, str] = field(default_factory=dict)
+    """What the environment ran on, as its image records it (`execution.runtime_record`: versions, resolution date)."""
     set_aside: dict[str, str] = field(default_factory=dict)
     """Each given id that cannot be judged here -> why (malformed, needs the network): left out of the comparison."""
 
@@ -98,6 +101,7 @@ def revalidate_dir(
         sorted(set(recorded_f2p) - set(verdict.fail_to_pass)),
         result.seconds,
     )
+    report.runtime = runtime_record(executor.client, result.image)
     if not verdict.accepted:
         report.status, report.reason = INVALID, verdict.reason
     elif (verdict.fail_to_pass, verdict.pass_to_pass) != (sorted(recorded_f2p), sorted(recorded_p2p)):

@@ -21,6 +21,7 @@ from swe_forge_dagster.execution.languages.registry import runner_for
 from swe_forge_dagster.execution.manifest import remember
 from swe_forge_dagster.execution.patch import SplitPatch, split_diff
 from swe_forge_dagster.execution.runners import swebench_ids
+from swe_forge_dagster.execution.runtime_record import runtime_record
 from swe_forge_dagster.export.swebench import SWEBenchInstance
 from swe_forge_dagster.tasks.differences import explain_differences, set_aside, unreachable
 from swe_forge_dagster.tasks.prove import TaskBuildError, TaskExecutor, TaskValidation, clip
@@ -124,6 +125,7 @@ def revalidate_instance(
         recipe=f"{result.image} ({tried[-1]})",
         recipes_tried=tried,
     )
+    report.runtime = runtime_record(executor.client, result.image)
     report.set_aside = set_aside(result, runner, [*inst.FAIL_TO_PASS, *inst.PASS_TO_PASS])
     given_f2p = [t for t in inst.FAIL_TO_PASS if t not in report.set_aside]
     given_p2p = [t for t in inst.PASS_TO_PASS if t not in report.set_aside]

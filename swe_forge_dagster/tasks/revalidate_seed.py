@@ -16,6 +16,7 @@ from pathlib import Path
 
 from swe_forge_dagster.execution.environment import EnvRecipe
 from swe_forge_dagster.execution.repo_box import write_tree_archive
+from swe_forge_dagster.execution.runtime_record import runtime_record
 from swe_forge_dagster.execution.sandbox import CommandResult
 from swe_forge_dagster.execution.seed_env import seed_install_commands, seed_task_image, seed_test_files
 from swe_forge_dagster.export.seed_format import SeedFormatError, SeedTask, read_seed_workspace
@@ -35,7 +36,7 @@ def revalidate_seed(path: Path, executor: TaskExecutor, default_image: str, afte
     except SeedFormatError as exc:
         return Revalidation(path.name, str(path), ERROR, f"unreadable task directory: {exc}")
     try:
-        before, after = _runs(seed, executor, default_image, after_runs)
+        image, before, after = _runs(seed, executor, default_image, after_runs)
     except (TaskBuildError, ValueError) as exc:
         return Revalidation(seed.id, str(path), INVALID, clip(str(exc)))  # an install or a patch that fails
     except Exception as exc:  # the machine, not the task (Docker, git): reported, the scan goes on
@@ -61,6 +62,7 @@ def revalidate_seed(path: Path, executor: TaskExecutor, default_image: str, afte
         list(seed.pass_to_pass),
         seconds=seconds,
         recipe=_image(seed, default_image),
+        runtime=runtime_record(executor.client, image),
     )
     if problems:
         more = f" (+{len(problems) - SHOWN} more)" if len(problems) > SHOWN else ""
@@ -70,8 +72,9 @@ def revalidate_seed(path: Path, executor: TaskExecutor, default_image: str, afte
 
 def _runs(
     seed: SeedTask, executor: TaskExecutor, default_image: str, after_runs: int
-) -> tuple[list[CommandResult], list[list[CommandResult]]]:
-    """The checks' results at base + tests (once) and with the gold patch (`after_runs` times)."""
+) -> tuple[str, list[CommandResult], list[list[CommandResult]]]:
+    """The environment image, and the checks' results at base + tests (once) and with the gold patch
+    (`after_runs` times)."""
     recipe = EnvRecipe(
         seed_install_commands(seed.install_config), seed.install_config.get("test_cmd", ""), _image(seed, default_image)
     )
@@ -88,7 +91,7 @@ def _runs(
             executor.run_commands(image, archive, [*tests, ("patch", seed.patch)], files, commands, CHECK_TIMEOUT_S)
             for _ in range(after_runs)
         ]
-    return before, after
+    return image, before, after
 
 
 def _image(seed: SeedTask, default_image: str) -> str:
