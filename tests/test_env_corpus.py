@@ -1,0 +1,54 @@
+"""The corpus benchmark (`benchmarks/env_corpus.py`, issue 22 item 4): which instances it holds, and how it
+classes a failure (the instance's: needs the internet; else ours) and counts the rate. Fast: nothing is run."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections import Counter
+
+import pytest
+
+from tests.support.common import REPO_ROOT, SHARED_FIXTURES
+
+spec = importlib.util.spec_from_file_location("env_corpus", REPO_ROOT / "benchmarks" / "env_corpus.py")
+assert spec is not None and spec.loader is not None
+env_corpus = importlib.util.module_from_spec(spec)
+sys.modules.setdefault("env_corpus", env_corpus)  # its dataclasses look their module up
+spec.loader.exec_module(env_corpus)
+
+
+def test_the_corpus_is_every_instance_feasible_offline_in_the_fixtures() -> None:
+    if not (SHARED_FIXTURES / "swebench").is_dir():
+        pytest.skip(f"fixtures absent: {SHARED_FIXTURES}")
+    items = env_corpus.corpus()
+    assert Counter(i.repo for i in items) == {
+        "pytest-dev/pytest": 17,
+        "psf/requests": 6,
+        "pylint-dev/pylint": 6,
+        "pallets/flask": 3,
+        "marshmallow-code/marshmallow": 2,
+        "fmtlib/fmt": 2,
+        "axios/axios": 1,
+        "tox-dev/filelock": 1,
+        "noi-techpark/opendatahub-gtfs-api": 1,
+    }
+    assert all((SHARED_FIXTURES / "repos" / f"{i.repo.replace('/', '+')}.bundle").is_file() for i in items)
+
+
+def test_failures_are_classed_and_the_rate_leaves_out_the_instances_own() -> None:
+    net = {"status": "not_judgeable", "reason": "every FAIL_TO_PASS test is set aside: needs a network host"}
+    fine = {"status": "valid"}
+    assert env_corpus.failures(fine, {"status": "resolved"}, {"status": "unresolved"}) == []
+    (offline,) = env_corpus.failures(net, {"status": "resolved"}, {"status": "unresolved"})
+    assert offline["whose"] == "instance"
+    (broken,) = env_corpus.failures({"status": "invalid", "reason": "x"}, {"status": "resolved"}, {"status": "x"})
+    assert broken["whose"] == "ours"
+    rows = [
+        {"ok": True, "failures": [], "llm_calls": 0},
+        {"ok": False, "failures": [offline], "llm_calls": 0},
+        {"ok": False, "failures": [broken], "llm_calls": 0},
+    ]
+    assert env_corpus.rate(rows).startswith("1/2 feasible offline") and "1 not judgeable offline" in env_corpus.rate(
+        rows
+    )
