@@ -11,8 +11,10 @@ the same code path as a user's.
 Per instance it prints: validate's status, the oracle's and the empty agent's, how the recipe was found
 (`manifest`, `era`, `agent`, or the seed task's own `install_config`), the runtime the environment records,
 the LLM calls made (the call ledger's growth), the seconds, and each failure's cause in one line, classed as
-`ours` (the environment or the harness) or `instance` (needs the internet, not judgeable here). The rate is
-over the instances whose failures are not the instance's: valid, resolved by the oracle, not by the empty agent.
+`ours` (the environment or the harness), `dataset` (every given verdict holds, more tests pass here than the
+dataset lists: its lists were made on other releases) or `instance` (needs the internet, not judgeable here). The
+rate is over the instances whose failures are not the instance's (a `dataset` one counts as a miss): valid,
+resolved by the oracle, not by the empty agent.
 
     .venv/bin/python benchmarks/env_corpus.py --only 'pallets__flask-*' --json corpus.json
     .venv/bin/python benchmarks/env_corpus.py --limit 5 --json corpus.json   # resumable: done rows are kept
@@ -36,6 +38,7 @@ from typing import Any
 
 from swe_forge_dagster.execution.runtime_record import describe
 from swe_forge_dagster.export.swebench import read_instances, write_jsonl
+from swe_forge_dagster.tasks.revalidate_instances import SUPERSET
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT.parent / "shared" / "fixtures"
@@ -208,8 +211,12 @@ def _why(validated: dict[str, Any]) -> str:
 
 
 def whose(status: str, cause: str) -> str:
-    """`instance` when the cause is the instance's (needs the internet, not judgeable offline), else `ours`."""
-    return "instance" if status == "not_judgeable" or any(c in cause for c in INSTANCE_CAUSES) else "ours"
+    """`instance` when the cause is the instance's (needs the internet, not judgeable offline), `dataset` when the
+    dataset's lists were made on other releases (every given verdict holds here, more tests pass: counted as a
+    miss, since the lists are not equal id for id), else `ours`."""
+    if status == "not_judgeable" or any(c in cause for c in INSTANCE_CAUSES):
+        return "instance"
+    return "dataset" if SUPERSET in cause else "ours"
 
 
 def print_table(rows: list[dict[str, Any]]) -> None:

@@ -24,6 +24,7 @@ import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC
 from pathlib import Path
 
 import docker
@@ -31,7 +32,7 @@ import docker
 from swe_forge_dagster.execution import toolchain_images
 from swe_forge_dagster.execution.languages.python import DIST_NAME_FILES, dependency_part
 from swe_forge_dagster.execution.languages.registry import dependency_files
-from swe_forge_dagster.execution.recipe import EnvRecipe
+from swe_forge_dagster.execution.recipe import BASE_DATE_VAR, RUNTIME_FILE, EnvRecipe
 from swe_forge_dagster.execution.registry import ImageRegistry
 from swe_forge_dagster.execution.repo_box import ENV_DIR, GIT, TREE_NAME, write_tree_archive
 from swe_forge_dagster.execution.repo_cache import RepoCache
@@ -257,6 +258,9 @@ class Environments:
             if recorded.exit_code != 0:
                 raise EnvironmentBuildError(f"recording the build tree failed: {recorded.output[-500:]}")
             box.run(f"export {pretend}")  # for the installs only: unset before the image is committed
+            committed = self.cache.committed_at(repo, base_sha)
+            if committed is not None:  # what an era-true recipe resolves as of (`recipe.BASE_DATE_VAR`)
+                box.run(f"export {BASE_DATE_VAR}={committed.astimezone(UTC).strftime('%Y-%m-%dT%H:%M:%SZ')}")
             box.run(install_git_script(self.cache.release_version(repo, base_sha)))
             for command in recipe.install_commands:
                 result = box.run(command, timeout=INSTALL_TIMEOUT_S)
@@ -267,7 +271,8 @@ class Environments:
             box.run("rm -rf /repo/.git; cd /repo")  # runs make their own history: the install's is not an output
             box.write_file(f"{ENV_DIR}/outputs.py", OUTPUTS_SCRIPT)
             box.run(f"cd /repo && (python3 {ENV_DIR}/outputs.py || true); cd /repo")  # no python3: no outputs list
-            box.run(f"unset {pretend.split('=', 1)[0]}")
+            box.run(f"unset {pretend.split('=', 1)[0]} {BASE_DATE_VAR}")
+            runtime = box.run(f"cat {RUNTIME_FILE} 2>/dev/null || true")
             repository, _, version = tag.partition(":")
             labels = {
                 "swe-forge.repo": repo,
@@ -275,6 +280,7 @@ class Environments:
                 DEPS_LABEL: deps,
                 BUILT_AT_LABEL: base_sha,
                 FROM_LABEL: start,
+                **runtime_labels(runtime.output if runtime.ok else ""),
                 **(extra_labels or {}),
             }
             box.commit(repository, version, labels)
@@ -303,6 +309,16 @@ class Environments:
         with thread_lock, path.open("a") as handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
             yield
+
+
+def runtime_labels(text: str) -> dict[str, str]:
+    """`swe-forge.<name>` labels from the `name=value` lines an install wrote (`recipe.RUNTIME_FILE`)."""
+    labels = {}
+    for line in text.splitlines():
+        name, sep, value = line.strip().partition("=")
+        if sep and re.fullmatch(r"[a-z][a-z0-9.-]{0,40}", name) and value.strip():
+            labels[f"swe-forge.{name}"] = value.strip()[:200]
+    return labels
 
 
 def install_git_script(version: str | None) -> str:

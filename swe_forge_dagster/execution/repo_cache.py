@@ -28,6 +28,7 @@ import tempfile
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
@@ -237,6 +238,12 @@ class RepoCache:
             return str(Version(version)) if version else None
         except InvalidVersion:
             return None
+
+    def committed_at(self, repo: str, sha: str) -> datetime | None:
+        """The committer date of a cached commit (what an era-true install resolves as of), or None."""
+        proc = self._run(["log", "-1", "--format=%ct", self.resolve(repo, sha)], cwd=self.ensure(repo), check=False)
+        stamp = proc.stdout.strip()
+        return datetime.fromtimestamp(int(stamp), UTC) if proc.returncode == 0 and stamp.isdigit() else None
 
     def resolve(self, repo: str, rev: str) -> str:
         """The commit sha `rev` names in the cache; it must have been fetched already."""

@@ -1,7 +1,8 @@
 """An environment for a task from the repository's own manifests, before the environment agent is asked.
 
 The environment stage tries, in order: the repository's stored recipe, then the recipes its
-packaging files suggest (`execution.env_candidates`: for Python an install per test extra /
+packaging files suggest (`execution.env_candidates`: those that resolve as of the commit's era first,
+then today's releases; for Python an install per test extra /
 requirements file, on the base image of the Python it declares; for JavaScript, Go, Rust, Java and
 C/C++ the toolchain image and the project's own install and test runner), then the LLM agent
 (Python only). A manifest recipe is proven the way
@@ -28,6 +29,7 @@ from swe_forge_dagster.execution.languages.registry import is_default, pack, run
 from swe_forge_dagster.execution.manifest import remember
 from swe_forge_dagster.execution.patch import SplitPatch
 from swe_forge_dagster.execution.repo_box import write_tree_archive
+from swe_forge_dagster.execution.runtime_record import runtime_record
 from swe_forge_dagster.execution.test_sample import proof_sample
 from swe_forge_dagster.tasks.prove import TaskBuildError, TaskExecutor
 
@@ -44,6 +46,10 @@ class ManifestEnvironment:
     image_cached: bool = False
     problem: str | None = None
     tried: list[str] = field(default_factory=list)
+    rung: str | None = None
+    """How the recipe was found: `manifest-era` (dependencies as of the commit) or `manifest` (today's releases)."""
+    runtime: dict[str, str] = field(default_factory=dict)
+    """What the image records of its runtime (`execution.runtime_record`: interpreter, resolution date...)."""
 
 
 def buildable_problem(executor: TaskExecutor, repo: str, base: str, split: SplitPatch) -> str | None:
@@ -103,6 +109,8 @@ def find_manifest_environment(
             if counts["passed"]:
                 remember(executor.cache, repo, base, recipe)  # the harness then uses what was proven here
                 found.recipe, found.image, found.image_cached = recipe, image, cached
+                found.runtime = runtime_record(executor.client, image)
+                found.rung = found.runtime.get("rung", "manifest")
                 return found
             ran = ", ".join(f"{n} {o}" for o, n in sorted(counts.items())) or run.error or "no test ran"
             found.tried.append(f"{label}: no passing test ({_first_line(ran)})")

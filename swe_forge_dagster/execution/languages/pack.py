@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from swe_forge_dagster.execution.recipe import EnvRecipe
 from swe_forge_dagster.execution.runners import Runner
@@ -82,6 +83,9 @@ class LanguagePack:
     """Why the dependencies cannot be installed in the sandbox (a registry it cannot reach), else None."""
     recipes: Callable[[Files, set[str], str], tuple[list[EnvRecipe], str | None]] | None = None
     """(recipes for one image, why none) from the repository's own files."""
+    era_recipes: Callable[[Files, set[str], str, datetime | None], list[EnvRecipe]] | None = None
+    """Recipes for one image that resolve the dependencies as of the commit (its committer date, None: unknown), tried
+    before every image's `recipes`: the ladder is the commit's era, then today's releases, then the agent."""
     image_order: Callable[[Files], list[str]] | None = None
     """Its own order of `images` for a repository (Python: nearest to the declared version), else by
     `declared_version`."""

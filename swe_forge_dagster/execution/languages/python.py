@@ -1,6 +1,7 @@
 """The Python pack: setup.py/setup.cfg/pyproject.toml repositories, tested with pytest on the local base images.
 
-Its recipes come from the packaging files (`python_recipes`), its runner is pytest (`python_runner`,
+Its recipes come from the packaging files (`python_recipes`), first as of the commit's era for an old commit
+(`python_era`: uv's `--exclude-newer`), then with today's releases; its runner is pytest (`python_runner`,
 JUnit read by `execution.junit`), and what an agent may not change is pytest's configuration and
 what can replace pytest or its plugins (`python_protection`). The images are the base images every
 sandbox starts from (`scripts/build-base-image.sh`), so this pack has no toolchain image of its own.
@@ -12,9 +13,12 @@ import json
 import re
 import tomllib
 from collections.abc import Mapping
+from dataclasses import replace
+from datetime import datetime
 
 from swe_forge_dagster.execution.languages import python_protection
 from swe_forge_dagster.execution.languages.pack import AgentHints, Files, LanguagePack, RunnerHints
+from swe_forge_dagster.execution.languages.python_era import era_recipe, is_old, legacy_build, legacy_install
 from swe_forge_dagster.execution.languages.python_recipes import (
     BASE_IMAGES,
     MANIFESTS,
@@ -70,7 +74,24 @@ def dependency_part(name: str, content: bytes) -> bytes:
 
 
 def _recipes(files: Files, tree: set[str], image: str) -> tuple[list[EnvRecipe], str | None]:
-    return python_recipes(files, tree, image), None
+    """Today's releases; a build backend without PEP 660 (`python_era.legacy_build`) without build isolation."""
+    build = legacy_build(files.get("pyproject.toml"))
+    recipes = python_recipes(files, tree, image)
+    if build is None:
+        return recipes, None
+    legacy = [
+        replace(r, install_commands=(*r.install_commands[:-1], legacy_install(r.install_commands[-1], build)))
+        for r in recipes
+    ]
+    return legacy, None
+
+
+def _era_recipes(files: Files, tree: set[str], image: str, committed: datetime | None) -> list[EnvRecipe]:
+    """The most specific install as of the commit's era (`python_era`), for a commit older than `ERA_AGE`."""
+    recipes = python_recipes(files, tree, image)
+    if not recipes or not is_old(committed):
+        return []
+    return [era_recipe(recipes[0], _swap(BASE_IMAGES).get(image, "3.9"), files)]
 
 
 def _images(files: Files) -> list[str]:
@@ -125,6 +146,7 @@ PACK = LanguagePack(
     read_files=(*MANIFESTS, *TEST_REQUIREMENTS),
     dependency_files=DEPENDENCY_FILES,
     recipes=_recipes,
+    era_recipes=_era_recipes,
     image_order=_images,
     missing_image="no Python base image is built on this engine",
     protects=python_protection.protects,

@@ -9,9 +9,10 @@ images) and is proven by building the image and running the tests, by the caller
 
 Which Python: `python_images` reads what the repository declares (tox envlist `py37`,
 trove classifiers `Python :: 3.7`, `python_requires`/`requires-python`) and orders the local base
-images (`BASE_IMAGES`, one per Debian suite: bullseye 3.9, bookworm 3.11, trixie 3.13) nearest first to the
-newest version it declares, so a 2019 project gets 3.9 before 3.11; a caller tries the next one
-when the suite does not start (import or syntax errors of an old code base on a new Python).
+images (`BASE_IMAGES`, one per Debian suite: bullseye 3.9, bookworm 3.11, trixie 3.13): old code (its newest
+declared Python older than the default's) the oldest it accepts first, so a 2019 project gets 3.9 before 3.11,
+newer code nearest first to the newest version it declares; a caller tries the next one when the suite does
+not start (import or syntax errors of an old code base on a new Python).
 
 Pack-private (`languages.python` is the pack).
 """
@@ -33,7 +34,8 @@ from swe_forge_dagster.settings import DEFAULT_BASE_IMAGE
 BASE_IMAGES = {"3.11": DEFAULT_BASE_IMAGE, "3.9": "swe-forge-base:bullseye", "3.13": "swe-forge-base:trixie"}
 """Python version -> the local base image that has it (`scripts/build-base-image.sh`), the default first."""
 
-MANIFESTS = ("setup.py", "setup.cfg", "pyproject.toml", "tox.ini", "tox.toml")
+PYTHON_VERSION_FILE = ".python-version"
+MANIFESTS = ("setup.py", "setup.cfg", "pyproject.toml", "tox.ini", "tox.toml", PYTHON_VERSION_FILE)
 """The files `python_recipes` and `python_images` read (the caller passes their text at the base commit)."""
 TEST_EXTRAS = ("tests", "test", "testing", "dev")
 TEST_REQUIREMENTS = (
@@ -112,12 +114,19 @@ def _tox_extras(text: str | None) -> list[str]:
 
 
 def declared_pythons(manifests: Mapping[str, str]) -> tuple[list[tuple[int, int]], SpecifierSet | None]:
-    """(the 3.x versions the repository says it supports, its requires-python specifier or None)."""
+    """(the 3.x versions the repository says it supports, its requires-python specifier or None): trove
+    classifiers, tox's envlist, `.python-version`; the specifier from requires-python / python_requires."""
     text = "\n".join(manifests.get(name, "") for name in MANIFESTS)
     versions = {(3, int(minor)) for minor in re.findall(r"Programming Language :: Python :: 3\.(\d+)", text)}
     tox = _ini(manifests.get("tox.ini"))
     if tox is not None and tox.has_option("tox", "envlist"):
-        versions |= {(3, int(minor)) for minor in re.findall(r"\bpy3(\d+)\b", tox.get("tox", "envlist"))}
+        envlist = tox.get("tox", "envlist")
+        braced = ",".join(re.findall(r"\bpy\{([^}]*)\}", envlist))  # py{39,38,37,py3}
+        found = re.findall(r"\bpy3(\d+)\b", envlist) + re.findall(r"(?:^|,)\s*3(\d+)\s*(?=,|$)", braced)
+        versions |= {(3, int(minor)) for minor in found}
+    pinned = re.match(r"\s*3\.(\d+)", manifests.get(PYTHON_VERSION_FILE, ""))
+    if pinned:
+        versions.add((3, int(pinned.group(1))))
     spec_text = (_toml(manifests.get("pyproject.toml")).get("project") or {}).get("requires-python")
     if not spec_text:
         match = re.search(r"python_requires\s*=\s*['\"]([^'\"]+)['\"]", manifests.get("setup.py", ""))
@@ -131,19 +140,27 @@ def declared_pythons(manifests: Mapping[str, str]) -> tuple[list[tuple[int, int]
 
 
 def python_images(manifests: Mapping[str, str], images: Mapping[str, str] = BASE_IMAGES) -> list[str]:
-    """The base images to try, nearest first to the newest Python the repository declares (its
-    `requires-python` filters them); with nothing declared, the default order of `images`."""
+    """The base images to try (its `requires-python` filters them). Old code, whose newest declared Python is older
+    than the default image's, gets the oldest Python it accepts first (its era's packages were made for it);
+    newer code nearest first to the newest Python it declares; with nothing declared, the default order."""
     declared, spec = declared_pythons(manifests)
     versions = [v for v in images if spec is None or spec.contains(f"{v}.0", prereleases=True)] or list(images)
     if declared:
         target = max(declared)
+        default = _minor(next(iter(images)))
 
         def distance(version: str) -> tuple[int, int]:
-            minor = int(version.split(".")[1])
+            minor = _minor(version)
+            if target[1] < default:  # old code: oldest first
+                return (minor, 0)
             return (abs(minor - target[1]), -minor)  # nearest, then the newer one
 
         versions.sort(key=distance)
     return [images[v] for v in versions]
+
+
+def _minor(version: str) -> int:
+    return int(version.split(".")[1])
 
 
 def _setup_py_extras(text: str) -> set[str]:

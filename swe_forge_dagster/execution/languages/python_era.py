@@ -1,0 +1,138 @@
+"""Era-true Python environments: the repository's dependencies resolved as of its base commit, and old build backends.
+
+An unpinned `pytest` installs today's pytest, which no longer calls nose-style `setup(self)` methods, and today's
+Werkzeug has no `url_quote`: a repository at a commit of 2021 was tested with the releases of 2021. So the first
+recipe of an old commit installs with uv (`uv pip install --exclude-newer <date>`): every package, build
+requirements included, as PyPI had it on that date; what the repository pins (a fully pinned requirements file)
+is installed as pinned, since a pin never postdates its commit. Three corrections make the date work:
+
+- the date is never before the chosen interpreter's release (`INTERPRETER_RELEASES`): packages of 2014 do not run
+  on Python 3.9 (pytest 2.6 crashes on start), those of the day 3.9.0 came out do;
+- setuptools and wheel are exempt (`--exclude-newer-package setuptools=false`): a setuptools of before 64 has no
+  PEP 660 `build_editable` hook, so an editable install of an old project would fail for the date alone;
+- bytecode is compiled at install, as pip does (`--compile-bytecode`): an old package compiled at import under a
+  suite's `filterwarnings = error` turns its invalid escapes into SyntaxErrors (flask 2.0 with blinker 1.4).
+
+The date itself is not in the recipe: `environment.Environments` exports the base commit's committer date as
+`BASE_DATE_VAR` to the install steps, and the recipe clamps it (so one recipe, one image, serves every commit of
+the repository with the same manifests). The recipe's last step writes what it resolved (`RUNTIME_FILE`:
+interpreter, pytest, resolution date, rung), which the build turns into image labels that `validate` and the
+harness print.
+
+A build backend pinned before setuptools 64 (`requires = ["setuptools~=62.6"]`) has no `build_editable` hook
+whatever the date: `legacy_build` names what to install instead (a current setuptools and wheel and the other
+build requirements), and the install runs without build isolation.
+
+Pack-private (`languages.python` is the pack).
+"""
+
+from __future__ import annotations
+
+import shlex
+import tomllib
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
+
+from packaging.requirements import InvalidRequirement, Requirement
+
+from swe_forge_dagster.execution.recipe import BASE_DATE_VAR, ENV_DIR, RUNTIME_FILE, EnvRecipe
+
+INTERPRETER_RELEASES = {
+    "3.8": "2019-10-14",
+    "3.9": "2020-10-05",
+    "3.10": "2021-10-04",
+    "3.11": "2022-10-24",
+    "3.12": "2023-10-02",
+    "3.13": "2024-10-07",
+}
+"""Release day of each CPython minor's x.0: the earliest resolution date on that interpreter."""
+ERA_AGE = timedelta(days=365)
+"""A commit younger than this gets no era recipe: its era's releases are today's, near enough (the demo world and
+repositories of today keep today's recipes)."""
+RESOLUTION_VAR = "SWE_FORGE_RESOLUTION_DATE"
+RUNG = "manifest-era"
+"""How an era recipe's environment was found (today's releases: `manifest`; the LLM agent: `agent`)."""
+EXEMPT = ("setuptools", "wheel")
+"""Resolved as of today whatever the date: the build tools of an editable install (see the module docstring)."""
+RECORD_SCRIPT = f"{ENV_DIR}/record"
+RECORD = (
+    "python -c 'import platform, pytest; "
+    'print(f"python-version={platform.python_version()}\\npytest-version={pytest.__version__}")\' '
+    f"> {RUNTIME_FILE}\n"
+    f"printf 'resolution-date=%s\\nrung={RUNG}\\n' \"${RESOLUTION_VAR}\" >> {RUNTIME_FILE}\n"
+)
+"""Run after the install (in its venv): what it resolved, into `RUNTIME_FILE`; written by the date step so the
+install stays the recipe's last command (the one reasons name)."""
+UV_VENV = "python3 -m venv /opt/venv && . /opt/venv/bin/activate && python -m pip install -q uv"
+"""The venv every Python recipe uses, with uv (pip's `--uploaded-prior-to` has no per-package exemption)."""
+
+
+def iso_utc(moment: datetime) -> str:
+    """`2021-05-13T20:35:12Z`: the form uv reads, and one that sorts as text."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def interpreter_floor(python: str) -> str:
+    """The earliest resolution date for Python `python` (`3.9`): its x.0 release day, midnight UTC."""
+    return f"{INTERPRETER_RELEASES.get(python, '2020-10-05')}T00:00:00Z"
+
+
+def resolution_date(committed: datetime, python: str) -> str:
+    """max(the base commit's date, the interpreter's release): what the era recipe's install resolves as of."""
+    return max(iso_utc(committed), interpreter_floor(python))
+
+
+def is_old(committed: datetime | None, now: datetime | None = None) -> bool:
+    """Whether a commit is old enough for its era's releases to differ from today's (`ERA_AGE`)."""
+    return committed is not None and (now or datetime.now(UTC)) - committed > ERA_AGE
+
+
+def legacy_build(pyproject: str | None) -> list[str] | None:
+    """What to install before a no-isolation editable install when pyproject.toml pins a setuptools without PEP 660
+    (no version from 64 on allowed): a current setuptools and wheel plus the other build requirements; else None."""
+    try:
+        requires = (tomllib.loads(pyproject or "").get("build-system") or {}).get("requires") or []
+    except tomllib.TOMLDecodeError:
+        return None
+    parsed = []
+    for text in requires:
+        try:
+            parsed.append(Requirement(str(text)))
+        except InvalidRequirement:
+            return None
+    pinned = next((r for r in parsed if r.name.lower() == "setuptools"), None)
+    if (
+        pinned is None
+        or not pinned.specifier
+        or any(pinned.specifier.contains(v) for v in ("64.0.0", "70.0.0", "80.0.0"))
+    ):
+        return None
+    return [*EXEMPT, *(str(r) for r in parsed if r.name.lower() not in EXEMPT)]
+
+
+def legacy_install(install: str, build: list[str], pip: str = "pip install") -> str:
+    """`install` (a `pip install ...` line) run without build isolation after `build` is installed with `pip`."""
+    prepare = f"{pip} -q --upgrade {' '.join(shlex.quote(b) for b in build)}"
+    return f"{prepare} && {install.replace('pip install', 'pip install --no-build-isolation', 1)}"
+
+
+def era_recipe(today: EnvRecipe, python: str, manifests: Mapping[str, str]) -> EnvRecipe:
+    """`today` (a venv, then one plain `pip install ...`) resolved as of the commit's date with uv, on Python
+    `python` (see the module docstring)."""
+    exempt = " ".join(f"--exclude-newer-package {name}=false" for name in EXEMPT)
+    uv = f'uv pip install --exclude-newer "${RESOLUTION_VAR}" {exempt} --compile-bytecode'
+    install = today.install_commands[-1].replace("pip install", uv, 1)
+    build = legacy_build(manifests.get("pyproject.toml"))
+    if build is not None:
+        prepare = f"{uv} -q --upgrade {' '.join(shlex.quote(b) for b in build)}"
+        install = f"{prepare} && {install.replace(uv, f'{uv} --no-build-isolation', 1)}"
+    date = (
+        f'export {RESOLUTION_VAR}="$(printf \'%s\\n\' "${{{BASE_DATE_VAR}:-}}" {interpreter_floor(python)} '
+        f"| sort | tail -n 1)\" && cat > {RECORD_SCRIPT} <<'EOF'\n{RECORD}EOF"
+    )
+    return EnvRecipe((UV_VENV, date, f"{install} && sh {RECORD_SCRIPT}"), today.test_command, today.base_image)
+
+
+def is_era(recipe: EnvRecipe) -> bool:
+    """Whether `recipe` is an era recipe (its install resolves as of a date)."""
+    return any(RESOLUTION_VAR in command for command in recipe.install_commands)

@@ -1,0 +1,118 @@
+"""Era-true Python recipes without Docker (issue 22): the resolution date, the interpreter, old build backends,
+the ladder's order and the record an install leaves for the image's labels."""
+
+from __future__ import annotations
+
+import subprocess
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from swe_forge_dagster.execution.env_candidates import environment_candidates
+from swe_forge_dagster.execution.environment import runtime_labels
+from swe_forge_dagster.execution.languages.python import PACK
+from swe_forge_dagster.execution.languages.python_era import (
+    BASE_DATE_VAR,
+    RECORD_SCRIPT,
+    RESOLUTION_VAR,
+    is_era,
+    is_old,
+    legacy_build,
+    resolution_date,
+)
+from swe_forge_dagster.execution.languages.python_recipes import BASE_IMAGES, declared_pythons, python_images
+from tests.support.dated_repo import dated_repo
+
+IMAGES = {"3.11": "img:bookworm", "3.9": "img:bullseye", "3.13": "img:trixie"}
+FLASK_TOX = "[tox]\nenvlist =\n    py{39,38,37,36,py3}\n    py39-click7\n    style\n"
+OLD = datetime(2021, 5, 13, 20, 35, 12, tzinfo=UTC)
+
+
+def test_the_date_is_the_commits_unless_it_predates_the_interpreter() -> None:
+    assert resolution_date(OLD, "3.9") == "2021-05-13T20:35:12Z"  # flask-4045 on 3.9: the commit's own date
+    assert resolution_date(OLD, "3.11") == "2022-10-24T00:00:00Z"  # 2021 packages predate Python 3.11
+    assert resolution_date(datetime(2014, 10, 26, tzinfo=UTC), "3.9") == "2020-10-05T00:00:00Z"  # requests-2317
+    assert resolution_date(datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC), "3.13") == "2025-01-02T03:04:05Z"
+    now = datetime(2026, 11, 26, tzinfo=UTC)
+    assert is_old(OLD, now) and not is_old(now - timedelta(days=30), now) and not is_old(None, now)
+
+
+def test_the_recipe_clamps_the_date_the_build_exports(tmp_path: Path) -> None:
+    """The era recipe's date step, run by bash as the sandbox runs it: max(exported commit date, interpreter)."""
+    recipe = PACK.era_recipes({"setup.py": "setup()"}, set(), "swe-forge-base:bullseye", OLD)[0]
+    step = recipe.install_commands[1].replace(RECORD_SCRIPT, str(tmp_path / "record"))
+    for exported, expected in (
+        ("2021-05-13T20:35:12Z", "2021-05-13T20:35:12Z"),
+        ("2014-10-26T00:00:00Z", "2020-10-05T00:00:00Z"),
+        ("", "2020-10-05T00:00:00Z"),  # a build that exports no date: the interpreter's release
+    ):
+        script = f"export {BASE_DATE_VAR}={exported}\n{step}\necho ${RESOLUTION_VAR}"
+        done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True)
+        assert done.stdout.strip() == expected
+    assert "pytest-version=" in (tmp_path / "record").read_text()
+
+
+def test_an_old_commit_gets_an_era_recipe_first_and_todays_releases_after() -> None:
+    manifests = {"setup.py": "setup(name='x', extras_require={'tests': ['pytest']})"}
+    era = PACK.era_recipes(manifests, set(), "swe-forge-base:bullseye", OLD)
+    assert len(era) == 1 and is_era(era[0])
+    install = era[0].install_commands[-1]
+    assert install.startswith(f'uv pip install --exclude-newer "${RESOLUTION_VAR}" --exclude-newer-package ')
+    assert "setuptools=false" in install and "--compile-bytecode" in install and "-e '.[tests]' pytest" in install
+    assert "pip install -q uv" in era[0].install_commands[0]
+    assert PACK.era_recipes(manifests, set(), "swe-forge-base:bookworm", datetime.now(UTC)) == []  # young: today's
+    today, _ = PACK.recipes(manifests, set(), "swe-forge-base:bullseye")
+    assert not any(is_era(r) for r in today) and today[0].install_commands[-1] == "pip install -e '.[tests]' pytest"
+
+
+def test_the_ladder_on_a_dated_repository_offers_era_recipes_before_todays(tmp_path: Path) -> None:
+    files = {"setup.py": "setup(name='x')\n", "tox.ini": FLASK_TOX, "tests/test_x.py": "def test_x(): pass\n"}
+    cache, sha = dated_repo(tmp_path / "old", files, "2021-05-13T13:35:12-07:00")
+    found = environment_candidates(cache, "o/r", sha, available=lambda image: image != BASE_IMAGES["3.13"])
+    assert [(is_era(r), r.base_image) for r in found.recipes] == [
+        (True, BASE_IMAGES["3.9"]),  # old code: the oldest Python it accepts first
+        (True, BASE_IMAGES["3.11"]),
+        (False, BASE_IMAGES["3.9"]),
+        (False, BASE_IMAGES["3.11"]),
+    ]
+    assert cache.committed_at("o/r", sha) == datetime(2021, 5, 13, 20, 35, 12, tzinfo=UTC)
+    cache, sha = dated_repo(tmp_path / "young", files, datetime.now(UTC).isoformat())
+    found = environment_candidates(cache, "o/r", sha, available=lambda image: True)
+    assert not any(is_era(r) for r in found.recipes)
+
+
+def test_old_code_gets_the_oldest_python_it_accepts_and_new_code_todays() -> None:
+    assert declared_pythons({"tox.ini": FLASK_TOX})[0] == [(3, 6), (3, 7), (3, 8), (3, 9)]
+    assert python_images({"tox.ini": FLASK_TOX}, IMAGES) == ["img:bullseye", "img:bookworm", "img:trixie"]
+    ten = {"setup.py": "setup(classifiers=['Programming Language :: Python :: 3.10'])"}
+    assert python_images(ten, IMAGES)[0] == "img:bullseye"  # declared up to 3.10: old code, was 3.11 first
+    needs_310 = {**ten, "setup.cfg": "[options]\npython_requires = >=3.10\n"}
+    assert python_images(needs_310, IMAGES)[0] == "img:bookworm"  # the oldest it accepts
+    assert python_images({".python-version": "3.12.4\n"}, IMAGES)[0] == "img:trixie"  # nearest, then the newer
+    assert python_images({".python-version": "3.13\n"}, IMAGES)[0] == "img:trixie"
+    assert python_images({"setup.py": "setup()"}, IMAGES) == list(IMAGES.values())  # nothing declared: default
+
+
+def test_a_setuptools_pinned_before_pep_660_is_built_without_isolation() -> None:
+    pinned = '[build-system]\nrequires = ["setuptools~=62.6", "wheel", "setuptools_scm[toml]>=6.2"]\n'
+    assert legacy_build(pinned) == ["setuptools", "wheel", "setuptools_scm[toml]>=6.2"]
+    assert legacy_build('[build-system]\nrequires = ["setuptools<64"]\n') == ["setuptools", "wheel"]
+    for fine in ('[build-system]\nrequires = ["setuptools>=61"]\n', '[build-system]\nrequires = ["setuptools"]\n', ""):
+        assert legacy_build(fine) is None
+    manifests = {"pyproject.toml": pinned + '[project]\nname = "p"\nversion = "1"\n'}
+    today, _ = PACK.recipes(manifests, set(), "img")
+    assert today[-1].install_commands[-1] == (
+        "pip install -q --upgrade setuptools wheel 'setuptools_scm[toml]>=6.2' "
+        "&& pip install --no-build-isolation -e . pytest"
+    )
+    era = PACK.era_recipes(manifests, set(), "img", OLD)[0].install_commands[-1]
+    assert "--upgrade setuptools wheel" in era and "--no-build-isolation -e . pytest" in era
+
+
+def test_an_installs_record_becomes_image_labels() -> None:
+    text = "python-version=3.9.2\npytest-version=6.2.4\nresolution-date=2021-05-13T20:35:12Z\nrung=manifest-era\n"
+    assert runtime_labels(text + "Bad Name=x\nempty=\nnoise\n") == {
+        "swe-forge.python-version": "3.9.2",
+        "swe-forge.pytest-version": "6.2.4",
+        "swe-forge.resolution-date": "2021-05-13T20:35:12Z",
+        "swe-forge.rung": "manifest-era",
+    }

@@ -1,0 +1,72 @@
+"""The real SWE-bench Lite test instance pallets__flask-4045 reproduces every given verdict on its era's environment.
+
+flask at d8c37f43 (2021-05-13) installs today's Werkzeug, which has no `url_quote`, so with today's releases its
+tests do not even collect. No environment is given: `swe-forge validate` picks Python 3.9 (tox says py36-py39:
+old code, the oldest Python it accepts) and resolves the dependencies as of the commit (the pinned
+requirements/tests.txt as pinned, Werkzeug/click/Jinja as of May 2021), on its first recipe and with no LLM. Every
+verdict the dataset gives holds; 127 more tests pass before and after than its PASS_TO_PASS lists, because
+SWE-bench made them with Werkzeug 2.3.7 (2023), whose deprecations fail 128 of them under flask's
+`filterwarnings = error` (checked by hand: 51 of 179 pass with SWE-bench's pins): validate says `changed` and why.
+Needs Docker, `swe-forge-base:bullseye` and PyPI (through the host CA bundle).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import docker
+import pytest
+
+from swe_forge_dagster.execution.languages.python_recipes import BASE_IMAGES
+from swe_forge_dagster.export.swebench import read_instances, write_jsonl
+from swe_forge_dagster.tasks.revalidate_instances import SUPERSET
+from tests.support.common import SHARED_FIXTURES, require_image
+
+pytestmark = [pytest.mark.docker, pytest.mark.real_repo]
+BUNDLE = SHARED_FIXTURES / "repos" / "pallets+flask.bundle"
+LITE_TEST = SHARED_FIXTURES / "swebench" / "lite-test-and-multilingual" / "swebench_lite_origin.jsonl"
+HOST_CA = Path("/etc/ssl/certs/ca-certificates.crt")
+INSTANCE = "pallets__flask-4045"
+
+
+def test_flask_4045_reproduces_every_given_verdict_on_its_eras_environment(
+    tmp_path: Path, docker_client: docker.DockerClient
+) -> None:
+    if not BUNDLE.is_file() or not LITE_TEST.is_file():
+        pytest.skip(f"real fixtures missing ({BUNDLE.name} or {LITE_TEST.name})")
+    require_image(docker_client, BASE_IMAGES["3.9"], f"scripts/build-base-image.sh {BASE_IMAGES['3.9']}")
+    remote = tmp_path / "remotes" / "pallets" / "flask.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(BUNDLE), str(remote)], check=True, timeout=300)
+    (inst,) = [i for i in read_instances(LITE_TEST) if i.instance_id == INSTANCE]
+    write_jsonl([inst], tmp_path / "instances.jsonl")
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("SWE_FORGE_")},
+        "SWE_FORGE_HOME": str(tmp_path / "home"),
+        **({"SWE_FORGE_CA_BUNDLE": str(HOST_CA)} if HOST_CA.is_file() else {}),
+    }
+    args = ["validate", "-i", str(tmp_path / "instances.jsonl"), "--git-url", f"file://{tmp_path}/remotes/{{repo}}.git"]
+    done = subprocess.run(
+        [sys.executable, "-m", "swe_forge_dagster.cli", *args, "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    assert done.stdout.strip(), done.stderr[-3000:]
+    (row,) = json.loads(done.stdout)["results"]
+    # every verdict the dataset gives holds; the dataset's 50 PASS_TO_PASS are a subset of what passes here
+    assert row["status"] == "changed" and SUPERSET in row["reason"], (row["reason"], row["recipes_tried"])
+    assert sorted(row["fail_to_pass"]) == sorted(inst.FAIL_TO_PASS)
+    assert set(inst.PASS_TO_PASS) < set(row["pass_to_pass"]) and not row["pass_to_pass_missing"]
+    assert row["pass_to_pass_extra"] and not row["fail_to_pass_missing"] and not row["fail_to_pass_extra"]
+    assert all("passes in every run" in row["differences"][t] for t in row["pass_to_pass_extra"])
+    assert (
+        row["runtime"]["python-version"].startswith("3.9")
+        and row["runtime"]["resolution-date"] == "2021-05-13T20:35:12Z"
+    )
+    assert len(row["recipes_tried"]) == 1 and BASE_IMAGES["3.9"] in row["recipes_tried"][0]  # the era recipe
+    assert "--exclude-newer" in row["recipes_tried"][0]
