@@ -9,22 +9,16 @@ from pathlib import Path
 
 from swe_forge_dagster.execution.env_candidates import environment_candidates
 from swe_forge_dagster.execution.environment import runtime_labels
+from swe_forge_dagster.execution.era import RESOLUTION_VAR, is_era, is_old
 from swe_forge_dagster.execution.languages.python import PACK
-from swe_forge_dagster.execution.languages.python_era import (
-    BASE_DATE_VAR,
-    RECORD_SCRIPT,
-    RESOLUTION_VAR,
-    is_era,
-    is_old,
-    legacy_build,
-    resolution_date,
-)
+from swe_forge_dagster.execution.languages.python_era import RECORD_SCRIPT, legacy_build, resolution_date
 from swe_forge_dagster.execution.languages.python_recipes import BASE_IMAGES, declared_pythons, python_images
 from tests.support.dated_repo import dated_repo
 
 IMAGES = {"3.11": "img:bookworm", "3.9": "img:bullseye", "3.13": "img:trixie"}
 FLASK_TOX = "[tox]\nenvlist =\n    py{39,38,37,36,py3}\n    py39-click7\n    style\n"
 OLD = datetime(2021, 5, 13, 20, 35, 12, tzinfo=UTC)
+OLDER = datetime(2021, 2, 1, tzinfo=UTC)
 
 
 def test_the_date_is_the_commits_unless_it_predates_the_interpreter() -> None:
@@ -36,19 +30,24 @@ def test_the_date_is_the_commits_unless_it_predates_the_interpreter() -> None:
     assert is_old(OLD, now) and not is_old(now - timedelta(days=30), now) and not is_old(None, now)
 
 
-def test_the_recipe_clamps_the_date_the_build_exports(tmp_path: Path) -> None:
-    """The era recipe's date step, run by bash as the sandbox runs it: max(exported commit date, interpreter)."""
-    recipe = PACK.era_recipes({"setup.py": "setup()"}, set(), "swe-forge-base:bullseye", OLD)[0]
-    step = recipe.install_commands[1].replace(RECORD_SCRIPT, str(tmp_path / "record"))
-    for exported, expected in (
-        ("2021-05-13T20:35:12Z", "2021-05-13T20:35:12Z"),
-        ("2014-10-26T00:00:00Z", "2020-10-05T00:00:00Z"),
-        ("", "2020-10-05T00:00:00Z"),  # a build that exports no date: the interpreter's release
+def test_the_recipe_carries_its_date_and_survives_being_joined_into_one_line(tmp_path: Path) -> None:
+    """The era recipe's steps, run by bash as the sandbox runs them and as an exported task's one `&&` line: the
+    date is the recipe's own (clamped to the interpreter), so two commits' recipes (and images) differ."""
+    for committed, python, expected in (
+        (OLD, "3.9", "2021-05-13T20:35:12Z"),
+        (datetime(2014, 10, 26, tzinfo=UTC), "3.9", "2020-10-05T00:00:00Z"),
+        (OLD, "3.11", "2022-10-24T00:00:00Z"),
     ):
-        script = f"export {BASE_DATE_VAR}={exported}\n{step}\necho ${RESOLUTION_VAR}"
+        image = BASE_IMAGES[python]
+        (recipe,) = PACK.era_recipes({"setup.py": "setup()"}, set(), image, committed)
+        steps = [c.replace(RECORD_SCRIPT, str(tmp_path / "record")) for c in recipe.install_commands[1:2]]
+        steps = [s.replace("mkdir -p /.swe-forge-env", f"mkdir -p {tmp_path}") for s in steps]
+        script = " && ".join([*steps, f"echo ${RESOLUTION_VAR}"])  # as export.task_dir joins an install
         done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True)
         assert done.stdout.strip() == expected
-    assert "pytest-version=" in (tmp_path / "record").read_text()
+        assert "pytest-version=" in (tmp_path / "record").read_text()
+    dates = {PACK.era_recipes({"setup.py": "setup()"}, set(), BASE_IMAGES["3.9"], d)[0].key() for d in (OLD, OLDER)}
+    assert len(dates) == 2  # two commits of different dates: two images
 
 
 def test_an_old_commit_gets_an_era_recipe_first_and_todays_releases_after() -> None:
@@ -83,20 +82,37 @@ def test_the_ladder_on_a_dated_repository_offers_era_recipes_before_todays(tmp_p
 def test_old_code_gets_the_oldest_python_it_accepts_and_new_code_todays() -> None:
     assert declared_pythons({"tox.ini": FLASK_TOX})[0] == [(3, 6), (3, 7), (3, 8), (3, 9)]
     assert python_images({"tox.ini": FLASK_TOX}, IMAGES) == ["img:bullseye", "img:bookworm", "img:trixie"]
-    ten = {"setup.py": "setup(classifiers=['Programming Language :: Python :: 3.10'])"}
+    ten = {
+        "setup.py": "setup(classifiers=["
+        + ", ".join(f"'Programming Language :: Python :: 3.{m}'" for m in (8, 9, 10))
+        + "])"
+    }
     assert python_images(ten, IMAGES)[0] == "img:bullseye"  # declared up to 3.10: old code, was 3.11 first
     needs_310 = {**ten, "setup.cfg": "[options]\npython_requires = >=3.10\n"}
     assert python_images(needs_310, IMAGES)[0] == "img:bookworm"  # the oldest it accepts
     assert python_images({".python-version": "3.12.4\n"}, IMAGES)[0] == "img:trixie"  # nearest, then the newer
     assert python_images({".python-version": "3.13\n"}, IMAGES)[0] == "img:trixie"
     assert python_images({"setup.py": "setup()"}, IMAGES) == list(IMAGES.values())  # nothing declared: default
+    assert python_images({".python-version": "3.10.4\n"}, IMAGES)[0] == "img:bookworm"  # never below its pin first
+    assert declared_pythons({"tox.ini": "[tox]\nenvlist = py3{8,9,10,11,12}, lint\n"})[0][-1] == (3, 12)
+
+
+def test_names_from_the_repository_reach_the_install_only_when_well_formed() -> None:
+    tox = "[testenv]\nextras =\n    a';id;'\n    tests\n"
+    groups = '[project]\nname = "p"\n[dependency-groups]\n"t;touch${IFS}/tmp/pwned;#" = ["x"]\ntest = ["y"]\n'
+    today, _ = PACK.recipes({"setup.py": "setup()", "tox.ini": tox, "pyproject.toml": groups}, set(), "img")
+    installs = [r.install_commands[-1] for r in today]
+    assert installs[0] == "pip install -e '.[tests]' --group test pytest"
+    assert not any(";" in install or "$" in install for install in installs), installs
 
 
 def test_a_setuptools_pinned_before_pep_660_is_built_without_isolation() -> None:
     pinned = '[build-system]\nrequires = ["setuptools~=62.6", "wheel", "setuptools_scm[toml]>=6.2"]\n'
     assert legacy_build(pinned) == ["setuptools", "wheel", "setuptools_scm[toml]>=6.2"]
     assert legacy_build('[build-system]\nrequires = ["setuptools<64"]\n') == ["setuptools", "wheel"]
-    for fine in ('[build-system]\nrequires = ["setuptools>=61"]\n', '[build-system]\nrequires = ["setuptools"]\n', ""):
+    for fine in ("setuptools>=61", "setuptools", "setuptools==67.*", "setuptools~=68.0", "setuptools<69"):
+        assert legacy_build(f'[build-system]\nrequires = ["{fine}"]\n') is None, fine
+    for fine in ("", "[build-system]\n"):
         assert legacy_build(fine) is None
     manifests = {"pyproject.toml": pinned + '[project]\nname = "p"\nversion = "1"\n'}
     today, _ = PACK.recipes(manifests, set(), "img")

@@ -77,8 +77,9 @@ def test_the_most_exact_declaration_wins() -> None:
     assert declared_version(package(engines={"node": "^18.17 || >=20"})) == (18,)
 
 
-def test_the_highest_lts_major_that_satisfies_comes_first_and_undeclared_repositories_keep_debian() -> None:
-    assert image_order(package()) == [NODE_IMAGE, "swe-forge-node:trixie"]  # as before this change
+def test_the_highest_lts_major_that_satisfies_comes_first_and_undeclared_repositories_keep_debian_first() -> None:
+    # as before, then the newest LTS: today's releases of an undeclared package's ranges may need a newer Node
+    assert image_order(package()) == [NODE_IMAGE, "swe-forge-node:trixie", "swe-forge-node:26"]
     assert image_order(package(engines={"node": ">=20"}))[:3] == [
         "swe-forge-node:26",
         "swe-forge-node:24",

@@ -33,6 +33,8 @@ def test_the_runtime_part_of_an_environments_labels() -> None:
     assert describe(record) == "from swe-forge-node:20, node 20.20.2, npm 10.9.9"
     era = runtime_labels({"swe-forge.resolution-date": "2021-05-13", "swe-forge.python-version": "3.9.2"})
     assert describe(era) == "python 3.9.2, resolved as of 2021-05-13"
+    skipped = runtime_labels({"swe-forge.resolution-date": "none", "swe-forge.resolution-note": "no time.created"})
+    assert skipped["resolution-note"] == "no time.created" and describe(skipped) == "today's releases"
     assert runtime_labels(None) == {} and describe({}) == ""
 
 

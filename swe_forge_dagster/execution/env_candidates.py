@@ -73,10 +73,11 @@ def environment_candidates(
         if problem:
             return Candidates(language.name, problem=problem, buildable=False)
         recipes += made
-    if language.era_recipes is not None:  # the commit's era first, then today's releases
+    recipes = recipes[:max_candidates]
+    if language.era_recipes is not None:  # the commit's era first, then today's releases (as many as without it)
         committed = cache.committed_at(repo, sha)
         recipes = [era for image in usable for era in language.era_recipes(files, tree, image, committed)] + recipes
     chosen = remembered(cache, repo, sha)
     if chosen is not None:
         recipes = [chosen, *(recipe for recipe in recipes if recipe != chosen)]
-    return Candidates(language.name, recipes[:max_candidates])
+    return Candidates(language.name, recipes)

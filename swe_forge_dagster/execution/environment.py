@@ -24,7 +24,6 @@ import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC
 from pathlib import Path
 
 import docker
@@ -32,7 +31,7 @@ import docker
 from swe_forge_dagster.execution import toolchain_images
 from swe_forge_dagster.execution.languages.python import DIST_NAME_FILES, dependency_part
 from swe_forge_dagster.execution.languages.registry import dependency_files
-from swe_forge_dagster.execution.recipe import BASE_DATE_VAR, RUNTIME_FILE, EnvRecipe
+from swe_forge_dagster.execution.recipe import RUNTIME_FILE, EnvRecipe
 from swe_forge_dagster.execution.registry import ImageRegistry
 from swe_forge_dagster.execution.repo_box import ENV_DIR, GIT, TREE_NAME, write_tree_archive
 from swe_forge_dagster.execution.repo_cache import RepoCache
@@ -258,9 +257,6 @@ class Environments:
             if recorded.exit_code != 0:
                 raise EnvironmentBuildError(f"recording the build tree failed: {recorded.output[-500:]}")
             box.run(f"export {pretend}")  # for the installs only: unset before the image is committed
-            committed = self.cache.committed_at(repo, base_sha)
-            if committed is not None:  # what an era-true recipe resolves as of (`recipe.BASE_DATE_VAR`)
-                box.run(f"export {BASE_DATE_VAR}={committed.astimezone(UTC).strftime('%Y-%m-%dT%H:%M:%SZ')}")
             box.run(install_git_script(self.cache.release_version(repo, base_sha)))
             for command in recipe.install_commands:
                 result = box.run(command, timeout=INSTALL_TIMEOUT_S)
@@ -271,7 +267,7 @@ class Environments:
             box.run("rm -rf /repo/.git; cd /repo")  # runs make their own history: the install's is not an output
             box.write_file(f"{ENV_DIR}/outputs.py", OUTPUTS_SCRIPT)
             box.run(f"cd /repo && (python3 {ENV_DIR}/outputs.py || true); cd /repo")  # no python3: no outputs list
-            box.run(f"unset {pretend.split('=', 1)[0]} {BASE_DATE_VAR}")
+            box.run(f"unset {pretend.split('=', 1)[0]}")
             runtime = box.run(f"cat {RUNTIME_FILE} 2>/dev/null || true")
             repository, _, version = tag.partition(":")
             labels = {

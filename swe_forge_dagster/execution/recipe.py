@@ -17,9 +17,6 @@ from swe_forge_dagster.settings import DEFAULT_BASE_IMAGE
 ENV_DIR = "/.swe-forge-env"
 """In an environment image: `base.list` (the build tree's files, NUL-separated) and `outputs.list` (what
 the install added to /repo, one topmost path a line); see `repo_box.PREPARE_SCRIPT`."""
-BASE_DATE_VAR = "SWE_FORGE_BASE_DATE"
-"""Exported to install steps by the environment build: the base commit's committer date, UTC (`2021-05-13T20:35:12Z`),
-for recipes that resolve dependencies as of it (the recipe stays the same for every commit, so does its image)."""
 RUNTIME_FILE = f"{ENV_DIR}/runtime"
 """`name=value` lines an install may write about the runtime it made (`python-version=3.9.2`, `resolution-date=...`):
 the build labels the image `swe-forge.<name>`, which `validate` and the harness print (`execution.runtime_record`)."""

@@ -50,8 +50,12 @@ def describe(record: Mapping[str, str]) -> str:
     for key, value in record.items():
         if key.endswith("version"):
             parts.append(f"{key.removesuffix('version').rstrip('-') or 'version'} {value}")
-        elif "date" in key or "resolution" in key:
-            parts.append(f"resolved as of {value}" if "resolution" in key else f"{key} {value}")
+        elif key == "resolution-date":
+            parts.append("today's releases" if value == "none" else f"resolved as of {value}")
+        elif key.endswith("-note"):
+            continue  # the JSON keeps it; one line does not
+        elif "date" in key:
+            parts.append(f"{key} {value}")
         elif key == "from":
             parts.append(f"from {value}")
         elif key != "toolchain" or not any(k.endswith("version") for k in record):

@@ -1,7 +1,8 @@
 """The Node pack: package.json repositories (JavaScript/TypeScript), tested with mocha, jest or vitest.
 
 Recipes: `npm ci` with a lock file, else `npm install` (then the same without install scripts,
-which often download browsers or binaries from hosts a sandbox cannot reach); the runner is the one
+which often download browsers or binaries from hosts a sandbox cannot reach), for an old commit without a lock
+file first as of the commit's date (`node_era`: npm's `before`); the runner is the one
 the package depends on (vitest, jest, mocha), with mocha's options from the `test` scripts. The
 parsers are in `node_reports`.
 
@@ -17,9 +18,12 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Mapping
+from datetime import datetime
 from pathlib import PurePosixPath
 
+from swe_forge_dagster.execution.era import is_old
 from swe_forge_dagster.execution.languages import node_image, node_reports
+from swe_forge_dagster.execution.languages.node_era import LOCK_FILES, era_recipe, probe_package
 from swe_forge_dagster.execution.languages.node_versions import declared_range, majors_satisfying
 from swe_forge_dagster.execution.languages.pack import AgentHints, Files, LanguagePack, RunnerHints
 from swe_forge_dagster.execution.recipe import EnvRecipe
@@ -93,6 +97,15 @@ def node_recipes(files: Files, tree: set[str], image: str) -> tuple[list[EnvReci
     return [EnvRecipe((command,), test, image) for command in commands], None
 
 
+def node_era_recipes(files: Files, tree: set[str], image: str, committed: datetime | None) -> list[EnvRecipe]:
+    """For an old commit without a lock file: today's first recipe resolved as of the commit (`node_era`)."""
+    probe = probe_package(json_object(files.get("package.json")))
+    if not is_old(committed) or probe is None or any(lock in tree for lock in LOCK_FILES):
+        return []
+    recipes, _ = node_recipes(files, tree, image)
+    return [era_recipe(recipes[0], probe, committed)] if recipes and committed is not None else []
+
+
 def mocha_options(scripts: Mapping[str, str]) -> list[str]:
     """The mocha options of the package's test scripts (`--timeout 30000`, `--require x`), files and globs left out:
     the runner is given the test files itself. Options in `.mocharc*` are read by mocha anyway."""
@@ -125,11 +138,13 @@ def declared_version(files: Files) -> tuple[int, ...] | None:
 def image_order(files: Files) -> list[str]:
     """The images to try: with a declared version, the highest major that satisfies it first (LTS lines before the
     short-lived odd ones; a Debian image of a major before the one built from npm), then the Debian images;
-    without one, the Debian images by version."""
+    without one, the Debian images by version, then the newest LTS major: an undeclared package installs today's
+    releases of its ranges when its era cannot be resolved, and those may need a newer Node than Debian's (mocha 11
+    does not start on Node 18)."""
     debian = sorted(DEBIAN_IMAGES, key=lambda tag: version_numbers(DEBIAN_IMAGES[tag]))
     declared = declared_range(files)
     if declared is None:
-        return debian
+        return [*debian, node_image.TAG.format(major=node_image.PREFERRED[0])]
     ordered: list[str] = []
     for major in majors_satisfying(declared[1], node_image.PREFERRED):
         ordered += [tag for tag in debian if DEBIAN_IMAGES[tag] == str(major)]
@@ -195,6 +210,7 @@ PACK = LanguagePack(
     declared_version=declared_version,
     dependency_problem=dependency_problem,
     recipes=node_recipes,
+    era_recipes=node_era_recipes,
     image_order=image_order,
     protects=lambda path, new: bool(RUNNER_CONFIG.fullmatch(PurePosixPath(path).name)),
     ca_env_vars=("NODE_EXTRA_CA_CERTS",),

@@ -16,9 +16,10 @@ from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
 
+from swe_forge_dagster.execution.era import is_old
 from swe_forge_dagster.execution.languages import python_protection
 from swe_forge_dagster.execution.languages.pack import AgentHints, Files, LanguagePack, RunnerHints
-from swe_forge_dagster.execution.languages.python_era import era_recipe, is_old, legacy_build, legacy_install
+from swe_forge_dagster.execution.languages.python_era import era_recipe, legacy_build, legacy_install
 from swe_forge_dagster.execution.languages.python_recipes import (
     BASE_IMAGES,
     MANIFESTS,
@@ -91,7 +92,8 @@ def _era_recipes(files: Files, tree: set[str], image: str, committed: datetime |
     recipes = python_recipes(files, tree, image)
     if not recipes or not is_old(committed):
         return []
-    return [era_recipe(recipes[0], _swap(BASE_IMAGES).get(image, "3.9"), files)]
+    assert committed is not None  # is_old
+    return [era_recipe(recipes[0], _swap(BASE_IMAGES).get(image, "3.9"), files, committed)]
 
 
 def _images(files: Files) -> list[str]:

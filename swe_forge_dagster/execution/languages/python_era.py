@@ -13,9 +13,10 @@ is installed as pinned, since a pin never postdates its commit. Three correction
 - bytecode is compiled at install, as pip does (`--compile-bytecode`): an old package compiled at import under a
   suite's `filterwarnings = error` turns its invalid escapes into SyntaxErrors (flask 2.0 with blinker 1.4).
 
-The date itself is not in the recipe: `environment.Environments` exports the base commit's committer date as
-`BASE_DATE_VAR` to the install steps, and the recipe clamps it (so one recipe, one image, serves every commit of
-the repository with the same manifests). The recipe's last step writes what it resolved (`RUNTIME_FILE`:
+The date is in the recipe (`RESOLUTION_VAR`, exported by its first step), so an era environment's image is its
+commit's (the image tag is the recipe's key: two commits of different dates never share one, nor does one layer
+over the other's packages), and an exported task's install resolves as of the same date wherever it runs. The
+recipe's last step writes what it resolved (`RUNTIME_FILE`:
 interpreter, pytest, resolution date, rung), which the build turns into image labels that `validate` and the
 harness print.
 
@@ -31,11 +32,13 @@ from __future__ import annotations
 import shlex
 import tomllib
 from collections.abc import Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.version import InvalidVersion, Version
 
-from swe_forge_dagster.execution.recipe import BASE_DATE_VAR, ENV_DIR, RUNTIME_FILE, EnvRecipe
+from swe_forge_dagster.execution.era import RESOLUTION_VAR, RUNG, iso_utc
+from swe_forge_dagster.execution.recipe import ENV_DIR, RUNTIME_FILE, EnvRecipe
 
 INTERPRETER_RELEASES = {
     "3.8": "2019-10-14",
@@ -46,12 +49,8 @@ INTERPRETER_RELEASES = {
     "3.13": "2024-10-07",
 }
 """Release day of each CPython minor's x.0: the earliest resolution date on that interpreter."""
-ERA_AGE = timedelta(days=365)
-"""A commit younger than this gets no era recipe: its era's releases are today's, near enough (the demo world and
-repositories of today keep today's recipes)."""
-RESOLUTION_VAR = "SWE_FORGE_RESOLUTION_DATE"
-RUNG = "manifest-era"
-"""How an era recipe's environment was found (today's releases: `manifest`; the LLM agent: `agent`)."""
+PEP_660_SETUPTOOLS = Version("64")
+"""The first setuptools with PEP 660's `build_editable` hook."""
 EXEMPT = ("setuptools", "wheel")
 """Resolved as of today whatever the date: the build tools of an editable install (see the module docstring)."""
 RECORD_SCRIPT = f"{ENV_DIR}/record"
@@ -67,11 +66,6 @@ UV_VENV = "python3 -m venv /opt/venv && . /opt/venv/bin/activate && python -m pi
 """The venv every Python recipe uses, with uv (pip's `--uploaded-prior-to` has no per-package exemption)."""
 
 
-def iso_utc(moment: datetime) -> str:
-    """`2021-05-13T20:35:12Z`: the form uv reads, and one that sorts as text."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def interpreter_floor(python: str) -> str:
     """The earliest resolution date for Python `python` (`3.9`): its x.0 release day, midnight UTC."""
     return f"{INTERPRETER_RELEASES.get(python, '2020-10-05')}T00:00:00Z"
@@ -82,14 +76,9 @@ def resolution_date(committed: datetime, python: str) -> str:
     return max(iso_utc(committed), interpreter_floor(python))
 
 
-def is_old(committed: datetime | None, now: datetime | None = None) -> bool:
-    """Whether a commit is old enough for its era's releases to differ from today's (`ERA_AGE`)."""
-    return committed is not None and (now or datetime.now(UTC)) - committed > ERA_AGE
-
-
 def legacy_build(pyproject: str | None) -> list[str] | None:
     """What to install before a no-isolation editable install when pyproject.toml pins a setuptools without PEP 660
-    (no version from 64 on allowed): a current setuptools and wheel plus the other build requirements; else None."""
+    (`pins_before_pep_660`): a current setuptools and wheel plus the other build requirements; else None."""
     try:
         requires = (tomllib.loads(pyproject or "").get("build-system") or {}).get("requires") or []
     except tomllib.TOMLDecodeError:
@@ -101,13 +90,25 @@ def legacy_build(pyproject: str | None) -> list[str] | None:
         except InvalidRequirement:
             return None
     pinned = next((r for r in parsed if r.name.lower() == "setuptools"), None)
-    if (
-        pinned is None
-        or not pinned.specifier
-        or any(pinned.specifier.contains(v) for v in ("64.0.0", "70.0.0", "80.0.0"))
-    ):
+    if pinned is None or not pins_before_pep_660(pinned):
         return None
     return [*EXEMPT, *(str(r) for r in parsed if r.name.lower() not in EXEMPT)]
+
+
+def pins_before_pep_660(setuptools: Requirement) -> bool:
+    """Whether a setuptools requirement allows no release from 64 on (the first with `build_editable`): one of its
+    clauses caps it below 64 (`<64`, `<=63.2`, `==62.6.0`, `~=62.6`, `==61.*`); `>=40`, `==67.*` do not."""
+    for clause in setuptools.specifier:
+        text = clause.version.removesuffix(".*")
+        try:
+            version = Version(text)
+        except InvalidVersion:
+            continue
+        if clause.operator == "<" and version <= PEP_660_SETUPTOOLS:
+            return True
+        if clause.operator in ("<=", "==", "~=", "===") and version < PEP_660_SETUPTOOLS:
+            return True
+    return False
 
 
 def legacy_install(install: str, build: list[str], pip: str = "pip install") -> str:
@@ -116,9 +117,9 @@ def legacy_install(install: str, build: list[str], pip: str = "pip install") -> 
     return f"{prepare} && {install.replace('pip install', 'pip install --no-build-isolation', 1)}"
 
 
-def era_recipe(today: EnvRecipe, python: str, manifests: Mapping[str, str]) -> EnvRecipe:
+def era_recipe(today: EnvRecipe, python: str, manifests: Mapping[str, str], committed: datetime) -> EnvRecipe:
     """`today` (a venv, then one plain `pip install ...`) resolved as of the commit's date with uv, on Python
-    `python` (see the module docstring)."""
+    `python` (see the module docstring). Every step is one line: an exported task joins them with `&&`."""
     exempt = " ".join(f"--exclude-newer-package {name}=false" for name in EXEMPT)
     uv = f'uv pip install --exclude-newer "${RESOLUTION_VAR}" {exempt} --compile-bytecode'
     install = today.install_commands[-1].replace("pip install", uv, 1)
@@ -127,12 +128,7 @@ def era_recipe(today: EnvRecipe, python: str, manifests: Mapping[str, str]) -> E
         prepare = f"{uv} -q --upgrade {' '.join(shlex.quote(b) for b in build)}"
         install = f"{prepare} && {install.replace(uv, f'{uv} --no-build-isolation', 1)}"
     date = (
-        f'export {RESOLUTION_VAR}="$(printf \'%s\\n\' "${{{BASE_DATE_VAR}:-}}" {interpreter_floor(python)} '
-        f"| sort | tail -n 1)\" && cat > {RECORD_SCRIPT} <<'EOF'\n{RECORD}EOF"
+        f"export {RESOLUTION_VAR}={resolution_date(committed, python)} && mkdir -p {ENV_DIR} "
+        f"&& printf '%s' {shlex.quote(RECORD)} > {RECORD_SCRIPT}"
     )
     return EnvRecipe((UV_VENV, date, f"{install} && sh {RECORD_SCRIPT}"), today.test_command, today.base_image)
-
-
-def is_era(recipe: EnvRecipe) -> bool:
-    """Whether `recipe` is an era recipe (its install resolves as of a date)."""
-    return any(RESOLUTION_VAR in command for command in recipe.install_commands)

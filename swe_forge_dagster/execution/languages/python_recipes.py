@@ -23,7 +23,7 @@ import ast
 import configparser
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
@@ -59,7 +59,8 @@ def python_recipes(manifests: Mapping[str, str], tree: set[str], base_image: str
     installs: list[str] = []
     tox_groups, tox_extras = _tox_toml(manifests.get("tox.toml"))
     tox_extras = _tox_extras(manifests.get("tox.ini")) or tox_extras  # what the project's own test runs install
-    groups = _dependency_groups(manifests.get("pyproject.toml"))
+    tox_groups, tox_extras = _names(tox_groups), _names(tox_extras)  # they reach a shell command
+    groups = set(_names(_dependency_groups(manifests.get("pyproject.toml"))))
     wanted = [g for g in tox_groups if g in groups] or [next((g for g in TEST_EXTRAS if g in groups), "")]
     if any(wanted):  # PEP 735 groups: `pip install --group` (pip >= 25.1, which the venv step upgrades to)
         target = f"'.[{','.join(tox_extras)}]'" if tox_extras else "."
@@ -75,6 +76,15 @@ def python_recipes(manifests: Mapping[str, str], tree: set[str], base_image: str
             installs.append(f"pip install -r {requirements} -e . pytest")
     installs.append("pip install -e . pytest")
     return [EnvRecipe((VENV, install), PYTEST, base_image) for install in dict.fromkeys(installs)]
+
+
+NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
+"""PEP 508's grammar of an extra's or a dependency group's name: what may be written into an install command."""
+
+
+def _names(names: Iterable[str]) -> list[str]:
+    """The well-formed names (`NAME`), in order: any other text from the repository never reaches the shell."""
+    return [name for name in names if NAME.fullmatch(name)]
 
 
 def declared_extras(manifests: Mapping[str, str]) -> set[str]:
@@ -122,7 +132,9 @@ def declared_pythons(manifests: Mapping[str, str]) -> tuple[list[tuple[int, int]
     if tox is not None and tox.has_option("tox", "envlist"):
         envlist = tox.get("tox", "envlist")
         braced = ",".join(re.findall(r"\bpy\{([^}]*)\}", envlist))  # py{39,38,37,py3}
+        minors = ",".join(re.findall(r"\bpy3\{([^}]*)\}", envlist))  # py3{8,9,10}
         found = re.findall(r"\bpy3(\d+)\b", envlist) + re.findall(r"(?:^|,)\s*3(\d+)\s*(?=,|$)", braced)
+        found += re.findall(r"(?:^|,)\s*(\d+)\s*(?=,|$)", minors)
         versions |= {(3, int(minor)) for minor in found}
     pinned = re.match(r"\s*3\.(\d+)", manifests.get(PYTHON_VERSION_FILE, ""))
     if pinned:
@@ -142,18 +154,20 @@ def declared_pythons(manifests: Mapping[str, str]) -> tuple[list[tuple[int, int]
 def python_images(manifests: Mapping[str, str], images: Mapping[str, str] = BASE_IMAGES) -> list[str]:
     """The base images to try (its `requires-python` filters them). Old code, whose newest declared Python is older
     than the default image's, gets the oldest Python it accepts first (its era's packages were made for it);
-    newer code nearest first to the newest Python it declares; with nothing declared, the default order."""
+    newer code nearest first to the newest Python it declares; with nothing declared, the default order. A Python
+    older than every declared one comes last (`.python-version` `3.10.4` is not run on 3.9 first)."""
     declared, spec = declared_pythons(manifests)
     versions = [v for v in images if spec is None or spec.contains(f"{v}.0", prereleases=True)] or list(images)
     if declared:
-        target = max(declared)
+        target, oldest = max(declared), min(declared)
         default = _minor(next(iter(images)))
 
-        def distance(version: str) -> tuple[int, int]:
+        def distance(version: str) -> tuple[int, int, int]:
             minor = _minor(version)
+            below = int(minor < oldest[1])
             if target[1] < default:  # old code: oldest first
-                return (minor, 0)
-            return (abs(minor - target[1]), -minor)  # nearest, then the newer one
+                return (below, minor, 0)
+            return (below, abs(minor - target[1]), -minor)  # nearest, then the newer one
 
         versions.sort(key=distance)
     return [images[v] for v in versions]

@@ -1,0 +1,39 @@
+"""What every language's era-true recipe shares: when a commit is old enough, the date's form, the variable a recipe
+resolves as of, and how the environment was found.
+
+A repository at a commit of 2021 was tested with the releases of 2021. Each pack that can resolve as of a date
+(Python: uv's `--exclude-newer`, `languages.python_era`; Node: npm's `before`, `languages.node_era`) offers an era
+recipe for an old commit before its recipes of today's releases. The recipe's first step exports its resolution
+date (from the commit's committer date, `repo_cache.RepoCache.committed_at`) as `RESOLUTION_VAR`, and its install
+records it (`recipe.RUNTIME_FILE`). The date is part of the recipe, so of its image's tag: commits of different
+dates never share an era environment.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from swe_forge_dagster.execution.recipe import EnvRecipe
+
+ERA_AGE = timedelta(days=365)
+"""A commit younger than this gets no era recipe: its era's releases are today's, near enough (the demo world and
+repositories of today keep today's recipes)."""
+RESOLUTION_VAR = "SWE_FORGE_RESOLUTION_DATE"
+"""Set by an era recipe's date step: the date its install resolves as of (empty: it could not, today's releases)."""
+RUNG = "manifest-era"
+"""How an era recipe's environment was found (today's releases: `manifest`; the LLM agent: `agent`)."""
+
+
+def iso_utc(moment: datetime) -> str:
+    """`2021-05-13T20:35:12Z`: the form uv and npm read, and one that sorts as text."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def is_old(committed: datetime | None, now: datetime | None = None) -> bool:
+    """Whether a commit is old enough for its era's releases to differ from today's (`ERA_AGE`)."""
+    return committed is not None and (now or datetime.now(UTC)) - committed > ERA_AGE
+
+
+def is_era(recipe: EnvRecipe) -> bool:
+    """Whether `recipe` is an era recipe (its install resolves as of a date)."""
+    return any(RESOLUTION_VAR in command for command in recipe.install_commands)
