@@ -9,6 +9,7 @@ from collections import Counter
 
 import pytest
 
+from swe_forge_dagster.tasks.revalidate_instances import SUPERSET
 from tests.support.common import REPO_ROOT, SHARED_FIXTURES
 
 spec = importlib.util.spec_from_file_location("env_corpus", REPO_ROOT / "benchmarks" / "env_corpus.py")
@@ -44,11 +45,15 @@ def test_failures_are_classed_and_the_rate_leaves_out_the_instances_own() -> Non
     assert offline["whose"] == "instance"
     (broken,) = env_corpus.failures({"status": "invalid", "reason": "x"}, {"status": "resolved"}, {"status": "x"})
     assert broken["whose"] == "ours"
+    superset = {"status": "changed", "reason": f"P2P 1 / 2; {SUPERSET}; not judged here: 1 needs a network host"}
+    (lists,) = env_corpus.failures(superset, {"status": "resolved"}, {"status": "unresolved"})
+    assert lists["whose"] == "dataset"  # counted as a miss, not left out
     rows = [
         {"ok": True, "failures": [], "llm_calls": 0},
         {"ok": False, "failures": [offline], "llm_calls": 0},
         {"ok": False, "failures": [broken], "llm_calls": 0},
+        {"ok": False, "failures": [lists], "llm_calls": 0},
     ]
-    assert env_corpus.rate(rows).startswith("1/2 feasible offline") and "1 not judgeable offline" in env_corpus.rate(
+    assert env_corpus.rate(rows).startswith("1/3 feasible offline") and "1 not judgeable offline" in env_corpus.rate(
         rows
     )

@@ -25,6 +25,7 @@ import docker
 import pytest
 
 from swe_forge_dagster.execution.languages.registry import pack
+from swe_forge_dagster.tasks.revalidate_instances import SUPERSET
 from tests.support.common import EXAMPLES, SHARED_FIXTURES
 
 pytestmark = [pytest.mark.docker, pytest.mark.real_repo]
@@ -115,6 +116,7 @@ def test_axios_differences_are_reported_per_test_with_their_cause(world: dict) -
     assert set(given["FAIL_TO_PASS"]) <= set(row["fail_to_pass"]) and "swe-forge-node" in row["recipe"]
     (extra,) = row["fail_to_pass_extra"]
     assert "not in the given FAIL_TO_PASS" in row["differences"][extra]
+    assert row["status"] == "changed" and SUPERSET in row["reason"]  # every given verdict holds
     # the PASS_TO_PASS test that needs postman-echo.com is set aside (compared with nothing), not reported missing
     (network,) = row["set_aside"]
     assert network == given["PASS_TO_PASS"][0] and network not in row["pass_to_pass_missing"]

@@ -136,6 +136,26 @@ def test_pass_to_pass_that_need_the_network_are_set_aside_not_counted(candidates
     assert set(report.set_aside) == {P2P_NET} and "not judged here" in (report.reason or "")
 
 
+def test_more_tests_here_than_given_is_named_and_a_missing_one_is_not(candidates: Given) -> None:
+    """Only extras (a test the dataset omits passes here before and after, or fails then passes): every given
+    verdict holds, and the reason says so; a given test missing here is a plain difference."""
+    candidates("swe-forge-base:bullseye")
+    extra_f2p = "test_requests.py::RequestsTestCase::test_auth_too"
+    before = {F2P: "failed", P2P: "passed", P2P_NET: "passed", extra_f2p: "failed"}
+    after = {F2P: "passed", P2P: "passed", P2P_NET: "passed", extra_f2p: "passed"}
+    report = module.revalidate_instance(
+        instance([F2P], [P2P]), FakeExecutor({"swe-forge-base:bullseye": proof(before, after, {})}), "s"
+    )  # type: ignore[arg-type]
+    assert report.status == CHANGED and module.SUPERSET in (report.reason or "")
+    assert report.fail_to_pass_extra == [extra_f2p] and report.pass_to_pass_extra == [P2P_NET]
+    missing = module.revalidate_instance(
+        instance([F2P], [P2P, "test_requests.py::RequestsTestCase::test_gone"]),
+        FakeExecutor({"swe-forge-base:bullseye": proof(before, after, {})}),
+        "s",
+    )  # type: ignore[arg-type]
+    assert missing.status == CHANGED and module.SUPERSET not in (missing.reason or "")
+
+
 def test_a_test_that_fails_for_another_reason_still_counts(candidates: Given) -> None:
     candidates("swe-forge-base:bullseye")
     ran = proof({F2P: "failed", P2P: "passed"}, {F2P: "passed", P2P: "failed"}, {P2P: "AssertionError"})

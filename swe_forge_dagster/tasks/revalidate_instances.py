@@ -152,7 +152,7 @@ def revalidate_instance(
         report.reason = (
             f"FAIL_TO_PASS {len(given_f2p)} given / {len(f2p)} now, PASS_TO_PASS {len(given_p2p)} / {len(p2p)}"
         )
-        if differing == report.pass_to_pass_extra:
+        if not report.fail_to_pass_missing and not report.pass_to_pass_missing:
             report.reason += f"; {SUPERSET}"
     if report.set_aside and report.status != NOT_JUDGEABLE:
         report.reason = f"{report.reason + '; ' if report.reason else ''}not judged here: {aside}"
@@ -160,13 +160,13 @@ def revalidate_instance(
 
 
 SUPERSET = (
-    "every given test behaves as given; more tests pass here before and after than the given PASS_TO_PASS lists "
-    "(the dataset's lists were made on other releases)"
+    "every given test behaves as given; the lists here have more tests than the given ones "
+    "(the dataset's lists were made on other releases, or list part of what the test patch fixes)"
 )
-"""The reason's tail when the only difference is more PASS_TO_PASS here: the environment reproduces every verdict
-the dataset gives, and the dataset's own environment failed tests that pass on the commit's era (SWE-bench Lite's
-flask 2.0 rows were made with Werkzeug 2.3.7 of 2023, whose deprecations fail 128 of flask's tests under its
-`filterwarnings = error`)."""
+"""The reason's tail when nothing given is missing, only more tests here: the environment reproduces every verdict
+the dataset gives. SWE-bench Lite's flask 2.0 rows were made with Werkzeug 2.3.7 of 2023, whose deprecations fail
+128 of flask's tests under its `filterwarnings = error` (127 more PASS_TO_PASS here); SWE-bench Multilingual's
+axios-5085 lists one of the two tests its test patch adds and fixes (one more FAIL_TO_PASS here)."""
 
 
 def _aside_note(aside: dict[str, str]) -> str:
