@@ -119,3 +119,9 @@ def test_each_difference_from_a_dataset_says_why() -> None:
     assert "not in the given FAIL_TO_PASS" in causes["new"]
     assert causes["net"].startswith("before the fix failed, after it failed/failed/failed: needs a network host")
     assert "passes in every run" in causes["same"] and causes["gone"].startswith("never ran here")
+
+
+def test_a_missing_file_is_not_a_missing_host() -> None:
+    """pytest-8365's FAIL_TO_PASS fails with FileNotFoundError, which holds `eNotFound`: not Node's ENOTFOUND."""
+    assert not needs_network("FileNotFoundError: [Errno 2] No such file or directory: '/tmp/pytest-of-os/<:*?;>x'")
+    assert needs_network("Error: getaddrinfo ENOTFOUND registry.npmjs.org") and needs_network("connect ENETUNREACH")

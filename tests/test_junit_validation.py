@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from swe_forge_dagster.execution.junit import Outcome, parse_junit
+from swe_forge_dagster.execution.languages.registry import runner_for
 from swe_forge_dagster.tasks.validation import validate
 
 # --- parse_junit on hand-written reports ---------------------------------------------------------
@@ -358,3 +359,23 @@ def test_a_compiled_runner_without_a_report_before_the_fix_failed_every_test() -
     compiled = validate(None, after, no_report_before_fails=True)
     assert compiled.accepted and compiled.fail_to_pass == ["TestNew", "TestOld"]
     assert not validate(None, [None, None, None], no_report_before_fails=True).accepted
+
+
+INTERNAL_ERROR_REPORT = b"""<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" tests="12">
+<testcase classname="testing.io.test_saferepr" name="test_simple_repr" time="0.001"/>
+<testcase classname="testing.io.test_saferepr" name="test_maxsize" time="0.001"/>
+<testcase time="0.000"/>
+<testcase classname="pytest" name="internal"><error message="internal error">RuntimeError</error></testcase>
+</testsuite></testsuites>"""
+
+
+def test_a_session_that_hit_an_internal_error_passes_nothing() -> None:
+    """pytest-7168's test patch crashes pytest (INTERNALERROR in saferepr): the report lists the tests run before
+    as passed plus an empty testcase and `pytest.py::internal`; SWE-bench's log parser sees no test pass (no `-rA`
+    summary is printed), and neither do we; the empty testcase is no test (it once became the id `.py`)."""
+    files = ["testing/io/test_saferepr.py"]
+    assert runner_for("pytest").parse(INTERNAL_ERROR_REPORT, files) == {
+        "testing/io/test_saferepr.py::test_simple_repr": "error",
+        "testing/io/test_saferepr.py::test_maxsize": "error",
+    }
+    assert ".py" not in parse_junit(INTERNAL_ERROR_REPORT, known_files=files)

@@ -20,12 +20,13 @@ from swe_forge_dagster.execution.reports import split_xml_documents
 
 MAX_MESSAGE = 600
 NETWORK_ERRORS = re.compile(
-    r"ENOTFOUND|EAI_AGAIN|ENETUNREACH|EHOSTUNREACH|getaddrinfo|Name or service not known|"
+    r"(?-i:\b(?:ENOTFOUND|EAI_AGAIN|ENETUNREACH|EHOSTUNREACH)\b)|getaddrinfo|Name or service not known|"
     r"Temporary failure in name resolution|Network is unreachable|No address associated with hostname|"
     r"Could not resolve host|nodename nor servname|dial tcp: lookup|no such host|"
     r"Failed to establish a new connection|NameResolutionError",
     re.IGNORECASE,
 )
+"""Node's error codes as whole upper-case words (`FileNotFoundError` is no `ENOTFOUND`), the rest in any case."""
 
 
 def needs_network(message: str | None) -> bool:

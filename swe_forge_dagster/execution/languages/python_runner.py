@@ -7,7 +7,7 @@ to its command without importing the registry.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import PurePosixPath
 
 from swe_forge_dagster.execution.junit import Outcome, parse_junit
@@ -48,6 +48,19 @@ def _own_ids(outcomes: Mapping[str, Outcome], files: Mapping[str, str]) -> dict[
     return {test_id: o for test_id, o in outcomes.items() if test_id.split("::")[0] in files}
 
 
+INTERNAL_ERROR = "pytest.py::internal"
+"""The testcase pytest's JUnit report adds when the session hit an INTERNALERROR."""
+
+
+def parse_pytest_junit(xml: bytes, files: Iterable[str] | None = None) -> dict[str, Outcome]:
+    """pytest's JUnit report; a session that hit an INTERNALERROR passes nothing (as SWE-bench's log parser reads
+    it: pytest then prints no `-rA` summary), though the report lists the tests run before the crash as passed."""
+    outcomes = parse_junit(xml, known_files=files)
+    if outcomes.pop(INTERNAL_ERROR, None) is not None:
+        outcomes = {test_id: "error" if o == "passed" else o for test_id, o in outcomes.items()}
+    return outcomes
+
+
 def plain_pytest(command: str) -> bool:
     """Whether pytest's exit status is the command's (no `||`, `;` or pipe that could hide it)."""
     words = command.split()
@@ -62,7 +75,7 @@ def plain_pytest(command: str) -> bool:
 
 PYTEST_RUNNER = Runner(
     name="pytest",
-    parse=lambda xml, files: parse_junit(xml, known_files=files),
+    parse=parse_pytest_junit,
     single_template="python -m pytest -p no:cacheprovider -q {id}",
     grading_id=_pytest_id,
     language="python",
