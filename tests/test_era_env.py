@@ -56,11 +56,18 @@ def test_an_old_commit_gets_an_era_recipe_first_and_todays_releases_after() -> N
     assert len(era) == 1 and is_era(era[0])
     install = era[0].install_commands[-1]
     assert install.startswith(f'uv pip install --exclude-newer "${RESOLUTION_VAR}" --exclude-newer-package ')
-    assert "setuptools=false" in install and "--compile-bytecode" in install and "-e '.[tests]' pytest" in install
+    assert (
+        "setuptools=false" in install
+        and "--compile-bytecode" in install
+        and "--config-settings editable_mode=compat -e '.[tests]' pytest" in install
+    )
     assert "pip install -q uv" in era[0].install_commands[0]
     assert PACK.era_recipes(manifests, set(), "swe-forge-base:bookworm", datetime.now(UTC)) == []  # young: today's
     today, _ = PACK.recipes(manifests, set(), "swe-forge-base:bullseye")
-    assert not any(is_era(r) for r in today) and today[0].install_commands[-1] == "pip install -e '.[tests]' pytest"
+    assert (
+        not any(is_era(r) for r in today)
+        and today[0].install_commands[-1] == "pip install --config-settings editable_mode=compat -e '.[tests]' pytest"
+    )
 
 
 def test_the_ladder_on_a_dated_repository_offers_era_recipes_before_todays(tmp_path: Path) -> None:
@@ -102,7 +109,7 @@ def test_names_from_the_repository_reach_the_install_only_when_well_formed() -> 
     groups = '[project]\nname = "p"\n[dependency-groups]\n"t;touch${IFS}/tmp/pwned;#" = ["x"]\ntest = ["y"]\n'
     today, _ = PACK.recipes({"setup.py": "setup()", "tox.ini": tox, "pyproject.toml": groups}, set(), "img")
     installs = [r.install_commands[-1] for r in today]
-    assert installs[0] == "pip install -e '.[tests]' --group test pytest"
+    assert installs[0] == "pip install --config-settings editable_mode=compat -e '.[tests]' --group test pytest"
     assert not any(";" in install or "$" in install for install in installs), installs
 
 
@@ -118,10 +125,13 @@ def test_a_setuptools_pinned_before_pep_660_is_built_without_isolation() -> None
     today, _ = PACK.recipes(manifests, set(), "img")
     assert today[-1].install_commands[-1] == (
         "pip install -q --upgrade setuptools wheel 'setuptools_scm[toml]>=6.2' "
-        "&& pip install --no-build-isolation -e . pytest"
+        "&& pip install --no-build-isolation --config-settings editable_mode=compat -e . pytest"
     )
     era = PACK.era_recipes(manifests, set(), "img", OLD)[0].install_commands[-1]
-    assert "--upgrade setuptools wheel" in era and "--no-build-isolation -e . pytest" in era
+    assert (
+        "--upgrade setuptools wheel" in era
+        and "--no-build-isolation --config-settings editable_mode=compat -e . pytest" in era
+    )
 
 
 def test_an_installs_record_becomes_image_labels() -> None:

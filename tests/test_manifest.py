@@ -35,9 +35,9 @@ def test_an_old_project_gets_the_nearest_python_and_its_own_test_extras() -> Non
     assert python_images(manifests, IMAGES) == ["img:bullseye", "img:bookworm", "img:trixie"]
     installs = [r.install_commands[-1] for r in python_recipes(manifests, set(), "img:bullseye")]
     assert installs == [
-        "pip install -e '.[tests,reco]' pytest",
-        "pip install -e '.[tests]' pytest",
-        "pip install -e . pytest",
+        "pip install --config-settings editable_mode=compat -e '.[tests,reco]' pytest",
+        "pip install --config-settings editable_mode=compat -e '.[tests]' pytest",
+        "pip install --config-settings editable_mode=compat -e . pytest",
     ]
     assert all(
         r.install_commands[0].startswith("python3 -m venv /opt/venv") for r in python_recipes(manifests, set(), "x")
@@ -53,9 +53,9 @@ def test_requires_python_filters_and_a_new_project_gets_a_new_python() -> None:
     assert python_images(manifests, IMAGES) == ["img:trixie", "img:bookworm"]  # 3.9 excluded by requires-python
     installs = [r.install_commands[-1] for r in python_recipes(manifests, {"requirements-dev.txt"}, "img:trixie")]
     assert installs == [
-        "pip install -e '.[testing]' pytest",
-        "pip install -r requirements-dev.txt -e . pytest",
-        "pip install -e . pytest",
+        "pip install --config-settings editable_mode=compat -e '.[testing]' pytest",
+        "pip install -r requirements-dev.txt --config-settings editable_mode=compat -e . pytest",
+        "pip install --config-settings editable_mode=compat -e . pytest",
     ]
 
 
@@ -96,7 +96,7 @@ def test_pep735_groups_named_by_tox_toml_come_first_on_real_filelock(tmp_path: P
     cache.fetch("tox-dev/filelock", [base])
     manifests = {name: (cache.show_file("tox-dev/filelock", base, name) or b"").decode() for name in MANIFESTS}
     installs = [r.install_commands[-1] for r in python_recipes(manifests, set(), "img")]
-    assert installs[0] == "pip install -e . --group test pytest"
+    assert installs[0] == "pip install --config-settings editable_mode=compat -e . --group test pytest"
     assert python_images(manifests, IMAGES)[0] == "img:trixie"  # requires-python >=3.10, classifiers up to 3.14
     assert "tests/test_read_write_unit.py" in cache.list_files("tox-dev/filelock", base)
 

@@ -49,6 +49,11 @@ TEST_REQUIREMENTS = (
     "requirements/tests.txt",
     "requirements/dev.txt",
 )
+EDITABLE = "--config-settings editable_mode=compat -e"
+"""An editable install whose source tree is on sys.path (a `.pth` line), as `setup.py develop` made them: setuptools'
+default for some layouts is an import hook instead, which hides the tree from code that finds modules by path
+(astroid's `modpath_from_file`, so pylint started outside /repo loads none of its checkers: 12 of pylint-7080's
+PASS_TO_PASS fail). Other build backends ignore the setting."""
 VENV = "python3 -m venv /opt/venv && . /opt/venv/bin/activate && python -m pip install -q --upgrade pip"
 
 
@@ -64,17 +69,17 @@ def python_recipes(manifests: Mapping[str, str], tree: set[str], base_image: str
     wanted = [g for g in tox_groups if g in groups] or [next((g for g in TEST_EXTRAS if g in groups), "")]
     if any(wanted):  # PEP 735 groups: `pip install --group` (pip >= 25.1, which the venv step upgrades to)
         target = f"'.[{','.join(tox_extras)}]'" if tox_extras else "."
-        installs.append(f"pip install -e {target} {' '.join(f'--group {g}' for g in wanted)} pytest")
+        installs.append(f"pip install {EDITABLE} {target} {' '.join(f'--group {g}' for g in wanted)} pytest")
     if tox_extras:
-        installs.append(f"pip install -e '.[{','.join(tox_extras)}]' pytest")
+        installs.append(f"pip install {EDITABLE} '.[{','.join(tox_extras)}]' pytest")
     declared = declared_extras(manifests)
     extra = next((name for name in TEST_EXTRAS if name in declared), None)
     if extra:
-        installs.append(f"pip install -e '.[{extra}]' pytest")
+        installs.append(f"pip install {EDITABLE} '.[{extra}]' pytest")
     for requirements in TEST_REQUIREMENTS:
         if requirements in tree:
-            installs.append(f"pip install -r {requirements} -e . pytest")
-    installs.append("pip install -e . pytest")
+            installs.append(f"pip install -r {requirements} {EDITABLE} . pytest")
+    installs.append(f"pip install {EDITABLE} . pytest")
     return [EnvRecipe((VENV, install), PYTEST, base_image) for install in dict.fromkeys(installs)]
 
 
