@@ -50,8 +50,10 @@ LITE_TEST_REPOS = ("psf/requests", "pallets/flask", "pytest-dev/pytest", "pylint
 MULTILINGUAL = ("fmtlib__fmt-2457", "fmtlib__fmt-3729", "axios__axios-5085")
 LITE_DEV = ("marshmallow-code__marshmallow-1359", "marshmallow-code__marshmallow-1343")
 SEED_DIRS = ("run-medium/tox-dev/filelock-483", "test-run/easy/noi-techpark/opendatahub-gtfs-api-3")
-INSTANCE_CAUSES = ("needs a network host", "not judgeable", "not_judgeable")
-"""Failure text that is the instance's (it cannot be judged offline), not the environment's or the harness's."""
+INSTANCE_CAUSES = ("needs a network host", "not judgeable", "not_judgeable", "patch does not apply")
+"""Failure text that is the instance's (it cannot be judged offline, or is broken upstream), not the environment's or
+the harness's. A patch that `git apply` refuses at the base commit was made on another commit: the seed task
+filelock-483's gold patch has the `_api.py` of 7dfdb02 (its `index a6adc399..` line), not of its base 79ca84f."""
 TIMEOUT_S = 3 * 3600
 
 
