@@ -52,7 +52,7 @@ def test_images_meeting_the_declared_version_come_first() -> None:
     # declared: Debian's images, as before (tests/test_node_runtime.py has the ranges)
     assert toolchain_images("node", {".nvmrc": "v20.11\n"})[:2] == ["swe-forge-node:trixie", "swe-forge-node:20"]
     assert toolchain_images("node", {"package.json": '{"engines": {"node": ">=14"}}'})[0] == "swe-forge-node:26"
-    assert toolchain_images("node", {}) == ["swe-forge-node:bookworm", "swe-forge-node:trixie"]
+    assert toolchain_images("node", {}) == ["swe-forge-node:bookworm", "swe-forge-node:trixie", "swe-forge-node:26"]
     assert toolchain_images("node", {}, available=lambda tag: tag.endswith("trixie")) == ["swe-forge-node:trixie"]
 
 

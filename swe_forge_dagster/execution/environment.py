@@ -29,6 +29,7 @@ from pathlib import Path
 import docker
 
 from swe_forge_dagster.execution import toolchain_images
+from swe_forge_dagster.execution.era import RESOLUTION_VAR
 from swe_forge_dagster.execution.languages.python import DIST_NAME_FILES, dependency_part
 from swe_forge_dagster.execution.languages.registry import dependency_files
 from swe_forge_dagster.execution.recipe import RUNTIME_FILE, EnvRecipe
@@ -267,7 +268,7 @@ class Environments:
             box.run("rm -rf /repo/.git; cd /repo")  # runs make their own history: the install's is not an output
             box.write_file(f"{ENV_DIR}/outputs.py", OUTPUTS_SCRIPT)
             box.run(f"cd /repo && (python3 {ENV_DIR}/outputs.py || true); cd /repo")  # no python3: no outputs list
-            box.run(f"unset {pretend.split('=', 1)[0]}")
+            box.run(f"unset {pretend.split('=', 1)[0]} {RESOLUTION_VAR}")  # install-time only: not the image's
             runtime = box.run(f"cat {RUNTIME_FILE} 2>/dev/null || true")
             repository, _, version = tag.partition(":")
             labels = {

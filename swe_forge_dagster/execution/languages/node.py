@@ -23,7 +23,7 @@ from pathlib import PurePosixPath
 
 from swe_forge_dagster.execution.era import is_old
 from swe_forge_dagster.execution.languages import node_image, node_reports
-from swe_forge_dagster.execution.languages.node_era import LOCK_FILES, era_recipe, probe_package
+from swe_forge_dagster.execution.languages.node_era import LOCK_FILES, dates_plausible, era_recipe
 from swe_forge_dagster.execution.languages.node_versions import declared_range, majors_satisfying
 from swe_forge_dagster.execution.languages.pack import AgentHints, Files, LanguagePack, RunnerHints
 from swe_forge_dagster.execution.recipe import EnvRecipe
@@ -98,12 +98,15 @@ def node_recipes(files: Files, tree: set[str], image: str) -> tuple[list[EnvReci
 
 
 def node_era_recipes(files: Files, tree: set[str], image: str, committed: datetime | None) -> list[EnvRecipe]:
-    """For an old commit without a lock file: today's first recipe resolved as of the commit (`node_era`)."""
-    probe = probe_package(json_object(files.get("package.json")))
-    if not is_old(committed) or probe is None or any(lock in tree for lock in LOCK_FILES):
+    """For an old commit without a lock file, on a registry whose publish times can be trusted (asked about the
+    package's test runner): today's first recipe resolved as of the commit (`node_era`)."""
+    if committed is None or not is_old(committed) or any(lock in tree for lock in LOCK_FILES):
         return []
     recipes, _ = node_recipes(files, tree, image)
-    return [era_recipe(recipes[0], probe, committed)] if recipes and committed is not None else []
+    runner = next((name for name in ("vitest", "jest", "mocha") if recipes and name in recipes[0].test_command), None)
+    if runner is None or not dates_plausible(runner):
+        return []
+    return [era_recipe(recipes[0], committed)]
 
 
 def mocha_options(scripts: Mapping[str, str]) -> list[str]:
