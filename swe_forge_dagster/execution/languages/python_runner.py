@@ -24,9 +24,23 @@ PYTEST_COMMAND = r"(?:^|[\s;&|(])(?:\S*/)?(?:python[\d.]* -m pytest|pytest|py\.t
 _PLAIN = re.compile(r"\|\||;|&&|\|")
 
 
+_OPTION = re.compile(r"(.*?)\[(.*)\]")
+
+
 def _pytest_id(test_id: str) -> str:
-    """`parse_log_pytest` keeps the first whitespace-delimited token after the status word."""
-    return (test_id.split() or [test_id])[0]
+    """SWE-bench's form: `parse_log_pytest` keeps the first whitespace-delimited token after the status word, and
+    `parse_log_pytest_options` (pylint's, requests', pydicom's) cuts a parameter that is an absolute path to its
+    last part (`test_stdin[/repo/tests/mymodule.py-mymodule-/repo/tests/mymodule.py]` -> `test_stdin[/mymodule.py]`).
+    Both at once: such a parameter names the machine's own paths (SWE-bench's /testbed, our /repo), so its full
+    form matches no dataset anyway, and the cut one matches the datasets that list it."""
+    token = (test_id.split() or [test_id])[0]
+    option = _OPTION.search(token)
+    if option is None:
+        return token
+    main, param = option.groups()
+    if param.startswith("/") and not param.startswith("//") and "*" not in param:
+        return f"{main}[/{param.split('/')[-1]}]"
+    return token
 
 
 def _pytest_node_id(test_id: str) -> bool:
