@@ -3,6 +3,7 @@ the ladder's order and the record an install leaves for the image's labels."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -11,8 +12,15 @@ from swe_forge_dagster.execution.env_candidates import environment_candidates
 from swe_forge_dagster.execution.environment import runtime_labels
 from swe_forge_dagster.execution.era import RESOLUTION_VAR, is_era, is_old
 from swe_forge_dagster.execution.languages.python import PACK
-from swe_forge_dagster.execution.languages.python_era import RECORD_SCRIPT, legacy_build, resolution_date
+from swe_forge_dagster.execution.languages.python_era import (
+    ERA_UV_SCRIPT,
+    RECORD_SCRIPT,
+    TODAY_FILE,
+    legacy_build,
+    resolution_date,
+)
 from swe_forge_dagster.execution.languages.python_recipes import BASE_IMAGES, declared_pythons, python_images
+from swe_forge_dagster.execution.recipe import ENV_DIR
 from tests.support.dated_repo import dated_repo
 
 IMAGES = {"3.11": "img:bookworm", "3.9": "img:bullseye", "3.13": "img:trixie"}
@@ -40,12 +48,11 @@ def test_the_recipe_carries_its_date_and_survives_being_joined_into_one_line(tmp
     ):
         image = BASE_IMAGES[python]
         (recipe,) = PACK.era_recipes({"setup.py": "setup()"}, set(), image, committed)
-        steps = [c.replace(RECORD_SCRIPT, str(tmp_path / "record")) for c in recipe.install_commands[1:2]]
-        steps = [s.replace("mkdir -p /.swe-forge-env", f"mkdir -p {tmp_path}") for s in steps]
+        steps = [c.replace(ENV_DIR, str(tmp_path)) for c in recipe.install_commands[1:2]]
         script = " && ".join([*steps, f"echo ${RESOLUTION_VAR}"])  # as export.task_dir joins an install
         done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True)
         assert done.stdout.strip() == expected
-        assert "pytest-version=" in (tmp_path / "record").read_text()
+        assert "pytest-version=" in (tmp_path / "record").read_text() and (tmp_path / "era-uv").is_file()
     dates = {PACK.era_recipes({"setup.py": "setup()"}, set(), BASE_IMAGES["3.9"], d)[0].key() for d in (OLD, OLDER)}
     assert len(dates) == 2  # two commits of different dates: two images
 
@@ -55,9 +62,9 @@ def test_an_old_commit_gets_an_era_recipe_first_and_todays_releases_after() -> N
     era = PACK.era_recipes(manifests, set(), "swe-forge-base:bullseye", OLD)
     assert len(era) == 1 and is_era(era[0])
     install = era[0].install_commands[-1]
-    assert install.startswith(f'uv pip install --exclude-newer "${RESOLUTION_VAR}" --exclude-newer-package ')
+    assert install.startswith(f"sh {ERA_UV_SCRIPT} --exclude-newer-package setuptools=2022-08-20T00:00:00Z ")
     assert (
-        "setuptools=false" in install
+        "wheel=2022-08-20T00:00:00Z" in install
         and "--compile-bytecode" in install
         and "--config-settings editable_mode=compat -e '.[tests]' pytest" in install
     )
@@ -142,3 +149,31 @@ def test_an_installs_record_becomes_image_labels() -> None:
         "swe-forge.resolution-date": "2021-05-13T20:35:12Z",
         "swe-forge.rung": "manifest-era",
     }
+
+
+def test_a_package_with_no_release_before_the_date_is_taken_as_of_today(tmp_path: Path) -> None:
+    """The era install's script, run by sh with a stand-in `uv` that answers as uv does for atomicwrites (its old
+    releases deleted in 2022) and then for six: each named package is retried as of today, and recorded."""
+    (recipe,) = PACK.era_recipes({"setup.py": "setup()"}, set(), BASE_IMAGES["3.9"], OLD)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    hint = "hint: `{0}` was filtered by `exclude-newer` to only include packages uploaded before {1}."
+    (bin_dir / "uv").write_text(
+        "#!/bin/sh\n"
+        f'echo "$@" >> {tmp_path}/calls\n'
+        'case "$*" in *atomicwrites=false*six=false*) echo installed; exit 0;; '
+        f"*atomicwrites=false*) echo '{hint.format('six', '2021')}'; exit 1;; "
+        f"*) echo '{hint.format('atomicwrites', '2021')}'; exit 1;; esac\n"
+    )
+    (bin_dir / "uv").chmod(0o755)
+    install = recipe.install_commands[2].split(f" && sh {RECORD_SCRIPT}")[0]
+    script = f"{recipe.install_commands[1]} && {install}".replace(ENV_DIR, str(tmp_path))
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    done = subprocess.run(["sh", "-c", script], env=env, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0 and "installed" in done.stdout, done.stdout + done.stderr
+    calls = (tmp_path / "calls").read_text().splitlines()
+    assert len(calls) == 3 and calls[0].startswith("pip install --exclude-newer 2021-05-13T20:35:12Z ")
+    assert (tmp_path / TODAY_FILE.rsplit("/", 1)[1]).read_text().split() == ["atomicwrites", "six"]
+    (bin_dir / "uv").write_text("#!/bin/sh\necho 'error: no solution'; exit 1\n")
+    failed = subprocess.run(["sh", "-c", script], env=env, capture_output=True, text=True, timeout=30)
+    assert failed.returncode == 1 and "no solution" in failed.stdout  # another failure: reported, no retry

@@ -4,12 +4,15 @@ An unpinned `pytest` installs today's pytest, which no longer calls nose-style `
 Werkzeug has no `url_quote`: a repository at a commit of 2021 was tested with the releases of 2021. So the first
 recipe of an old commit installs with uv (`uv pip install --exclude-newer <date>`): every package, build
 requirements included, as PyPI had it on that date; what the repository pins (a fully pinned requirements file)
-is installed as pinned, since a pin never postdates its commit. Three corrections make the date work:
+is installed as pinned, since a pin never postdates its commit. Four corrections make the date work:
 
 - the date is never before the chosen interpreter's release (`INTERPRETER_RELEASES`): packages of 2014 do not run
   on Python 3.9 (pytest 2.6 crashes on start), those of the day 3.9.0 came out do;
-- setuptools and wheel are exempt (`--exclude-newer-package setuptools=false`): a setuptools of before 64 has no
-  PEP 660 `build_editable` hook, so an editable install of an old project would fail for the date alone;
+- setuptools and wheel are resolved as of `BUILD_TOOLS_FLOOR` at the earliest (`--exclude-newer-package
+  setuptools=<date>`): a setuptools of before 64 has no PEP 660 `build_editable` hook, so an editable install of
+  an old project would fail for the date alone, and today's has no `pkg_resources` for the era's setuptools_scm;
+- a package with no release before the date (deleted and re-uploaded later, as atomicwrites) is taken as of
+  today, named in the record (`ERA_UV`);
 - bytecode is compiled at install, as pip does (`--compile-bytecode`): an old package compiled at import under a
   suite's `filterwarnings = error` turns its invalid escapes into SyntaxErrors (flask 2.0 with blinker 1.4).
 
@@ -52,14 +55,38 @@ INTERPRETER_RELEASES = {
 PEP_660_SETUPTOOLS = Version("64")
 """The first setuptools with PEP 660's `build_editable` hook."""
 EXEMPT = ("setuptools", "wheel")
-"""Resolved as of today whatever the date: the build tools of an editable install (see the module docstring)."""
+"""Resolved as of `BUILD_TOOLS_FLOOR` at the earliest: the build tools of an editable install (module docstring)."""
+BUILD_TOOLS_FLOOR = "2022-08-20T00:00:00Z"
+"""Days after setuptools 64.0 (2022-08-10, PEP 660's `build_editable`), and long before 81 (2026-02) dropped
+`pkg_resources`, which the build plugins of the era (setuptools_scm 4-6) import: resolving setuptools as of today
+instead breaks every old project built with setuptools_scm (pytest 4-6)."""
 RECORD_SCRIPT = f"{ENV_DIR}/record"
+TODAY_FILE = f"{ENV_DIR}/era-today"
 RECORD = (
     "python -c 'import platform, pytest; "
     'print(f"python-version={platform.python_version()}\\npytest-version={pytest.__version__}")\' '
     f"> {RUNTIME_FILE}\n"
     f"printf 'resolution-date=%s\\nrung={RUNG}\\n' \"${RESOLUTION_VAR}\" >> {RUNTIME_FILE}\n"
+    f"[ ! -s {TODAY_FILE} ] || printf 'resolution-today=%s\\n' \"$(sort -u {TODAY_FILE} | tr '\\n' ' ')\" "
+    f">> {RUNTIME_FILE}\n"
 )
+ERA_UV_SCRIPT = f"{ENV_DIR}/era-uv"
+ERA_UV = (
+    "extra=''\n"
+    "for attempt in 1 2 3 4 5 6 7 8; do\n"
+    f'  if out=$(uv pip install --exclude-newer "${RESOLUTION_VAR}" $extra "$@" 2>&1); then '
+    "printf '%s\\n' \"$out\"; exit 0; fi\n"
+    "  names=$(printf '%s\\n' \"$out\" | sed -n 's/.*`\\([A-Za-z0-9._-]*\\)` was filtered by `exclude-newer`.*/\\1/p' "
+    "| sort -u)\n"
+    '  [ -n "$names" ] || break\n'
+    f'  for name in $names; do extra="$extra --exclude-newer-package $name=false"; echo "$name" >> {TODAY_FILE}; done\n'
+    "done\n"
+    "printf '%s\\n' \"$out\"\n"
+    "exit 1\n"
+)
+"""`uv pip install --exclude-newer` with the recipe's arguments; a package that has no release before the date (its
+old releases deleted, as atomicwrites' were in 2022: uv says it "was filtered by `exclude-newer`") is taken as of
+today and named in `TODAY_FILE` (the record's `resolution-today`), a retry each, eight at most."""
 """Run after the install (in its venv): what it resolved, into `RUNTIME_FILE`; written by the date step so the
 install stays the recipe's last command (the one reasons name)."""
 UV_VENV = "python3 -m venv /opt/venv && . /opt/venv/bin/activate && python -m pip install -q uv"
@@ -120,15 +147,17 @@ def legacy_install(install: str, build: list[str], pip: str = "pip install") -> 
 def era_recipe(today: EnvRecipe, python: str, manifests: Mapping[str, str], committed: datetime) -> EnvRecipe:
     """`today` (a venv, then one plain `pip install ...`) resolved as of the commit's date with uv, on Python
     `python` (see the module docstring). Every step is one line: an exported task joins them with `&&`."""
-    exempt = " ".join(f"--exclude-newer-package {name}=false" for name in EXEMPT)
-    uv = f'uv pip install --exclude-newer "${RESOLUTION_VAR}" {exempt} --compile-bytecode'
+    date = resolution_date(committed, python)
+    tools = max(date, BUILD_TOOLS_FLOOR)
+    exempt = " ".join(f"--exclude-newer-package {name}={tools}" for name in EXEMPT)
+    uv = f"sh {ERA_UV_SCRIPT} {exempt} --compile-bytecode"
     install = today.install_commands[-1].replace("pip install", uv, 1)
     build = legacy_build(manifests.get("pyproject.toml"))
     if build is not None:
         prepare = f"{uv} -q --upgrade {' '.join(shlex.quote(b) for b in build)}"
         install = f"{prepare} && {install.replace(uv, f'{uv} --no-build-isolation', 1)}"
-    date = (
-        f"export {RESOLUTION_VAR}={resolution_date(committed, python)} && mkdir -p {ENV_DIR} "
-        f"&& printf '%s' {shlex.quote(RECORD)} > {RECORD_SCRIPT}"
+    step = (
+        f"export {RESOLUTION_VAR}={date} && mkdir -p {ENV_DIR} && printf '%s' {shlex.quote(RECORD)} > {RECORD_SCRIPT} "
+        f"&& printf '%s' {shlex.quote(ERA_UV)} > {ERA_UV_SCRIPT}"
     )
-    return EnvRecipe((UV_VENV, date, f"{install} && sh {RECORD_SCRIPT}"), today.test_command, today.base_image)
+    return EnvRecipe((UV_VENV, step, f"{install} && sh {RECORD_SCRIPT}"), today.test_command, today.base_image)
