@@ -4,7 +4,7 @@ flask at d8c37f43 (2021-05-13) installs today's Werkzeug, which has no `url_quot
 tests do not even collect. No environment is given: `swe-forge validate` picks Python 3.9 (tox says py36-py39:
 old code, the oldest Python it accepts) and resolves the dependencies as of the commit (the pinned
 requirements/tests.txt as pinned, Werkzeug/click/Jinja as of May 2021), on its first recipe and with no LLM. Every
-verdict the dataset gives holds; 127 more tests pass before and after than its PASS_TO_PASS lists, because
+verdict the dataset gives holds; over a hundred more tests pass before and after than its PASS_TO_PASS lists, because
 SWE-bench made them with Werkzeug 2.3.7 (2023), whose deprecations fail 128 of them under flask's
 `filterwarnings = error` (checked by hand: 51 of 179 pass with SWE-bench's pins): validate says `changed` and why.
 Needs Docker, `swe-forge-base:bullseye` and PyPI (through the host CA bundle).
