@@ -12,10 +12,7 @@ Needs Docker, `swe-forge-base:bullseye` and PyPI (through the host CA bundle).
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import docker
@@ -24,12 +21,11 @@ import pytest
 from swe_forge_dagster.execution.languages.python_recipes import BASE_IMAGES
 from swe_forge_dagster.export.swebench import read_instances, write_jsonl
 from swe_forge_dagster.tasks.revalidate_instances import SUPERSET
-from tests.support.common import SHARED_FIXTURES, require_image
+from tests.support.common import SHARED_FIXTURES, cli_json, require_image
 
 pytestmark = [pytest.mark.docker, pytest.mark.real_repo]
 BUNDLE = SHARED_FIXTURES / "repos" / "pallets+flask.bundle"
 LITE_TEST = SHARED_FIXTURES / "swebench" / "lite-test-and-multilingual" / "swebench_lite_origin.jsonl"
-HOST_CA = Path("/etc/ssl/certs/ca-certificates.crt")
 INSTANCE = "pallets__flask-4045"
 
 
@@ -43,21 +39,8 @@ def test_flask_4045_reproduces_every_given_verdict_on_its_eras_environment(
     subprocess.run(["git", "clone", "-q", "--bare", str(BUNDLE), str(remote)], check=True, timeout=300)
     (inst,) = [i for i in read_instances(LITE_TEST) if i.instance_id == INSTANCE]
     write_jsonl([inst], tmp_path / "instances.jsonl")
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("SWE_FORGE_")},
-        "SWE_FORGE_HOME": str(tmp_path / "home"),
-        **({"SWE_FORGE_CA_BUNDLE": str(HOST_CA)} if HOST_CA.is_file() else {}),
-    }
     args = ["validate", "-i", str(tmp_path / "instances.jsonl"), "--git-url", f"file://{tmp_path}/remotes/{{repo}}.git"]
-    done = subprocess.run(
-        [sys.executable, "-m", "swe_forge_dagster.cli", *args, "--json"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=1800,
-    )
-    assert done.stdout.strip(), done.stderr[-3000:]
-    (row,) = json.loads(done.stdout)["results"]
+    (row,) = cli_json(tmp_path / "home", *args)["results"]
     # every verdict the dataset gives holds; the dataset's 50 PASS_TO_PASS are a subset of what passes here
     assert row["status"] == "changed" and SUPERSET in row["reason"], (row["reason"], row["recipes_tried"])
     assert sorted(row["fail_to_pass"]) == sorted(inst.FAIL_TO_PASS)

@@ -11,11 +11,6 @@ reads exactly the ids we derive. Needs Docker, the `swe-forge-base:bullseye` ima
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
 import docker
 import pytest
 
@@ -26,7 +21,7 @@ from swe_forge_dagster.execution.sandbox import SandboxConfig
 from swe_forge_dagster.export.swebench import SWEBenchInstance, read_instances, write_jsonl
 from swe_forge_dagster.tasks.prove import TaskExecutor
 from swe_forge_dagster.tasks.revalidate_instances import prove_with_manifests
-from tests.support.common import EXAMPLES
+from tests.support.common import EXAMPLES, cli_json
 from tests.support.marshmallow import BULLSEYE, HOST_CA, LITE_DEV, marshmallow_remote
 
 pytestmark = [pytest.mark.docker, pytest.mark.real_repo]
@@ -44,22 +39,7 @@ def world(tmp_path_factory: pytest.TempPathFactory, docker_client: docker.Docker
 
 
 def cli(world: dict, *args: str) -> dict:
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("SWE_FORGE_")},
-        "SWE_FORGE_HOME": str(world["root"] / "home"),
-        "SWE_FORGE_START_DATE": "2015-01-01",
-    }
-    if HOST_CA.is_file():
-        env["SWE_FORGE_CA_BUNDLE"] = str(HOST_CA)
-    done = subprocess.run(
-        [sys.executable, "-m", "swe_forge_dagster.cli", *args, "--json"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=1800,
-    )
-    assert done.stdout.strip(), done.stderr[-3000:]
-    return json.loads(done.stdout)
+    return cli_json(world["root"] / "home", *args, SWE_FORGE_START_DATE="2015-01-01")
 
 
 def test_validate_finds_the_environments_and_rederives_both_instances_id_for_id(world: dict) -> None:

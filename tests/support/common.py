@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -33,3 +36,26 @@ def require_image(client: docker.DockerClient, image: str, how: str) -> None:
         if os.environ.get("SWE_FORGE_REQUIRE_DOCKER") == "1":
             pytest.fail(message)
         pytest.skip(message)
+
+
+HOST_CA = Path("/etc/ssl/certs/ca-certificates.crt")
+
+
+def cli_json(home: Path, *args: str, **env_vars: str) -> dict:
+    """`swe-forge <args> --json` in a child process as a user runs it: none of this shell's SWE_FORGE_* settings,
+    its own home, the host CA bundle when there is one (containers reach PyPI/npm through it); the parsed JSON."""
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("SWE_FORGE_")},
+        "SWE_FORGE_HOME": str(home),
+        **({"SWE_FORGE_CA_BUNDLE": str(HOST_CA)} if HOST_CA.is_file() else {}),
+        **env_vars,
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "swe_forge_dagster.cli", *args, "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    assert done.stdout.strip(), done.stderr[-3000:]
+    return json.loads(done.stdout)
