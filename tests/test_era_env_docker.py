@@ -5,6 +5,8 @@
   passes; the image records the date, the interpreter and pytest.
 - A pyproject.toml whose build-system pins `setuptools~=62.6` (no PEP 660 `build_editable` hook): the environment
   installs it editable without build isolation, and its test runs.
+- A package that asks for Python 3.12 (`requires-python`, and code only 3.12 parses): no flag, no script by hand;
+  the base image of Debian trixie (Python 3.13) is built on first need from bookworm's and the tests pass there.
 
 Needs Docker, the local base images and PyPI (through the host CA bundle).
 """
@@ -55,6 +57,15 @@ OLD_SETUPTOOLS = {
     ),
 }
 
+NEW_PYTHON = {
+    "pyproject.toml": (
+        '[build-system]\nrequires = ["setuptools>=64"]\nbuild-backend = "setuptools.build_meta"\n\n'
+        '[project]\nname = "typed"\nversion = "0.1.0"\nrequires-python = ">=3.12"\n'
+    ),
+    "typed/__init__.py": "type Pair = tuple[int, int]\n\n\ndef swap(p: Pair) -> Pair:\n    return p[1], p[0]\n",
+    "tests/test_typed.py": "from typed import swap\n\n\ndef test_swap():\n    assert swap((1, 2)) == (2, 1)\n",
+}
+
 
 @pytest.fixture
 def executor_for(docker_client: docker.DockerClient) -> ExecutorFor:
@@ -98,3 +109,18 @@ def test_a_build_backend_pinned_before_pep_660_installs_editable(
     archive = write_tree_archive(cache, "o/r", sha, tmp_path / "tree.tar")
     run = executor.run_tests(found.image, archive, [], found.recipe, ["tests/test_tinypkg.py"], 300)
     assert set((run.outcomes or {}).values()) == {"passed"} and len(run.outcomes or {}) == 2, run.error
+
+
+def test_a_package_asking_for_python_3_12_runs_on_a_base_image_built_on_first_need(
+    executor_for: ExecutorFor, tmp_path: Path
+) -> None:
+    cache, sha = dated_repo(tmp_path, NEW_PYTHON, datetime.now(UTC).isoformat())
+    executor = executor_for(cache)
+    found = find_manifest_environment(executor, "o/r", sha, ["tests/test_typed.py"])
+    assert found.recipe is not None and found.image is not None, found.problem
+    assert found.recipe.base_image == "swe-forge-base:trixie" and not found.tried, found.tried
+    record = runtime_record(executor.client, found.image)
+    assert record["python-version"].startswith("3.13."), record
+    archive = write_tree_archive(cache, "o/r", sha, tmp_path / "tree.tar")
+    run = executor.run_tests(found.image, archive, [], found.recipe, ["tests/test_typed.py"], 300)
+    assert run.outcomes == {"tests/test_typed.py::test_swap": "passed"}, run.error

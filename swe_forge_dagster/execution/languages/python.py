@@ -19,7 +19,7 @@ from datetime import datetime
 from swe_forge_dagster.execution.era import is_old
 from swe_forge_dagster.execution.languages import python_protection
 from swe_forge_dagster.execution.languages.pack import AgentHints, Files, LanguagePack, RunnerHints
-from swe_forge_dagster.execution.languages.python_era import era_recipe, legacy_build, legacy_install
+from swe_forge_dagster.execution.languages.python_era import VERSIONS, era_recipe, legacy_build, legacy_install
 from swe_forge_dagster.execution.languages.python_recipes import (
     BASE_IMAGES,
     MANIFESTS,
@@ -101,16 +101,18 @@ def _images(files: Files) -> list[str]:
 
 
 def seed_image(python: str, default_image: str, local: bool) -> str:
-    """The image for a seed task that asks for Python `python` (`3.11`): with our local base images, the one
-    of the nearest version (the older on a tie); with an official `python:X-slim` default,
-    `python:<version>-slim`; else the default."""
+    """The image for a seed task that asks for Python `python` (`3.11`): with our local base images, the oldest
+    that is not older than it (code written for 3.12 may use syntax 3.11 cannot parse; a later suite's base image
+    is built on first need), else the newest; with an official `python:X-slim` default, `python:<version>-slim`;
+    else the default."""
     match = re.fullmatch(r"3\.(\d+)(\.\d+)?", python.strip())
     if not match:
         return default_image
     if local:
         wanted = int(match.group(1))
-        nearest = min(BASE_IMAGES, key=lambda v: (abs(int(v.split(".")[1]) - wanted), int(v.split(".")[1])))
-        return BASE_IMAGES[nearest]
+        minors = sorted(int(v.split(".")[1]) for v in BASE_IMAGES)
+        chosen = next((minor for minor in minors if minor >= wanted), minors[-1])
+        return BASE_IMAGES[f"3.{chosen}"]
     if re.fullmatch(r"python:3\.\d+(-slim|-bookworm|-bullseye)?", default_image):
         return f"python:3.{match.group(1)}-slim"
     return default_image
@@ -157,4 +159,5 @@ PACK = LanguagePack(
     seed_rank=2,
     seed_image=seed_image,
     seed_install=seed_install,
+    runtime_probe=f"{VERSIONS} 2>/dev/null",
 )

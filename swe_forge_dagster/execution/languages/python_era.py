@@ -62,10 +62,13 @@ BUILD_TOOLS_FLOOR = "2022-08-20T00:00:00Z"
 instead breaks every old project built with setuptools_scm (pytest 4-6)."""
 RECORD_SCRIPT = f"{ENV_DIR}/record"
 TODAY_FILE = f"{ENV_DIR}/era-today"
-RECORD = (
+VERSIONS = (
     "python -c 'import platform, pytest; "
-    'print(f"python-version={platform.python_version()}\\npytest-version={pytest.__version__}")\' '
-    f"> {RUNTIME_FILE}\n"
+    'print(f"python-version={platform.python_version()}\\npytest-version={pytest.__version__}")\''
+)
+"""The interpreter's and pytest's versions, as `name=value` lines (in the environment's virtual environment)."""
+RECORD = (
+    f"{VERSIONS} > {RUNTIME_FILE}\n"
     f"printf 'resolution-date=%s\\nrung={RUNG}\\n' \"${RESOLUTION_VAR}\" >> {RUNTIME_FILE}\n"
     f"[ ! -s {TODAY_FILE} ] || printf 'resolution-today=%s\\n' \"$(sort -u {TODAY_FILE} | tr '\\n' ' ')\" "
     f">> {RUNTIME_FILE}\n"

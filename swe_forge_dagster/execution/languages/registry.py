@@ -138,6 +138,11 @@ def dependency_files() -> tuple[str, ...]:
     return tuple(dict.fromkeys(name for language in PACKS for name in language.dependency_files))
 
 
+def runtime_probes() -> str:
+    """Every pack's `runtime_probe`, one shell script (each line's failure is its own)."""
+    return "\n".join(language.runtime_probe for language in PACKS if language.runtime_probe)
+
+
 def ca_env_vars() -> tuple[str, ...]:
     """Every pack's tools' CA certificate variables."""
     return tuple(dict.fromkeys(name for language in PACKS for name in language.ca_env_vars))
