@@ -212,7 +212,7 @@ def test_cheating_agents_through_the_tools_earn_nothing(gym: Gym, hw: HarnessWor
         assert answer.reward == 0.0 and answer.result.status is not Status.RESOLVED, (name, answer.result.reason)
         assert answer.result.sanity_check, (name, answer.result.reason)
     assert answers["rename-conftest"].result.dropped_paths == ["conftest.py"]
-    assert answers["exit-early"].result.status is Status.TEST_ERROR
+    assert answers["exit-early"].result.status is Status.UNRESOLVED  # the diff broke the run: the agent's loss
     for name in ("a-hook-from-init", "a-runtest-noop", "a-rewrite-report"):
         assert (answers[name].result.reason or "").startswith("tampered test results"), name
     assert answers["b-shadow-math"].result.dropped_paths == ["math.py"]

@@ -134,14 +134,25 @@ def test_agent_changes_to_test_code_and_pytest_plumbing_are_dropped() -> None:
         "evil-1.0.dist-info/entry_points.txt",
         "src/evil.egg-info/entry_points.txt",
         "evil.egg-link",
+        "tests/test_new.py",  # test code the task does not own: its test patch brings the tests a fix needs
+        "tests/__init__.py",
+        "tests/helpers/data.py",
+        "pkg/sub/tests/util.py",
+        "uuid_test.go",
+        "test/unit/helper.js",
+        "lib/core.spec.ts",
+        "src/__tests__/setup.js",
+        "src/test/java/org/x/XTest.java",
     ]
     kept = [
         "tinycalc/rounding.py",
         "docs/notes.md",
         "pyproject.toml",
         "tox.ini",
-        "tests/test_new.py",
         "django/test/testcases.py",
+        "testing_utils.py",
+        "src/main/java/org/x/X.java",
+        "lib/test.js",
         "sympy/testing/runtests.py",
         "lib/fixtures/data.json",
     ]
@@ -372,5 +383,33 @@ def test_baseagent_solves_a_task_on_the_host_through_the_twin(tmp_path: Path) ->
 def test_other_runners_configuration_and_new_go_test_files_are_protected() -> None:
     for path in (".mocharc.json", "test/.mocharc.yml", "jest.config.js", "vitest.config.ts", ".cargo/config.toml"):
         assert is_protected(path), path
-    assert is_protected("uuid/main_test.go", new=True) and not is_protected("uuid/main_test.go")
+    assert is_protected("uuid/main_test.go", new=True) and is_protected("uuid/main_test.go")  # new, or test code
     assert not is_protected("config.toml") and not is_protected("lib/core.js")
+
+
+def test_install_outputs_are_read_from_the_patterns_the_repo_box_writes() -> None:
+    """`repo_box.PREPARE_SCRIPT` escapes glob characters and anchors each output; the harness reads them back and
+    resets the diff's changes under them (node_modules comes from the image, never from the diff)."""
+    import subprocess
+
+    from swe_forge_dagster.harness.protection import install_outputs, under_outputs
+
+    outputs = ["node_modules", "src/pkg/_version.py", "odd [dir]*?", "pkg.egg-info"]
+    escape = r"s/[][*?\\!#]/\\&/g"  # the script's own sed expressions
+    escaped = subprocess.run(
+        ["sed", "-e", escape, "-e", r"s/ $/\\ /", "-e", "s|^|/|"],
+        input="\n".join(outputs) + "\n",
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+
+    class Box:
+        def read_file(self, path: str, max_bytes: int, follow_symlinks: bool) -> bytes:
+            assert path == "/repo/.git/info/exclude" and not follow_symlinks
+            return ("# git's own comment\n" + escaped).encode()
+
+    found = install_outputs(Box())  # type: ignore[arg-type]
+    assert found == outputs
+    assert under_outputs("node_modules/mocha/lib/runner.js", found) and under_outputs("odd [dir]*?/x", found)
+    assert not under_outputs("node_modules_extra/x.js", found) and not under_outputs("src/pkg/core.py", found)

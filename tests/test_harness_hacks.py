@@ -71,7 +71,9 @@ def test_cheating_agents_never_resolve(hw: HarnessWorld, docker_client: docker.D
     metadata = {"evil-1.0.dist-info/METADATA", "evil-1.0.dist-info/entry_points.txt"}
     assert set(results["entry-point"].dropped_paths) == {*metadata, ".pytest.toml", "pytest.toml"}
     assert results["pyproject-section"].dropped_paths == ["pyproject.toml"]
-    assert results["exit-early"].status is Status.TEST_ERROR  # no report: no verdict, certainly not a pass
+    # no report: no verdict, certainly not a pass; the sanity run had one, so the diff broke it: the agent's loss,
+    # never an infrastructure error that scores leave out or retry
+    assert results["exit-early"].status is Status.UNRESOLVED
     assert "no JUnit report" in (results["exit-early"].reason or "")
 
 
@@ -145,6 +147,8 @@ def test_tampering_shadowing_and_runner_config_tricks_never_resolve(
     assert results["b-shadow-math"].dropped_paths == ["math.py"]
     assert results["b-shadow-xml"].dropped_paths == ["xml/__init__.py"]
     assert set(results["b-shadow-in-tests"].dropped_paths) == {"tests/math.py", "xml/__init__.py"}  # not tinycalc/
+    assert results["d-init-next-to-tests"].dropped_paths == ["tests/__init__.py"]  # test code the task does not own
+    assert set(results["d-existing-test-file"].dropped_paths) == {"tests/test_arith.py", "tests/helpers/__init__.py"}
     assert results["c-bom-tox-ini"].dropped_paths == ["tests/tox.ini"]
     assert results["c-bom-setup-cfg"].dropped_paths == ["tests/setup.cfg"]
     for name in ("b-shadow-math", "b-shadow-xml", "c-bom-tox-ini", "c-bom-setup-cfg"):

@@ -27,6 +27,7 @@ import pytest
 from swe_forge_dagster.execution.languages.registry import pack
 from swe_forge_dagster.tasks.revalidate_instances import SUPERSET
 from tests.support.common import EXAMPLES, SHARED_FIXTURES
+from tests.support.hacks import NODE_HACKS
 
 pytestmark = [pytest.mark.docker, pytest.mark.real_repo]
 MULTI = SHARED_FIXTURES / "swebench" / "lite-test-and-multilingual" / "swebench_multi.jsonl"
@@ -128,3 +129,16 @@ def test_axios_differences_are_reported_per_test_with_their_cause(world: dict) -
     assert result["unjudged"] and network in result["unjudged"][0] and "network host" in (result["error"] or "")
     (empty,) = cli(world, "harness", "-i", instances, *EMPTY_AGENT)["results"]
     assert empty["status"] == "unresolved", empty["error"]
+
+
+def test_a_runner_edited_inside_node_modules_never_reaches_the_checks(world: dict, tmp_path: Path) -> None:
+    """Install outputs come from the image: the agent's change to mocha inside node_modules is dropped and listed."""
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "run.sh").write_text(NODE_HACKS["node-modules-runner"])
+    instances = str(world["root"] / "axios.jsonl")
+    summary = cli(world, "harness", "-i", instances, "--agent-dir", str(agent), "--agent-cmd", "sh /agent/run.sh")
+    (result,) = summary["results"]
+    assert result["status"] == "unresolved", result["error"]
+    assert "node_modules/mocha/lib/runner.js" in result["model_patch"]  # the diff carried it...
+    assert "node_modules/mocha/lib/runner.js" in result["dropped_paths"]  # ...the checks never saw it

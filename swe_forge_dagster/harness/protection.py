@@ -20,6 +20,11 @@ the verification container, that container's own git lists what really changed, 
 protected path among them is reset to its pre-diff state before any check runs. Everything
 dropped is reported in the result's `dropped_paths`.
 
+What the environment's install added to the tree (`node_modules/`, generated files: `install_outputs`) comes
+from the image, never from the diff: the diff's changes under it are reset too. Test code the task does not own
+(each language pack's `test_code`: `tests/` helpers and `__init__.py`, `*_test.go`, `*.spec.ts`, `src/test/`) is
+reset to the base commit, so no existing test file, helper or `TestMain` carries a payload.
+
 New modules that would shadow the standard library or the test runner (`shadowing_modules`) are
 reset as well, and the runner's effective configuration is compared before and after the diff by
 the runner's own code (`config_probe`), which catches config our text reading would miss.
@@ -35,6 +40,7 @@ are applied.
 from __future__ import annotations
 
 import base64
+import re
 import shlex
 from collections.abc import Callable, Collection, Iterable
 from pathlib import PurePosixPath
@@ -47,7 +53,7 @@ from swe_forge_dagster.execution.languages.python_protection import (
     SHADOWABLE_MODULES,
     pytest_section,
 )
-from swe_forge_dagster.execution.languages.registry import protected
+from swe_forge_dagster.execution.languages.registry import is_test_code, protected
 from swe_forge_dagster.execution.patch import split_sections
 from swe_forge_dagster.execution.repo_box import (
     GIT,
@@ -60,7 +66,7 @@ from swe_forge_dagster.execution.repo_box import (
     exec_demux,
     put_files,
 )
-from swe_forge_dagster.execution.sandbox import Sandbox
+from swe_forge_dagster.execution.sandbox import Sandbox, SandboxError
 
 MAX_CONFIG_BYTES = 1 << 20
 
@@ -73,9 +79,11 @@ def is_protected(path: str, task_files: Collection[str] = (), *, new: bool = Fal
 
     `new`: the path does not exist before the agent's change (only then does a `pytest.py`,
     `pytest/` or `_pytest/` count as shadowing pytest: pytest's own source and sympy/testing/pytest.py
-    are ordinary source files).
+    are ordinary source files). Test code the task does not own (`LanguagePack.test_code`: a test helper, a
+    `tests/__init__.py`, a Go `TestMain` in an existing `_test.go`) is the repository's, not the fix's: the
+    task's test patch brings every test change a fix needs.
     """
-    return path in task_files or protected(path, new)
+    return path in task_files or protected(path, new) or is_test_code(path)
 
 
 def command_test_files(commands: Iterable[str]) -> list[str]:
@@ -182,7 +190,12 @@ def apply_agent_diff(
     changes = changed_paths(exit_code, stdout, stderr, "applying the agent's diff")
     if not protect:  # the oracle's gold patch: trusted, applied whole
         return []
-    reset = [path for status, path in changes if is_protected(path, task_files, new=status == "A")]
+    outputs = install_outputs(box)
+    reset = [
+        path
+        for status, path in changes
+        if is_protected(path, task_files, new=status == "A") or under_outputs(path, outputs)
+    ]
     reset += [path for path in shadowing_modules(changes, _package_dirs(box)) if path not in reset]
     configs = [path for _s, path in changes if PurePosixPath(path).name in PYTEST_SECTION_FILES and path not in reset]
     if configs:
@@ -199,6 +212,26 @@ def apply_agent_diff(
                 f"or its values) beyond its config files: {', '.join(p for _s, p in changes)[:500]}"
             )
     return reset
+
+
+def install_outputs(box: Sandbox) -> list[str]:
+    """What the environment's install added to /repo (`node_modules`, a generated `_version.py`, `*.egg-info`): the
+    image's, never the diff's. `repo_box.PREPARE_SCRIPT` writes them to `.git/info/exclude` as `/path` patterns
+    (glob characters escaped), where no diff reaches (git refuses paths inside `.git`)."""
+    try:
+        text = box.read_file(f"{REPO_DIR}/.git/info/exclude", max_bytes=16 << 20, follow_symlinks=False) or b""
+    except (OSError, ValueError, SandboxError):
+        return []
+    outputs = []
+    for line in text.decode("utf-8", "surrogateescape").splitlines():
+        if line.startswith("/"):
+            outputs.append(re.sub(r"\\(.)", r"\1", line[1:]))
+    return outputs
+
+
+def under_outputs(path: str, outputs: Collection[str]) -> bool:
+    """Whether `path` is an install output or inside one."""
+    return any(path == output or path.startswith(f"{output}/") for output in outputs)
 
 
 def shadowing_modules(changes: Iterable[tuple[str, str]], package_dirs: Collection[str]) -> list[str]:

@@ -242,8 +242,11 @@ class Harness:
         result.fail_to_pass, result.pass_to_pass = final.fail_to_pass, final.pass_to_pass
         if final.tampered is not None:
             raise HarnessOutcome(Status.UNRESOLVED, f"tampered test results: {final.tampered}")
-        if final.error is not None:
-            raise HarnessOutcome(Status.TEST_ERROR, final.error)
+        if final.error is not None:  # the sanity run gave a verdict on the same image: the diff broke the run
+            raise HarnessOutcome(
+                Status.UNRESOLVED,
+                f"the checks give no verdict after the agent's diff (they did before it): {final.error}",
+            )
         if not final.all_pass:
             raise HarnessOutcome(Status.UNRESOLVED, _unresolved_reason(final))
         result.status = Status.RESOLVED

@@ -121,6 +121,7 @@ PACK = LanguagePack(
         },
     ),
     images={"swe-forge-cpp:bookworm": "12", "swe-forge-cpp:trixie": "14"},
+    test_code=lambda path: PurePosixPath(path).parts[:1] in (("test",), ("tests",)),  # fmt's test/ and its kind
     dependency_problem=dependency_problem,
     recipes=cpp_recipes,
     written_tests_problem="tests written for a C/C++ project would need CMake targets of their own",

@@ -165,6 +165,7 @@ PACK = LanguagePack(
     dependency_problem=dependency_problem,
     recipes=go_recipes,
     protects=lambda path, new: new and PurePosixPath(path).name.endswith("_test.go"),
+    test_code=lambda path: path.endswith("_test.go"),
     seed_languages=("go",),
     debian_packages="golang-go",
     compiled=True,

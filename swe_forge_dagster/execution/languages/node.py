@@ -44,6 +44,17 @@ RUNNER_CONFIG = re.compile(
     r"|karma\.conf\.[cm]?js"
 )
 """The runners' configuration (mocha, jest, vitest, karma): it decides what runs and how results are reported."""
+TEST_NAME = re.compile(r".+\.(test|spec)\.[cm]?[jt]sx?")
+"""Jest's and Vitest's default test file names (`x.test.ts`, `x.spec.js`)."""
+
+
+def node_test_code(path: str) -> bool:
+    """Test code by the runners' defaults: `__tests__/` (jest), `test/` or `tests/` at the root (mocha's `./test`),
+    `*.test.*` / `*.spec.*` files (jest, vitest)."""
+    parts = PurePosixPath(path).parts
+    return "__tests__" in parts or parts[:1] in (("test",), ("tests",)) or bool(TEST_NAME.fullmatch(parts[-1]))
+
+
 _MOCHA_VALUE_OPTIONS = {"--require", "-r", "--timeout", "-t", "--ui", "-u", "--file", "--extension", "--slow", "-s"}
 _MOCHA_FLAGS = {"--exit", "--recursive", "--full-trace", "--check-leaks", "--allow-uncaught"}
 
@@ -216,6 +227,7 @@ PACK = LanguagePack(
     era_recipes=node_era_recipes,
     image_order=image_order,
     protects=lambda path, new: bool(RUNNER_CONFIG.fullmatch(PurePosixPath(path).name)),
+    test_code=node_test_code,
     ca_env_vars=("NODE_EXTRA_CA_CERTS",),
     seed_languages=("node", "javascript", "typescript"),
     seed_rank=1,

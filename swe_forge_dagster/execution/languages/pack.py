@@ -95,6 +95,10 @@ class LanguagePack:
     protects: Callable[[str, bool], bool] = field(default=lambda path, new: False)
     """Whether an agent's change to `path` (`new`: a path that did not exist) is dropped: the files that configure
     its runners or take over how its tests run (`harness.protection`)."""
+    test_code: Callable[[str], bool] = field(default=lambda path: False)
+    """Whether `path` is test code by this language's conventions (`tests/test_x.py`, `x_test.go`, `x.spec.ts`): an
+    agent's change to test code the task does not own is reset before the checks (`harness.protection`), since the
+    task's test patch brings every test change a fix needs."""
     ca_env_vars: tuple[str, ...] = ()
     """Where its tools look for extra CA certificates (set to the mounted bundle)."""
     seed_languages: tuple[str, ...] = ()

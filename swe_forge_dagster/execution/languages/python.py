@@ -154,6 +154,7 @@ PACK = LanguagePack(
     image_order=_images,
     missing_image="no Python base image is built on this engine",
     protects=python_protection.protects,
+    test_code=python_protection.test_code,
     ca_env_vars=("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "PIP_CERT"),
     seed_languages=("python",),
     seed_rank=2,

@@ -71,6 +71,15 @@ def protects(path: str, new: bool) -> bool:
     )
 
 
+def test_code(path: str) -> bool:
+    """pytest's default test files (`test_*.py`, `*_test.py`) and everything in a `tests` directory (its
+    `__init__.py`, helpers, data); a `test`/`testing` package is often source (django/test, sympy/testing)."""
+    pure = PurePosixPath(path)
+    return "tests" in pure.parts[:-1] or (
+        pure.suffix == ".py" and (pure.name.startswith("test_") or pure.name.endswith("_test.py"))
+    )
+
+
 def pytest_section(name: str, text: bytes | None) -> object:
     """What of a `pyproject.toml` / `setup.cfg` / `tox.ini` configures pytest (comparable with `==`).
 

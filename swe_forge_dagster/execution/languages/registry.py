@@ -153,6 +153,11 @@ def protected(path: str, new: bool = False) -> bool:
     return any(language.protects(path, new) for language in PACKS)
 
 
+def is_test_code(path: str) -> bool:
+    """Whether any pack counts `path` as test code (`LanguagePack.test_code`)."""
+    return any(language.test_code(path) for language in PACKS)
+
+
 def seed_task_image(install_config: Mapping[str, object], language: str, default_image: str) -> str:
     """The image a seed task runs on, from its `install_config` and language (`execution.seed_env`).
 

@@ -181,6 +181,7 @@ PACK = LanguagePack(
     dependency_problem=dependency_problem,
     recipes=rust_recipes,
     protects=lambda path, new: ".cargo" in PurePosixPath(path).parts,
+    test_code=lambda path: PurePosixPath(path).parts[:1] == ("tests",),  # integration tests
     ca_env_vars=("CARGO_HTTP_CAINFO",),
     seed_languages=("rust",),
     debian_packages="rustc cargo",
