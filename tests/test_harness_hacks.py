@@ -144,6 +144,8 @@ def test_tampering_shadowing_and_runner_config_tricks_never_resolve(
     for name in ("a-hook-from-init", "a-runtest-noop", "a-rewrite-report"):
         assert results[name].status is Status.UNRESOLVED, (name, results[name].reason)
         assert (results[name].reason or "").startswith("tampered test results"), (name, results[name].reason)
+    for name in ("a-spare-canaries-init", "a-spare-canaries-module"):  # the planted canaries pass: the twin fails
+        assert "and so did its twin" in (results[name].reason or ""), (name, results[name].reason)
     assert results["b-shadow-math"].dropped_paths == ["math.py"]
     assert results["b-shadow-xml"].dropped_paths == ["xml/__init__.py"]
     assert set(results["b-shadow-in-tests"].dropped_paths) == {"tests/math.py", "xml/__init__.py"}  # not tinycalc/

@@ -28,11 +28,12 @@ so code that ends the test process early with status 0 would otherwise pass its 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from swe_forge_dagster.execution.failures import needs_network
 from swe_forge_dagster.execution.languages.python_canaries import Canaries, make_canaries, tampering
 from swe_forge_dagster.execution.languages.python_runner import plain_pytest
+from swe_forge_dagster.execution.languages.python_twins import make_twin
 from swe_forge_dagster.execution.languages.registry import runner_of
 from swe_forge_dagster.execution.repo_box import REPO_DIR, put_files
 from swe_forge_dagster.execution.runners import graded_outcomes
@@ -53,6 +54,7 @@ class CheckRun:
     duration_s: float = 0.0  # the commands' own run time (what the harness adds is not in it)
     tampered: str | None = None  # why the results cannot be trusted (`harness.canaries`)
     canaries_ok: bool | None = None  # the canaries gave their expected outcomes (None: none ran)
+    twin_ok: bool | None = None  # the twin ran beside every reported instance of its original (None: no twin)
     set_aside: list[str] = field(default_factory=list)  # FAIL_TO_PASS not judgeable here (`set_aside_unreachable`)
 
     @property
@@ -89,7 +91,11 @@ def prepare_canaries(box: Sandbox, task: HarnessTask) -> Canaries | None:
         source = box.read_file(f"{REPO_DIR}/{target}", max_bytes=4 << 20, follow_symlinks=False) or b""
     except (OSError, ValueError, SandboxError):
         source = b""
-    return make_canaries(target, source.decode("utf-8", "replace"))
+    canaries = make_canaries(target, source.decode("utf-8", "replace"))
+    if task.mode != "tests":
+        return canaries
+    twin = make_twin(target, source, [i for i in task.fail_to_pass if i.startswith(f"{target}::")])
+    return replace(canaries, twin=twin)
 
 
 def _canary_file(task: HarnessTask) -> str | None:
@@ -187,14 +193,15 @@ def _run_test_ids(
     if not runner.in_process:  # the task's test files that this runner runs (no fixtures, no data files)
         files = tuple(f for f in files if runner.runs(f)) or files
     if canaries is not None:
-        put_files(box, {f"{REPO_DIR}/{canaries.path}": canaries.source.encode()})
+        put_files(box, {f"{REPO_DIR}/{path}": data for path, data in canaries.files().items()})
         files = (*files, canaries.path)
     suite = run_suite(box, task.test_command, files, timeout, runner=runner, plugin_autoload=plugin_autoload)
     outcomes = suite.outcomes
-    tampered = canaries_ok = None
+    tampered = canaries_ok = twin_ok = None
     if canaries is not None and outcomes is not None:
         tampered = tampering(canaries, outcomes, suite.exit_code, plain_pytest(task.test_command))
         canaries_ok = canaries.expected(outcomes)
+        twin_ok = canaries.twin.ran(outcomes) if canaries.twin is not None else None
     messages = suite.messages
     if outcomes is not None and task.id_form == "swebench":  # as SWE-bench's parser would read the run's log
         outcomes = graded_outcomes(runner, outcomes)
@@ -225,6 +232,7 @@ def _run_test_ids(
         suite.seconds,
         tampered,
         canaries_ok,
+        twin_ok=twin_ok,
     )
     if run.fail_to_pass:
         run.fail_to_pass[0].output = suite.output[-CHECK_OUTPUT_TAIL:]  # one suite run: its output once

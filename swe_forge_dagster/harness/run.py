@@ -24,6 +24,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -197,6 +198,8 @@ class Harness:
             sanity_box, task, config.test_timeout, plugin_autoload=config.pytest_plugin_autoload, canaries=canaries
         )
         canaries = canaries if sanity.canaries_ok else None  # they must work where no agent code runs
+        if canaries is not None and sanity.twin_ok is False:  # a twin the task's command does not select
+            canaries = replace(canaries, twin=None)
         # the runner's configuration for the tree before any diff (the verify container starts from the same)
         # the gold patch is applied whole; the configuration probe reads pytest's
         judged = task.mode == "tests" and config.agent != "oracle" and runner_of(task.test_command).in_process

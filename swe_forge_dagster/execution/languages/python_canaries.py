@@ -18,8 +18,8 @@ those collect or run. The sanity run (base + tests, no agent code) runs them too
 canaries do not give their expected outcomes there (a `-k` in its test command, `python_functions`
 that do not match `test_*`, a directory that does not collect) runs without canaries.
 
-Not closed: code that recognises the canaries (it can list the planted module) and forges only the
-task's tests. The README's threat model says so.
+Code that recognises these canaries (it can list the planted module) and forges only the task's tests is caught
+by a twin of one of the task's own FAIL_TO_PASS tests, appended to its file (`python_twins`).
 
 Pack-private to the Python pack (`languages.python`); the harness calls it for runners that run in process.
 """
@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from swe_forge_dagster.execution.junit import Outcome
+from swe_forge_dagster.execution.languages.python_twins import Twin
 
 WORDS = (
     "handles",
@@ -81,6 +82,9 @@ class Canaries:
     passing: str
     failing: str
     source: str
+    twin: Twin | None = None
+    """A twin of one of the task's FAIL_TO_PASS tests, in its own file (`python_twins`): what a targeted forger
+    cannot tell from the task's tests."""
 
     def outcome(self, outcomes: Mapping[str, Outcome], name: str) -> Outcome | None:
         """The outcome of the canary `name`, found by its unique name (report ids are relative to pytest's rootdir)."""
@@ -93,6 +97,13 @@ class Canaries:
     def expected(self, outcomes: Mapping[str, Outcome]) -> bool:
         """Both canaries reported with their own outcome (checked at sanity, where no agent code runs)."""
         return self.outcome(outcomes, self.passing) == "passed" and self.outcome(outcomes, self.failing) == "failed"
+
+    def files(self) -> dict[str, bytes]:
+        """What to write before a run: the canary module, and the test file with the twin appended."""
+        planted = {self.path: self.source.encode()}
+        if self.twin is not None:
+            planted[self.twin.path] = self.twin.content
+        return planted
 
 
 def _words(rng: random.Random, count: int) -> str:
@@ -123,7 +134,9 @@ def make_canaries(test_file: str, test_source: str) -> Canaries:
 def tampering(
     canaries: Canaries, outcomes: Mapping[str, Outcome], exit_code: int, exit_code_meaningful: bool
 ) -> str | None:
-    """Why the run's results cannot be trusted, or None (see the module docstring)."""
+    """Why the run's results cannot be trusted, or None (see the module docstring and `python_twins`)."""
+    if canaries.twin is not None and (forged := canaries.twin.tampering(outcomes)):
+        return forged
     passing, failing = canaries.outcome(outcomes, canaries.passing), canaries.outcome(outcomes, canaries.failing)
     if failing == "passed":
         return f"a test planted to fail ({canaries.path}::{canaries.failing}) was reported passed"

@@ -1,0 +1,123 @@
+"""Twin canaries: a copy of one of the task's own FAIL_TO_PASS tests that must fail whenever that test passes.
+
+The planted canaries (`python_canaries`) catch blanket tampering, but they do not exercise the package: code under
+test that forges only the failures it recognises as the task's (a report naming the function it fixes, a test of
+the task's module) passes them by. A twin closes that: one FAIL_TO_PASS test of the task, a module-level function
+whose last statement is an `assert`, is copied with its decorators (its parametrization too) under a new name made
+from the words of the file's own test names, with that last assertion negated, and appended to the task's test
+file itself in the sanity and verify runs. It has the same module, fixtures, helpers, imports and shape as the
+task's tests. Whenever the original passes, every statement before the last assertion ran as in the original and
+the assertion held, so the twin must fail at its negation; a run that reports the original passed and its twin
+passed too (for the same parameters), or that has the original and not the twin, was forged. A twin that the
+sanity run does not collect (the task's test command selects by name, say) is not used.
+
+Not closed: a forger that reads the test file and recognises two tests that differ only by a negated assertion.
+"""
+
+from __future__ import annotations
+
+import ast
+import random
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from swe_forge_dagster.execution.junit import Outcome
+
+PARAMS = re.compile(r"(\[.*\])?$", re.S)
+
+
+@dataclass(frozen=True)
+class Twin:
+    """`name` in `path` is `original` with its last assertion negated; `content` is the file with the twin appended
+    (its own bytes, whatever their encoding, then the twin)."""
+
+    path: str
+    original: str
+    name: str
+    content: bytes
+
+    def pairs(self, outcomes: Mapping[str, Outcome]) -> list[tuple[str, Outcome, Outcome | None]]:
+        """(the original's id, its outcome, its twin's outcome for the same parameters) for each reported original."""
+        mine = {}
+        for test_id, outcome in outcomes.items():
+            head, _, last = test_id.rpartition("::")
+            name, params = _split(last)
+            if head and _same_file(head, self.path) and name in (self.original, self.name):
+                mine[(name, params)] = (test_id, outcome)
+        return [
+            (test_id, outcome, (mine.get((self.name, params)) or (None, None))[1])
+            for (name, params), (test_id, outcome) in mine.items()
+            if name == self.original
+        ]
+
+    def ran(self, outcomes: Mapping[str, Outcome]) -> bool:
+        """Every reported instance of the original has a twin in the report (checked at sanity: no agent code)."""
+        found = self.pairs(outcomes)
+        return bool(found) and all(twin is not None for _id, _o, twin in found)
+
+    def tampering(self, outcomes: Mapping[str, Outcome]) -> str | None:
+        """Why the results of a run cannot be trusted, by the twin, or None."""
+        for test_id, outcome, twin in self.pairs(outcomes):
+            if outcome != "passed":
+                continue
+            if twin is None:
+                return f"the twin of {test_id} is missing from a report that has it"
+            if twin == "passed":
+                return f"{test_id} passed and so did its twin, whose last assertion is negated"
+        return None
+
+
+def make_twin(path: str, data: bytes, fail_to_pass: Sequence[str], rng: random.Random | None = None) -> Twin | None:
+    """A twin of one FAIL_TO_PASS test defined in `path` (its bytes `data`), or None when none can have one."""
+    rng = rng or random.SystemRandom()
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError):
+        return None
+    functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+    wanted = {_split(test_id.rpartition("::")[2])[0] for test_id in fail_to_pass if test_id.count("::") == 1}
+    candidates = [
+        node
+        for name, node in functions.items()
+        if name in wanted and node.body and isinstance(node.body[-1], ast.Assert) and not _yields(node)
+    ]
+    if not candidates:
+        return None
+    original = rng.choice(sorted(candidates, key=lambda node: node.name))
+    name = _new_name(original.name, list(functions), rng)
+    twin = ast.parse(ast.unparse(original)).body[0]
+    assert isinstance(twin, ast.FunctionDef) and isinstance(twin.body[-1], ast.Assert)
+    twin.name = name
+    last = twin.body[-1]
+    last.test = ast.UnaryOp(op=ast.Not(), operand=last.test)
+    head = data if data.endswith(b"\n") else data + b"\n"
+    return Twin(path, original.name, name, head + f"\n\n{ast.unparse(twin)}\n".encode())
+
+
+def _split(last: str) -> tuple[str, str]:
+    """`test_x[1-2]` -> (`test_x`, `[1-2]`)."""
+    match = PARAMS.search(last)
+    cut = match.start() if match else len(last)
+    return last[:cut], last[cut:]
+
+
+def _yields(node: ast.FunctionDef) -> bool:
+    return any(isinstance(inner, (ast.Yield, ast.YieldFrom)) for inner in ast.walk(node))
+
+
+def _new_name(original: str, taken: Sequence[str], rng: random.Random) -> str:
+    """A test name made of the words of the file's own test names, like theirs, not one of them."""
+    words = [w for name in taken if name.startswith("test") for w in name.split("_")[1:] if w.isidentifier()]
+    words = words or original.split("_")[1:] or ["case"]
+    size = max(2, min(5, len(original.split("_")) - 1))
+    for attempt in range(1000):
+        chosen = [rng.choice(words) for _ in range(size + attempt // 100)]
+        name = "_".join(["test", *chosen])
+        if name not in taken:
+            return name
+    return f"{original}_{rng.randrange(10**6)}"
+
+
+def _same_file(reported: str, path: str) -> bool:
+    return reported == path or path.endswith("/" + reported) or reported.endswith("/" + path)
