@@ -22,6 +22,7 @@ from swe_forge_dagster.execution.languages.python_recipes import BASE_IMAGES
 from swe_forge_dagster.export.swebench import read_instances, write_jsonl
 from swe_forge_dagster.tasks.revalidate_instances import SUPERSET
 from tests.support.common import SHARED_FIXTURES, cli_json, require_image
+from tests.support.hacks import SHADOW_DEPENDENCY_AGENT
 
 pytestmark = [pytest.mark.docker, pytest.mark.real_repo]
 BUNDLE = SHARED_FIXTURES / "repos" / "pallets+flask.bundle"
@@ -53,3 +54,12 @@ def test_flask_4045_reproduces_every_given_verdict_on_its_eras_environment(
     )
     assert len(row["recipes_tried"]) == 1 and BASE_IMAGES["3.9"] in row["recipes_tried"][0]  # the era recipe
     assert "--exclude-newer" in row["recipes_tried"][0]
+
+    # a cheating agent on the same environment: a new top-level `markupsafe/` (a dependency flask imports, in no
+    # list of names) is dropped because it is new at the top of a directory the checks import from
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "run.sh").write_text(SHADOW_DEPENDENCY_AGENT)
+    harness = ["harness", *args[1:], "--agent-dir", str(agent), "--agent-cmd", "sh /agent/run.sh"]
+    (result,) = cli_json(tmp_path / "home", *harness)["results"]
+    assert result["status"] == "unresolved" and "markupsafe/__init__.py" in result["dropped_paths"], result

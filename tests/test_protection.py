@@ -14,6 +14,7 @@ from swe_forge_dagster.harness.protection import (
     filter_diff,
     install_outputs,
     is_protected,
+    new_top_level_modules,
     pytest_section,
     under_outputs,
 )
@@ -50,26 +51,29 @@ def test_agent_changes_to_test_code_and_pytest_plumbing_are_dropped() -> None:
         "lib/core.spec.ts",
         "src/__tests__/setup.js",
         "src/test/java/org/x/XTest.java",
+        "django/test/testcases.py",  # test support by the rules that split a PR: never in a task's fix
+        "sympy/testing/runtests.py",
+        "lib/fixtures/data.json",
+        "pkg/testdata/golden.txt",
+        "src/__mocks__/fs.js",
+        "packages/core/node_modules/chai/index.js",  # installed packages at any depth
     ]
     kept = [
         "tinycalc/rounding.py",
         "docs/notes.md",
         "pyproject.toml",
         "tox.ini",
-        "django/test/testcases.py",
         "testing_utils.py",
         "src/main/java/org/x/X.java",
         "lib/test.js",
-        "sympy/testing/runtests.py",
-        "lib/fixtures/data.json",
     ]
     diff = "".join(section(path) for path in protected + kept)
     filtered, dropped = filter_diff(diff, task_files={"extra_check.sh", "tests/test_rounding.py"})
     assert dropped == protected
     assert [line.split()[-1][2:] for line in filtered.splitlines() if line.startswith("diff --git")] == kept
     assert not is_protected("tinycalc/pytest_helpers.py")
-    # pytest's own source and sympy's testing/pytest.py are source: only NEW pytest shadows are protected
-    for path in ("src/_pytest/python.py", "sympy/testing/pytest.py", "src/pytest/__init__.py"):
+    # pytest's own source is source: only NEW pytest shadows are protected
+    for path in ("src/_pytest/python.py", "src/pytest/__init__.py"):
         assert not is_protected(path) and is_protected(path, new=True)
     with pytest.raises(ValueError, match="not a git diff"):
         filter_diff("this is not a diff")
@@ -96,7 +100,7 @@ def test_no_swebench_gold_patch_touches_a_protected_path() -> None:
     if not tasks:
         pytest.skip("shared SWE-bench fixtures missing")
     assert len({task.task_id for task in tasks}) > 350
-    touched = {task.task_id: filter_diff(task.gold_patch, task.protected_files)[1] for task in tasks}
+    touched = {task.task_id: filter_diff(task.gold_patch, task.protected_files, task.fix_files)[1] for task in tasks}
     assert {task_id: dropped for task_id, dropped in touched.items() if dropped} == {}
     assert sum(task.repo == "pytest-dev/pytest" for task in tasks) > 10  # the src/_pytest fixes are among them
 
@@ -130,3 +134,26 @@ def test_install_outputs_are_read_from_the_patterns_the_repo_box_writes() -> Non
     assert found == outputs
     assert under_outputs("node_modules/mocha/lib/runner.js", found) and under_outputs("odd [dir]*?/x", found)
     assert not under_outputs("node_modules_extra/x.js", found) and not under_outputs("src/pkg/core.py", found)
+
+
+def test_a_new_top_level_module_is_dropped_whatever_its_name() -> None:
+    """Below an import root, a module file or a directory that is new at the top: `math.py` and `markupsafe/` alike
+    (any name can be an installed dependency or an optional start-up import); inside an existing package, data,
+    docs and a new file in an existing top-level package or namespace package are kept."""
+    existing = {"tinycalc", "README.md", "src", "src/ns", "src/pkg"}
+    changes = [
+        ("A", "math.py"),
+        ("A", "markupsafe/__init__.py"),
+        ("A", "idna.cpython-311-x86_64-linux-gnu.so"),
+        ("A", "src/_distutils_hack/__init__.py"),
+        ("A", "src/ns/newmod.py"),  # a namespace package that existed: `ns.newmod`, not a top-level name
+        ("A", "tinycalc/math.py"),
+        ("A", "notes/new.md"),
+        ("A", "changelog.d/1.py"),  # not an identifier: nothing can import it as a top-level name
+        ("M", "README.md"),
+    ]
+    found = new_top_level_modules(changes, ["", "src"], existing)
+    shadows = ["math.py", "markupsafe/__init__.py", "idna.cpython-311-x86_64-linux-gnu.so"]
+    assert found == [*shadows, "src/_distutils_hack/__init__.py"]
+    # with only the root as an import root, `src/` is an existing directory: its new module is not top-level
+    assert new_top_level_modules([("A", "src/_distutils_hack/__init__.py")], [""], existing) == []

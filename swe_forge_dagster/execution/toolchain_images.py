@@ -53,6 +53,7 @@ RUN sed -i -E 's/\\b{old}\\b/{new}/g' /etc/apt/sources.list $(find /etc/apt/sour
 """A base image of the next Debian suite from the one before it: `full-upgrade` with the suite renamed in apt's
 sources, then the packages `scripts/build-base-image.sh` includes (a minbase upgrade keeps only what is there)."""
 BASE_PACKAGES = "python3 python3-venv python3-pip python3-pytest git ca-certificates"
+BUILD_TIMEOUT_S = 1800
 BUILT_LABEL = "swe-forge.toolchain"
 """Label of a built toolchain image: what it holds (`ImageBuild.describe` or its Debian packages)."""
 
@@ -166,6 +167,7 @@ def _docker_build(client: docker.DockerClient, tag: str, build: ImageBuild) -> N
     buffer.seek(0)
     try:
         client.images.build(
+            timeout=BUILD_TIMEOUT_S,  # a quiet `apt-get -qq full-upgrade` says nothing for minutes
             fileobj=buffer,
             custom_context=True,
             tag=tag,
@@ -174,7 +176,7 @@ def _docker_build(client: docker.DockerClient, tag: str, build: ImageBuild) -> N
             forcerm=True,
             labels={BUILT_LABEL: _what(build)},
         )
-    except (docker.errors.BuildError, docker.errors.APIError) as exc:
+    except (docker.errors.BuildError, docker.errors.APIError, OSError) as exc:  # OSError: a read timeout
         raise ToolchainImageError(f"building {tag} failed: {exc}") from exc
 
 

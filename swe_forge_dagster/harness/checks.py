@@ -8,7 +8,8 @@ In `tests` mode the suite runs once through `execution.suite.run_suite`, the sam
 validation runs its suites with (fresh random report path, no console parsing, bounded and
 symlink-safe report reading, a timeout that kills the process group): the verdict per test id
 comes from the structured report. A run without a report (the suite did not start, or timed
-out) gives no verdict, which the caller turns into `test_error` (or `sanity_fail` at base). In
+out) gives no verdict: `sanity_fail` at base; after an agent's diff, the agent's `unresolved` (the same image
+gave one at base), after the gold patch `test_error`. In
 `commands` mode each command's exit code decides, within the test timeout; a command that times
 out has failed (exit 124).
 

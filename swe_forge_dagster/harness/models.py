@@ -45,7 +45,7 @@ class Status(StrEnum):
     RESOLVED = "resolved"  # every FAIL_TO_PASS now passes and every PASS_TO_PASS still passes
     UNRESOLVED = "unresolved"  # the agent ran and produced a diff, but some check fails
     AGENT_ERROR = "agent_error"  # the agent crashed, timed out, or its diff is unusable
-    TEST_ERROR = "test_error"  # the checks could not produce a verdict (no report, broken test_patch)
+    TEST_ERROR = "test_error"  # no verdict the agent caused: the verify container failed, the gold patch broke the run
     SETUP_ERROR = "setup_error"  # the task could not be set up (input, repo, image, Docker)
     SANITY_FAIL = "sanity_fail"  # the task is broken: FAIL_TO_PASS passes or PASS_TO_PASS fails at base
 
@@ -108,6 +108,16 @@ class HarnessTask(BaseModel):
         if self.mode == "commands":
             files.update(command_test_files(self.fail_to_pass + self.pass_to_pass))
         return frozenset(files)
+
+    @property
+    def fix_files(self) -> frozenset[str]:
+        """The paths the gold patch changes: the fix's by definition, so never reset as test code the task does not
+        own (a SWE-bench fix may add a `fixtures/` file its tests read). Empty when there is no readable gold patch."""
+        try:
+            sections = split_sections(self.gold_patch)
+        except ValueError:
+            return frozenset()
+        return frozenset(path for section in sections for path in (section.path, section.old_path) if path)
 
     def display_command(self, kind: Literal["fail_to_pass", "pass_to_pass"], index: int) -> str:
         """What the summary shows as a check's `command` (the per-id command when the task has one)."""

@@ -25,9 +25,10 @@ from the image, never from the diff: the diff's changes under it are reset too. 
 (each language pack's `test_code`: `tests/` helpers and `__init__.py`, `*_test.go`, `*.spec.ts`, `src/test/`) is
 reset to the base commit, so no existing test file, helper or `TestMain` carries a payload.
 
-New modules that would shadow the standard library or the test runner (`shadowing_modules`) are
-reset as well, and the runner's effective configuration is compared before and after the diff by
-the runner's own code (`config_probe`), which catches config our text reading would miss.
+New top-level modules in the directories the checks import from (`new_top_level_modules`: whatever their
+names, since any name can be an installed module, or an optional import of the interpreter, the runner or a
+dependency at start-up) are reset as well, and the runner's effective configuration is compared before and after
+the diff by the runner's own code (`config_probe`), which catches config our text reading would miss.
 
 Not covered here: source code that tampers with pytest from inside the test process (it is imported
 by the tests, so it runs there): `languages.python_canaries` detects blanket tampering; and test helper files
@@ -50,7 +51,6 @@ from swe_forge_dagster.execution.languages.python_protection import (
     CONFIG_TRIGGERS,
     MODULE_SUFFIXES,
     PYTEST_SECTION_FILES,
-    SHADOWABLE_MODULES,
     pytest_section,
 )
 from swe_forge_dagster.execution.languages.registry import is_test_code, protected
@@ -74,16 +74,18 @@ MAX_CONFIG_BYTES = 1 << 20
 # --- what the agent may change --------------------------------------------------------------
 
 
-def is_protected(path: str, task_files: Collection[str] = (), *, new: bool = False) -> bool:
+def is_protected(
+    path: str, task_files: Collection[str] = (), *, new: bool = False, fix_files: Collection[str] = ()
+) -> bool:
     """Whether an agent's change to `path` is dropped (see the module docstring).
 
     `new`: the path does not exist before the agent's change (only then does a `pytest.py`,
     `pytest/` or `_pytest/` count as shadowing pytest: pytest's own source and sympy/testing/pytest.py
     are ordinary source files). Test code the task does not own (`LanguagePack.test_code`: a test helper, a
     `tests/__init__.py`, a Go `TestMain` in an existing `_test.go`) is the repository's, not the fix's: the
-    task's test patch brings every test change a fix needs.
+    task's test patch brings every test change a fix needs (a path the gold patch changes, `fix_files`, is the fix's).
     """
-    return path in task_files or protected(path, new) or is_test_code(path)
+    return path in task_files or protected(path, new) or (is_test_code(path) and path not in fix_files)
 
 
 def command_test_files(commands: Iterable[str]) -> list[str]:
@@ -101,7 +103,7 @@ def command_test_files(commands: Iterable[str]) -> list[str]:
     return files
 
 
-def filter_diff(diff: str, task_files: Collection[str] = ()) -> tuple[str, list[str]]:
+def filter_diff(diff: str, task_files: Collection[str] = (), fix_files: Collection[str] = ()) -> tuple[str, list[str]]:
     """(the diff without sections touching protected paths, the dropped paths). ValueError: not a diff.
 
     A first pass on the diff's text; `apply_agent_diff` is the authority (the text may lie).
@@ -111,7 +113,7 @@ def filter_diff(diff: str, task_files: Collection[str] = ()) -> tuple[str, list[
     for section in split_sections(diff):
         paths = [section.path] + ([section.old_path] if section.old_path else [])
         new = section.old_path is not None or "\nnew file mode " in section.text.split("\n@@", 1)[0]
-        if any(is_protected(path, task_files, new=new) for path in paths):
+        if any(is_protected(path, task_files, new=new, fix_files=fix_files) for path in paths):
             dropped += [path for path in paths if path not in dropped]
         else:
             kept.append(section.text)
@@ -168,13 +170,17 @@ def apply_agent_diff(
     protect: bool = True,
     config_probe: Callable[[], object] | None = None,
     config_before: object = None,
+    import_roots: Collection[str] | None = None,
+    fix_files: Collection[str] = (),
 ) -> list[str]:
     """Apply the agent's (text-filtered) diff in the verification container, then reset every protected
     path it really changed, whatever its text claimed; the reset paths. PatchRejected: git refused it.
 
     Git in this container (which no agent code ever ran in) lists the changes: edits, deletions,
     new files, ignored files and type changes, with no rename detection to hide a path behind.
-    New modules that would shadow the standard library or the test runner are reset too. With
+    New top-level modules in the directories the checks import from (`import_roots`, asked of the environment
+    in the sanity container: `languages.python_paths`; without it, every directory that is not a package) are
+    reset too, whatever their names. With
     `config_probe` (the runner's own effective configuration, `languages.python_config`) and
     `config_before` (its answer for the tree before the diff: the sanity container's), a configuration
     that differs after the diff resets every configuration file the diff changed; `ConfigChanged` when
@@ -190,21 +196,19 @@ def apply_agent_diff(
     changes = changed_paths(exit_code, stdout, stderr, "applying the agent's diff")
     if not protect:  # the oracle's gold patch: trusted, applied whole
         return []
-    outputs = install_outputs(box)
-    reset = [
-        path
-        for status, path in changes
-        if is_protected(path, task_files, new=status == "A") or under_outputs(path, outputs)
-    ]
-    reset += [path for path in shadowing_modules(changes, _package_dirs(box)) if path not in reset]
+    reset = [path for status, path in changes if is_protected(path, task_files, new=status == "A", fix_files=fix_files)]
+    reset += _untracked_outputs(box, [path for _s, path in changes if path not in reset])
+    roots = import_roots if import_roots is not None else _non_package_dirs(box, changes)
+    shadows = new_top_level_modules(changes, roots, _existing(box, roots))
+    reset += [path for path in shadows if path not in reset]
     configs = [path for _s, path in changes if PurePosixPath(path).name in PYTEST_SECTION_FILES and path not in reset]
     if configs:
         reset += _changed_pytest_sections(box, configs)
-    _restore(box, reset, task_files)
+    _restore(box, reset, task_files, fix_files)
     touches_config = any(PurePosixPath(p).name in CONFIG_TRIGGERS for _s, p in changes)
     if before is not None and config_probe is not None and touches_config and config_probe() != before:
         extra = [path for _s, path in changes if PurePosixPath(path).name in CONFIG_FILES and path not in reset]
-        _restore(box, extra, task_files)
+        _restore(box, extra, task_files, fix_files)
         reset += extra
         if config_probe() != before:
             raise ConfigChanged(
@@ -223,10 +227,27 @@ def install_outputs(box: Sandbox) -> list[str]:
     except (OSError, ValueError, SandboxError):
         return []
     outputs = []
-    for line in text.decode("utf-8", "surrogateescape").splitlines():
+    for line in text.decode("utf-8", "surrogateescape").split("\n"):  # outputs.list keeps no name with a newline
         if line.startswith("/"):
             outputs.append(re.sub(r"\\(.)", r"\1", line[1:]))
     return outputs
+
+
+def _untracked_outputs(box: Sandbox, paths: list[str]) -> list[str]:
+    """`paths` under the install's outputs that the base commit does not track (an environment image serves many
+    commits: what its install added at one may be a tracked file at another, which a fix may change)."""
+    outputs = install_outputs(box)
+    under = [path for path in paths if under_outputs(path, outputs)]
+    if not under:
+        return []
+    put_files(box, {f"{WORK_DIR}/outputs.check": b"".join(as_bytes(path) + b"\0" for path in under)})
+    script = (
+        f"cd {REPO_DIR} && xargs -0 -r -a {WORK_DIR}/outputs.check "
+        "git --literal-pathspecs ls-tree -r -z --name-only HEAD~1 -- 2>/dev/null || true"
+    )
+    _code, stdout, _ = exec_demux(box, ["bash", "-c", script])
+    tracked = set(stdout.decode("utf-8", "surrogateescape").split("\0"))
+    return [path for path in under if path not in tracked]
 
 
 def under_outputs(path: str, outputs: Collection[str]) -> bool:
@@ -234,36 +255,49 @@ def under_outputs(path: str, outputs: Collection[str]) -> bool:
     return any(path == output or path.startswith(f"{output}/") for output in outputs)
 
 
-def shadowing_modules(changes: Iterable[tuple[str, str]], package_dirs: Collection[str]) -> list[str]:
-    """New paths that put a module named like the standard library's or the test runner's where an import can
-    find it ahead of the real one: right below a directory that is not a package (the repository root, `src/`,
-    a test directory without `__init__.py`: any of them can be on `sys.path` when the checks run)."""
+def new_top_level_modules(
+    changes: Iterable[tuple[str, str]], roots: Collection[str], existing: Collection[str]
+) -> list[str]:
+    """New code files that make a new top-level module, whatever its name: the first part of the path below one of
+    the import `roots` (repo-relative, '' the root: `languages.python_paths`) is a module file or a directory (a
+    package or a namespace package) that was not in the tree before the diff (`existing`, repo-relative)."""
     found = []
     for status, path in changes:
-        parts = PurePosixPath(path).parts
-        for depth, name in enumerate(parts) if status == "A" else ():
-            if depth and "/".join(parts[:depth]) in package_dirs:
-                continue  # inside a package: reachable only as `package.name`, never as a top-level module
-            last = depth == len(parts) - 1
-            if last and name.endswith(MODULE_SUFFIXES):
-                module = name.split(".", 1)[0]
-            else:  # a directory, or an extensionless name (a symlink can make it a package)
-                module = None if last and "." in name else name
-            if module in SHADOWABLE_MODULES:
+        if status != "A" or not path.endswith(MODULE_SUFFIXES):
+            continue  # data, docs, a changelog: nothing an import runs
+        for root in roots:
+            if root and not path.startswith(f"{root}/"):
+                continue
+            first, below, _rest = path[len(root) + 1 if root else 0 :].partition("/")
+            top = f"{root}/{first}" if root else first
+            name = first if below else first.split(".", 1)[0]  # a (namespace) package, or a module file's stem
+            if name.isidentifier() and top not in existing:
                 found.append(path)
                 break
     return found
 
 
-def _package_dirs(box: Sandbox) -> set[str]:
-    """Directories of /repo that are packages (have an `__init__.py`), after the agent's diff."""
+def _non_package_dirs(box: Sandbox, changes: Iterable[tuple[str, str]]) -> list[str]:
+    """Without the environment's answer (`import_roots`): every directory on the new paths that is not a package
+    (has no `__init__.py` after the diff) counts as an import root (stricter)."""
     exit_code, stdout, _ = exec_demux(box, ["bash", "-c", PACKAGES_SCRIPT])
-    if exit_code != 0:
-        return set()  # unknown: every directory counts as a possible import root (stricter)
-    return {str(PurePosixPath(p).parent) for p in stdout.decode("utf-8", "surrogateescape").split("\0") if p}
+    text = stdout.decode("utf-8", "surrogateescape") if exit_code == 0 else ""
+    packages = {str(PurePosixPath(p).parent) for p in text.split("\0") if p}
+    dirs = {""} | {str(parent) for _s, path in changes for parent in PurePosixPath(path).parents if str(parent) != "."}
+    return sorted(d for d in dirs if d not in packages)
 
 
-def _restore(box: Sandbox, paths: list[str], task_files: Collection[str]) -> None:
+def _existing(box: Sandbox, roots: Collection[str]) -> set[str]:
+    """The names right below each root in the snapshot (base, the task's tests, the install's outputs), as paths."""
+    script = f"cd {REPO_DIR} && " + " && ".join(
+        f"git --literal-pathspecs ls-tree -z --name-only HEAD -- {shlex.quote(root + '/') if root else ''}"
+        for root in roots
+    )
+    exit_code, stdout, _ = exec_demux(box, ["bash", "-c", script]) if roots else (0, b"", b"")
+    return {p for p in stdout.decode("utf-8", "surrogateescape").split("\0") if p} if exit_code == 0 else set()
+
+
+def _restore(box: Sandbox, paths: list[str], task_files: Collection[str], fix_files: Collection[str] = ()) -> None:
     """Reset `paths` to the snapshot; WorkspaceError when any of them (or a protected path) still differs."""
     if not paths:
         return
@@ -272,7 +306,7 @@ def _restore(box: Sandbox, paths: list[str], task_files: Collection[str]) -> Non
     left = [
         path
         for status, path in changed_paths(exit_code, stdout, stderr, "resetting protected paths")
-        if path in paths or is_protected(path, task_files, new=status == "A")
+        if path in paths or is_protected(path, task_files, new=status == "A", fix_files=fix_files)
     ]
     if left:
         raise WorkspaceError(f"protected paths changed by the agent could not be reset: {', '.join(left[:10])}")

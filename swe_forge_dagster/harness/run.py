@@ -34,6 +34,7 @@ from docker.errors import DockerException, ImageNotFound
 from swe_forge_dagster.execution.environment import Environments
 from swe_forge_dagster.execution.languages.python_canaries import Canaries
 from swe_forge_dagster.execution.languages.python_config import pytest_config
+from swe_forge_dagster.execution.languages.python_paths import import_roots
 from swe_forge_dagster.execution.languages.registry import runner_of
 from swe_forge_dagster.execution.ownership import KEEP_LABEL
 from swe_forge_dagster.execution.repo_box import (
@@ -204,6 +205,7 @@ class Harness:
         # the gold patch is applied whole; the configuration probe reads pytest's
         judged = task.mode == "tests" and config.agent != "oracle" and runner_of(task.test_command).in_process
         config_before = pytest_config(sanity_box, task.run_files) if judged else None
+        roots = import_roots(sanity_box, task.run_files, task.test_command) if judged else None
         result.test_duration_secs = round(sanity.duration_s, 3)
         self._dispose(boxes.pop("sanity")[0], result)
         task, result.unjudged = set_aside_unreachable(task, sanity)
@@ -226,7 +228,9 @@ class Harness:
             raise HarnessOutcome(Status.AGENT_ERROR, run.failure)
         try:
             trusted = config.agent == "oracle"  # the gold patch applies whole; protection is for agents' diffs
-            diff, result.dropped_paths = (run.diff, []) if trusted else filter_diff(run.diff, task.protected_files)
+            diff, result.dropped_paths = (
+                (run.diff, []) if trusted else filter_diff(run.diff, task.protected_files, task.fix_files)
+            )
         except ValueError as exc:
             raise HarnessOutcome(Status.AGENT_ERROR, f"the agent's diff is not a git diff: {exc}") from exc
         result.model_patch = diff
@@ -238,13 +242,15 @@ class Harness:
 
         on_stage("verify")
         try:
-            final = self._verify(task, boxes["verify"][0], diff, result, canaries, config_before)
+            final = self._verify(task, boxes["verify"][0], diff, result, canaries, config_before, roots)
         except (DockerException, SandboxError, WorkspaceError) as exc:
             raise HarnessOutcome(Status.TEST_ERROR, f"the verification container failed: {exc}") from exc
         result.test_duration_secs = round(result.test_duration_secs + final.duration_s, 3)
         result.fail_to_pass, result.pass_to_pass = final.fail_to_pass, final.pass_to_pass
         if final.tampered is not None:
             raise HarnessOutcome(Status.UNRESOLVED, f"tampered test results: {final.tampered}")
+        if final.error is not None and config.agent == "oracle":  # the gold patch breaks the run: the task's fault
+            raise HarnessOutcome(Status.TEST_ERROR, f"the checks give no verdict after the gold patch: {final.error}")
         if final.error is not None:  # the sanity run gave a verdict on the same image: the diff broke the run
             raise HarnessOutcome(
                 Status.UNRESOLVED,
@@ -263,6 +269,7 @@ class Harness:
         result: TaskResult,
         canaries: Canaries | None,
         config_before: object = None,
+        roots: list[str] | None = None,
     ) -> CheckRun:
         """The agent's (filtered) diff on base + the task's tests, protected paths reset, then every check.
 
@@ -280,6 +287,8 @@ class Harness:
                 protect=self.config.agent != "oracle",
                 config_probe=probe,
                 config_before=config_before,
+                import_roots=roots,
+                fix_files=task.fix_files,
             )
         except PatchRejected as exc:
             raise HarnessOutcome(Status.AGENT_ERROR, f"{exc} (at base)") from exc

@@ -226,7 +226,9 @@ PACK = LanguagePack(
     recipes=node_recipes,
     era_recipes=node_era_recipes,
     image_order=image_order,
-    protects=lambda path, new: bool(RUNNER_CONFIG.fullmatch(PurePosixPath(path).name)),
+    protects=lambda path, new: (
+        bool(RUNNER_CONFIG.fullmatch(PurePosixPath(path).name)) or "node_modules" in PurePosixPath(path).parts
+    ),  # installed packages, at any depth: the image's, never a fix's
     test_code=node_test_code,
     ca_env_vars=("NODE_EXTRA_CA_CERTS",),
     seed_languages=("node", "javascript", "typescript"),

@@ -120,7 +120,8 @@ class LanguagePack:
     (`execution.toolchain_images`), or None: that way."""
     runtime_probe: str = ""
     """Shell lines that print `name=value` runtime facts of a built environment (`python-version=3.13.5`), run when
-    its install wrote no record of its own (`recipe.RUNTIME_FILE`); a probe for another language prints nothing."""
+    its install wrote no record of its own (`recipe.RUNTIME_FILE`); it must print nothing in another language's
+    environment (Python's asks the environment's own venv, which only a Python install makes)."""
     written_tests_problem: str = ""
     """Why tests the test agent writes could not run (a PR without tests then cannot become a task); empty: they
     can."""

@@ -129,6 +129,11 @@ def _swap(mapping: Mapping[str, str]) -> dict[str, str]:
     return {tag: version for version, tag in mapping.items()}
 
 
+VENV_PYTHON = "/opt/venv/bin/python"
+"""The interpreter of every Python environment (`python_recipes.VENV`, `python_era.UV_VENV`): its runtime probe asks
+it, never the system Python that every base image has (a Node environment has no Python runtime of its own)."""
+
+
 PACK = LanguagePack(
     name="python",
     manifests=("setup.py", "setup.cfg", "pyproject.toml"),
@@ -160,5 +165,5 @@ PACK = LanguagePack(
     seed_rank=2,
     seed_image=seed_image,
     seed_install=seed_install,
-    runtime_probe=f"{VERSIONS} 2>/dev/null",
+    runtime_probe=f"[ ! -x {VENV_PYTHON} ] || {VERSIONS.replace('python -c', f'{VENV_PYTHON} -c', 1)} 2>/dev/null",
 )

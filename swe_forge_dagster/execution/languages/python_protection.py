@@ -6,7 +6,6 @@ Pack-private (`languages.python` is the pack); `harness.protection` applies it (
 from __future__ import annotations
 
 import re
-import sys
 import tomllib
 from pathlib import PurePosixPath
 
@@ -20,38 +19,6 @@ PYTEST_SECTION_FILES = frozenset({"pyproject.toml", "setup.cfg", "tox.ini"})
 """Files whose change is dropped only when it changes their pytest section."""
 CONFIG_FILES = PYTEST_SECTION_FILES | {"pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml"}
 """Every file pytest can take its configuration from (reset when its effective configuration changed)."""
-RUNNER_MODULES = frozenset(
-    {
-        "pytest",
-        "_pytest",
-        "py",
-        "pluggy",
-        "iniconfig",
-        "packaging",
-        "exceptiongroup",
-        "tomli",
-        "xdist",
-        "pytest_timeout",
-        "pytest_cov",
-        "coverage",
-        "hypothesis",
-        "conftest",
-        "attr",
-        "attrs",
-        "more_itertools",
-        "six",
-        "wcwidth",
-        "atomicwrites",
-        "importlib_metadata",
-        "zipp",
-        "colorama",
-        "typing_extensions",
-        "pygments",
-    }
-)
-"""The test runner's modules and what pytest (also older releases) imports at start-up."""
-SHADOWABLE_MODULES = frozenset(sys.stdlib_module_names) | RUNNER_MODULES
-"""Module names a new file must not take where imports can find it first (`shadowing_modules`)."""
 MODULE_SUFFIXES = (".py", ".pyc", ".so", ".pyd")
 CONFIG_TRIGGERS = CONFIG_FILES | {"setup.py"}
 """A change to one of these makes the harness ask pytest for its effective configuration again."""

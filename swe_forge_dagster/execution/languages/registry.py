@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import PurePosixPath
 
+from swe_forge_dagster.common.paths import is_test_path
 from swe_forge_dagster.execution.languages import cpp, go, java, node, python, rust
 from swe_forge_dagster.execution.languages.pack import Files, LanguagePack
 from swe_forge_dagster.execution.runners import Runner
@@ -154,8 +155,10 @@ def protected(path: str, new: bool = False) -> bool:
 
 
 def is_test_code(path: str) -> bool:
-    """Whether any pack counts `path` as test code (`LanguagePack.test_code`)."""
-    return any(language.test_code(path) for language in PACKS)
+    """Whether `path` is test code: by the product's one set of rules, which split a PR into its fix and its tests
+    (`common.paths.is_test_path`: `tests/`, `testing/`, `__mocks__/`, `testdata/`, `fixtures/`, test file names of
+    every language), or by a pack's own (`LanguagePack.test_code`)."""
+    return is_test_path(path) or any(language.test_code(path) for language in PACKS)
 
 
 def seed_task_image(install_config: Mapping[str, object], language: str, default_image: str) -> str:
