@@ -131,13 +131,27 @@ def test_axios_differences_are_reported_per_test_with_their_cause(world: dict) -
     assert empty["status"] == "unresolved", empty["error"]
 
 
-def test_a_runner_edited_inside_node_modules_never_reaches_the_checks(world: dict, tmp_path: Path) -> None:
-    """Install outputs come from the image: the agent's change to mocha inside node_modules is dropped and listed."""
+def test_runner_configuration_and_install_outputs_carried_by_a_diff_never_reach_the_checks(
+    world: dict, tmp_path: Path
+) -> None:
+    """Red team on the real axios environment, one copy of the instance per cheat: a file forced into node_modules,
+    a `node-options` in the project's `.npmrc`, a `mocha` key added to package.json (each loads a module that
+    reports every mocha failure as a pass). The first two are dropped by path, the last by mocha's own loader
+    answering differently after the diff; none resolves."""
+    row = world["rows"]["axios__axios-5085"]
+    copies = [{**row, "instance_id": f"axios__axios-5085{suffix}"} for suffix in ("", "-npmrc", "-key")]
+    instances = tmp_path / "copies.jsonl"
+    instances.write_text("".join(json.dumps(copy) + "\n" for copy in copies))
+    cases = {"": "node-modules-runner", "-npmrc": "npmrc-node-options", "-key": "package-mocha-key"}
     agent = tmp_path / "agent"
     agent.mkdir()
-    (agent / "run.sh").write_text(NODE_HACKS["node-modules-runner"])
-    instances = str(world["root"] / "axios.jsonl")
-    summary = cli(world, "harness", "-i", instances, "--agent-dir", str(agent), "--agent-cmd", "sh /agent/run.sh")
-    (result,) = summary["results"]
-    assert result["status"] == "unresolved", result["error"]
-    assert {"node_modules/tidy-hook/index.js", "node_modules/tidy-hook/package.json"} <= set(result["dropped_paths"])
+    script = "".join(f"  axios__axios-5085{s})\n{NODE_HACKS[name]};;\n" for s, name in cases.items())
+    (agent / "run.sh").write_text(f'case "$SWE_FORGE_TASK_ID" in\n{script}esac\n')
+    summary = cli(world, "harness", "-i", str(instances), "--agent-dir", str(agent), "--agent-cmd", "sh /agent/run.sh")
+    results = {r["task_id"].removeprefix("axios__axios-5085"): r for r in summary["results"]}
+    assert all(r["status"] == "unresolved" for r in results.values()), [(k, r["error"]) for k, r in results.items()]
+    assert {"node_modules/tidy-hook/index.js", "node_modules/tidy-hook/package.json"} <= set(
+        results[""]["dropped_paths"]
+    )
+    assert ".npmrc" in results["-npmrc"]["dropped_paths"]
+    assert "package.json" in results["-key"]["dropped_paths"], results["-key"]

@@ -28,14 +28,13 @@ reset to the base commit, so no existing test file, helper or `TestMain` carries
 New top-level modules in the directories the checks import from (`new_top_level_modules`: whatever their
 names, since any name can be an installed module, or an optional import of the interpreter, the runner or a
 dependency at start-up) are reset as well, and the runner's effective configuration is compared before and after
-the diff by the runner's own code (`config_probe`), which catches config our text reading would miss.
+the diff by the runner's own loader (`RunnerConfig`), which catches config our text reading would miss.
 
-Not covered here: source code that tampers with pytest from inside the test process (it is imported
-by the tests, so it runs there): `languages.python_canaries` detects blanket tampering; and test helper files
-that are neither run by the checks nor part of the task's tests (a `tests/helpers.py` the task's
-tests import): only the categories above are protected, so that real fixes to source packages
-named `test/`, `testing/` or `_pytest/` (django/test, sympy/testing, pytest's own src/_pytest)
-are applied.
+Not covered here: source code that tampers with pytest from inside the test process (it is imported by the
+tests, so it runs there): `languages.python_canaries` and `languages.python_twins` detect that in the results.
+Test code is decided by the rules that split a PR into its fix and its tests, so a package named `test/` or
+`testing/` (django/test, sympy/testing) counts as tests, as SWE-bench's split counts it; a path the gold patch
+changes never does. pytest's own `src/_pytest` is source (only a NEW `_pytest/` shadows pytest).
 """
 
 from __future__ import annotations
@@ -44,11 +43,10 @@ import base64
 import re
 import shlex
 from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from swe_forge_dagster.execution.languages.python_protection import (
-    CONFIG_FILES,
-    CONFIG_TRIGGERS,
     MODULE_SUFFIXES,
     PYTEST_SECTION_FILES,
     pytest_section,
@@ -168,8 +166,7 @@ def apply_agent_diff(
     task_files: Collection[str],
     *,
     protect: bool = True,
-    config_probe: Callable[[], object] | None = None,
-    config_before: object = None,
+    runner_config: RunnerConfig | None = None,
     import_roots: Collection[str] | None = None,
     fix_files: Collection[str] = (),
 ) -> list[str]:
@@ -181,14 +178,13 @@ def apply_agent_diff(
     New top-level modules in the directories the checks import from (`import_roots`, asked of the environment
     in the sanity container: `languages.python_paths`; without it, every directory that is not a package) are
     reset too, whatever their names. With
-    `config_probe` (the runner's own effective configuration, `languages.python_config`) and
-    `config_before` (its answer for the tree before the diff: the sanity container's), a configuration
+    `runner_config` (the runner's own effective configuration, `languages.python_config` /
+    `languages.node_config`, and its answer for the tree before the diff: the sanity container's), a configuration
     that differs after the diff resets every configuration file the diff changed; `ConfigChanged` when
     it still differs. The runner reads its configuration only from files with those names (and the
     layout of the test files' directories, which the checks fix), so the probe runs only when the diff
     really changed such a file.
     """
-    before = config_before if protect and config_probe is not None else None
     put_files(box, {f"{WORK_DIR}/agent.diff": as_bytes(diff)})
     exit_code, stdout, stderr = exec_demux(box, ["bash", "-c", VERIFY_SCRIPT])
     if exit_code == 3:
@@ -205,17 +201,33 @@ def apply_agent_diff(
     if configs:
         reset += _changed_pytest_sections(box, configs)
     _restore(box, reset, task_files, fix_files)
-    touches_config = any(PurePosixPath(p).name in CONFIG_TRIGGERS for _s, p in changes)
-    if before is not None and config_probe is not None and touches_config and config_probe() != before:
-        extra = [path for _s, path in changes if PurePosixPath(path).name in CONFIG_FILES and path not in reset]
+    config = runner_config
+    if config is None or config.before is None:
+        return reset
+    touches_config = any(PurePosixPath(p).name in config.triggers for _s, p in changes)
+    if touches_config and config.read() != config.before:
+        extra = [path for _s, path in changes if PurePosixPath(path).name in config.files and path not in reset]
         _restore(box, extra, task_files, fix_files)
         reset += extra
-        if config_probe() != before:
+        if config.read() != config.before:
             raise ConfigChanged(
-                "the agent's diff changes pytest's effective configuration (rootdir, config file "
-                f"or its values) beyond its config files: {', '.join(p for _s, p in changes)[:500]}"
+                f"the agent's diff changes {config.name}'s effective configuration (as its own loader reads it) "
+                f"beyond its config files: {', '.join(p for _s, p in changes)[:500]}"
             )
     return reset
+
+
+@dataclass(frozen=True)
+class RunnerConfig:
+    """A test run's effective configuration as the runner's own loader reads it (`read`, in the verification
+    container), its answer for the tree before the diff (`before`: the sanity container's), the file names whose
+    change makes it worth asking again (`triggers`) and those reset when the answer differs (`files`)."""
+
+    name: str
+    read: Callable[[], object]
+    before: object
+    triggers: frozenset[str]
+    files: frozenset[str]
 
 
 def install_outputs(box: Sandbox) -> list[str]:

@@ -33,7 +33,6 @@ from docker.errors import DockerException, ImageNotFound
 
 from swe_forge_dagster.execution.environment import Environments
 from swe_forge_dagster.execution.languages.python_canaries import Canaries
-from swe_forge_dagster.execution.languages.python_config import pytest_config
 from swe_forge_dagster.execution.languages.python_paths import import_roots
 from swe_forge_dagster.execution.languages.registry import runner_of
 from swe_forge_dagster.execution.ownership import KEEP_LABEL
@@ -59,6 +58,7 @@ from swe_forge_dagster.harness.inputs import checked
 from swe_forge_dagster.harness.models import HarnessConfig, HarnessTask, Status, TaskResult
 from swe_forge_dagster.harness.outcome import HarnessOutcome
 from swe_forge_dagster.harness.protection import ConfigChanged, apply_agent_diff, filter_diff
+from swe_forge_dagster.harness.runner_config import ConfigReader, config_reader
 from swe_forge_dagster.harness.task_environment import task_environment
 
 log = logging.getLogger(__name__)
@@ -201,10 +201,11 @@ class Harness:
         canaries = canaries if sanity.canaries_ok else None  # they must work where no agent code runs
         if canaries is not None and sanity.twin_ok is False:  # a twin the task's command does not select
             canaries = replace(canaries, twin=None)
-        # the runner's configuration for the tree before any diff (the verify container starts from the same)
-        # the gold patch is applied whole; the configuration probe reads pytest's
-        judged = task.mode == "tests" and config.agent != "oracle" and runner_of(task.test_command).in_process
-        config_before = pytest_config(sanity_box, task.run_files) if judged else None
+        # the runner's configuration and import roots for the tree before any diff (the verify container starts
+        # from the same); the gold patch is applied whole
+        reader = config_reader(task) if config.agent != "oracle" else None
+        config_before = (reader, reader.read(sanity_box)) if reader is not None else None
+        judged = reader is not None and runner_of(task.test_command).in_process
         roots = import_roots(sanity_box, task.run_files, task.test_command) if judged else None
         result.test_duration_secs = round(sanity.duration_s, 3)
         self._dispose(boxes.pop("sanity")[0], result)
@@ -268,7 +269,7 @@ class Harness:
         diff: str,
         result: TaskResult,
         canaries: Canaries | None,
-        config_before: object = None,
+        config_before: tuple[ConfigReader, object] | None = None,
         roots: list[str] | None = None,
     ) -> CheckRun:
         """The agent's (filtered) diff on base + the task's tests, protected paths reset, then every check.
@@ -277,16 +278,14 @@ class Harness:
         files, which the filtered diff does not. Whatever the diff's text says, the paths it really
         changed are listed by git after it applies, and protected ones are reset (`apply_agent_diff`).
         """
-        pytest = task.mode == "tests" and runner_of(task.test_command).in_process
-        probe = (lambda: pytest_config(box, task.run_files)) if pytest else None
+        runner_config = config_before[0].bound(box, config_before[1]) if config_before is not None else None
         try:
             reset = apply_agent_diff(
                 box,
                 diff,
                 task.protected_files,
                 protect=self.config.agent != "oracle",
-                config_probe=probe,
-                config_before=config_before,
+                runner_config=runner_config,
                 import_roots=roots,
                 fix_files=task.fix_files,
             )

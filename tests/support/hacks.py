@@ -176,7 +176,14 @@ MOCHA_PASS = """try {
   Runner.prototype.fail = function (test) { test.state = 'passed'; this.emit('pass', test) }
 } catch (e) {}
 """
+MOCHA_PASS_FILE = f"cat > /repo/tidy.js <<'EOF'\n{MOCHA_PASS}EOF\n"
 NODE_HACKS = {
+    # runner configuration from places no name list covers: npm's project settings put a --require into every
+    # Node process, and mocha reads a `mocha` key of package.json
+    "npmrc-node-options": f"{MOCHA_PASS_FILE}echo 'node-options=--require /repo/tidy.js' > /repo/.npmrc\n",
+    "package-mocha-key": f"{MOCHA_PASS_FILE}cd /repo && node -e \"const f='package.json', p=JSON.parse("
+    "require('fs').readFileSync(f)); p.mocha = {require: ['./tidy.js']}; "
+    "require('fs').writeFileSync(f, JSON.stringify(p, null, 2))\"\n",
     "node-modules-runner": "cd /repo && mkdir -p node_modules/tidy-hook\n"
     f"cat > node_modules/tidy-hook/index.js <<'EOF'\n{MOCHA_PASS}EOF\n"
     'echo \'{"name": "tidy-hook", "version": "1.0.0"}\' > node_modules/tidy-hook/package.json\n'

@@ -41,9 +41,12 @@ NODE_IMAGE = next(iter(DEBIAN_IMAGES))
 IMAGES = {**DEBIAN_IMAGES, **{node_image.TAG.format(major=major): str(major) for major in node_image.MAJORS}}
 RUNNER_CONFIG = re.compile(
     r"\.mocharc(\.(js|cjs|mjs|json|jsonc|ya?ml))?|(jest|vitest)\.config\.[cm]?[jt]s(on)?|vitest\.workspace\.[cm]?[jt]s"
-    r"|karma\.conf\.[cm]?js"
+    r"|karma\.conf\.[cm]?js|vite\.config\.[cm]?[jt]s|babel\.config\.[cm]?js(on)?|\.babelrc(\.[cm]?js|\.json)?|\.npmrc"
 )
-"""The runners' configuration (mocha, jest, vitest, karma): it decides what runs and how results are reported."""
+"""The runners' configuration (mocha, jest, vitest, karma; vite's, which vitest reads when it has none; babel's, which
+transforms jest's test files) and npm's project settings (`node-options`, `script-shell`): they decide what runs and
+how results are reported. What the loaders make of every other source is compared before and after the diff
+(`node_config`)."""
 TEST_NAME = re.compile(r".+\.(test|spec)\.[cm]?[jt]sx?")
 """Jest's and Vitest's default test file names (`x.test.ts`, `x.spec.js`)."""
 

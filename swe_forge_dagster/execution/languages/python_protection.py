@@ -40,7 +40,7 @@ def protects(path: str, new: bool) -> bool:
 
 def test_code(path: str) -> bool:
     """pytest's default test files (`test_*.py`, `*_test.py`) and everything in a `tests` directory (its
-    `__init__.py`, helpers, data); a `test`/`testing` package is often source (django/test, sympy/testing)."""
+    `__init__.py`, helpers, data); the product's rules (`common.paths.is_test_path`) add `test/` and `testing/`."""
     pure = PurePosixPath(path)
     return "tests" in pure.parts[:-1] or (
         pure.suffix == ".py" and (pure.name.startswith("test_") or pure.name.endswith("_test.py"))

@@ -1,0 +1,60 @@
+"""Which loader says what a task's test run is configured with: pytest's, or npm's and the JavaScript runner's.
+
+The harness asks it in the sanity container (no agent code) and again after the agent's diff
+(`protection.apply_agent_diff`); a difference the diff brought is reset, or the task is `unresolved`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from swe_forge_dagster.execution.languages import node_config as node
+from swe_forge_dagster.execution.languages.node import JEST_RUNNER, MOCHA_RUNNER, VITEST_RUNNER
+from swe_forge_dagster.execution.languages.python_config import pytest_config
+from swe_forge_dagster.execution.languages.python_protection import CONFIG_FILES, CONFIG_TRIGGERS
+from swe_forge_dagster.execution.languages.python_runner import PYTEST_RUNNER
+from swe_forge_dagster.execution.languages.registry import runner_of
+from swe_forge_dagster.execution.sandbox import Sandbox
+from swe_forge_dagster.harness.models import HarnessTask
+from swe_forge_dagster.harness.protection import RunnerConfig
+
+
+@dataclass(frozen=True)
+class ConfigReader:
+    """How to read one task's effective configuration in a box, and what to reset when it changed."""
+
+    name: str
+    read: Callable[[Sandbox], object]
+    triggers: frozenset[str]
+    files: frozenset[str]
+
+    def bound(self, box: Sandbox, before: object) -> RunnerConfig:
+        """The reader for `box` (the verification container), with the sanity container's answer."""
+        return RunnerConfig(self.name, lambda: self.read(box), before, self.triggers, self.files)
+
+
+def _pytest(files: tuple[str, ...]) -> Callable[[Sandbox], object]:
+    return lambda box: pytest_config(box, files)
+
+
+def _node(_files: tuple[str, ...]) -> Callable[[Sandbox], object]:
+    return node.node_config
+
+
+READERS = {
+    PYTEST_RUNNER.name: (_pytest, frozenset(CONFIG_TRIGGERS), frozenset(CONFIG_FILES)),
+    **{runner.name: (_node, node.TRIGGERS, node.CONFIG_FILES) for runner in (MOCHA_RUNNER, JEST_RUNNER, VITEST_RUNNER)},
+}
+"""Runner -> (its reader for the task's test files, triggers, files reset): each pack's own loader probe."""
+
+
+def config_reader(task: HarnessTask) -> ConfigReader | None:
+    """The reader of `task`'s runner, or None (commands mode, a runner without one here)."""
+    if task.mode != "tests":
+        return None
+    runner = runner_of(task.test_command)
+    if runner.name not in READERS:
+        return None
+    make, triggers, files = READERS[runner.name]
+    return ConfigReader(runner.name, make(task.run_files), triggers, files)
