@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from swebench.harness.log_parsers.python import parse_log_pytest_options
+from swebench.harness.log_parsers.python import parse_log_pytest, parse_log_pytest_options
 
 from swe_forge_dagster.execution.junit import Outcome, parse_junit
 from swe_forge_dagster.execution.languages.registry import runner_for
@@ -396,3 +396,7 @@ def test_pytest_ids_take_the_form_swebenchs_own_parsers_give() -> None:
     theirs = list(parse_log_pytest_options(log, None))  # type: ignore[arg-type]
     assert [runner_for("pytest").grading_id(test_id) for test_id in ids] == theirs
     assert theirs[0] == "tests/test_self.py::TestRunTC::test_stdin[/mymodule.py]"
+    # a constant absolute path names no checkout: listed whole, as parse_log_pytest (pytest's own repo) gives it
+    constant = "testing/test_assertrewrite.py::TestPyCacheDir::test_get_cache_dir[/tmp/pycs-/home/projects/src]"
+    (whole,) = parse_log_pytest(f"PASSED {constant}", None)  # type: ignore[arg-type]
+    assert runner_for("pytest").grading_id(constant) == whole == constant

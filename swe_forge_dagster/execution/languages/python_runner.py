@@ -25,20 +25,25 @@ _PLAIN = re.compile(r"\|\||;|&&|\|")
 
 
 _OPTION = re.compile(r"(.*?)\[(.*)\]")
+CHECKOUTS = ("/repo/", "/testbed/")
+"""Where a repository is checked out in a sandbox: ours (`repo_box.REPO_DIR`) and SWE-bench's."""
 
 
 def _pytest_id(test_id: str) -> str:
     """SWE-bench's form: `parse_log_pytest` keeps the first whitespace-delimited token after the status word, and
     `parse_log_pytest_options` (pylint's, requests', pydicom's) cuts a parameter that is an absolute path to its
     last part (`test_stdin[/repo/tests/mymodule.py-mymodule-/repo/tests/mymodule.py]` -> `test_stdin[/mymodule.py]`).
-    Both at once: such a parameter names the machine's own paths (SWE-bench's /testbed, our /repo), so its full
-    form matches no dataset anyway, and the cut one matches the datasets that list it."""
+    The cut applies only to a parameter that names the machine's own checkout (SWE-bench's /testbed, our /repo):
+    its full form matches no dataset anyway, and the cut one matches the datasets that list it; a constant path
+    (pytest-11143's `test_get_cache_dir[/tmp/pycs-/home/projects/src/foo.py-...]`) is listed whole, as
+    `parse_log_pytest` gives it."""
     token = (test_id.split() or [test_id])[0]
     option = _OPTION.search(token)
     if option is None:
         return token
     main, param = option.groups()
-    if param.startswith("/") and not param.startswith("//") and "*" not in param:
+    machine = any(root in param for root in CHECKOUTS)
+    if machine and param.startswith("/") and not param.startswith("//") and "*" not in param:
         return f"{main}[/{param.split('/')[-1]}]"
     return token
 
