@@ -37,9 +37,10 @@ def overhead(tree: Path, tasks: int, sleep: float) -> dict:
         timeout=3600,
         check=False,
     )
-    if done.returncode != 0:
-        raise SystemExit(f"benchmark in {tree} failed: {(done.stderr or done.stdout)[-1500:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    try:  # it exits 1 when its own targets are missed: its figures count all the same
+        return json.loads(done.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        raise SystemExit(f"benchmark in {tree} failed: {(done.stderr or done.stdout)[-1500:]}") from None
 
 
 def main(argv: list[str] | None = None) -> int:
