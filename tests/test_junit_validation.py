@@ -11,7 +11,6 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from swebench.harness.log_parsers.python import parse_log_pytest, parse_log_pytest_options
 
 from swe_forge_dagster.execution.junit import Outcome, parse_junit
 from swe_forge_dagster.execution.languages.registry import runner_for
@@ -380,23 +379,3 @@ def test_a_session_that_hit_an_internal_error_passes_nothing() -> None:
         "testing/io/test_saferepr.py::test_maxsize": "error",
     }
     assert ".py" not in parse_junit(INTERNAL_ERROR_REPORT, known_files=files)
-
-
-def test_pytest_ids_take_the_form_swebenchs_own_parsers_give() -> None:
-    """Checked against `swebench`'s parse_log_pytest_options (pylint, requests, pydicom) fed `-rA` lines: a parameter
-    that is an absolute path is cut to its last part (pylint-7080's `test_stdin[/mymodule.py]`), others kept."""
-    ids = [
-        "tests/test_self.py::TestRunTC::test_stdin[/repo/tests/mymodule.py-mymodule-/repo/tests/mymodule.py]",
-        "tests/test_self.py::TestRunTC::test_stdin[mymodule.py-mymodule-mymodule.py]",
-        "tests/test_x.py::test_net[//server/share]",
-        "tests/test_x.py::test_glob[/a/*.py]",
-        "tests/test_x.py::TestK::test_plain",
-    ]
-    log = "\n".join(f"PASSED {test_id}" for test_id in ids)
-    theirs = list(parse_log_pytest_options(log, None))  # type: ignore[arg-type]
-    assert [runner_for("pytest").grading_id(test_id) for test_id in ids] == theirs
-    assert theirs[0] == "tests/test_self.py::TestRunTC::test_stdin[/mymodule.py]"
-    # a constant absolute path names no checkout: listed whole, as parse_log_pytest (pytest's own repo) gives it
-    constant = "testing/test_assertrewrite.py::TestPyCacheDir::test_get_cache_dir[/tmp/pycs-/home/projects/src]"
-    (whole,) = parse_log_pytest(f"PASSED {constant}", None)  # type: ignore[arg-type]
-    assert runner_for("pytest").grading_id(constant) == whole == constant
