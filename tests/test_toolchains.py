@@ -204,4 +204,4 @@ def test_a_later_suites_base_image_is_an_upgrade_of_the_suite_before_it() -> Non
     dockerfile = build.context()["Dockerfile"].decode()
     assert dockerfile.startswith("FROM swe-forge-base:bookworm\n")
     assert "s/\\bbookworm\\b/trixie/g" in dockerfile and "full-upgrade" in dockerfile and "python3-venv" in dockerfile
-    assert build_of("swe-forge-base:bullseye") is None  # the first suite needs debootstrap
+    assert build_of("swe-forge-base:bullseye") is None and build_of("swe-forge-base:bookworm") is None  # debootstrap

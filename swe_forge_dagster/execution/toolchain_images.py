@@ -31,6 +31,7 @@ import docker
 
 from swe_forge_dagster.execution.languages.registry import packs
 from swe_forge_dagster.execution.toolchains import ImageBuild
+from swe_forge_dagster.settings import DEFAULT_BASE_IMAGE
 
 log = logging.getLogger(__name__)
 SUITES = ("bullseye", "bookworm", "trixie")
@@ -84,9 +85,12 @@ def build_of(tag: str) -> ImageBuild | None:
 
 
 def base_build(tag: str) -> ImageBuild | None:
-    """`swe-forge-base:<suite>` of a suite after the first: an upgrade of the base image of the suite before it."""
+    """`swe-forge-base:<suite>` of a suite after the default base image's (trixie): an upgrade of the base image of
+    the suite before it. The default and older suites are debootstrap's (`scripts/build-base-image.sh`)."""
     repository, _, suite = tag.rpartition(":")
-    if repository != BASE_REPOSITORY or suite not in SUITES[1:]:
+    default_suite = DEFAULT_BASE_IMAGE.rpartition(":")[2]
+    later = SUITES[SUITES.index(default_suite) + 1 :] if default_suite in SUITES else ()
+    if repository != BASE_REPOSITORY or suite not in later:
         return None
     old = SUITES[SUITES.index(suite) - 1]
     base = f"{BASE_REPOSITORY}:{old}"
