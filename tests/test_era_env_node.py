@@ -154,8 +154,10 @@ def test_a_2021_package_on_this_registry_installs_todays_releases_on_a_node_they
     if dates_plausible("mocha"):  # a registry with real publish times: 2021's mocha, on Debian's Node
         assert found.rung == "manifest-era" and not found.tried, found.tried
         assert runtime_record(executor.client, found.image)["resolution-date"] == "2021-03-01T12:00:00Z"
-    else:  # this machine's registry rewrites them: today's releases, which need more than Debian's Node 18
-        assert found.rung == "manifest" and found.recipe.base_image == "swe-forge-node:26", found.recipe
+    else:  # this machine's registry rewrites them: today's releases, which need more than Debian's Node 18: the
+        # next image of the ladder, trixie's Node 20 (its base image built on first need) or the newest LTS
+        images = ("swe-forge-node:trixie", "swe-forge-node:26")
+        assert found.rung == "manifest" and found.recipe.base_image in images, found.recipe
         assert all(attempt.startswith("swe-forge-node:bookworm: npm install") for attempt in found.tried)
         assert any("Node.js v18" in attempt for attempt in found.tried), found.tried
     env = docker_client.images.get(found.image).attrs["Config"].get("Env") or []
