@@ -42,17 +42,23 @@ print(json.dumps({"rootdir": str(rootdir), "inifile": str(inipath) if inipath el
 PROBE_PATH = f"{WORK_DIR}/pytest-config-probe.py"
 
 
-def pytest_config(box: Sandbox, files: Sequence[str]) -> dict[str, Any] | None:
-    """pytest's effective configuration for `files` in `box`'s /repo, or None when it cannot be computed
-    (no pytest importable by the environment's `python`, or the probe failed)."""
-    put_files(box, {PROBE_PATH: PYTEST_PROBE.encode()})
-    args = " ".join(shlex.quote(path) for path in files)
+def isolated_probe(box: Sandbox, path: str, script: str, files: Sequence[str]) -> Any:
+    """Run `script` (written to `path`) with the environment's python in isolated mode in `box`'s /repo, the test
+    files as arguments; the JSON of its last output line, or None when it failed."""
+    put_files(box, {path: script.encode()})
+    args = " ".join(shlex.quote(name) for name in files)
     # The environment's python (its venv is on PATH in the image), isolated from /repo as described above.
-    exit_code, stdout, _stderr = exec_demux(box, ["bash", "-c", f"cd {REPO_DIR} && python -I {PROBE_PATH} {args}"])
+    exit_code, stdout, _stderr = exec_demux(box, ["bash", "-c", f"cd {REPO_DIR} && python -I {path} {args}"])
     if exit_code != 0:
         return None
     try:
-        found = json.loads(stdout.decode("utf-8", "replace").strip().splitlines()[-1])
+        return json.loads(stdout.decode("utf-8", "replace").strip().splitlines()[-1])
     except (ValueError, IndexError):
         return None
-    return None if "unavailable" in found else found
+
+
+def pytest_config(box: Sandbox, files: Sequence[str]) -> dict[str, Any] | None:
+    """pytest's effective configuration for `files` in `box`'s /repo, or None when it cannot be computed
+    (no pytest importable by the environment's `python`, or the probe failed)."""
+    found = isolated_probe(box, PROBE_PATH, PYTEST_PROBE, files)
+    return None if not isinstance(found, dict) or "unavailable" in found else found

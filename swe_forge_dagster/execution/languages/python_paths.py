@@ -16,12 +16,11 @@ Pack-private to the Python pack (`languages.python`); the harness calls it for r
 
 from __future__ import annotations
 
-import json
 import re
-import shlex
 from collections.abc import Sequence
 
-from swe_forge_dagster.execution.repo_box import REPO_DIR, WORK_DIR, exec_demux, put_files
+from swe_forge_dagster.execution.languages.python_config import isolated_probe
+from swe_forge_dagster.execution.repo_box import REPO_DIR, WORK_DIR
 from swe_forge_dagster.execution.sandbox import Sandbox
 
 ROOTS_PROBE = f"""import json, os, sys
@@ -45,15 +44,10 @@ _PYTHONPATH = re.compile(r"(?:^|\s)PYTHONPATH=(\S+)")
 def import_roots(box: Sandbox, files: Sequence[str], test_command: str = "") -> list[str] | None:
     """The repo-relative directories ('' = the root) the checks import top-level modules from, or None when the
     environment's `python` cannot say (no Python here)."""
-    put_files(box, {PROBE_PATH: ROOTS_PROBE.encode()})
-    args = " ".join(shlex.quote(path) for path in files)
-    exit_code, stdout, _stderr = exec_demux(box, ["bash", "-c", f"cd {REPO_DIR} && python -I {PROBE_PATH} {args}"])
-    if exit_code != 0:
+    found = isolated_probe(box, PROBE_PATH, ROOTS_PROBE, files)
+    if not isinstance(found, list):
         return None
-    try:
-        roots = set(json.loads(stdout.decode("utf-8", "replace").strip().splitlines()[-1]))
-    except (ValueError, IndexError, TypeError):
-        return None
+    roots = {str(root) for root in found}
     for match in _PYTHONPATH.finditer(test_command):
         for entry in match.group(1).strip("'\"").split(":"):
             entry = entry.removeprefix(f"{REPO_DIR}/").removeprefix("./").rstrip("/")
