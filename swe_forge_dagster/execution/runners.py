@@ -20,8 +20,12 @@ import shlex
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 
 from swe_forge_dagster.execution.junit import Outcome, worst
+
+if TYPE_CHECKING:
+    from swe_forge_dagster.execution.canaries import Plant
 
 JUNIT = "/tmp/junit.xml"
 """The report path written in stored commands of the default runner; each run substitutes its own fresh path."""
@@ -93,6 +97,12 @@ class Runner:
     well_formed: Callable[[str], bool] = _named
     """Whether a string is a test id in this runner's id grammar (a pytest node id names a file or a `::` node): a
     dataset's list can hold other text (`[100%]`, cut from a progress line), which no run can ever report."""
+    plant: Plant | None = None
+    """The canaries this runner's checks carry (`execution.canaries`): tests planted beside the task's own whose
+    outcomes a forged report gets wrong; None: it has none yet."""
+    single_id: Callable[[str], str] = _same
+    """The selector that makes `single_template` run exactly the test `test_id` (an anchored regex for runners
+    that select by pattern)."""
 
     def command(self, template: str, files: Iterable[str], report: str) -> tuple[str, str]:
         """(the shell command for `files`, the report path to read).
@@ -119,7 +129,8 @@ class Runner:
     def single_test(self, test_id: str, files: Sequence[str] = ()) -> str:
         """The command that runs `test_id` alone (defined in `files`), for `checks.txt` and people."""
         joined = " ".join(shlex.quote(t) for t in self.targets(list(files)))
-        return self.single_template.replace("{id}", shlex.quote(test_id)).replace("{tests}", joined)
+        selector = shlex.quote(self.single_id(test_id))
+        return self.single_template.replace("{id}", selector).replace("{tests}", joined)
 
     def runs(self, path: str) -> bool:
         """Whether this runner runs the test file `path` (a test patch also carries fixtures and data)."""

@@ -29,12 +29,13 @@ so code that ends the test process early with status 0 would otherwise pass its 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+import shlex
+from dataclasses import dataclass, field
 
+from swe_forge_dagster.execution.canaries import Planted
 from swe_forge_dagster.execution.failures import needs_network
-from swe_forge_dagster.execution.languages.python_canaries import Canaries, make_canaries, tampering
+from swe_forge_dagster.execution.languages.python_canaries import Canaries, make_canaries
 from swe_forge_dagster.execution.languages.python_runner import plain_pytest
-from swe_forge_dagster.execution.languages.python_twins import make_twin
 from swe_forge_dagster.execution.languages.registry import runner_of
 from swe_forge_dagster.execution.repo_box import REPO_DIR, put_files
 from swe_forge_dagster.execution.runners import graded_outcomes
@@ -73,41 +74,65 @@ class CheckRun:
 
 
 def run_checks(
-    box: Sandbox, task: HarnessTask, timeout: float, *, plugin_autoload: bool = False, canaries: Canaries | None = None
+    box: Sandbox, task: HarnessTask, timeout: float, *, plugin_autoload: bool = False, canaries: Planted | None = None
 ) -> CheckRun:
     """Run every check of `task` in `box` (its /repo already patched as the caller wants); with `canaries`
     (`prepare_canaries`), also run them and judge whether the results were tampered with."""
     if task.mode == "tests":
         return _run_test_ids(box, task, timeout, plugin_autoload, canaries)
-    return _run_commands(box, task, timeout, "" if plugin_autoload else NO_AUTOLOAD, canaries)
+    commands_canaries = canaries if isinstance(canaries, Canaries) else None  # commands mode: pytest's only
+    return _run_commands(box, task, timeout, "" if plugin_autoload else NO_AUTOLOAD, commands_canaries)
 
 
-def prepare_canaries(box: Sandbox, task: HarnessTask) -> Canaries | None:
-    """Canaries (`harness.canaries`) for `task`, next to its first FAIL_TO_PASS test file as `box` has it (base +
-    the task's tests); None when no test file or (commands mode) no command selecting one can host them."""
-    target = _canary_file(task)
-    if target is None or (task.mode == "commands" and _canary_command(task, target) is None):
-        return None
+def run_sanity(
+    box: Sandbox, task: HarnessTask, timeout: float, *, plugin_autoload: bool, canaries: Planted | None
+) -> tuple[CheckRun, Planted | None]:
+    """The sanity run (base + the task's tests, no agent code) and the canaries that work in it: they must give
+    their own outcomes there, and a twin the task's command does not select is left out. A run that the planted
+    tests left without a verdict (a Go test file that no longer compiles, because a name they drew is declared in
+    a file the task does not list) runs again without them, its files as they were."""
+    if canaries is None:
+        return run_checks(box, task, timeout, plugin_autoload=plugin_autoload), None
+    originals = {path: _read(box, path) for path in canaries.files()}
+    sanity = run_checks(box, task, timeout, plugin_autoload=plugin_autoload, canaries=canaries)
+    if sanity.error is not None:
+        put_files(box, {f"{REPO_DIR}/{path}": data for path, data in originals.items() if data is not None})
+        if new := [shlex.quote(f"{REPO_DIR}/{path}") for path, data in originals.items() if data is None]:
+            box.run(f"rm -f -- {' '.join(new)}", timeout=60)
+        return run_checks(box, task, timeout, plugin_autoload=plugin_autoload), None
+    if not sanity.canaries_ok:
+        return sanity, None
+    return sanity, canaries.without_twin() if sanity.twin_ok is False else canaries
+
+
+def _read(box: Sandbox, path: str) -> bytes | None:
+    """The file at repo-relative `path` as `box` has it (None: there is none, or it cannot be read)."""
     try:
-        source = box.read_file(f"{REPO_DIR}/{target}", max_bytes=4 << 20, follow_symlinks=False) or b""
+        return box.read_file(f"{REPO_DIR}/{path}", max_bytes=4 << 20, follow_symlinks=False)
     except (OSError, ValueError, SandboxError):
-        source = b""
-    canaries = make_canaries(target, source.decode("utf-8", "replace"))
-    if task.mode != "tests":
-        return canaries
-    twin = make_twin(target, source, [i for i in task.fail_to_pass if i.startswith(f"{target}::")])
-    return replace(canaries, twin=twin)
+        return None
+
+
+def prepare_canaries(box: Sandbox, task: HarnessTask) -> Planted | None:
+    """Canaries (`execution.canaries`) for `task`, where its runner plants them in the tree `box` has (base + the
+    task's tests); None when its runner has none, or no test file or (commands mode) no command selecting one can
+    host them."""
+
+    def read(path: str) -> bytes:
+        return _read(box, path) or b""
+
+    if task.mode == "tests":
+        plant = runner_of(task.test_command).plant
+        return plant(task.run_files, task.fail_to_pass, read) if plant is not None else None
+    target = _canary_file(task)
+    if target is None or _canary_command(task, target) is None:
+        return None
+    return make_canaries(target, read(target).decode("utf-8", "replace"))
 
 
 def _canary_file(task: HarnessTask) -> str | None:
-    """The test module the canaries sit next to: the file of the first FAIL_TO_PASS test (tests mode) or the first
-    `path.py::name` a FAIL_TO_PASS command selects (commands mode)."""
-    if task.mode == "tests":
-        files = [f for f in task.run_files if f.endswith(".py")]
-        for test_id in task.fail_to_pass:
-            if (path := test_id.split("::", 1)[0]) in files:
-                return path
-        return None
+    """The test module the canaries sit next to in commands mode: the first `path.py::name` a FAIL_TO_PASS command
+    selects."""
     for command in task.fail_to_pass:
         if match := _SELECTOR.search(command):
             return _repo_path(match.group(1))
@@ -187,7 +212,7 @@ def sanity_problems(run: CheckRun) -> list[str]:
 
 
 def _run_test_ids(
-    box: Sandbox, task: HarnessTask, timeout: float, plugin_autoload: bool, canaries: Canaries | None
+    box: Sandbox, task: HarnessTask, timeout: float, plugin_autoload: bool, canaries: Planted | None
 ) -> CheckRun:
     runner = runner_of(task.test_command)
     files = task.run_files
@@ -200,9 +225,9 @@ def _run_test_ids(
     outcomes = suite.outcomes
     tampered = canaries_ok = twin_ok = None
     if canaries is not None and outcomes is not None:
-        tampered = tampering(canaries, outcomes, suite.exit_code, plain_pytest(task.test_command))
+        tampered = canaries.tampering(outcomes, suite.exit_code, plain_pytest(task.test_command))
         canaries_ok = canaries.expected(outcomes)
-        twin_ok = canaries.twin.ran(outcomes) if canaries.twin is not None else None
+        twin_ok = canaries.twin_ran(outcomes)
     messages = suite.messages
     if outcomes is not None and task.id_form == "swebench":  # as SWE-bench's parser would read the run's log
         outcomes = graded_outcomes(runner, outcomes)

@@ -24,15 +24,14 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import docker
 from docker.errors import DockerException, ImageNotFound
 
+from swe_forge_dagster.execution.canaries import Planted
 from swe_forge_dagster.execution.environment import Environments
-from swe_forge_dagster.execution.languages.python_canaries import Canaries
 from swe_forge_dagster.execution.languages.python_paths import import_roots
 from swe_forge_dagster.execution.languages.registry import runner_of
 from swe_forge_dagster.execution.ownership import KEEP_LABEL
@@ -50,6 +49,7 @@ from swe_forge_dagster.harness.checks import (
     CheckRun,
     prepare_canaries,
     run_checks,
+    run_sanity,
     sanity_problems,
     set_aside_unreachable,
 )
@@ -194,13 +194,13 @@ class Harness:
         config = self.config
         sanity_box, _ = boxes["sanity"]
         on_stage("sanity")
-        canaries = prepare_canaries(sanity_box, task)
-        sanity = run_checks(
-            sanity_box, task, config.test_timeout, plugin_autoload=config.pytest_plugin_autoload, canaries=canaries
+        sanity, canaries = run_sanity(  # the canaries must work where no agent code runs
+            sanity_box,
+            task,
+            config.test_timeout,
+            plugin_autoload=config.pytest_plugin_autoload,
+            canaries=prepare_canaries(sanity_box, task),
         )
-        canaries = canaries if sanity.canaries_ok else None  # they must work where no agent code runs
-        if canaries is not None and sanity.twin_ok is False:  # a twin the task's command does not select
-            canaries = replace(canaries, twin=None)
         # the runner's configuration and import roots for the tree before any diff (the verify container starts
         # from the same); the gold patch is applied whole
         reader = config_reader(task) if config.agent != "oracle" else None
@@ -238,7 +238,7 @@ class Harness:
         if not diff.strip():
             result.fail_to_pass, result.pass_to_pass = sanity.fail_to_pass, sanity.pass_to_pass
             paths = ", ".join(result.dropped_paths)
-            what = f"only changed protected paths (tests, pytest's configuration), which are not applied: {paths}"
+            what = f"only changed protected paths (tests, the runner's configuration, install outputs), which are not applied: {paths}"
             raise HarnessOutcome(Status.UNRESOLVED, f"the agent {what if result.dropped_paths else 'changed nothing'}")
 
         on_stage("verify")
@@ -268,7 +268,7 @@ class Harness:
         box: Sandbox,
         diff: str,
         result: TaskResult,
-        canaries: Canaries | None,
+        canaries: Planted | None,
         config_before: tuple[ConfigReader, object] | None = None,
         roots: list[str] | None = None,
     ) -> CheckRun:

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import PurePosixPath
 
 from swe_forge_dagster.execution.junit import Outcome, worst
+from swe_forge_dagster.execution.languages.go_canaries import go_single_id, plant_go
 from swe_forge_dagster.execution.languages.pack import AgentHints, Files, LanguagePack, RunnerHints
 from swe_forge_dagster.execution.recipe import RETOUCH, EnvRecipe
 from swe_forge_dagster.execution.reports import json_line, record
@@ -39,7 +40,8 @@ def parse_go_test_json(report: bytes, files: Iterable[str] = ()) -> dict[str, Ou
     testing package's own result lines with a control byte, so a test printing `--- PASS: TestOther`
     only adds output to itself. Older Go (bookworm ships 1.19) parses the plain text, and a test can
     invent results: a pass for a test that never ran is believed (a forged result for a test that then
-    reports its own, and a forged failure, lose to the worse one). Use Go >= 1.20 to trust the report.
+    reports its own, and a forged failure, lose to the worse one). Neither stops package code that re-runs the
+    binary as a child and rewrites its output: the harness's canaries (`go_canaries`) catch that.
     """
     finished: dict[tuple[str, str], Outcome] = {}
     started: set[tuple[str, str]] = set()
@@ -89,6 +91,8 @@ GO_RUNNER = Runner(
     suffixes=("_test.go",),
     targets=_go_packages,
     own_ids=_own_ids,
+    plant=plant_go,
+    single_id=go_single_id,
 )
 
 

@@ -30,11 +30,11 @@ import ast
 import posixpath
 import random
 import secrets
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 from swe_forge_dagster.execution.junit import Outcome
-from swe_forge_dagster.execution.languages.python_twins import Twin
+from swe_forge_dagster.execution.languages.python_twins import Twin, make_twin
 
 WORDS = (
     "handles",
@@ -105,6 +105,15 @@ class Canaries:
             planted[self.twin.path] = self.twin.content
         return planted
 
+    def twin_ran(self, outcomes: Mapping[str, Outcome]) -> bool | None:
+        return self.twin.ran(outcomes) if self.twin is not None else None
+
+    def without_twin(self) -> Canaries:
+        return replace(self, twin=None)
+
+    def tampering(self, outcomes: Mapping[str, Outcome], exit_code: int, exit_code_meaningful: bool) -> str | None:
+        return tampering(self, outcomes, exit_code, exit_code_meaningful)
+
 
 def _words(rng: random.Random, count: int) -> str:
     return "_".join(rng.sample(WORDS, count))
@@ -129,6 +138,24 @@ def make_canaries(test_file: str, test_source: str) -> Canaries:
     source = f"{header}\n\ndef {passing}():\n    assert {a} == {a}\n\n\ndef {failing}():\n    assert {a} == {b}\n"
     path = posixpath.join(posixpath.dirname(test_file), f"test_{_words(rng, 2)}_{secrets.token_hex(3)}.py")
     return Canaries(path, passing, failing, source)
+
+
+def plant_pytest(
+    run_files: Sequence[str], fail_to_pass: Sequence[str], read: Callable[[str], bytes]
+) -> Canaries | None:
+    """Canaries next to the file of the first FAIL_TO_PASS test (`path.py::name`), with a twin of one of its tests
+    (`python_twins`) when one can have one; None when no FAIL_TO_PASS test names a file of the task."""
+    files = [f for f in run_files if f.endswith(".py")]
+    target = next((path for test_id in fail_to_pass if (path := test_id.split("::", 1)[0]) in files), None)
+    if target is None:
+        return None
+    try:
+        source = read(target)
+    except (OSError, ValueError):
+        source = b""
+    canaries = make_canaries(target, source.decode("utf-8", "replace"))
+    twin = make_twin(target, source, [test_id for test_id in fail_to_pass if test_id.startswith(f"{target}::")])
+    return replace(canaries, twin=twin)
 
 
 def tampering(

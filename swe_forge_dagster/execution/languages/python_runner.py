@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import PurePosixPath
 
 from swe_forge_dagster.execution.junit import Outcome, parse_junit
+from swe_forge_dagster.execution.languages.python_canaries import plant_pytest
 from swe_forge_dagster.execution.runners import JUNIT, Runner
 
 PYTEST = (
@@ -105,4 +106,5 @@ PYTEST_RUNNER = Runner(
     own_ids=_own_ids,
     in_process=True,
     well_formed=_pytest_node_id,
+    plant=plant_pytest,
 )

@@ -1,0 +1,68 @@
+"""Canaries, whatever the runner: tests planted beside the task's own, whose outcomes a forged report gets wrong.
+
+The code under test runs in the test process (or writes to the stream its runner reads: `go test -json` turns
+the test binary's standard output into results), so it can forge what the report says. The harness cannot read
+the truth from elsewhere; it can make forging detectable. Right before the sanity and verify runs, a runner that
+has canaries (`Runner.plant`) writes tests with known outcomes where the task's tests are: one that must pass, one
+that must fail, and a twin of one of the task's own FAIL_TO_PASS tests that must fail whenever that test passes.
+Their names are made from the words of the file's own test names, so a forger cannot tell them from the task's
+by name, and the twin has the body of a task test, so it cannot tell it by shape either. The sanity run (no agent
+code) shows they give their outcomes with this task's command; a verify run that reports otherwise was forged.
+
+Each language keeps its canaries in its pack (`languages.python_canaries` for pytest, `languages.go_canaries`);
+this module is the contract the harness (`harness.checks`) calls them through.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping, Sequence
+from typing import Protocol
+
+from swe_forge_dagster.execution.junit import Outcome
+
+
+class Planted(Protocol):
+    """The canaries of one run: the files to write, and how to judge a report with them."""
+
+    @property
+    def path(self) -> str:
+        """The test file (repo-relative) the run must be given so that the canaries run."""
+        ...
+
+    def files(self) -> dict[str, bytes]:
+        """What to write before a run (repo-relative path -> bytes)."""
+        ...
+
+    def expected(self, outcomes: Mapping[str, Outcome]) -> bool:
+        """The canaries gave their own outcomes (checked at sanity, where no agent code runs)."""
+        ...
+
+    def twin_ran(self, outcomes: Mapping[str, Outcome]) -> bool | None:
+        """The twin ran beside every reported instance of its original (None: no twin)."""
+        ...
+
+    def without_twin(self) -> Planted:
+        """The same canaries without the twin (one the task's command does not select)."""
+        ...
+
+    def tampering(self, outcomes: Mapping[str, Outcome], exit_code: int, exit_code_meaningful: bool) -> str | None:
+        """Why a run's results cannot be trusted, or None."""
+        ...
+
+
+Plant = Callable[[Sequence[str], Sequence[str], Callable[[str], bytes]], "Planted | None"]
+"""(the task's test files, its FAIL_TO_PASS ids, a reader of a file of the tree at base + the task's tests) ->
+the canaries of a run, or None when none can sit there."""
+
+
+def made_name(
+    words: Sequence[str], taken: Sequence[str], size: int, rng: random.Random, build: Callable[[list[str]], str]
+) -> str:
+    """A new test name built (`build`) from `size` or more of `words` (the file's own test names' words), not in
+    `taken`: like the task's names, so no rule on names tells it from them."""
+    for attempt in range(1000):
+        name = build([rng.choice(words) for _ in range(size + attempt // 100)])
+        if name not in taken:
+            return name
+    raise ValueError("no free test name")  # 1,000 draws of ever more words: only with a single, taken word

@@ -1,0 +1,150 @@
+"""Canaries for `go test -json` (`execution.canaries`): three tests appended to the file of a FAIL_TO_PASS test.
+
+`go test -json` reads the test binary's standard output, and package code runs in that binary before any test
+(an `init`): it can print results of its own, or run the real tests in a child copy of the binary and rewrite
+what the child says (Go 1.20's framing marks which lines the testing package wrote, and a rewrite keeps the
+mark). No report of a Go test run is out of the forger's reach, so the defence is to make forging visible. Appended
+to the task's own test file (same package, imports and helpers), in an order drawn per run:
+- a test that must pass and one that must fail, each an ordinary `got, want` comparison;
+- a twin of one of the task's FAIL_TO_PASS tests (a top-level `func TestX(t *testing.T)`): its whole body, under
+  a new name, with a deferred `t.Errorf` first, so it fails whatever the body does and whenever it returns.
+Names are made from the words of the file's own test names (`TestParseEmptyInput` style). A report where the
+failing test passed, where the original passed and its twin did not fail, or that lacks the planted tests while
+it has others, was forged. A forger that passes every failure, or every failure of the files the task changed,
+is caught; one that reads the test file and recognises a body that starts with a deferred failure is not.
+
+Top-level functions are found as `gofmt` writes them: `func Name(t *testing.T) {` and a `}` alone on a line at
+column 0. A file the sanity run cannot compile with them runs without canaries (`harness.run`).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from swe_forge_dagster.execution.canaries import made_name
+from swe_forge_dagster.execution.junit import Outcome
+
+_FUNCTION = re.compile(r"^func (?P<name>Test\w*)\((?P<t>\w+) \*testing\.T\) \{\n(?P<body>.*?)^\}$", re.M | re.S)
+_DECLARED = re.compile(r"^func (?:\([^)]*\) )?(\w+)", re.M)
+_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z0-9]+|[A-Z]+")
+
+
+@dataclass(frozen=True)
+class GoCanaries:
+    """`path` with `passing`, `failing` and (unless None) `twin`, the twin of `original`, appended (`content`;
+    `bare` has no twin)."""
+
+    path: str
+    content: bytes
+    bare: bytes
+    passing: str
+    failing: str
+    original: str | None = None
+    twin: str | None = None
+
+    def files(self) -> dict[str, bytes]:
+        return {self.path: self.content}
+
+    def expected(self, outcomes: Mapping[str, Outcome]) -> bool:
+        return outcomes.get(self.passing) == "passed" and outcomes.get(self.failing) == "failed"
+
+    def twin_ran(self, outcomes: Mapping[str, Outcome]) -> bool | None:
+        if self.twin is None or self.original is None:
+            return None
+        return self.original in outcomes and outcomes.get(self.twin) == "failed"
+
+    def without_twin(self) -> GoCanaries:
+        return replace(self, content=self.bare, original=None, twin=None)
+
+    def tampering(self, outcomes: Mapping[str, Outcome], exit_code: int, exit_code_meaningful: bool) -> str | None:
+        if self.twin is not None and self.original is not None and outcomes.get(self.original) == "passed":
+            twin = outcomes.get(self.twin)
+            if twin is None:
+                return f"the twin of {self.original} is missing from a report that has it"
+            if twin != "failed":
+                return f"{self.original} passed and so did its twin, which fails whatever its body does"
+        passing, failing = outcomes.get(self.passing), outcomes.get(self.failing)
+        if failing == "passed":
+            return f"a test planted to fail ({self.path}: {self.failing}) was reported passed"
+        if passing is None and failing is None and outcomes:
+            return f"the tests planted in {self.path} are missing from a report that has the task's tests"
+        if exit_code_meaningful and exit_code == 0 and failing == "failed":
+            return "go test exited 0 although its report holds a failing test"
+        return None
+
+
+def plant_go(
+    run_files: Sequence[str],
+    fail_to_pass: Sequence[str],
+    read: Callable[[str], bytes],
+    rng: random.Random | None = None,
+) -> GoCanaries | None:
+    """Canaries in the `_test.go` file of one FAIL_TO_PASS test, or None when no such test is a plain top-level
+    `func TestX(t *testing.T)` of a readable test file."""
+    rng = rng or random.SystemRandom()
+    wanted = {test_id.split("/", 1)[0] for test_id in fail_to_pass}
+    taken: list[str] = []
+    hosts: list[tuple[str, str, re.Match[str]]] = []
+    for path in run_files:
+        if not path.endswith("_test.go"):
+            continue
+        try:
+            text = read(path).decode("utf-8")
+        except (OSError, ValueError):
+            continue
+        taken += _DECLARED.findall(text)
+        hosts += [(path, text, m) for m in _FUNCTION.finditer(text) if m.group("name") in wanted]
+    if not hosts:
+        return None
+    path, text, original = rng.choice(sorted(hosts, key=lambda host: (host[0], host[2].group("name"))))
+    words = [w for name in taken if name.startswith("Test") for w in _WORD.findall(name[4:])] or ["Case", "Value"]
+    size = max(2, min(4, len(_WORD.findall(original.group("name")[4:]))))
+
+    def name() -> str:
+        made = made_name(words, taken, size, rng, _camel)
+        taken.append(made)
+        return made
+
+    passing, failing, twin = name(), name(), name()
+    a, b = rng.randrange(2, 900), rng.randrange(900, 2000)
+    t = original.group("t")
+    blocks = [_compare(passing, a, a), _compare(failing, a, b)]
+    twin_block = (
+        f'func {twin}({t} *testing.T) {{\n\tdefer {t}.Errorf("got %d, want %d", {b}, {a})\n{original.group("body")}}}\n'
+    )
+    head = text if text.endswith("\n") else text + "\n"
+    bare_blocks, all_blocks = list(blocks), [*blocks, twin_block]
+    rng.shuffle(bare_blocks)
+    rng.shuffle(all_blocks)
+    return GoCanaries(
+        path,
+        (head + "".join("\n" + block for block in all_blocks)).encode(),
+        (head + "".join("\n" + block for block in bare_blocks)).encode(),
+        passing,
+        failing,
+        original.group("name"),
+        twin,
+    )
+
+
+def _camel(words: list[str]) -> str:
+    return "Test" + "".join(word[:1].upper() + word[1:] for word in words)
+
+
+def _compare(name: str, got: int, want: int) -> str:
+    return (
+        f"func {name}(t *testing.T) {{\n\tif got, want := {got}, {want}; got != want {{\n"
+        f'\t\tt.Errorf("got %d, want %d", got, want)\n\t}}\n}}\n'
+    )
+
+
+def go_single_id(test_id: str) -> str:
+    """`-run`'s pattern for exactly `test_id`: each level (`TestX/sub`) anchored, as `go test` splits it by `/`."""
+    return "/".join(f"^{_escape(level)}$" for level in test_id.split("/"))
+
+
+def _escape(text: str) -> str:
+    return re.sub(r"([\\.^$|?*+()\[\]{}])", r"\\\1", text)

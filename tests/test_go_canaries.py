@@ -1,0 +1,104 @@
+"""Canaries for `go test -json` (`languages.go_canaries`): what is planted, how a report is judged with them, and
+the anchored `-run` selector of the seed-format commands. The real runs (the real google/uuid task, its oracle and
+the red team of `tests/support/go_hacks.py`) are in `tests/test_real_go_harness.py`."""
+
+from __future__ import annotations
+
+import random
+import re
+
+from swe_forge_dagster.execution.languages.go_canaries import GoCanaries, go_single_id, plant_go
+from swe_forge_dagster.execution.languages.registry import runner_of
+
+SOURCE = """package calc
+
+import "testing"
+
+func TestRoundHalfUp(t *testing.T) {
+	for _, c := range []struct{ in, want float64 }{{-1.5, -2}, {2.5, 3}} {
+		if got := RoundHalfUp(c.in); got != c.want {
+			t.Fatalf("RoundHalfUp(%v) = %v, want %v", c.in, got, c.want)
+		}
+	}
+}
+
+func TestParseEmptyInput(tt *testing.T) {
+	if _, err := Parse(""); err == nil {
+		tt.Error("no error")
+	}
+	tt.Run("nested", func(t *testing.T) {
+		if Parse == nil {
+			t.Fatal("nil")
+		}
+	})
+}
+
+func helper() int { return 1 }
+"""
+FILES = {
+    "calc/calc_test.go": SOURCE.encode(),
+    "calc/other_test.go": b"package calc\n\nfunc TestOther(t *testing.T) {}\n",
+}
+
+
+def plant(fail_to_pass: list[str], seed: int = 1) -> GoCanaries | None:
+    return plant_go(list(FILES), fail_to_pass, FILES.__getitem__, random.Random(seed))
+
+
+def test_the_canaries_are_appended_to_the_file_of_a_fail_to_pass_test_with_names_made_of_its_words() -> None:
+    for seed in range(20):
+        canaries = plant(["TestParseEmptyInput/nested", "TestRoundHalfUp"], seed)
+        assert canaries is not None and canaries.path == "calc/calc_test.go"
+        text = canaries.content.decode()
+        assert text.startswith(SOURCE) and canaries.bare.decode().startswith(SOURCE)
+        names = [canaries.passing, canaries.failing, canaries.twin]
+        declared = re.findall(r"^func (\w+)", text, re.M)
+        assert len(set(declared)) == len(declared) and {"TestOther", "helper"}.isdisjoint(names)
+        words = {"Round", "Half", "Up", "Parse", "Empty", "Input", "Other"}
+        for name in names:
+            assert name is not None and name.startswith("Test") and set(re.findall("[A-Z][a-z]*", name[4:])) <= words
+        # the twin is the original's body under a new name, with its own `*testing.T` name, failing first
+        original = re.search(rf"^func {canaries.original}\((\w+) \*testing\.T\) {{\n(.*?)^}}$", SOURCE, re.M | re.S)
+        assert original is not None
+        t, body = original.groups()
+        assert f"func {canaries.twin}({t} *testing.T) {{\n\tdefer {t}.Errorf(" in text and text.count(body) == 2
+        assert canaries.twin not in canaries.bare.decode() and canaries.without_twin().content == canaries.bare
+
+
+def test_no_canaries_without_a_plain_top_level_fail_to_pass_test() -> None:
+    assert plant(["TestMissing"]) is None
+    assert plant_go(["calc/calc.go"], ["TestRoundHalfUp"], FILES.get) is None  # not a test file of the task
+
+
+def test_a_report_is_judged_by_the_planted_outcomes() -> None:
+    canaries = plant(["TestRoundHalfUp"])
+    assert canaries is not None and canaries.original == "TestRoundHalfUp" and canaries.twin is not None
+    honest = {
+        "TestRoundHalfUp": "passed",
+        canaries.passing: "passed",
+        canaries.failing: "failed",
+        canaries.twin: "failed",
+    }
+    assert canaries.expected(honest) and canaries.twin_ran(honest) and canaries.tampering(honest, 1, True) is None
+    everything_passed = dict.fromkeys(honest, "passed")
+    assert "twin" in (canaries.tampering(everything_passed, 0, False) or "")
+    spared = {**honest, canaries.twin: "passed"}  # a forger that let the planted tests be, but not the twin
+    assert "so did its twin" in (canaries.tampering(spared, 0, False) or "")
+    no_twin = {k: v for k, v in honest.items() if k != canaries.twin}
+    assert "missing" in (canaries.tampering(no_twin, 0, False) or "")
+    forged_failure = {**honest, canaries.failing: "passed"}
+    assert "planted to fail" in (canaries.tampering(forged_failure, 0, False) or "")
+    only_the_task = {"TestRoundHalfUp": "passed"}
+    assert canaries.tampering(only_the_task, 0, False)  # the twin is missing too
+    assert "missing" in (canaries.without_twin().tampering(only_the_task, 0, False) or "")
+    assert "exited 0" in (canaries.tampering(honest, 0, True) or "")
+    unfixed = {**honest, "TestRoundHalfUp": "failed"}
+    assert canaries.tampering(unfixed, 1, True) is None
+    assert canaries.tampering({}, 1, True) is None  # nothing ran (a build failure): the task's tests say so
+
+
+def test_seed_format_commands_select_exactly_one_test() -> None:
+    assert go_single_id("TestParse") == "^TestParse$"
+    assert go_single_id("TestParse/empty_input.v[1]") == r"^TestParse$/^empty_input\.v\[1\]$"
+    command = runner_of("go test -json ./...").single_test("TestParse/empty", ["calc/calc_test.go"])
+    assert command == "go test -count=1 -v -run '^TestParse$/^empty$' ./calc"

@@ -1,0 +1,93 @@
+"""The harness on a real Go task: google/uuid#150 (squash-merged as a2b2b32, from the bundle in
+`../shared/fixtures/repos/`), made into a SWE-bench row the way the project splits a change (`execution.patch`):
+`TestVersion7Monotonicity` is its FAIL_TO_PASS test.
+
+`go test -json` builds its report from the test binary's standard output, which package code writes to before any
+test runs (issue 23, class 7). The red team of `tests/support/go_hacks.py` was written before the defence: three
+of its five agents scored `resolved` on this task then (an `init` that prints passes; one that re-runs the binary
+as a child and rewrites its failures; one that rewrites only the failures of the test files written last). With
+the canaries of `languages.go_canaries` none does, the oracle still resolves and an agent that changes nothing
+does not. Needs Docker and `swe-forge-go:bookworm` (`scripts/build-toolchain-image.sh go`).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import docker
+import pytest
+
+from swe_forge_dagster.execution.languages.registry import pack
+from swe_forge_dagster.execution.patch import split_diff
+from tests.support.common import EXAMPLES, SHARED_FIXTURES, cli_json, require_image
+from tests.support.go_hacks import GO_HACKS
+
+pytestmark = [pytest.mark.docker, pytest.mark.real_repo]
+BUNDLE = SHARED_FIXTURES / "repos" / "google+uuid.bundle"
+FIX = "a2b2b32373ff0b1a312b7fdf6d38a977099698a6"
+TASK = "google__uuid-150"
+UNREACHABLE = {"SWE_FORGE_GOPROXY_URL": "http://127.0.0.1:9/go", "SWE_FORGE_START_DATE": "2015-01-01"}
+TWIN_CAUGHT = ("go-print-passes", "go-child-rewrite", "go-child-rewrite-changed")
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory, docker_client: docker.DockerClient) -> dict:
+    if not BUNDLE.is_file():
+        pytest.skip(f"real fixture missing ({BUNDLE.name})")
+    require_image(docker_client, next(iter(pack("go").images)), "scripts/build-toolchain-image.sh go")
+    root = tmp_path_factory.mktemp("real-go-harness")
+    remote = root / "remotes" / "google" / "uuid.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(BUNDLE), str(remote)], check=True, timeout=300)
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(remote), *args], capture_output=True, text=True, check=True).stdout
+
+    base = git("rev-parse", f"{FIX}^").strip()
+    split = split_diff(git("diff", "--binary", "--full-index", base, FIX))
+    row = {
+        "repo": "google/uuid",
+        "instance_id": TASK,
+        "base_commit": base,
+        "patch": split.patch,
+        "test_patch": split.test_patch,
+        "problem_statement": "UUIDs made by NewV7 in quick succession are not always increasing.",
+        "created_at": git("show", "-s", "--format=%cI", FIX).strip(),
+        "version": "1.6",
+        "FAIL_TO_PASS": json.dumps(["TestVersion7Monotonicity"]),
+        "PASS_TO_PASS": json.dumps(["TestNew", "TestVersion7"]),
+        "environment_setup_commit": base,
+    }
+    (root / "task.jsonl").write_text(json.dumps(row) + "\n")
+    copies = [{**row, "instance_id": f"{TASK}-{name}"} for name in GO_HACKS]
+    (root / "hacks.jsonl").write_text("".join(json.dumps(copy) + "\n" for copy in copies))
+    agent = root / "agent"
+    agent.mkdir()
+    script = "".join(f"  {TASK}-{name})\n{hack};;\n" for name, hack in GO_HACKS.items())
+    (agent / "run.sh").write_text(f'case "$SWE_FORGE_TASK_ID" in\n{script}esac\n')
+    return {"root": root, "git_url": f"file://{root}/remotes/{{repo}}.git"}
+
+
+def harness(world: dict, instances: str, *agent: str) -> list[dict]:
+    home = world["root"] / "home"
+    summary = cli_json(home, "harness", "-i", str(world["root"] / instances), *agent, "--git-url", world["git_url"])
+    return summary["results"]
+
+
+def test_the_oracle_resolves_the_real_go_task_and_an_agent_that_changes_nothing_does_not(world: dict) -> None:
+    (oracle,) = harness(world, "task.jsonl", "--agent", "oracle")
+    assert oracle["status"] == "resolved", oracle["error"]
+    empty_agent = ("--agent-dir", str(EXAMPLES / "emptyagent"), "--agent-cmd", "python3 -m emptyagent")
+    (empty,) = harness(world, "task.jsonl", *empty_agent)
+    assert empty["status"] == "unresolved", empty["error"]
+
+
+def test_no_go_cheating_agent_scores_resolved(world: dict) -> None:
+    agent = ("--agent-dir", str(world["root"] / "agent"), "--agent-cmd", "sh /agent/run.sh")
+    results = {r["task_id"].removeprefix(f"{TASK}-"): r for r in harness(world, "hacks.jsonl", *agent)}
+    assert set(results) == set(GO_HACKS)
+    assert all(r["status"] == "unresolved" for r in results.values()), [(k, r["error"]) for k, r in results.items()]
+    for name in TWIN_CAUGHT:  # each passed the task's test: the twin beside it says the report was forged
+        assert "tampered test results" in results[name]["error"] and "twin" in results[name]["error"], name
+    assert results["go-testmain-existing"]["dropped_paths"] == ["null_test.go"]  # test code the task does not own
+    assert "no verdict after the agent's diff" in results["go-work-breaks-build"]["error"]
