@@ -137,12 +137,21 @@ def test_runner_configuration_and_install_outputs_carried_by_a_diff_never_reach_
     """Red team on the real axios environment, one copy of the instance per cheat: a file forced into node_modules,
     a `node-options` in the project's `.npmrc`, a `mocha` key added to package.json (each loads a module that
     reports every mocha failure as a pass). The first two are dropped by path, the last by mocha's own loader
-    answering differently after the diff; none resolves."""
+    answering differently after the diff. Then package code the tests import (class 7): it patches mocha's runner
+    to pass every failure, or only assertion failures, or rewrites the xunit report at exit; all three won before
+    the canaries (`languages.node_canaries`), which catch them now. None resolves."""
     row = world["rows"]["axios__axios-5085"]
-    copies = [{**row, "instance_id": f"axios__axios-5085{suffix}"} for suffix in ("", "-npmrc", "-key")]
+    cases = {
+        "": "node-modules-runner",
+        "-npmrc": "npmrc-node-options",
+        "-key": "package-mocha-key",
+        "-package": "mocha-from-package",
+        "-assertions": "mocha-assertions-only",
+        "-exit": "mocha-rewrite-at-exit",
+    }
+    copies = [{**row, "instance_id": f"axios__axios-5085{suffix}"} for suffix in cases]
     instances = tmp_path / "copies.jsonl"
     instances.write_text("".join(json.dumps(copy) + "\n" for copy in copies))
-    cases = {"": "node-modules-runner", "-npmrc": "npmrc-node-options", "-key": "package-mocha-key"}
     agent = tmp_path / "agent"
     agent.mkdir()
     script = "".join(f"  axios__axios-5085{s})\n{NODE_HACKS[name]};;\n" for s, name in cases.items())
@@ -155,3 +164,5 @@ def test_runner_configuration_and_install_outputs_carried_by_a_diff_never_reach_
     )
     assert ".npmrc" in results["-npmrc"]["dropped_paths"]
     assert "package.json" in results["-key"]["dropped_paths"], results["-key"]
+    for suffix in ("-package", "-assertions", "-exit"):
+        assert "a test planted to fail" in results[suffix]["error"], (suffix, results[suffix]["error"])

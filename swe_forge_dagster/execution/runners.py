@@ -57,6 +57,11 @@ def fill_tests(template: str, files: Iterable[str], report: str | None = None) -
         return template.replace("{tests}", joined).replace("{report}", report)
 
 
+def anchored(text: str) -> str:
+    """A pattern (RE2, JavaScript or Python syntax) that matches exactly `text`."""
+    return "^" + re.sub(r"([\\.^$|?*+()\[\]{}])", r"\\\1", text) + "$"
+
+
 def _same(test_id: str) -> str:
     return test_id
 

@@ -238,7 +238,10 @@ class Harness:
         if not diff.strip():
             result.fail_to_pass, result.pass_to_pass = sanity.fail_to_pass, sanity.pass_to_pass
             paths = ", ".join(result.dropped_paths)
-            what = f"only changed protected paths (tests, the runner's configuration, install outputs), which are not applied: {paths}"
+            what = (
+                "only changed protected paths (tests, the runner's configuration, install outputs), which are not "
+                f"applied: {paths}"
+            )
             raise HarnessOutcome(Status.UNRESOLVED, f"the agent {what if result.dropped_paths else 'changed nothing'}")
 
         on_stage("verify")

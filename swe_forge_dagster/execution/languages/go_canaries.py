@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 
 from swe_forge_dagster.execution.canaries import made_name
 from swe_forge_dagster.execution.junit import Outcome
+from swe_forge_dagster.execution.runners import anchored
 
 _FUNCTION = re.compile(r"^func (?P<name>Test\w*)\((?P<t>\w+) \*testing\.T\) \{\n(?P<body>.*?)^\}$", re.M | re.S)
 _DECLARED = re.compile(r"^func (?:\([^)]*\) )?(\w+)", re.M)
@@ -143,8 +144,4 @@ def _compare(name: str, got: int, want: int) -> str:
 
 def go_single_id(test_id: str) -> str:
     """`-run`'s pattern for exactly `test_id`: each level (`TestX/sub`) anchored, as `go test` splits it by `/`."""
-    return "/".join(f"^{_escape(level)}$" for level in test_id.split("/"))
-
-
-def _escape(text: str) -> str:
-    return re.sub(r"([\\.^$|?*+()\[\]{}])", r"\\\1", text)
+    return "/".join(anchored(level) for level in test_id.split("/"))

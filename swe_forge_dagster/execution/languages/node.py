@@ -23,11 +23,12 @@ from pathlib import PurePosixPath
 
 from swe_forge_dagster.execution.era import is_old
 from swe_forge_dagster.execution.languages import node_image, node_reports
+from swe_forge_dagster.execution.languages.node_canaries import plant_node
 from swe_forge_dagster.execution.languages.node_era import LOCK_FILES, dates_plausible, era_recipe
 from swe_forge_dagster.execution.languages.node_versions import declared_range, majors_satisfying
 from swe_forge_dagster.execution.languages.pack import AgentHints, Files, LanguagePack, RunnerHints
 from swe_forge_dagster.execution.recipe import EnvRecipe
-from swe_forge_dagster.execution.runners import Runner, command_word
+from swe_forge_dagster.execution.runners import Runner, anchored, command_word
 from swe_forge_dagster.execution.toolchains import json_object, registry_reachable, version_numbers
 from swe_forge_dagster.settings import get_settings
 
@@ -61,15 +62,28 @@ def node_test_code(path: str) -> bool:
 _MOCHA_VALUE_OPTIONS = {"--require", "-r", "--timeout", "-t", "--ui", "-u", "--file", "--extension", "--slow", "-s"}
 _MOCHA_FLAGS = {"--exit", "--recursive", "--full-trace", "--check-leaks", "--allow-uncaught"}
 
+
+def _full_title(test_id: str) -> str:
+    """`-t`/`--grep` pattern for exactly the test `test_id`: the runners match the describe titles and the test's
+    joined by spaces (our jest/vitest ids join them with ` > `, vitest's after the file)."""
+    return anchored(test_id.replace(" > ", " "))
+
+
+def _vitest_title(test_id: str) -> str:
+    return _full_title(test_id.split(" > ", 1)[1] if " > " in test_id else test_id)
+
+
 MOCHA_RUNNER = Runner(
     name="mocha",
     parse=node_reports.parse_mocha_xunit,
     language="javascript",
     template=MOCHA,
     report_kind="mocha xunit",
-    single_template="npx --no-install mocha --exit --fgrep {id} {tests}",
+    single_template="npx --no-install mocha --exit --grep {id} {tests}",
     detect=command_word("mocha"),
     suffixes=(".js", ".mjs", ".cjs", ".ts"),
+    plant=plant_node,
+    single_id=anchored,
 )
 JEST_RUNNER = Runner(
     name="jest",
@@ -80,6 +94,8 @@ JEST_RUNNER = Runner(
     single_template="npx --no-install jest --ci -t {id} {tests}",
     detect=command_word("jest"),
     suffixes=(".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx"),
+    plant=plant_node,
+    single_id=_full_title,
 )
 VITEST_RUNNER = Runner(
     name="vitest",
@@ -90,6 +106,8 @@ VITEST_RUNNER = Runner(
     single_template="npx --no-install vitest run -t {id} {tests}",
     detect=command_word("vitest"),
     suffixes=(".js", ".jsx", ".mjs", ".ts", ".tsx", ".mts"),
+    plant=plant_node,
+    single_id=_vitest_title,
 )
 
 
