@@ -185,7 +185,13 @@ class TaskResult(BaseModel):
     model_patch: str = Field(default="", repr=False, description="the agent's diff as applied (test files dropped)")
     dropped_paths: list[str] = Field(
         default_factory=list,
-        description="paths the agent changed that are protected (tests, pytest config): not applied",
+        description="paths the agent changed that are protected (tests, runner configuration, install outputs): not "
+        "applied",
+    )
+    review: list[str] = Field(
+        default_factory=list,
+        description="lines of the applied diff that reach into how the tests run or are reported (`harness.review`):"
+        " for a person to read; they never change the verdict",
     )
     unjudged: list[str] = Field(
         default_factory=list,
@@ -214,6 +220,7 @@ class TaskResult(BaseModel):
             "agent_output": self.agent_output,
             "diff_bytes": len(self.model_patch.encode("utf-8", "surrogateescape")),
             "dropped_paths": self.dropped_paths,
+            "review": self.review,
             "unjudged": self.unjudged,
             "image": self.image,
             "containers": self.containers,

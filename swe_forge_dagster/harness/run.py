@@ -58,6 +58,7 @@ from swe_forge_dagster.harness.inputs import checked
 from swe_forge_dagster.harness.models import HarnessConfig, HarnessTask, Status, TaskResult
 from swe_forge_dagster.harness.outcome import HarnessOutcome
 from swe_forge_dagster.harness.protection import ConfigChanged, apply_agent_diff, filter_diff
+from swe_forge_dagster.harness.review import review_notes
 from swe_forge_dagster.harness.runner_config import ConfigReader, config_reader
 from swe_forge_dagster.harness.task_environment import task_environment
 
@@ -235,6 +236,7 @@ class Harness:
         except ValueError as exc:
             raise HarnessOutcome(Status.AGENT_ERROR, f"the agent's diff is not a git diff: {exc}") from exc
         result.model_patch = diff
+        result.review = [] if trusted else review_notes(diff)
         if not diff.strip():
             result.fail_to_pass, result.pass_to_pass = sanity.fail_to_pass, sanity.pass_to_pass
             paths = ", ".join(result.dropped_paths)

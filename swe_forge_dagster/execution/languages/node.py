@@ -257,4 +257,10 @@ PACK = LanguagePack(
     seed_image=seed_image,
     debian_packages="nodejs npm",
     image_build=node_image.image_build,
+    review_signs=(
+        (r"\b(?:mocha|jest|vitest|@jest|@vitest|jest-circus|jest-jasmine2)/", "reaches into a test runner's modules"),
+        (r"""process\.on\(\s*['"](?:exit|beforeExit)['"]""", "runs code at process exit"),
+        (r"\brequire\.cache\b|\bModule\._(?:load|resolveFilename)\b", "hooks the module loader"),
+        (r"--reporter|outputFile|output=", "names the test report"),
+    ),
 )

@@ -125,6 +125,10 @@ class LanguagePack:
     written_tests_problem: str = ""
     """Why tests the test agent writes could not run (a PR without tests then cannot become a task); empty: they
     can."""
+    review_signs: tuple[tuple[str, str], ...] = ()
+    """(regex, what it is) for a line a diff adds that reaches into how its tests run or are reported: the runner's
+    internals, start-up hooks, writers at exit, the test binary's own arguments. A match never decides a verdict
+    (honest fixes can need them); it is recorded in the result for a person to look at (`harness.review`)."""
     compiled: bool = False
     """Whether its install compiles (its recipes end with `recipe.RETOUCH`)."""
     extends_default: bool = False

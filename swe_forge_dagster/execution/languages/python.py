@@ -134,6 +134,16 @@ VENV_PYTHON = "/opt/venv/bin/python"
 it, never the system Python that every base image has (a Node environment has no Python runtime of its own)."""
 
 
+REVIEW_SIGNS = (
+    (r"\b_pytest\b|\bpluggy\b", "imports pytest's internals"),
+    (r"^\s*def pytest_\w+\(", "defines a pytest hook"),
+    (r"\batexit\b", "runs code at interpreter exit"),
+    (r"\bsys\.(?:settrace|setprofile|addaudithook|meta_path|path_hooks)\b", "hooks the interpreter"),
+    (r"\bos\._exit\(", "ends the process without cleanup"),
+    (r"\bgc\.get_objects\(", "searches every live object"),
+    (r"junit|--junitxml", "names the test report"),
+)
+
 PACK = LanguagePack(
     name="python",
     manifests=("setup.py", "setup.cfg", "pyproject.toml"),
@@ -166,4 +176,5 @@ PACK = LanguagePack(
     seed_image=seed_image,
     seed_install=seed_install,
     runtime_probe=f"[ ! -x {VENV_PYTHON} ] || {VERSIONS.replace('python -c', f'{VENV_PYTHON} -c', 1)} 2>/dev/null",
+    review_signs=REVIEW_SIGNS,
 )

@@ -144,6 +144,11 @@ def runtime_probes() -> str:
     return "\n".join(language.runtime_probe for language in PACKS if language.runtime_probe)
 
 
+def review_signs() -> tuple[tuple[str, str], ...]:
+    """Every pack's `review_signs` (a payload can sit in a file of any language)."""
+    return tuple(sign for language in PACKS for sign in language.review_signs)
+
+
 def ca_env_vars() -> tuple[str, ...]:
     """Every pack's tools' CA certificate variables."""
     return tuple(dict.fromkeys(name for language in PACKS for name in language.ca_env_vars))
