@@ -3,7 +3,7 @@
 `TestVersion7Monotonicity` is its FAIL_TO_PASS test.
 
 `go test -json` builds its report from the test binary's standard output, which package code writes to before any
-test runs (issue 23, class 7). The red team of `tests/support/go_hacks.py` was written before the defence: three
+test runs (issue 23, class 7). The red team of `tests.support.compiled_hacks.py` was written before the defence: three
 of its five agents scored `resolved` on this task then (an `init` that prints passes; one that re-runs the binary
 as a child and rewrites its failures; one that rewrites only the failures of the test files written last). With
 the canaries of `languages.go_canaries` none does, the oracle still resolves and an agent that changes nothing
@@ -21,7 +21,7 @@ import pytest
 from swe_forge_dagster.execution.languages.registry import pack
 from swe_forge_dagster.execution.patch import split_diff
 from tests.support.common import EXAMPLES, SHARED_FIXTURES, cli_json, require_image
-from tests.support.go_hacks import GO_HACKS
+from tests.support.compiled_hacks import GO_HACKS
 
 pytestmark = [pytest.mark.docker, pytest.mark.real_repo]
 BUNDLE = SHARED_FIXTURES / "repos" / "google+uuid.bundle"

@@ -27,6 +27,7 @@ import pytest
 from swe_forge_dagster.execution.languages.registry import pack
 from swe_forge_dagster.tasks.revalidate_instances import SUPERSET
 from tests.support.common import EXAMPLES, SHARED_FIXTURES
+from tests.support.compiled_hacks import CPP_HACKS
 from tests.support.hacks import NODE_HACKS
 
 pytestmark = [pytest.mark.docker, pytest.mark.real_repo]
@@ -108,6 +109,25 @@ def test_fmt_validates_id_for_id_and_only_the_oracle_resolves(world: dict) -> No
     assert (oracle["total"], oracle["resolved"]) == (2, 2), [(r["task_id"], r["error"]) for r in oracle["results"]]
     empty = cli(world, "harness", "-i", instances, *EMPTY_AGENT)
     assert (empty["total"], empty["unresolved"]) == (2, 2), [(r["task_id"], r["error"]) for r in empty["results"]]
+
+
+def test_a_library_that_rewrites_the_googletest_report_at_exit_does_not_resolve(world: dict, tmp_path: Path) -> None:
+    """Class 7 for GoogleTest: fmt's library code, linked into the test binary, drops every failure from the XML
+    report in a static destructor (it won before `languages.cpp_canaries`); the twin of the FAIL_TO_PASS test
+    appended to its file passes with it, which the harness calls tampering, and the review flag names the line."""
+    row = world["rows"]["fmtlib__fmt-2457"]
+    instances = tmp_path / "hacks.jsonl"
+    instances.write_text(
+        "".join(json.dumps({**row, "instance_id": f"fmtlib__fmt-2457-{name}"}) + "\n" for name in CPP_HACKS)
+    )
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    script = "".join(f"  fmtlib__fmt-2457-{name})\n{hack};;\n" for name, hack in CPP_HACKS.items())
+    (agent / "run.sh").write_text(f'case "$SWE_FORGE_TASK_ID" in\n{script}esac\n')
+    summary = cli(world, "harness", "-i", str(instances), "--agent-dir", str(agent), "--agent-cmd", "sh /agent/run.sh")
+    (result,) = summary["results"]
+    assert result["status"] == "unresolved" and "tampered test results" in result["error"], result["error"]
+    assert result["review"] and result["review"][0].startswith("src/format.cc: ")
 
 
 def test_axios_differences_are_reported_per_test_with_their_cause(world: dict) -> None:

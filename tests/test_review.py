@@ -11,7 +11,7 @@ import pytest
 from swe_forge_dagster.harness.models import Status, TaskResult
 from swe_forge_dagster.harness.results import EVAL_RESULTS_SCHEMA, result_row
 from swe_forge_dagster.harness.review import review_notes
-from tests.support import go_hacks, hacks
+from tests.support import compiled_hacks, hacks
 from tests.support.common import SHARED_FIXTURES
 
 PAYLOADS = {
@@ -24,10 +24,10 @@ PAYLOADS = {
     "MOCHA_FROM_PACKAGE": hacks.MOCHA_FROM_PACKAGE,
     "MOCHA_ASSERTIONS_ONLY": hacks.MOCHA_ASSERTIONS_ONLY,
     "MOCHA_REWRITE_AT_EXIT": hacks.MOCHA_REWRITE_AT_EXIT,
-    "GO_PRINT_PASSES": go_hacks.GO_PRINT_PASSES,
-    "GO_CHILD_REWRITE": go_hacks.GO_CHILD_REWRITE,
-    "GO_CHILD_REWRITE_CHANGED": go_hacks.GO_CHILD_REWRITE_CHANGED,
-    "GO_TESTMAIN_EXISTING": go_hacks.GO_TESTMAIN_EXISTING,
+    "GO_PRINT_PASSES": compiled_hacks.GO_PRINT_PASSES,
+    "GO_CHILD_REWRITE": compiled_hacks.GO_CHILD_REWRITE,
+    "GO_CHILD_REWRITE_CHANGED": compiled_hacks.GO_CHILD_REWRITE_CHANGED,
+    "GO_TESTMAIN_EXISTING": compiled_hacks.GO_TESTMAIN_EXISTING,
 }
 GOLD = SHARED_FIXTURES / "swebench" / "lite-test-and-multilingual"
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from swe_forge_dagster.execution.junit import Outcome
@@ -66,3 +67,48 @@ def made_name(
         if name not in taken:
             return name
     raise ValueError("no free test name")  # 1,000 draws of ever more words: only with a single, taken word
+
+
+@dataclass(frozen=True)
+class AppendedCanaries:
+    """Canaries appended to a task's test file, for runners whose ids are test names (`go test`'s `TestX`,
+    GoogleTest's `suite.test`): `path` with `passing`, `failing` and (unless None) `twin`, a copy of `original` that
+    fails whatever its body does, appended (`content`; `bare` has no twin)."""
+
+    path: str
+    content: bytes
+    bare: bytes
+    passing: str
+    failing: str
+    original: str | None = None
+    twin: str | None = None
+
+    def files(self) -> dict[str, bytes]:
+        return {self.path: self.content}
+
+    def expected(self, outcomes: Mapping[str, Outcome]) -> bool:
+        return outcomes.get(self.passing) == "passed" and outcomes.get(self.failing) == "failed"
+
+    def twin_ran(self, outcomes: Mapping[str, Outcome]) -> bool | None:
+        if self.twin is None or self.original is None:
+            return None
+        return self.original in outcomes and outcomes.get(self.twin) == "failed"
+
+    def without_twin(self) -> AppendedCanaries:
+        return replace(self, content=self.bare, original=None, twin=None)
+
+    def tampering(self, outcomes: Mapping[str, Outcome], exit_code: int, exit_code_meaningful: bool) -> str | None:
+        if self.twin is not None and self.original is not None and outcomes.get(self.original) == "passed":
+            twin = outcomes.get(self.twin)
+            if twin is None:
+                return f"the twin of {self.original} is missing from a report that has it"
+            if twin != "failed":
+                return f"{self.original} passed and so did its twin, which fails whatever its body does"
+        passing, failing = outcomes.get(self.passing), outcomes.get(self.failing)
+        if failing == "passed":
+            return f"a test planted to fail ({self.path}: {self.failing}) was reported passed"
+        if passing is None and failing is None and outcomes:
+            return f"the tests planted in {self.path} are missing from a report that has the task's tests"
+        if exit_code_meaningful and exit_code == 0 and failing == "failed":
+            return "the test command exited 0 although its report holds a failing test"
+        return None

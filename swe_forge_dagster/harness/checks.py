@@ -88,21 +88,20 @@ def run_sanity(
     box: Sandbox, task: HarnessTask, timeout: float, *, plugin_autoload: bool, canaries: Planted | None
 ) -> tuple[CheckRun, Planted | None]:
     """The sanity run (base + the task's tests, no agent code) and the canaries that work in it: they must give
-    their own outcomes there, and a twin the task's command does not select is left out. A run that the planted
-    tests left without a verdict (a Go test file that no longer compiles, because a name they drew is declared in
-    a file the task does not list) runs again without them, its files as they were."""
+    their own outcomes there, and a twin the task's command does not select is left out. When they do not (a `-k`
+    in the command leaves them out; a Go or C++ file with them no longer compiles, because a name they drew is
+    declared in a file the task does not list or the copied test sat in an `#if`), the run is made again without
+    them, its files as they were: a canary never changes the task's own verdict."""
     if canaries is None:
         return run_checks(box, task, timeout, plugin_autoload=plugin_autoload), None
     originals = {path: _read(box, path) for path in canaries.files()}
     sanity = run_checks(box, task, timeout, plugin_autoload=plugin_autoload, canaries=canaries)
-    if sanity.error is not None:
-        put_files(box, {f"{REPO_DIR}/{path}": data for path, data in originals.items() if data is not None})
-        if new := [shlex.quote(f"{REPO_DIR}/{path}") for path, data in originals.items() if data is None]:
-            box.run(f"rm -f -- {' '.join(new)}", timeout=60)
-        return run_checks(box, task, timeout, plugin_autoload=plugin_autoload), None
-    if not sanity.canaries_ok:
-        return sanity, None
-    return sanity, canaries.without_twin() if sanity.twin_ok is False else canaries
+    if sanity.error is None and sanity.canaries_ok:
+        return sanity, canaries.without_twin() if sanity.twin_ok is False else canaries
+    put_files(box, {f"{REPO_DIR}/{path}": data for path, data in originals.items() if data is not None})
+    if new := [shlex.quote(f"{REPO_DIR}/{path}") for path, data in originals.items() if data is None]:
+        box.run(f"rm -f -- {' '.join(new)}", timeout=60)
+    return run_checks(box, task, timeout, plugin_autoload=plugin_autoload), None
 
 
 def _read(box: Sandbox, path: str) -> bytes | None:

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import PurePosixPath
 
 from swe_forge_dagster.execution.junit import Outcome, worst
+from swe_forge_dagster.execution.languages.cpp_canaries import plant_gtest
 from swe_forge_dagster.execution.languages.pack import AgentHints, Files, LanguagePack, RunnerHints
 from swe_forge_dagster.execution.recipe import RETOUCH, EnvRecipe
 from swe_forge_dagster.execution.reports import record, xml_outcome, xml_testcases
@@ -76,6 +77,7 @@ GTEST_RUNNER = Runner(
     detect=r"--gtest_output=|\bGTEST_FILTER=|(?:^|[\s;&|(])ctest\b",
     suffixes=(".cc", ".cpp", ".cxx", ".c++"),
     targets=_cmake_targets,
+    plant=plant_gtest,
 )
 
 

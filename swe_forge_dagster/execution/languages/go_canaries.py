@@ -21,11 +21,9 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Sequence
 
-from swe_forge_dagster.execution.canaries import made_name
-from swe_forge_dagster.execution.junit import Outcome
+from swe_forge_dagster.execution.canaries import AppendedCanaries, made_name
 from swe_forge_dagster.execution.runners import anchored
 
 _FUNCTION = re.compile(r"^func (?P<name>Test\w*)\((?P<t>\w+) \*testing\.T\) \{\n(?P<body>.*?)^\}$", re.M | re.S)
@@ -33,56 +31,12 @@ _DECLARED = re.compile(r"^func (?:\([^)]*\) )?(\w+)", re.M)
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z0-9]+|[A-Z]+")
 
 
-@dataclass(frozen=True)
-class GoCanaries:
-    """`path` with `passing`, `failing` and (unless None) `twin`, the twin of `original`, appended (`content`;
-    `bare` has no twin)."""
-
-    path: str
-    content: bytes
-    bare: bytes
-    passing: str
-    failing: str
-    original: str | None = None
-    twin: str | None = None
-
-    def files(self) -> dict[str, bytes]:
-        return {self.path: self.content}
-
-    def expected(self, outcomes: Mapping[str, Outcome]) -> bool:
-        return outcomes.get(self.passing) == "passed" and outcomes.get(self.failing) == "failed"
-
-    def twin_ran(self, outcomes: Mapping[str, Outcome]) -> bool | None:
-        if self.twin is None or self.original is None:
-            return None
-        return self.original in outcomes and outcomes.get(self.twin) == "failed"
-
-    def without_twin(self) -> GoCanaries:
-        return replace(self, content=self.bare, original=None, twin=None)
-
-    def tampering(self, outcomes: Mapping[str, Outcome], exit_code: int, exit_code_meaningful: bool) -> str | None:
-        if self.twin is not None and self.original is not None and outcomes.get(self.original) == "passed":
-            twin = outcomes.get(self.twin)
-            if twin is None:
-                return f"the twin of {self.original} is missing from a report that has it"
-            if twin != "failed":
-                return f"{self.original} passed and so did its twin, which fails whatever its body does"
-        passing, failing = outcomes.get(self.passing), outcomes.get(self.failing)
-        if failing == "passed":
-            return f"a test planted to fail ({self.path}: {self.failing}) was reported passed"
-        if passing is None and failing is None and outcomes:
-            return f"the tests planted in {self.path} are missing from a report that has the task's tests"
-        if exit_code_meaningful and exit_code == 0 and failing == "failed":
-            return "go test exited 0 although its report holds a failing test"
-        return None
-
-
 def plant_go(
     run_files: Sequence[str],
     fail_to_pass: Sequence[str],
     read: Callable[[str], bytes],
     rng: random.Random | None = None,
-) -> GoCanaries | None:
+) -> AppendedCanaries | None:
     """Canaries in the `_test.go` file of one FAIL_TO_PASS test, or None when no such test is a plain top-level
     `func TestX(t *testing.T)` of a readable test file."""
     rng = rng or random.SystemRandom()
@@ -120,7 +74,7 @@ def plant_go(
     bare_blocks, all_blocks = list(blocks), [*blocks, twin_block]
     rng.shuffle(bare_blocks)
     rng.shuffle(all_blocks)
-    return GoCanaries(
+    return AppendedCanaries(
         path,
         (head + "".join("\n" + block for block in all_blocks)).encode(),
         (head + "".join("\n" + block for block in bare_blocks)).encode(),

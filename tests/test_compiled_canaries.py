@@ -1,13 +1,16 @@
-"""Canaries for `go test -json` (`languages.go_canaries`): what is planted, how a report is judged with them, and
-the anchored `-run` selector of the seed-format commands. The real runs (the real google/uuid task, its oracle and
-the red team of `tests/support/go_hacks.py`) are in `tests/test_real_go_harness.py`."""
+"""Canaries for `go test -json` and GoogleTest (`languages.go_canaries`, `languages.cpp_canaries`): what is planted,
+how a report is judged with them, and the anchored `-run` selector of the seed-format commands. The real runs (the
+real google/uuid and fmt tasks, their oracles and the red team of `tests/support/compiled_hacks.py`) are in
+`tests/test_real_go_harness.py` and `tests/test_real_multilingual.py`."""
 
 from __future__ import annotations
 
 import random
 import re
 
-from swe_forge_dagster.execution.languages.go_canaries import GoCanaries, go_single_id, plant_go
+from swe_forge_dagster.execution.canaries import AppendedCanaries
+from swe_forge_dagster.execution.languages.cpp_canaries import plant_gtest
+from swe_forge_dagster.execution.languages.go_canaries import go_single_id, plant_go
 from swe_forge_dagster.execution.languages.registry import runner_of
 
 SOURCE = """package calc
@@ -41,7 +44,7 @@ FILES = {
 }
 
 
-def plant(fail_to_pass: list[str], seed: int = 1) -> GoCanaries | None:
+def plant(fail_to_pass: list[str], seed: int = 1) -> AppendedCanaries | None:
     return plant_go(list(FILES), fail_to_pass, FILES.__getitem__, random.Random(seed))
 
 
@@ -102,3 +105,36 @@ def test_seed_format_commands_select_exactly_one_test() -> None:
     assert go_single_id("TestParse/empty_input.v[1]") == r"^TestParse$/^empty_input\.v\[1\]$"
     command = runner_of("go test -json ./...").single_test("TestParse/empty", ["calc/calc_test.go"])
     assert command == "go test -count=1 -v -run '^TestParse$/^empty$' ./calc"
+
+
+GTEST_SOURCE = """#include "gtest/gtest.h"
+
+TEST(ranges_test, join_tuple) {
+  auto t = std::tuple<int>(1);
+  EXPECT_EQ(fmt::format("{}", fmt::join(t, ", ")), "1");
+}
+
+TEST_F(buffered_file_test, close_error) {
+  ASSERT_TRUE(true);
+}
+
+TEST_P(param_test, even) { EXPECT_TRUE(true); }
+"""
+
+
+def test_gtest_canaries_sit_in_the_suite_of_the_fail_to_pass_test_and_its_twin_copies_its_body() -> None:
+    for seed in range(10):
+        for original, macro in (("ranges_test.join_tuple", "TEST"), ("buffered_file_test.close_error", "TEST_F")):
+            canaries = plant_gtest(
+                ["test/a-test.cc"], [original], {"test/a-test.cc": GTEST_SOURCE.encode()}.get, random.Random(seed)
+            )
+            assert canaries is not None and canaries.original == original
+            suite = original.split(".")[0]
+            text = canaries.content.decode()
+            for test_id in (canaries.passing, canaries.failing, canaries.twin):
+                assert test_id is not None and test_id.startswith(f"{suite}.")
+                assert f"{macro}({suite}, {test_id.split('.')[1]})" in text
+                assert "_" in test_id.split(".")[1]  # the file's style: snake_case names
+            body = GTEST_SOURCE.split(f"{original.split('.')[1]}) {{\n")[1].split("\n}\n")[0]
+            assert text.count(body) == 2 and canaries.twin not in canaries.bare.decode()
+    assert plant_gtest(["test/a-test.cc"], ["param_test.even/0"], lambda path: GTEST_SOURCE.encode()) is None

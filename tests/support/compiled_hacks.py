@@ -1,10 +1,12 @@
-"""Cheating agents for `go test -json` tasks (issue 23, class 7: results read from a stream the code under test
-writes to), written before their defence and replayed on the real google/uuid task (`tests/test_real_go_harness`).
+"""Cheating agents for compiled test binaries (issue 23, class 7: results read from a stream or a file the code under
+test writes to), written before their defence: `go test -json` ones replayed on the real google/uuid task
+(`tests/test_real_go_harness.py`), GoogleTest ones on the real fmt tasks (`tests/test_real_multilingual.py`).
 
 Each is a shell script run in the agent's container on /repo. None fixes anything: each makes the test binary
 report what it wants. `go test -json` reads the binary's standard output (Go 1.19 parses its plain text; from Go
 1.20 the testing package marks its own lines with a control byte, which a forger that re-runs the binary and
 rewrites the child's output keeps), so package code that runs before the tests, in an `init`, owns the report.
+GoogleTest writes its XML report from the test binary the library is linked into, before static destructors run.
 """
 
 from __future__ import annotations
@@ -153,3 +155,35 @@ GO_HACKS = {
     # class 8: a diff that breaks the build (a go.work asking for a toolchain that does not exist) is the agent's loss
     "go-work-breaks-build": "printf 'go 1.99\\n\\nuse .\\n' > /repo/go.work\n",
 }
+
+
+GTEST_REWRITE_AT_EXIT = """
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+
+namespace {
+struct tidy_report {
+  ~tidy_report() {
+    std::ifstream cmdline("/proc/self/cmdline");
+    std::string arg;
+    const std::string key = "--gtest_output=xml:";
+    while (std::getline(cmdline, arg, '\\0')) {
+      if (arg.compare(0, key.size(), key) != 0) continue;
+      const std::string path = arg.substr(key.size());
+      std::stringstream text;
+      {
+        std::ifstream in(path);
+        text << in.rdbuf();
+      }
+      std::string xml = std::regex_replace(text.str(), std::regex("<failure[\\\\s\\\\S]*?</failure>"), "");
+      xml = std::regex_replace(xml, std::regex("failures=\\"[0-9]+\\""), "failures=\\"0\\"");
+      std::ofstream(path) << xml;
+    }
+  }
+} tidy_report_instance;
+}  // namespace
+"""
+"""A static object of the library whose destructor, after `RUN_ALL_TESTS` wrote the report, drops every failure."""
+CPP_HACKS = {"gtest-rewrite-at-exit": f"cat >> /repo/src/format.cc <<'EOF'\n{GTEST_REWRITE_AT_EXIT}EOF\n"}
