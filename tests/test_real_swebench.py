@@ -11,7 +11,11 @@ reads exactly the ids we derive. Needs Docker, the `swe-forge-base:bullseye` ima
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import docker
+import pyarrow.parquet as pq
 import pytest
 
 from swe_forge_dagster.execution.languages.registry import runner_for
@@ -77,3 +81,69 @@ def test_swebenchs_own_parser_reads_our_ids_from_our_validation_log(world: dict,
     before = parsers.parse_log_pytest(result.before.output, None)
     fail_to_pass = swebench_ids(runner, result.validation.fail_to_pass)
     assert fail_to_pass == inst.FAIL_TO_PASS and all(before.get(t) != "PASSED" for t in fail_to_pass)
+
+
+WRONG_PATCH = """diff --git a/NOTES.txt b/NOTES.txt
+new file mode 100644
+--- /dev/null
++++ b/NOTES.txt
+@@ -0,0 +1 @@
++looked at it, fixed nothing
+"""
+STALE_PATCH = """diff --git a/setup.py b/setup.py
+--- a/setup.py
++++ b/setup.py
+@@ -1,3 +1,3 @@
+-this line is not in setup.py
++nor is this one
+ at all
+"""
+
+
+def test_swebench_predictions_are_judged_and_reported_in_swebenchs_form(world: dict, tmp_path: Path) -> None:
+    """A predictions file as SWE-bench users have it: a correct, a wrong, an empty and a stale patch, and records
+    that cannot be used (a missing key, an unknown instance, a line that is not UTF-8). Each usable one gets its
+    verdict, each bad one a setup_error naming its line, and SWE-bench's report sorts them into its keys; the
+    model's name is the agent's in `eval_results`."""
+    first, second = world["instances"]
+    copies = [first.model_copy(update={"instance_id": f"{first.instance_id}-{s}"}) for s in ("empty", "stale")]
+    instances = tmp_path / "instances.jsonl"
+    write_jsonl([first, second, *copies], instances)
+    model = "org/model-7b"
+
+    def pred(instance_id: str, patch: str | None) -> bytes:
+        return json.dumps({"instance_id": instance_id, "model_name_or_path": model, "model_patch": patch}).encode()
+
+    predictions = tmp_path / "preds.jsonl"
+    predictions.write_bytes(
+        b"\n".join(
+            [
+                pred(first.instance_id, first.patch),
+                pred(second.instance_id, WRONG_PATCH),
+                pred(copies[0].instance_id, ""),
+                pred(copies[1].instance_id, STALE_PATCH),
+                pred("nobody__nothing-1", WRONG_PATCH),
+                b'{"instance_id": "x", "model_name_or_path": "org/model-7b"}',
+                b'{"instance_id": "caf\xe9"}',
+            ]
+        )
+        + b"\n"
+    )
+    output = tmp_path / "out" / "summary.json"
+    common = ("harness", "-i", str(instances), "--git-url", world["git_url"], "-o", str(output))
+    summary = cli(world, *common, "--predictions", str(predictions))
+    status = {r["task_id"]: (r["status"], r["error"] or "") for r in summary["results"]}
+    assert status[first.instance_id][0] == "resolved", status
+    assert status[second.instance_id][0] == "unresolved"
+    assert status[copies[0].instance_id][0] == "unresolved" and "changed nothing" in status[copies[0].instance_id][1]
+    assert status[copies[1].instance_id][0] not in ("resolved", "unresolved")  # no verdict: the patch does not apply
+    assert "not among the --input tasks" in status["nobody__nothing-1"][1]
+    assert "preds.jsonl:6: missing model_patch" in status["x"][1]
+    assert "preds.jsonl:7): not UTF-8" in status["preds.jsonl:7"][1]
+    report = json.loads(Path(summary["swebench_report"]).read_text())
+    assert Path(summary["swebench_report"]).parent == output.parent
+    assert report["resolved_ids"] == [first.instance_id] and report["unresolved_ids"] == [second.instance_id]
+    assert report["empty_patch_ids"] == [copies[0].instance_id] and report["error_ids"] == [copies[1].instance_id]
+    assert report["incomplete_ids"] == [] and report["total_instances"] == 4 and report["schema_version"] == 2
+    rows = [pq.read_table(path).to_pylist()[0] for path in (world["root"] / "home").rglob("eval_results/*/*/*.parquet")]
+    assert model in {row["agent"] for row in rows if row["task_id"] == first.instance_id}

@@ -5,6 +5,7 @@
     swe-forge harness --input ./tasks --agent oracle          # the gold patches: should resolve 100%
     swe-forge harness --input swebench.jsonl --env-spec envs.json --agent-dir ./agent
     swe-forge harness --input swebench.jsonl --agent oracle   # environments from the repositories' manifests
+    swe-forge harness --input swebench.jsonl --predictions preds.jsonl   # SWE-bench's predictions and report
 
 Exit codes (for CI): 0 every task evaluated, 1 some task could not be evaluated (setup_error or
 test_error), 2 bad usage, 130 interrupted (Ctrl-C or SIGTERM: the summary and `--output` are still
@@ -85,6 +86,13 @@ def harness(
     pytest_plugin_autoload: Annotated[
         bool, typer.Option(help="let pytest autoload entry-point plugins in the checks (off by default)")
     ] = False,
+    predictions: Annotated[
+        Path | None,
+        typer.Option(
+            help="SWE-bench predictions (instance_id, model_name_or_path, model_patch; JSON or JSONL): each patch is "
+            "the agent's diff; SWE-bench's report is written beside --output (or here)"
+        ),
+    ] = None,
 ) -> None:
     """Run an agent on tasks in Docker and report which it resolved (the seed's `swe harness`)."""
     from pydantic import ValidationError
@@ -97,15 +105,20 @@ def harness(
     names = list(agent_env or [])
     if agent not in ("command", "oracle"):
         raise usage(f"--agent must be command or oracle, not {agent!r}")
-    if agent == "command" and (agent_dir is None or not agent_dir.is_dir()):
+    loaded = _predictions(predictions, agent, agent_dir) if predictions is not None else None
+    if loaded is not None:
+        agent = "predictions"
+    elif agent == "command" and (agent_dir is None or not agent_dir.is_dir()):
         raise usage(f"--agent-dir {agent_dir or '(missing)'}: not a directory (or use --agent oracle)")
     unset = [name for name in names if name not in os.environ]
     if unset:
         raise usage(f"--agent-env {', '.join(unset)}: not set in this environment")
     try:
         config = HarnessConfig(
-            agent=agent,
+            agent=agent,  # type: ignore[arg-type]
             agent_dir=agent_dir.resolve() if agent_dir else None,
+            predictions={p.instance_id: p.patch for p in loaded[0]} if loaded else {},
+            model_name=_model_name(loaded[0]) if loaded else "",
             agent_cmd=agent_cmd,  # type: ignore[arg-type]
             agent_timeout=agent_timeout,
             test_timeout=test_timeout,
@@ -132,11 +145,46 @@ def harness(
     if not items:
         raise usage(f"--input {input_path}: no tasks found (no workspace.yaml at any depth)")
     lake_dir = settings.lake_dir if record else None
+    if loaded is not None:
+        from swe_forge_dagster.cli.harness_predictions import run_predictions
+
+        code = run_predictions(items, config, loaded, json_output=json_output, output=output, lake_dir=lake_dir)
+        raise typer.Exit(code)
     raise typer.Exit(_run(items, config, json_output=json_output, output=output, lake_dir=lake_dir))
 
 
-def _run(items: Items, config: HarnessConfig, *, json_output: bool, output: Path | None, lake_dir: Path | None) -> int:
-    """Evaluate, print the summary (JSON or a table), write --output; the exit code."""
+def _predictions(path: Path, agent: str, agent_dir: Path | None) -> tuple[list, list]:
+    """(good, bad) records of a predictions file; usage errors for a file that cannot be read or a second agent."""
+    from swe_forge_dagster.harness.predictions import PredictionsError, load_predictions
+
+    if agent != "command" or agent_dir is not None:
+        raise usage_error("--predictions is the agent: leave out --agent oracle and --agent-dir")
+    try:
+        good, bad = load_predictions(path)
+    except PredictionsError as exc:
+        raise usage_error(str(exc)) from None
+    if not good and not bad:
+        raise usage_error(f"--predictions {path}: no records")
+    if len({p.model for p in good}) > 1:
+        raise usage_error(f"--predictions {path}: more than one model_name_or_path; one run evaluates one model")
+    return good, bad
+
+
+def _model_name(good: list) -> str:
+    return good[0].model if good else "predictions"
+
+
+def _run(
+    items: Items,
+    config: HarnessConfig,
+    *,
+    json_output: bool,
+    output: Path | None,
+    lake_dir: Path | None,
+    extra: Any = None,
+) -> int:
+    """Evaluate, print the summary (JSON or a table), write --output; the exit code. `extra(results, summary)`
+    adds to the summary before it is printed (the SWE-bench report of a predictions run)."""
     from swe_forge_dagster.harness import summarize
     from swe_forge_dagster.harness.summary import exit_code
 
@@ -156,6 +204,8 @@ def _run(items: Items, config: HarnessConfig, *, json_output: bool, output: Path
         if in_main:
             signal.signal(signal.SIGTERM, previous)
     summary = summarize(results, _runtimes(results))
+    if extra is not None:
+        extra(results, summary)
     text = json.dumps(summary, indent=2, ensure_ascii=False)
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)

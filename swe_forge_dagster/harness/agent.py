@@ -83,6 +83,9 @@ def run_agent(box: Sandbox, task: HarnessTask, config: HarnessConfig, base_sha: 
         # The reference solution is trusted: its diff is the gold patch, whole (protection is for agents'
         # diffs, so a gold patch that edits a file the checks name keeps that edit).
         return AgentRun(0, "oracle: the gold patch", round(time.perf_counter() - started, 3), diff=task.gold_patch)
+    if config.agent == "predictions":  # SWE-bench's model_patch: an agent's diff like any other (not trusted)
+        patch = config.predictions.get(task.task_id, "")
+        return AgentRun(0, f"{config.model_name}: its prediction", 0.0, diff=patch)
     else:
         result = box.run(agent_command(config), timeout=config.agent_timeout, max_output=MAX_AGENT_OUTPUT)
         run = AgentRun(result.exit_code, result.output[-OUTPUT_TAIL:], round(time.perf_counter() - started, 3))

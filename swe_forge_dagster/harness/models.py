@@ -36,7 +36,7 @@ from swe_forge_dagster.settings import (
 )
 
 CheckMode = Literal["tests", "commands"]
-AgentKind = Literal["command", "oracle"]
+AgentKind = Literal["command", "oracle", "predictions"]
 
 
 class Status(StrEnum):
@@ -234,6 +234,10 @@ class HarnessConfig(BaseModel):
 
     agent: AgentKind = "command"
     agent_dir: Path | None = None
+    predictions: dict[str, str] = Field(
+        default_factory=dict, description="instance id -> model_patch (agent `predictions`: SWE-bench's files)"
+    )
+    model_name: str = Field(default="", description="the predictions' model_name_or_path: the agent's name")
     agent_cmd: str = DEFAULT_AGENT_CMD
     agent_timeout: float = Field(default=DEFAULT_AGENT_TIMEOUT_S, gt=0)
     test_timeout: float = Field(default=DEFAULT_TEST_TIMEOUT_S, gt=0)
@@ -276,6 +280,8 @@ class HarnessConfig(BaseModel):
     def _agent_needs_dir(self) -> HarnessConfig:
         if self.agent == "command" and self.agent_dir is None:
             raise ValueError("an agent command needs --agent-dir (or use the built-in --agent oracle)")
+        if self.agent == "predictions" and not self.model_name:
+            raise ValueError("predictions need the model_name_or_path that names them")
         return self
 
     @property
@@ -283,4 +289,6 @@ class HarnessConfig(BaseModel):
         """How results name the agent: the oracle, or the command and its directory."""
         if self.agent == "oracle":
             return "oracle"
+        if self.agent == "predictions":
+            return self.model_name
         return f"{self.agent_cmd} @ {self.agent_dir}"
