@@ -78,7 +78,7 @@ def test_the_version_is_swebenchs_for_real_instances(tmp_path: Path) -> None:
     for inst in instances:
         cache.fetch(inst.repo, [inst.base_commit])
         assert swebench_version(cache.release_version(inst.repo, inst.base_commit)) == inst.version
-    assert swebench_version("3.0.0rc3") == "3.0" and swebench_version(None) is None
+    assert swebench_version("3.0.0rc3") == "3.0" and swebench_version(None) == "0.0"
 
 
 def test_pep735_groups_named_by_tox_toml_come_first_on_real_filelock(tmp_path: Path) -> None:

@@ -293,6 +293,20 @@ def read_instances(path: str | Path) -> list[SWEBenchInstance]:
     return instances
 
 
+def dataset_timestamp(value: str | None) -> str | None:
+    """`created_at` as our exports write it: UTC with milliseconds (`2021-10-13T11:35:29.000Z`). JSON readers
+    that infer column types (pyarrow's, so `datasets`' JSON loader) take `...:29Z` for a timestamp but keep this
+    form a string, so the JSONL and the Parquet file (a string column, as SWE-bench's) load with the same type.
+    Text that is not a timestamp is kept as it is (`validate_instance` reports it)."""
+    if value is None:
+        return None
+    try:
+        stamp = parse_created_at(value)
+    except ValueError:
+        return value
+    return stamp.strftime("%Y-%m-%dT%H:%M:%S.") + f"{stamp.microsecond // 1000:03d}Z"
+
+
 def parse_created_at(value: str) -> dt.datetime:
     """created_at as an aware UTC datetime; naive strings (Multilingual's "2017-02-08 12:37:29") are UTC."""
     parsed = dt.datetime.fromisoformat(value.strip())

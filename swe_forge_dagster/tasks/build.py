@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from swe_forge_dagster.execution.environment import EnvRecipe
 from swe_forge_dagster.execution.languages.registry import runner_of
 from swe_forge_dagster.execution.runners import swebench_ids
-from swe_forge_dagster.export.swebench import SWEBenchInstance
+from swe_forge_dagster.export.swebench import SWEBenchInstance, dataset_timestamp
 from swe_forge_dagster.export.task_dir import TaskRecord
 from swe_forge_dagster.llm.client import LLMClient
 from swe_forge_dagster.llm.functions import PRFacts, QualityJudgement, write_problem_statement
@@ -68,11 +68,16 @@ def problem_statement(pr: PRContext, test_files: Sequence[str], client: LLMClien
     return f"{written.title}\n\n{written.statement}", "llm"
 
 
-def swebench_version(release: str | None) -> str | None:
+UNRELEASED_VERSION = "0.0"
+"""The version of a repository with no release tag: SWE-bench's field is a string, and its JavaScript log parsers
+compare it as a number (`float(test_spec.version) >= 3`)."""
+
+
+def swebench_version(release: str | None) -> str:
     """SWE-bench's `version`: the package's `major.minor` at the base commit (`3.0.0rc3` -> `3.0`), here
-    from the newest release tag reachable from it; None when the repository has no release tag."""
+    from the newest release tag reachable from it; `UNRELEASED_VERSION` when the repository has no release tag."""
     match = re.match(r"(\d+)\.(\d+)", release or "")
-    return f"{match.group(1)}.{match.group(2)}" if match else None
+    return f"{match.group(1)}.{match.group(2)}" if match else UNRELEASED_VERSION
 
 
 @dataclass(frozen=True)
@@ -140,7 +145,7 @@ def make_task_record(
         test_patch=proof.test_patch,
         problem_statement=statement,
         hints_text=pr.hints_text,
-        created_at=pr.created_at,
+        created_at=dataset_timestamp(pr.created_at),
         version=swebench_version(release),
         environment_setup_commit=proof.environment_setup_commit or proof.base_commit,
         FAIL_TO_PASS=fail_to_pass,
