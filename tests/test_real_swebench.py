@@ -138,7 +138,7 @@ def test_swebench_predictions_are_judged_and_reported_in_swebenchs_form(world: d
     assert status[copies[0].instance_id][0] == "unresolved" and "changed nothing" in status[copies[0].instance_id][1]
     assert status[copies[1].instance_id][0] not in ("resolved", "unresolved")  # no verdict: the patch does not apply
     assert "not among the --input tasks" in status["nobody__nothing-1"][1]
-    assert "preds.jsonl:6: missing model_patch" in status["x"][1]
+    assert "(preds.jsonl:6): missing model_patch" in status["x"][1]
     assert "preds.jsonl:7): not UTF-8" in status["preds.jsonl:7"][1]
     report = json.loads(Path(summary["swebench_report"]).read_text())
     assert Path(summary["swebench_report"]).parent == output.parent
