@@ -64,7 +64,8 @@ def test_the_canaries_are_appended_to_the_file_of_a_fail_to_pass_test_with_names
         original = re.search(rf"^func {canaries.original}\((\w+) \*testing\.T\) {{\n(.*?)^}}$", SOURCE, re.M | re.S)
         assert original is not None
         t, body = original.groups()
-        assert f"func {canaries.twin}({t} *testing.T) {{\n\tdefer {t}.Errorf(" in text and text.count(body) == 2
+        assert f"func {canaries.twin}({t} *testing.T) {{\n\tif got, want := " in text and text.count(body) == 2
+        assert f"\t\t{t}.Fatalf(" in text.split(f"func {canaries.twin}(")[1].split("\n\t}\n")[0]  # fails first
         assert canaries.twin not in canaries.bare.decode() and canaries.without_twin().content == canaries.bare
 
 

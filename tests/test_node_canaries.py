@@ -42,24 +42,38 @@ def plant(text: str, fail_to_pass: list[str], seed: int = 0) -> NodeCanaries | N
     return plant_node(list(files), fail_to_pass, files.__getitem__, random.Random(seed))
 
 
-def test_canaries_go_in_the_file_of_a_fail_to_pass_test_and_assert_as_it_does() -> None:
+def test_canaries_sit_beside_the_fail_to_pass_test_in_its_describe_blocks_and_assert_as_it_does() -> None:
     cases = [
-        (MOCHA_FILE, ["issues 5028 should handle set-cookie headers as an array"], "it(", "assert.strictEqual(String("),
-        (JEST_FILE, ["parse > keeps the order of values"], "test(", "expect(String("),
-        (CHAI_FILE, ["adds two numbers"], "it(", ").to.equal(String("),
-        (PLAIN_FILE, ["works without an assertion library"], "it(", "throw new Error("),
+        (MOCHA_FILE, "issues 5028 should handle set-cookie headers as an array", "it", "assert.strictEqual(String("),
+        (JEST_FILE, "keeps the order of values", "test", "expect(String("),
+        (CHAI_FILE, "adds two numbers", "it", ").to.equal(String("),
+        (PLAIN_FILE, "works without an assertion library", "it", "throw new Error("),
     ]
-    for text, fail_to_pass, function, assertion in cases:
+    for text, test_id, function, assertion in cases:
         for seed in range(10):
-            canaries = plant(text, fail_to_pass, seed)
-            assert canaries is not None and canaries.path == "test/b.js"
-            added = canaries.content.decode().removeprefix(text)
-            assert added.count(f"\n{function}") == 2 and added.count(assertion) == 2, added
-            assert canaries.passing != canaries.failing
-            for title in (canaries.passing, canaries.failing):
+            canaries = plant(text, [test_id], seed)
+            assert canaries is not None and canaries.path == "test/b.js" and canaries.original == test_id
+            planted = canaries.content.decode()
+            assert planted.count(f"{function}(") == text.count(f"{function}(") + 3, planted
+            assert planted.count(assertion) == text.count(assertion) + 3
+            titles = (canaries.passing, canaries.failing, canaries.twin)
+            assert len(set(titles)) == 3 and all(t and "#" not in t for t in titles)
+            for title in titles:
                 assert f"'{title}'" not in text and f'"{title}"' not in text and f"`{title}`" not in text
-    jest = plant(JEST_FILE, ["parse > keeps the order of values"])
-    assert jest is not None and ".toBe(String(" in jest.content.decode()  # jest's matcher, not chai's
+                assert canaries.prefix is not None and canaries.prefix + title != test_id
+            # planted right after the test's own call: before anything that followed it in the file
+            original_end = text.index("});", text.index(test_id.rsplit(" ", 1)[-1])) + 3
+            assert planted.startswith(text[:original_end]) and planted.endswith(text[original_end:])
+            assert canaries.twin not in canaries.bare.decode() and canaries.without_twin().content == canaries.bare
+    mocha = plant(MOCHA_FILE, ["issues 5028 should handle set-cookie headers as an array"])
+    assert mocha is not None and mocha.prefix == "issues 5028 "
+    twin = mocha.content.decode().split(f'it("{mocha.twin}", async function () {{')[1]
+    assert twin.lstrip().startswith("assert.strictEqual(String(") and "assert.strictEqual(1, 1);" in twin
+
+
+def test_a_fixture_or_a_title_that_only_ends_like_the_test_does_not_host_them() -> None:
+    fixture = {"test/fixtures/pass.js": b"it('should pass', () => {});\n"}
+    assert plant_node(list(fixture), ["runner reports the fixture xshould pass"], fixture.__getitem__) is None
 
 
 def test_no_canaries_when_no_file_holds_a_fail_to_pass_title() -> None:
@@ -67,17 +81,23 @@ def test_no_canaries_when_no_file_holds_a_fail_to_pass_title() -> None:
 
 
 def test_a_report_is_judged_by_the_planted_outcomes() -> None:
-    canaries = plant(MOCHA_FILE, ["issues 5028 should handle set-cookie headers as an array"])
-    assert canaries is not None
     task = "issues 5028 should handle set-cookie headers as an array"
-    honest = {task: "passed", canaries.passing: "passed", canaries.failing: "failed"}
-    assert canaries.expected(honest) and canaries.tampering(honest, 1, False) is None
-    assert canaries.twin_ran(honest) is None and canaries.without_twin() is canaries
-    assert "planted to fail" in (canaries.tampering(dict.fromkeys(honest, "passed"), 0, False) or "")
-    assert "missing" in (canaries.tampering({task: "passed"}, 0, False) or "")
+    canaries = plant(MOCHA_FILE, [task])
+    assert canaries is not None and canaries.twin is not None and canaries.prefix is not None
+    ids = {name: canaries.prefix + title for name, title in (("p", canaries.passing), ("f", canaries.failing))}
+    twin = canaries.prefix + canaries.twin
+    honest = {task: "passed", ids["p"]: "passed", ids["f"]: "failed", twin: "failed"}
+    assert canaries.expected(honest) and canaries.twin_ran(honest) and canaries.tampering(honest, 1, False) is None
+    assert "planted to fail" in (canaries.tampering({**honest, ids["f"]: "passed"}, 0, False) or "")
+    assert "so did its twin" in (canaries.tampering({**honest, twin: "passed"}, 0, False) or "")
+    assert "twin" in (canaries.tampering({k: v for k, v in honest.items() if k != twin}, 0, False) or "")
+    assert "missing" in (canaries.tampering({k: v for k, v in honest.items() if k != ids["f"]}, 0, False) or "")
+    assert canaries.tampering({**honest, task: "failed", twin: "passed"}, 1, False) is None  # not fixed: no claim
     assert canaries.tampering({}, 1, False) is None  # nothing ran: the task's tests say so
-    vitest = {f"test/b.js > {title}": outcome for title, outcome in honest.items()}  # vitest ids start with the file
-    assert canaries.expected(vitest) and canaries.tampering(vitest, 1, False) is None
+    top = plant_node(["a.js"], ["lone test"], {"a.js": b"it('lone test', () => { x(/[(]/); });\n"}.get)
+    assert top is not None and top.prefix is None and top.twin is None  # the call's end is not found: top level
+    vitest = {f"a.js > {top.passing}": "passed", f"a.js > {top.failing}": "failed", "a.js > lone test": "passed"}
+    assert top.expected(vitest) and top.tampering(vitest, 1, False) is None
 
 
 def test_seed_format_commands_select_exactly_one_test() -> None:
@@ -87,10 +107,10 @@ def test_seed_format_commands_select_exactly_one_test() -> None:
     )
     jest = runner_of("npx --no-install jest --ci {tests}")
     assert (
-        jest.single_test("parse > keeps order", ["t/a.test.js"])
-        == "npx --no-install jest --ci -t '^parse keeps order$' t/a.test.js"
+        jest.single_test("keeps order", ["t/a.test.js"])
+        == "npx --no-install jest --ci -t '(?:^| )keeps order$' t/a.test.js"
     )
     vitest = runner_of("npx --no-install vitest run {tests}")
     assert vitest.single_test("t/a.test.ts > parse > keeps order", ["t/a.test.ts"]).endswith(
-        "-t '^parse keeps order$' t/a.test.ts"
+        "-t '(?:^| )parse keeps order$' t/a.test.ts"
     )

@@ -107,7 +107,7 @@ class AppendedCanaries:
         passing, failing = outcomes.get(self.passing), outcomes.get(self.failing)
         if failing == "passed":
             return f"a test planted to fail ({self.path}: {self.failing}) was reported passed"
-        if passing is None and failing is None and outcomes:
+        if (passing is None or failing is None) and outcomes:  # one planted test left out is enough
             return f"the tests planted in {self.path} are missing from a report that has the task's tests"
         if exit_code_meaningful and exit_code == 0 and failing == "failed":
             return "the test command exited 0 although its report holds a failing test"

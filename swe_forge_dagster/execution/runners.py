@@ -62,6 +62,12 @@ def anchored(text: str) -> str:
     return "^" + re.sub(r"([\\.^$|?*+()\[\]{}])", r"\\\1", text) + "$"
 
 
+def title_at_end(text: str) -> str:
+    """A pattern (JavaScript syntax) that matches a full test name ending with the title path `text` (jest and vitest
+    match `-t` against the describe titles and the test's joined by spaces; some vitest versions start it with one)."""
+    return "(?:^| )" + anchored(text)[1:]
+
+
 def _same(test_id: str) -> str:
     return test_id
 

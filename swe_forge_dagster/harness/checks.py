@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from swe_forge_dagster.execution.canaries import Planted
 from swe_forge_dagster.execution.failures import needs_network
@@ -88,20 +88,47 @@ def run_sanity(
     box: Sandbox, task: HarnessTask, timeout: float, *, plugin_autoload: bool, canaries: Planted | None
 ) -> tuple[CheckRun, Planted | None]:
     """The sanity run (base + the task's tests, no agent code) and the canaries that work in it: they must give
-    their own outcomes there, and a twin the task's command does not select is left out. When they do not (a `-k`
-    in the command leaves them out; a Go or C++ file with them no longer compiles, because a name they drew is
-    declared in a file the task does not list or the copied test sat in an `#if`), the run is made again without
-    them, its files as they were: a canary never changes the task's own verdict."""
+    their own outcomes there, and a twin the task's command does not select is left out. When the run with them
+    gives no verdict, or calls the task broken, or they do not behave (a `-k` in the command leaves them out; a
+    Go or C++ file with them no longer compiles, because a name they drew is declared in a file the task does not
+    list or the copied test sat in an `#if`), the run is made again without them: their files as they were, and
+    what the first run created in the tree removed. A canary never changes the task's own verdict. A first run
+    that took nearly the whole timeout is not repeated."""
     if canaries is None:
         return run_checks(box, task, timeout, plugin_autoload=plugin_autoload), None
     originals = {path: _read(box, path) for path in canaries.files()}
+    before = _untracked(box)
     sanity = run_checks(box, task, timeout, plugin_autoload=plugin_autoload, canaries=canaries)
-    if sanity.error is None and sanity.canaries_ok:
+    if sanity.error is None and sanity.canaries_ok and not _problems_after_set_aside(task, sanity):
         return sanity, canaries.without_twin() if sanity.twin_ok is False else canaries
+    if sanity.duration_s >= 0.9 * timeout:
+        return sanity, None
     put_files(box, {f"{REPO_DIR}/{path}": data for path, data in originals.items() if data is not None})
-    if new := [shlex.quote(f"{REPO_DIR}/{path}") for path, data in originals.items() if data is None]:
-        box.run(f"rm -f -- {' '.join(new)}", timeout=60)
+    created = [path for path in _untracked(box) - before if path not in originals] if before is not None else []
+    created += [path for path, data in originals.items() if data is None]
+    if created:
+        box.run(f"cd {REPO_DIR} && rm -rf -- {' '.join(shlex.quote(path) for path in created)}", timeout=120)
     return run_checks(box, task, timeout, plugin_autoload=plugin_autoload), None
+
+
+def _problems_after_set_aside(task: HarnessTask, sanity: CheckRun) -> list[str]:
+    """`sanity_problems` of a copy of `sanity` once the checks that cannot be judged here are set aside."""
+    copy = replace(sanity, fail_to_pass=list(sanity.fail_to_pass), pass_to_pass=list(sanity.pass_to_pass))
+    set_aside_unreachable(task, copy)
+    return sanity_problems(copy)
+
+
+def _untracked(box: Sandbox) -> set[str] | None:
+    """The paths git shows as untracked or ignored in the tree (an ignored directory as one path), or None."""
+    done = box.run(
+        f"git -C {REPO_DIR} -c safe.directory='*' status --porcelain -z --untracked-files=normal --ignored",
+        timeout=120,
+        max_output=4 << 20,
+    )
+    if done.exit_code != 0 or done.truncated:  # a partial list could name a file the tests' patch added
+        return None
+    entries = done.output.split("\0")
+    return {entry[3:].rstrip("/") for entry in entries if entry[:3] in ("?? ", "!! ")}
 
 
 def _read(box: Sandbox, path: str) -> bytes | None:
@@ -121,8 +148,12 @@ def prepare_canaries(box: Sandbox, task: HarnessTask) -> Planted | None:
         return _read(box, path) or b""
 
     if task.mode == "tests":
-        plant = runner_of(task.test_command).plant
-        return plant(task.run_files, task.fail_to_pass, read) if plant is not None else None
+        runner = runner_of(task.test_command)
+        if runner.plant is None:
+            return None
+        # the files the checks run (as `_run_test_ids` chooses them): never a fixture that some test runs itself
+        files = task.run_files if runner.in_process else tuple(f for f in task.run_files if runner.runs(f))
+        return runner.plant(files, task.fail_to_pass, read)
     target = _canary_file(task)
     if target is None or _canary_command(task, target) is None:
         return None

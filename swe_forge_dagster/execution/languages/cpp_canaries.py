@@ -5,9 +5,10 @@ destructor, or an `atexit` handler, runs after `RUN_ALL_TESTS` has written it an
 `<failure>`), and a listener registered from a static initializer can change results before they are written.
 Appended to the task's own test file, in its suite (`TEST` or `TEST_F` with the same fixture), in an order drawn
 per run:
-- a test that must pass and one that must fail, each an `EXPECT_EQ` of two integers;
-- a twin of one of the task's FAIL_TO_PASS tests: its whole body under a new name, with an `EXPECT_EQ` that fails
-  first, so it fails whatever the body does.
+- a test that must pass and one that must fail, each an `EXPECT_EQ` of a local and a number (so the failure message
+  has gtest's `Which is:` line, as a real test's has);
+- a twin of one of the task's FAIL_TO_PASS tests: its whole body under a new name, after the same comparison made
+  fatal (`ASSERT_EQ`), so it fails before the copied body runs and has none of its side effects.
 Names are made from the words of the file's own test names, in their style (`join_tuple`, `JoinTuple`). The
 judgement is `AppendedCanaries`'s. Tests are found as clang-format writes them: `TEST(suite, name) {` and a `}`
 alone at column 0; parameterized and typed tests are not copied.
@@ -23,6 +24,9 @@ from swe_forge_dagster.execution.canaries import AppendedCanaries, made_name
 
 _TEST = re.compile(r"^(?P<macro>TEST|TEST_F)\((?P<suite>\w+),\s*(?P<name>\w+)\)\s*\{\n(?P<body>.*?)^\}$", re.M | re.S)
 _ANY_TEST = re.compile(r"^\s*(?:TEST|TEST_F|TEST_P|TYPED_TEST)\(\s*\w+\s*,\s*(\w+)\s*\)", re.M)
+VALUE_NAMES = ("value", "actual", "result", "count", "got", "expected_value", "canary_value")
+"""A local the planted comparisons use (a failure message then reads `value / Which is: 259`, like a real test's,
+not two bare literals), the first one the copied body does not use."""
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z0-9]+|[A-Z]+")
 
 
@@ -62,11 +66,15 @@ def plant_gtest(
     passing, failing, twin = name(), name(), name()
     suite, macro = original["suite"], original["macro"]
     a, b = rng.randrange(2, 900), rng.randrange(900, 2000)
+    value = next(n for n in VALUE_NAMES if not re.search(rf"\b{n}\b", original["body"]))
     blocks = [
-        f"{macro}({suite}, {passing}) {{\n  EXPECT_EQ({a}, {a});\n}}\n",
-        f"{macro}({suite}, {failing}) {{\n  EXPECT_EQ({a}, {b});\n}}\n",
+        f"{macro}({suite}, {passing}) {{\n  const int {value} = {a};\n  EXPECT_EQ({value}, {a});\n}}\n",
+        f"{macro}({suite}, {failing}) {{\n  const int {value} = {a};\n  EXPECT_EQ({value}, {b});\n}}\n",
     ]
-    twin_block = f"{macro}({suite}, {twin}) {{\n  EXPECT_EQ({b}, {a});\n{original['body']}}}\n"
+    # fatal: the copied body never runs, so it has none of its side effects
+    twin_block = (
+        f"{macro}({suite}, {twin}) {{\n  const int {value} = {a};\n  ASSERT_EQ({value}, {b});\n{original['body']}}}\n"
+    )
     head = text if text.endswith("\n") else text + "\n"
     bare_blocks, all_blocks = list(blocks), [*blocks, twin_block]
     rng.shuffle(bare_blocks)

@@ -7,11 +7,13 @@ mark). No report of a Go test run is out of the forger's reach, so the defence i
 to the task's own test file (same package, imports and helpers), in an order drawn per run:
 - a test that must pass and one that must fail, each an ordinary `got, want` comparison;
 - a twin of one of the task's FAIL_TO_PASS tests (a top-level `func TestX(t *testing.T)`): its whole body, under
-  a new name, with a deferred `t.Errorf` first, so it fails whatever the body does and whenever it returns.
+  a new name, after the same `got, want` comparison made fatal (`t.Fatalf`), so it fails before the copied body
+  runs: it looks like the original and has none of its side effects (a handler registered twice, a port or file
+  raced by a parallel copy).
 Names are made from the words of the file's own test names (`TestParseEmptyInput` style). A report where the
 failing test passed, where the original passed and its twin did not fail, or that lacks the planted tests while
 it has others, was forged. A forger that passes every failure, or every failure of the files the task changed,
-is caught; one that reads the test file and recognises a body that starts with a deferred failure is not.
+is caught; one that reads the test file and recognises a body that repeats another test's is not.
 
 Top-level functions are found as `gofmt` writes them: `func Name(t *testing.T) {` and a `}` alone on a line at
 column 0. A file the sanity run cannot compile with them runs without canaries (`harness.run`).
@@ -67,9 +69,8 @@ def plant_go(
     a, b = rng.randrange(2, 900), rng.randrange(900, 2000)
     t = original.group("t")
     blocks = [_compare(passing, a, a), _compare(failing, a, b)]
-    twin_block = (
-        f'func {twin}({t} *testing.T) {{\n\tdefer {t}.Errorf("got %d, want %d", {b}, {a})\n{original.group("body")}}}\n'
-    )
+    check = _compare_lines(t, a, b, "Fatalf")  # fatal: the copied body never runs (no second registration, no race)
+    twin_block = f"func {twin}({t} *testing.T) {{\n{check}{original.group('body')}}}\n"
     head = text if text.endswith("\n") else text + "\n"
     bare_blocks, all_blocks = list(blocks), [*blocks, twin_block]
     rng.shuffle(bare_blocks)
@@ -90,10 +91,11 @@ def _camel(words: list[str]) -> str:
 
 
 def _compare(name: str, got: int, want: int) -> str:
-    return (
-        f"func {name}(t *testing.T) {{\n\tif got, want := {got}, {want}; got != want {{\n"
-        f'\t\tt.Errorf("got %d, want %d", got, want)\n\t}}\n}}\n'
-    )
+    return f"func {name}(t *testing.T) {{\n{_compare_lines('t', got, want, 'Errorf')}}}\n"
+
+
+def _compare_lines(t: str, got: int, want: int, report: str) -> str:
+    return f'\tif got, want := {got}, {want}; got != want {{\n\t\t{t}.{report}("got %d, want %d", got, want)\n\t}}\n'
 
 
 def go_single_id(test_id: str) -> str:

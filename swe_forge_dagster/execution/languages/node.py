@@ -28,7 +28,7 @@ from swe_forge_dagster.execution.languages.node_era import LOCK_FILES, dates_pla
 from swe_forge_dagster.execution.languages.node_versions import declared_range, majors_satisfying
 from swe_forge_dagster.execution.languages.pack import AgentHints, Files, LanguagePack, RunnerHints
 from swe_forge_dagster.execution.recipe import EnvRecipe
-from swe_forge_dagster.execution.runners import Runner, anchored, command_word
+from swe_forge_dagster.execution.runners import Runner, anchored, command_word, title_at_end
 from swe_forge_dagster.execution.toolchains import json_object, registry_reachable, version_numbers
 from swe_forge_dagster.settings import get_settings
 
@@ -63,14 +63,14 @@ _MOCHA_VALUE_OPTIONS = {"--require", "-r", "--timeout", "-t", "--ui", "-u", "--f
 _MOCHA_FLAGS = {"--exit", "--recursive", "--full-trace", "--check-leaks", "--allow-uncaught"}
 
 
-def _full_title(test_id: str) -> str:
-    """`-t`/`--grep` pattern for exactly the test `test_id`: the runners match the describe titles and the test's
-    joined by spaces (our jest/vitest ids join them with ` > `, vitest's after the file)."""
-    return anchored(test_id.replace(" > ", " "))
+def _jest_title(test_id: str) -> str:
+    """`-t` pattern for the jest test `test_id` (a bare title, as SWE-bench's jest ids are): names ending with it."""
+    return title_at_end(test_id)
 
 
 def _vitest_title(test_id: str) -> str:
-    return _full_title(test_id.split(" > ", 1)[1] if " > " in test_id else test_id)
+    """`-t` pattern for the vitest test `file > A > title`: names ending with `A title`."""
+    return title_at_end((test_id.split(" > ", 1)[1] if " > " in test_id else test_id).replace(" > ", " "))
 
 
 MOCHA_RUNNER = Runner(
@@ -95,7 +95,7 @@ JEST_RUNNER = Runner(
     detect=command_word("jest"),
     suffixes=(".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx"),
     plant=plant_node,
-    single_id=_full_title,
+    single_id=_jest_title,
 )
 VITEST_RUNNER = Runner(
     name="vitest",
