@@ -89,6 +89,6 @@ def test_no_go_cheating_agent_scores_resolved(world: dict) -> None:
     assert all(r["status"] == "unresolved" for r in results.values()), [(k, r["error"]) for k, r in results.items()]
     for name in TWIN_CAUGHT:  # each passed the task's test: the twin beside it says the report was forged
         assert "tampered test results" in results[name]["error"] and "twin" in results[name]["error"], name
-        assert any("reads the test binary's arguments" in note for note in results[name]["review"]), name
+        assert any("reads the test binary's name" in note for note in results[name]["review"]), name
     assert results["go-testmain-existing"]["dropped_paths"] == ["null_test.go"]  # test code the task does not own
     assert "no verdict after the agent's diff" in results["go-work-breaks-build"]["error"]

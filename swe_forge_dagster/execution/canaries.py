@@ -4,10 +4,13 @@ The code under test runs in the test process (or writes to the stream its runner
 the test binary's standard output into results), so it can forge what the report says. The harness cannot read
 the truth from elsewhere; it can make forging detectable. Right before the sanity and verify runs, a runner that
 has canaries (`Runner.plant`) writes tests with known outcomes where the task's tests are: one that must pass, one
-that must fail, and a twin of one of the task's own FAIL_TO_PASS tests that must fail whenever that test passes.
-Their names are made from the words of the file's own test names, so a forger cannot tell them from the task's
-by name, and the twin has the body of a task test, so it cannot tell it by shape either. The sanity run (no agent
-code) shows they give their outcomes with this task's command; a verify run that reports otherwise was forged.
+that must fail, and (where the language pack can copy a test) a twin of one of the task's own FAIL_TO_PASS tests
+that fails whenever that test passes. Their names are made from the words of the file's own test names and they
+assert the way the file does, so a forger cannot tell them from the task's by name, place or failure type; the
+twin has the body of a task test. A forger that reads the test source (or, in a JavaScript process, a test's
+function text) can still tell them apart: that stays open, and the README's threat model says so. The sanity run
+(no agent code) shows they give their outcomes with this task's command; a verify run that reports otherwise was
+forged.
 
 Each language keeps its canaries in its pack (`languages.python_canaries` for pytest, `languages.go_canaries`);
 this module is the contract the harness (`harness.checks`) calls them through.

@@ -22,20 +22,37 @@ def _signs() -> tuple[tuple[re.Pattern[str], str], ...]:
     return tuple((re.compile(pattern), what) for pattern, what in review_signs())
 
 
+_HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
+
+
 def review_notes(diff: str) -> list[str]:
-    """`path: what it is: the line` for each added line of `diff` that matches a sign (at most `MAX_NOTES`)."""
+    """`path: what it is: the line` for each added line of `diff` that matches a sign (at most `MAX_NOTES`).
+
+    Lines are split on newlines only, and hunks are counted, so an added line that starts with `++ ` (shown as
+    `+++ `) is read as an added line, not as the next file's header."""
     notes: list[str] = []
     path = ""
-    for line in diff.splitlines():
-        if line.startswith("+++ "):
-            path = line[4:].strip().removeprefix("b/")
+    old_left = new_left = 0
+    for line in diff.split("\n"):
+        if old_left <= 0 and new_left <= 0:
+            if line.startswith("+++ "):
+                path = line[4:].strip().removeprefix("b/")
+            elif hunk := _HUNK.match(line):
+                old_left, new_left = int(hunk.group(1) or 1), int(hunk.group(2) or 1)
             continue
-        if not line.startswith("+"):
+        kind, text = line[:1], line[1:]
+        if kind == "-":
+            old_left -= 1
             continue
-        added = line[1:]
+        if kind == " ":
+            old_left, new_left = old_left - 1, new_left - 1
+            continue
+        if kind != "+":
+            continue  # `\ No newline at end of file`
+        new_left -= 1
         for regex, what in _signs():
-            if regex.search(added):
-                note = f"{path}: {what}: {added.strip()[:160]}"
+            if regex.search(text):
+                note = f"{path}: {what}: {text.strip()[:160]}"
                 if note not in notes:
                     notes.append(note)
                 break

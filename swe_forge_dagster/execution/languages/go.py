@@ -174,9 +174,9 @@ PACK = LanguagePack(
     debian_packages="golang-go",
     compiled=True,
     review_signs=(
-        (r"\bos\.Args\b", "reads the test binary's arguments"),
+        (r"\bos\.Args\[0\]", "reads the test binary's name"),
         (r"exec\.Command\(\s*os\.(?:Args\[0\]|Executable)", "runs the test binary again"),
-        (r"\bos\.Stdout\s*=|\bsyscall\.Dup", "replaces standard output"),
+        (r"\bos\.Stdout\s*=(?!=)|\bsyscall\.Dup", "replaces standard output"),
         (r"\*testing\.M\b|\btesting\.(?:Main|MainStart)\b", "takes over the test main"),
         (r"--- (?:PASS|FAIL):|\btest2json\b", "writes test result lines"),
     ),

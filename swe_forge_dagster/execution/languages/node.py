@@ -261,6 +261,6 @@ PACK = LanguagePack(
         (r"\b(?:mocha|jest|vitest|@jest|@vitest|jest-circus|jest-jasmine2)/", "reaches into a test runner's modules"),
         (r"""process\.on\(\s*['"](?:exit|beforeExit)['"]""", "runs code at process exit"),
         (r"\brequire\.cache\b|\bModule\._(?:load|resolveFilename)\b", "hooks the module loader"),
-        (r"--reporter|outputFile|output=", "names the test report"),
+        (r"--reporter-options|--outputFile|--gtest_output|junit\.xml", "names the test report"),
     ),
 )
