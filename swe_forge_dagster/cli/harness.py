@@ -145,12 +145,13 @@ def harness(
     if not items:
         raise usage(f"--input {input_path}: no tasks found (no workspace.yaml at any depth)")
     lake_dir = settings.lake_dir if record else None
+    extra = None
     if loaded is not None:
-        from swe_forge_dagster.cli.harness_predictions import run_predictions
+        from swe_forge_dagster.cli.harness_predictions import predicted_items, report_writer
 
-        code = run_predictions(items, config, loaded, json_output=json_output, output=output, lake_dir=lake_dir)
-        raise typer.Exit(code)
-    raise typer.Exit(_run(items, config, json_output=json_output, output=output, lake_dir=lake_dir))
+        extra = report_writer(items, config, loaded[0], output=output, json_output=json_output)
+        items = predicted_items(items, config, loaded)
+    raise typer.Exit(_run(items, config, json_output=json_output, output=output, lake_dir=lake_dir, extra=extra))
 
 
 def _predictions(path: Path, agent: str, agent_dir: Path | None) -> tuple[list, list]:

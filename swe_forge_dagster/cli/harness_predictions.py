@@ -8,6 +8,7 @@ A record that cannot be used (bad JSON, a missing key, an instance that is not a
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,23 +19,16 @@ if TYPE_CHECKING:
     from swe_forge_dagster.harness.predictions import BadPrediction, Prediction
 
 
-def run_predictions(
+def predicted_items(
     items: list[HarnessTask | TaskLoadError],
     config: HarnessConfig,
     loaded: tuple[list[Prediction], list[BadPrediction]],
-    *,
-    json_output: bool,
-    output: Path | None,
-    lake_dir: Path | None,
-) -> int:
-    """Evaluate the predicted tasks, write SWE-bench's report, print ours; the exit code."""
-    from swe_forge_dagster.cli.harness import _run
+) -> list[HarnessTask | TaskLoadError]:
+    """The tasks that have a prediction, then a `setup_error` input per prediction that cannot be evaluated."""
     from swe_forge_dagster.harness.models import TaskLoadError
-    from swe_forge_dagster.harness.predictions import report_name, swebench_report
 
     good, bad = loaded
-    task_ids = [item.task_id for item in items]
-    known = set(task_ids)
+    known = {item.task_id for item in items}
     chosen: list[HarnessTask | TaskLoadError] = [item for item in items if item.task_id in config.predictions]
     chosen += [
         TaskLoadError(task_id=p.instance_id, source="predictions", reason="bad prediction: not among the --input tasks")
@@ -47,6 +41,21 @@ def run_predictions(
         )
         for b in bad
     ]
+    return chosen
+
+
+def report_writer(
+    items: list[HarnessTask | TaskLoadError],
+    config: HarnessConfig,
+    good: list[Prediction],
+    *,
+    output: Path | None,
+    json_output: bool,
+) -> Callable[[list[TaskResult], dict[str, Any]], None]:
+    """What writes SWE-bench's report once the results are in (beside --output, else here), and names it in ours."""
+    from swe_forge_dagster.harness.predictions import report_name, swebench_report
+
+    task_ids = [item.task_id for item in items]
     directory = output.parent if output is not None else Path.cwd()
 
     def add_report(results: list[TaskResult], summary: dict[str, Any]) -> None:
@@ -58,4 +67,4 @@ def run_predictions(
         if not json_output:
             say("SWE-bench report:", "green", str(path))
 
-    return _run(chosen, config, json_output=json_output, output=output, lake_dir=lake_dir, extra=add_report)
+    return add_report
