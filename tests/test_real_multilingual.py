@@ -185,4 +185,4 @@ def test_runner_configuration_and_install_outputs_carried_by_a_diff_never_reach_
     assert ".npmrc" in results["-npmrc"]["dropped_paths"]
     assert "package.json" in results["-key"]["dropped_paths"], results["-key"]
     for suffix in ("-package", "-assertions", "-exit"):
-        assert "a test planted to fail" in results[suffix]["error"], (suffix, results[suffix]["error"])
+        assert "tampered test results" in results[suffix]["error"], (suffix, results[suffix]["error"])
