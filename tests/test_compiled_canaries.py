@@ -60,12 +60,22 @@ def test_the_canaries_are_appended_to_the_file_of_a_fail_to_pass_test_with_names
         words = {"Round", "Half", "Up", "Parse", "Empty", "Input", "Other"}
         for name in names:
             assert name is not None and name.startswith("Test") and set(re.findall("[A-Z][a-z]*", name[4:])) <= words
-        # the twin is the original's body under a new name, with its own `*testing.T` name, failing first
-        original = re.search(rf"^func {canaries.original}\((\w+) \*testing\.T\) {{\n(.*?)^}}$", SOURCE, re.M | re.S)
-        assert original is not None
-        t, body = original.groups()
-        assert f"func {canaries.twin}({t} *testing.T) {{\n\tif got, want := " in text and text.count(body) == 2
-        assert f"\t\t{t}.Fatalf(" in text.split(f"func {canaries.twin}(")[1].split("\n\t}\n")[0]  # fails first
+        # the twin, and the failing test, are copies of the file's tests: the body under a new name with another
+        # `*testing.T` name, opened by a fatal comparison that fails
+        for copy, of in ((canaries.twin, canaries.original), (canaries.failing, None)):
+            planted = re.search(rf"^func {copy}\((\w+) \*testing\.T\) {{\n(.*?)^}}$", text, re.M | re.S)
+            assert planted is not None
+            new, body = planted.groups()
+            head, _, rest = body.partition("\n\t}\n")
+            assert head.startswith("\tif got, want := ") and f"\t\t{new}.Fatalf(" in head
+            sources = {
+                m[0]: (m[1], m[2])
+                for m in re.findall(r"^func (\w+)\((\w+) \*testing\.T\) {\n(.*?)^}$", SOURCE, re.M | re.S)
+            }
+            matches = [
+                n for n, (t, b) in sources.items() if new != t and re.sub(rf"(?<![\w.]){t}(?!\w)", new, b) == rest
+            ]
+            assert matches and (of is None or matches == [of]), (copy, matches)
         assert canaries.twin not in canaries.bare.decode() and canaries.without_twin().content == canaries.bare
 
 
