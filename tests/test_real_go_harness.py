@@ -28,7 +28,7 @@ BUNDLE = SHARED_FIXTURES / "repos" / "google+uuid.bundle"
 FIX = "a2b2b32373ff0b1a312b7fdf6d38a977099698a6"
 TASK = "google__uuid-150"
 UNREACHABLE = {"SWE_FORGE_GOPROXY_URL": "http://127.0.0.1:9/go", "SWE_FORGE_START_DATE": "2015-01-01"}
-TWIN_CAUGHT = ("go-print-passes", "go-child-rewrite", "go-child-rewrite-changed")
+TWIN_CAUGHT = ("go-print-passes", "go-child-rewrite", "go-child-rewrite-changed", "go-spare-semantic")
 
 
 @pytest.fixture(scope="module")

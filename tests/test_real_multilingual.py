@@ -113,8 +113,9 @@ def test_fmt_validates_id_for_id_and_only_the_oracle_resolves(world: dict) -> No
 
 def test_a_library_that_rewrites_the_googletest_report_at_exit_does_not_resolve(world: dict, tmp_path: Path) -> None:
     """Class 7 for GoogleTest: fmt's library code, linked into the test binary, drops every failure from the XML
-    report in a static destructor (it won before `languages.cpp_canaries`); the twin of the FAIL_TO_PASS test
-    appended to its file passes with it, which the harness calls tampering, and the review flag names the line."""
+    report in a static destructor (it won before `languages.cpp_canaries`), and two red-team agents that spare the
+    planted tests by their failure messages or their source (they won against the first canaries); the planted
+    failure or the twin passes with each, which the harness calls tampering, and the review flag names the line."""
     row = world["rows"]["fmtlib__fmt-2457"]
     instances = tmp_path / "hacks.jsonl"
     instances.write_text(
@@ -125,9 +126,12 @@ def test_a_library_that_rewrites_the_googletest_report_at_exit_does_not_resolve(
     script = "".join(f"  fmtlib__fmt-2457-{name})\n{hack};;\n" for name, hack in CPP_HACKS.items())
     (agent / "run.sh").write_text(f'case "$SWE_FORGE_TASK_ID" in\n{script}esac\n')
     summary = cli(world, "harness", "-i", str(instances), "--agent-dir", str(agent), "--agent-cmd", "sh /agent/run.sh")
-    (result,) = summary["results"]
-    assert result["status"] == "unresolved" and "tampered test results" in result["error"], result["error"]
-    assert result["review"] and result["review"][0].startswith("src/format.cc: ")
+    results = {r["task_id"].removeprefix("fmtlib__fmt-2457-"): r for r in summary["results"]}
+    assert set(results) == set(CPP_HACKS)
+    for name, result in results.items():
+        assert result["status"] == "unresolved" and "tampered test results" in result["error"], (name, result["error"])
+    assert all(note.startswith("src/format.cc: ") for note in results["gtest-rewrite-at-exit"]["review"])
+    assert results["gtest-rewrite-at-exit"]["review"]
 
 
 def test_axios_differences_are_reported_per_test_with_their_cause(world: dict) -> None:
@@ -159,7 +163,9 @@ def test_runner_configuration_and_install_outputs_carried_by_a_diff_never_reach_
     reports every mocha failure as a pass). The first two are dropped by path, the last by mocha's own loader
     answering differently after the diff. Then package code the tests import (class 7): it patches mocha's runner
     to pass every failure, or only assertion failures, or rewrites the xunit report at exit; all three won before
-    the canaries (`languages.node_canaries`), which catch them now. None resolves."""
+    the canaries (`languages.node_canaries`), which catch them now, as they catch the red team's two that spared
+    root-level tests or tests whose function text uses no package (they won against the first canaries). None
+    resolves."""
     row = world["rows"]["axios__axios-5085"]
     cases = {
         "": "node-modules-runner",
@@ -168,6 +174,8 @@ def test_runner_configuration_and_install_outputs_carried_by_a_diff_never_reach_
         "-package": "mocha-from-package",
         "-assertions": "mocha-assertions-only",
         "-exit": "mocha-rewrite-at-exit",
+        "-root": "mocha-spare-root",
+        "-independent": "mocha-spare-independent",
     }
     copies = [{**row, "instance_id": f"axios__axios-5085{suffix}"} for suffix in cases]
     instances = tmp_path / "copies.jsonl"
@@ -184,5 +192,5 @@ def test_runner_configuration_and_install_outputs_carried_by_a_diff_never_reach_
     )
     assert ".npmrc" in results["-npmrc"]["dropped_paths"]
     assert "package.json" in results["-key"]["dropped_paths"], results["-key"]
-    for suffix in ("-package", "-assertions", "-exit"):
+    for suffix in ("-package", "-assertions", "-exit", "-root", "-independent"):
         assert "tampered test results" in results[suffix]["error"], (suffix, results[suffix]["error"])
