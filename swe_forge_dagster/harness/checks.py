@@ -20,10 +20,11 @@ plugin. Plugins a suite needs can still be named with `-p` in its test command; 
 rely on an autoloaded plugin (a fixture such as pytest-httpbin's `httpbin`, an option such as
 `--doctest-rst` in its config) fails its sanity check without autoloading, which says so.
 
-In verification, canary tests (`harness.canaries`, planted by `plant_canaries` before the agent's
-diff) tell whether the code under test tampered with the results: in `tests` mode from the same
-report, in `commands` mode as one more command that must fail (an exit code is all that mode has,
-so code that ends the test process early with status 0 would otherwise pass its checks).
+In the sanity and verify runs, canary tests (`execution.canaries`; each runner's `plant`, chosen by
+`prepare_canaries` and kept by `run_sanity` only when they behave where no agent code runs) tell whether
+the code under test tampered with the results: in `tests` mode from the same report, in `commands` mode
+(pytest's) as one more command that must fail (an exit code is all that mode has, so code that ends the
+test process early with status 0 would otherwise pass its checks).
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ class CheckRun:
     pass_to_pass: list[CheckResult]
     error: str | None = None
     duration_s: float = 0.0  # the commands' own run time (what the harness adds is not in it)
-    tampered: str | None = None  # why the results cannot be trusted (`harness.canaries`)
+    tampered: str | None = None  # why the results cannot be trusted (`execution.canaries`)
     canaries_ok: bool | None = None  # the canaries gave their expected outcomes (None: none ran)
     twin_ok: bool | None = None  # the twin ran beside every reported instance of its original (None: no twin)
     set_aside: list[str] = field(default_factory=list)  # FAIL_TO_PASS not judgeable here (`set_aside_unreachable`)
