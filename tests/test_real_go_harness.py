@@ -83,7 +83,7 @@ def test_the_oracle_resolves_the_real_go_task_and_an_agent_that_changes_nothing_
 
 
 def test_no_go_cheating_agent_scores_resolved(world: dict) -> None:
-    agent = ("--agent-dir", str(world["root"] / "agent"), "--agent-cmd", "sh /agent/run.sh")
+    agent = ("--agent-dir", str(world["root"] / "agent"), "--agent-cmd", "sh /agent/run.sh", "--parallel", "2")
     results = {r["task_id"].removeprefix(f"{TASK}-"): r for r in harness(world, "hacks.jsonl", *agent)}
     assert set(results) == set(GO_HACKS)
     assert all(r["status"] == "unresolved" for r in results.values()), [(k, r["error"]) for k, r in results.items()]

@@ -125,7 +125,8 @@ def test_a_library_that_rewrites_the_googletest_report_at_exit_does_not_resolve(
     agent.mkdir()
     script = "".join(f"  fmtlib__fmt-2457-{name})\n{hack};;\n" for name, hack in CPP_HACKS.items())
     (agent / "run.sh").write_text(f'case "$SWE_FORGE_TASK_ID" in\n{script}esac\n')
-    summary = cli(world, "harness", "-i", str(instances), "--agent-dir", str(agent), "--agent-cmd", "sh /agent/run.sh")
+    agent_args = ("--agent-dir", str(agent), "--agent-cmd", "sh /agent/run.sh", "--parallel", "2")
+    summary = cli(world, "harness", "-i", str(instances), *agent_args)
     results = {r["task_id"].removeprefix("fmtlib__fmt-2457-"): r for r in summary["results"]}
     assert set(results) == set(CPP_HACKS)
     for name, result in results.items():
@@ -184,7 +185,8 @@ def test_runner_configuration_and_install_outputs_carried_by_a_diff_never_reach_
     agent.mkdir()
     script = "".join(f"  axios__axios-5085{s})\n{NODE_HACKS[name]};;\n" for s, name in cases.items())
     (agent / "run.sh").write_text(f'case "$SWE_FORGE_TASK_ID" in\n{script}esac\n')
-    summary = cli(world, "harness", "-i", str(instances), "--agent-dir", str(agent), "--agent-cmd", "sh /agent/run.sh")
+    agent_args = ("--agent-dir", str(agent), "--agent-cmd", "sh /agent/run.sh", "--parallel", "2")
+    summary = cli(world, "harness", "-i", str(instances), *agent_args)
     results = {r["task_id"].removeprefix("axios__axios-5085"): r for r in summary["results"]}
     assert all(r["status"] == "unresolved" for r in results.values()), [(k, r["error"]) for k, r in results.items()]
     assert {"node_modules/tidy-hook/index.js", "node_modules/tidy-hook/package.json"} <= set(
