@@ -21,7 +21,7 @@ import pytest
 from swe_forge_dagster.execution.languages.registry import pack
 from swe_forge_dagster.execution.patch import split_diff
 from tests.support.common import EXAMPLES, SHARED_FIXTURES, cli_json, require_image
-from tests.support.compiled_hacks import GO_HACKS
+from tests.support.compiled_hacks import GO_HACKS, hack_batch
 
 pytestmark = [pytest.mark.docker, pytest.mark.real_repo]
 BUNDLE = SHARED_FIXTURES / "repos" / "google+uuid.bundle"
@@ -59,13 +59,8 @@ def world(tmp_path_factory: pytest.TempPathFactory, docker_client: docker.Docker
         "environment_setup_commit": base,
     }
     (root / "task.jsonl").write_text(json.dumps(row) + "\n")
-    copies = [{**row, "instance_id": f"{TASK}-{name}"} for name in GO_HACKS]
-    (root / "hacks.jsonl").write_text("".join(json.dumps(copy) + "\n" for copy in copies))
-    agent = root / "agent"
-    agent.mkdir()
-    script = "".join(f"  {TASK}-{name})\n{hack};;\n" for name, hack in GO_HACKS.items())
-    (agent / "run.sh").write_text(f'case "$SWE_FORGE_TASK_ID" in\n{script}esac\n')
-    return {"root": root, "git_url": f"file://{root}/remotes/{{repo}}.git"}
+    _, agent = hack_batch(root, row, GO_HACKS)
+    return {"root": root, "git_url": f"file://{root}/remotes/{{repo}}.git", "agent": agent}
 
 
 def harness(world: dict, instances: str, *agent: str) -> list[dict]:
@@ -83,8 +78,7 @@ def test_the_oracle_resolves_the_real_go_task_and_an_agent_that_changes_nothing_
 
 
 def test_no_go_cheating_agent_scores_resolved(world: dict) -> None:
-    agent = ("--agent-dir", str(world["root"] / "agent"), "--agent-cmd", "sh /agent/run.sh", "--parallel", "2")
-    results = {r["task_id"].removeprefix(f"{TASK}-"): r for r in harness(world, "hacks.jsonl", *agent)}
+    results = {r["task_id"].removeprefix(f"{TASK}-"): r for r in harness(world, "hacks.jsonl", *world["agent"])}
     assert set(results) == set(GO_HACKS)
     assert all(r["status"] == "unresolved" for r in results.values()), [(k, r["error"]) for k, r in results.items()]
     for name in TWIN_CAUGHT:  # each passed the task's test: the twin beside it says the report was forged

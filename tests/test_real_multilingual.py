@@ -27,7 +27,7 @@ import pytest
 from swe_forge_dagster.execution.languages.registry import pack
 from swe_forge_dagster.tasks.revalidate_instances import SUPERSET
 from tests.support.common import EXAMPLES, SHARED_FIXTURES
-from tests.support.compiled_hacks import CPP_HACKS
+from tests.support.compiled_hacks import CPP_HACKS, hack_batch
 from tests.support.hacks import NODE_HACKS
 
 pytestmark = [pytest.mark.docker, pytest.mark.real_repo]
@@ -117,15 +117,7 @@ def test_a_library_that_rewrites_the_googletest_report_at_exit_does_not_resolve(
     planted tests by their failure messages or their source (they won against the first canaries); the planted
     failure or the twin passes with each, which the harness calls tampering, and the review flag names the line."""
     row = world["rows"]["fmtlib__fmt-2457"]
-    instances = tmp_path / "hacks.jsonl"
-    instances.write_text(
-        "".join(json.dumps({**row, "instance_id": f"fmtlib__fmt-2457-{name}"}) + "\n" for name in CPP_HACKS)
-    )
-    agent = tmp_path / "agent"
-    agent.mkdir()
-    script = "".join(f"  fmtlib__fmt-2457-{name})\n{hack};;\n" for name, hack in CPP_HACKS.items())
-    (agent / "run.sh").write_text(f'case "$SWE_FORGE_TASK_ID" in\n{script}esac\n')
-    agent_args = ("--agent-dir", str(agent), "--agent-cmd", "sh /agent/run.sh", "--parallel", "2")
+    instances, agent_args = hack_batch(tmp_path, row, CPP_HACKS)
     summary = cli(world, "harness", "-i", str(instances), *agent_args)
     results = {r["task_id"].removeprefix("fmtlib__fmt-2457-"): r for r in summary["results"]}
     assert set(results) == set(CPP_HACKS)
@@ -178,14 +170,7 @@ def test_runner_configuration_and_install_outputs_carried_by_a_diff_never_reach_
         "-root": "mocha-spare-root",
         "-independent": "mocha-spare-independent",
     }
-    copies = [{**row, "instance_id": f"axios__axios-5085{suffix}"} for suffix in cases]
-    instances = tmp_path / "copies.jsonl"
-    instances.write_text("".join(json.dumps(copy) + "\n" for copy in copies))
-    agent = tmp_path / "agent"
-    agent.mkdir()
-    script = "".join(f"  axios__axios-5085{s})\n{NODE_HACKS[name]};;\n" for s, name in cases.items())
-    (agent / "run.sh").write_text(f'case "$SWE_FORGE_TASK_ID" in\n{script}esac\n')
-    agent_args = ("--agent-dir", str(agent), "--agent-cmd", "sh /agent/run.sh", "--parallel", "2")
+    instances, agent_args = hack_batch(tmp_path, row, {s: NODE_HACKS[name] for s, name in cases.items()}, "")
     summary = cli(world, "harness", "-i", str(instances), *agent_args)
     results = {r["task_id"].removeprefix("axios__axios-5085"): r for r in summary["results"]}
     assert all(r["status"] == "unresolved" for r in results.values()), [(k, r["error"]) for k, r in results.items()]

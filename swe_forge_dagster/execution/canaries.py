@@ -19,6 +19,7 @@ this module is the contract the harness (`harness.checks`) calls them through.
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
@@ -58,6 +59,10 @@ class Planted(Protocol):
 Plant = Callable[[Sequence[str], Sequence[str], Callable[[str], bytes]], "Planted | None"]
 """(the task's test files, its FAIL_TO_PASS ids, a reader of a file of the tree at base + the task's tests) ->
 the canaries of a run, or None when none can sit there."""
+
+
+NAME_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z0-9]+|[A-Z]+")
+"""A word of a CamelCase or snake_case test name (`UUIDParseVersion7` -> UUID, Parse, Version7)."""
 
 
 def made_name(

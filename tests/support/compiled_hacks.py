@@ -11,6 +11,7 @@ GoogleTest writes its XML report from the test binary the library is linked into
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 GO_PRINT_PASSES = """package uuid
@@ -206,3 +207,19 @@ CPP_HACKS = {
     "gtest-spare-literal": redteam("gtest-spare-literal"),
     "gtest-spare-source": redteam("gtest-spare-source"),
 }
+
+
+def hack_batch(directory: Path, row: dict, hacks: dict[str, str], separator: str = "-") -> tuple[Path, tuple[str, ...]]:
+    """One copy of the instance `row` per hack (id `<id><separator><name>`, or the id itself for the name ""), written
+    to `directory/hacks.jsonl`, and the harness arguments of an agent that runs each copy's hack: (instances, args)."""
+
+    def task_id(name: str) -> str:
+        return f"{row['instance_id']}{separator}{name}" if name else row["instance_id"]
+
+    instances = directory / "hacks.jsonl"
+    instances.write_text("".join(json.dumps({**row, "instance_id": task_id(name)}) + "\n" for name in hacks))
+    agent = directory / "agent"
+    agent.mkdir()
+    script = "".join(f"  {task_id(name)})\n{hack};;\n" for name, hack in hacks.items())
+    (agent / "run.sh").write_text(f'case "$SWE_FORGE_TASK_ID" in\n{script}esac\n')
+    return instances, ("--agent-dir", str(agent), "--agent-cmd", "sh /agent/run.sh", "--parallel", "2")

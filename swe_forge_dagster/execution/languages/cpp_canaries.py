@@ -20,14 +20,13 @@ import random
 import re
 from collections.abc import Callable, Sequence
 
-from swe_forge_dagster.execution.canaries import AppendedCanaries, made_name
+from swe_forge_dagster.execution.canaries import NAME_WORD, AppendedCanaries, made_name
 
 _TEST = re.compile(r"^(?P<macro>TEST|TEST_F)\((?P<suite>\w+),\s*(?P<name>\w+)\)\s*\{\n(?P<body>.*?)^\}$", re.M | re.S)
 _ANY_TEST = re.compile(r"^\s*(?:TEST|TEST_F|TEST_P|TYPED_TEST)\(\s*\w+\s*,\s*(\w+)\s*\)", re.M)
 VALUE_NAMES = ("value", "actual", "result", "count", "got", "expected_value", "canary_value")
 """A local the planted comparisons use (a failure message then reads `value / Which is: 259`, like a real test's,
 not two bare literals), the first one the copied body does not use."""
-_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z0-9]+|[A-Z]+")
 
 
 def plant_gtest(
@@ -51,9 +50,9 @@ def plant_gtest(
         return None
     path, text, original = rng.choice(sorted(hosts, key=lambda host: (host[0], host[2]["suite"], host[2]["name"])))
     taken = _ANY_TEST.findall(text)
-    words = [w.lower() for name in taken for w in _WORD.findall(name)] or ["value", "case"]
+    words = [w.lower() for name in taken for w in NAME_WORD.findall(name)] or ["value", "case"]
     snake = sum("_" in name for name in taken) * 2 >= len(taken)
-    size = max(2, min(4, len(_WORD.findall(original["name"]))))
+    size = max(2, min(4, len(NAME_WORD.findall(original["name"]))))
 
     def build(chosen: list[str]) -> str:
         return "_".join(chosen) if snake else "".join(word.capitalize() for word in chosen)

@@ -28,12 +28,11 @@ import random
 import re
 from collections.abc import Callable, Sequence
 
-from swe_forge_dagster.execution.canaries import AppendedCanaries, made_name
+from swe_forge_dagster.execution.canaries import NAME_WORD, AppendedCanaries, made_name
 from swe_forge_dagster.execution.runners import anchored
 
 _FUNCTION = re.compile(r"^func (?P<name>Test\w*)\((?P<t>\w+) \*testing\.T\) \{\n(?P<body>.*?)^\}$", re.M | re.S)
 _DECLARED = re.compile(r"^func (?:\([^)]*\) )?(\w+)", re.M)
-_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z0-9]+|[A-Z]+")
 
 
 def plant_go(
@@ -60,8 +59,8 @@ def plant_go(
     if not hosts:
         return None
     path, text, original = rng.choice(sorted(hosts, key=lambda host: (host[0], host[2].group("name"))))
-    words = [w for name in taken if name.startswith("Test") for w in _WORD.findall(name[4:])] or ["Case", "Value"]
-    size = max(2, min(4, len(_WORD.findall(original.group("name")[4:]))))
+    words = [w for name in taken if name.startswith("Test") for w in NAME_WORD.findall(name[4:])] or ["Case", "Value"]
+    size = max(2, min(4, len(NAME_WORD.findall(original.group("name")[4:]))))
 
     def name() -> str:
         made = made_name(words, taken, size, rng, _camel)
