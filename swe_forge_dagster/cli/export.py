@@ -9,21 +9,37 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from swe_forge_dagster.cli.common import input_dir, out, say, usage_error
+from swe_forge_dagster.cli.export_task_repo import export_task_repo
 from swe_forge_dagster.common.terminal import inert
+
+
+class ExportFormat(StrEnum):
+    """What `export` writes."""
+
+    SWE_FORGE = "swe-forge"
+    SWEBENCH_TASK_REPO = "swebench-task-repo"
 
 
 def export(
     input_path: Annotated[Path | None, typer.Option("--input", "-i", help="task directories (any depth)")] = None,
     output: Annotated[Path, typer.Option("--output", "-o", help="export directory")] = Path("exported-swe"),
     as_json: Annotated[bool, typer.Option("--json", "-j", help="JSON output")] = False,
+    output_format: Annotated[
+        ExportFormat, typer.Option("--format", "-f", help="swe-forge: task directories and the dataset files")
+    ] = ExportFormat.SWE_FORGE,
+    git_url: Annotated[
+        str | None, typer.Option(help="clone URL template, for a task repository's trees [default: SWE_FORGE_GIT_URL]")
+    ] = None,
 ) -> None:
-    """Export task directories as flat swe-forge directories plus SWE-bench JSONL and Parquet."""
+    """Export task directories as flat swe-forge directories plus SWE-bench JSONL and Parquet, or as a SWE-bench 5
+    task repository (`--format swebench-task-repo`)."""
     from swe_forge_dagster.export.dataset import export_dataset
     from swe_forge_dagster.export.seed_format import SeedFormatError, find_task_dirs, read_seed_workspace
     from swe_forge_dagster.export.task_dir import TaskDirError, check_task_id, read_task_dir, write_task_dir
@@ -31,6 +47,8 @@ def export(
     root, target = input_dir(input_path), output.expanduser().resolve()
     if target == root or root in target.parents:
         raise usage_error(f"the output {target} must not be inside the input {root}")
+    if output_format is ExportFormat.SWEBENCH_TASK_REPO:
+        export_task_repo(root, target, git_url, as_json)
     directories: list[str] = []
     seed_copies: set[str] = set()
     skipped: dict[str, str] = {}

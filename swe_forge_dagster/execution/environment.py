@@ -246,7 +246,7 @@ class Environments:
         removed first, so the layer's /repo is exactly this commit's tree plus its own install outputs.
         """
         config = self.sandbox.model_copy(update={"image": start})
-        pretend = self._pretend_version(repo, base_sha)
+        pretend = pretend_version(self.cache, repo, base_sha)
         with tempfile.TemporaryDirectory() as tmp, Sandbox.start(self.client, config, name_hint="env") as box:
             if start != recipe.base_image:
                 cleared = box.run("find /repo -mindepth 1 -delete && cd /repo")
@@ -284,20 +284,6 @@ class Environments:
             }
             box.commit(repository, version, labels)
 
-    def _pretend_version(self, repo: str, sha: str) -> str:
-        """`NAME=version` for the install: the tree has no .git, so a setuptools-scm / hatch-vcs project gets the
-        version git would give it (its release tag), scoped to its own distribution when its name is known."""
-        version = self.cache.release_version(repo, sha) or "0.0.0"
-        name = None
-        for manifest in DIST_NAME_FILES:
-            text = (self.cache.show_file(repo, sha, manifest) or b"").decode("utf-8", "replace")
-            match = re.search(r"(?m)^\s*name\s*=\s*['\"]?([A-Za-z0-9][A-Za-z0-9._-]*)", text)
-            if match:
-                name = match.group(1)
-                break
-        suffix = f"_FOR_{re.sub(r'[^A-Za-z0-9]+', '_', name).upper()}" if name else ""
-        return f"{PRETEND_VERSION}{suffix}={shlex.quote(version)}"
-
     @contextmanager
     def _build_lock(self, tag: str) -> Iterator[None]:
         """One build of an image at a time, across threads and processes (per-task runs in parallel)."""
@@ -308,6 +294,21 @@ class Environments:
         with thread_lock, path.open("a") as handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
             yield
+
+
+def pretend_version(cache: RepoCache, repo: str, sha: str) -> str:
+    """`NAME=version` for the install: the tree has no .git, so a setuptools-scm / hatch-vcs project gets the
+    version git would give it (its release tag), scoped to its own distribution when its name is known."""
+    version = cache.release_version(repo, sha) or "0.0.0"
+    name = None
+    for manifest in DIST_NAME_FILES:
+        text = (cache.show_file(repo, sha, manifest) or b"").decode("utf-8", "replace")
+        match = re.search(r"(?m)^\s*name\s*=\s*['\"]?([A-Za-z0-9][A-Za-z0-9._-]*)", text)
+        if match:
+            name = match.group(1)
+            break
+    suffix = f"_FOR_{re.sub(r'[^A-Za-z0-9]+', '_', name).upper()}" if name else ""
+    return f"{PRETEND_VERSION}{suffix}={shlex.quote(version)}"
 
 
 def runtime_labels(text: str) -> dict[str, str]:

@@ -77,6 +77,16 @@ def _named(test_id: str) -> bool:
 
 
 @dataclass(frozen=True)
+class SwebenchLog:
+    """How SWE-bench 5 reads this runner's results from an eval script's console log: the `PARSER_REGISTRY` name of
+    the parser, and the rewrite of our test command that makes it print what that parser reads (pytest's `-rA`
+    summary, mocha's TAP), test for test the outcomes our own report holds."""
+
+    parser: str
+    command: Callable[[str], str] = _same
+
+
+@dataclass(frozen=True)
 class Runner:
     """One test framework: its report parser, its single-test command and how its report path is set."""
 
@@ -114,6 +124,9 @@ class Runner:
     single_id: Callable[[str], str] = _same
     """The selector that makes `single_template` run exactly the test `test_id` (an anchored regex for runners
     that select by pattern)."""
+    swebench_log: SwebenchLog | None = None
+    """How a SWE-bench 5 eval script runs it so that a registered log parser reads our ids (`export.task_repo`);
+    None: no task repository can carry its tasks yet."""
 
     def command(self, template: str, files: Iterable[str], report: str) -> tuple[str, str]:
         """(the shell command for `files`, the report path to read).

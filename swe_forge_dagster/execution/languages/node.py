@@ -28,7 +28,7 @@ from swe_forge_dagster.execution.languages.node_era import LOCK_FILES, dates_pla
 from swe_forge_dagster.execution.languages.node_versions import declared_range, majors_satisfying
 from swe_forge_dagster.execution.languages.pack import AgentHints, Files, LanguagePack, RunnerHints
 from swe_forge_dagster.execution.recipe import EnvRecipe
-from swe_forge_dagster.execution.runners import Runner, anchored, command_word, title_at_end
+from swe_forge_dagster.execution.runners import Runner, SwebenchLog, anchored, command_word, title_at_end
 from swe_forge_dagster.execution.toolchains import json_object, registry_reachable, version_numbers
 from swe_forge_dagster.settings import get_settings
 
@@ -73,6 +73,16 @@ def _vitest_title(test_id: str) -> str:
     return title_at_end((test_id.split(" > ", 1)[1] if " > " in test_id else test_id).replace(" > ", " "))
 
 
+_MOCHA_REPORTER = re.compile(r"\s(?:--reporter|-R)(?:=|\s+)\S+|\s--reporter-options?(?:=|\s+)\S+|\s-O(?:=|\s+)\S+")
+
+
+def _mocha_tap(command: str) -> str:
+    """Our mocha command printing TAP (`ok 1 <full title>`), which `parse_log_tap` reads: the reporter our command
+    names (and its options) replaced, since mocha runs one reporter. TAP drops `#` from titles, as our ids do."""
+    words = _MOCHA_REPORTER.sub("", command).split(" mocha ", 1)
+    return f"{words[0]} mocha --reporter tap {words[1]}" if len(words) == 2 else f"{command} --reporter tap"
+
+
 MOCHA_RUNNER = Runner(
     name="mocha",
     parse=node_reports.parse_mocha_xunit,
@@ -84,6 +94,7 @@ MOCHA_RUNNER = Runner(
     suffixes=(".js", ".mjs", ".cjs", ".ts"),
     plant=plant_node,
     single_id=anchored,
+    swebench_log=SwebenchLog("parse_log_tap", _mocha_tap),
 )
 JEST_RUNNER = Runner(
     name="jest",

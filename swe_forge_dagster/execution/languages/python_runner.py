@@ -12,7 +12,7 @@ from pathlib import PurePosixPath
 
 from swe_forge_dagster.execution.junit import Outcome, parse_junit
 from swe_forge_dagster.execution.languages.python_canaries import plant_pytest
-from swe_forge_dagster.execution.runners import JUNIT, Runner
+from swe_forge_dagster.execution.runners import JUNIT, Runner, SwebenchLog
 
 PYTEST = (
     "python -m pytest -p no:cacheprovider --continue-on-collection-errors -o junit_family=xunit1 "
@@ -20,6 +20,14 @@ PYTEST = (
 )
 """The default pytest command: JUnit for our ids, `-rA` so the console log is the one SWE-bench's
 log parser reads (a `PASSED <id>` / `FAILED <id> - ...` line per test)."""
+_SUMMARY = re.compile(r"(?:^|\s)-r\S*A")
+
+
+def _with_summary(command: str) -> str:
+    """Our pytest command with `-rA`, whose summary lines (`PASSED <id>`) are what `parse_log_pytest` reads."""
+    return command if _SUMMARY.search(command) else f"{command} -rA"
+
+
 PYTEST_COMMAND = r"(?:^|[\s;&|(])(?:\S*/)?(?:python[\d.]* -m pytest|pytest|py\.test)(?=\s|$)"
 """pytest named as a command, whatever its arguments say (`-p no:doctest`, `-k "not jest"`, `tests/mocha/`)."""
 _PLAIN = re.compile(r"\|\||;|&&|\|")
@@ -106,5 +114,6 @@ PYTEST_RUNNER = Runner(
     own_ids=_own_ids,
     in_process=True,
     well_formed=_pytest_node_id,
+    swebench_log=SwebenchLog("parse_log_pytest", _with_summary),
     plant=plant_pytest,
 )

@@ -1,0 +1,132 @@
+"""The `eval.sh` and the `Dockerfile` of a SWE-bench 5 task directory, made from one of our task records.
+
+Why these two: SWE-bench 5 builds an instance's image from the Dockerfile in its task directory (the
+directory is the build context) and grades by running `eval.sh` in it after the prediction's patch: the
+test patch applied, the tests run between `>>>>> Start Test Output` and `>>>>> End Test Output`, and the
+log between the markers read by the parser the task names. So the Dockerfile rebuilds our environment
+(the recipe we proved, on the base image we proved it on) and the eval script runs our test command in
+the form its registered parser reads (`Runner.swebench_log`).
+
+The image keeps the tree where our sandboxes keep it (`/repo`) and gives SWE-bench its `/testbed` as a
+link to it, so the paths an install records and the ids a run prints are the ones our harness sees.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from swe_forge_dagster.execution.environment import install_git_script
+from swe_forge_dagster.execution.era import RESOLUTION_VAR
+from swe_forge_dagster.execution.languages.registry import runner_for
+from swe_forge_dagster.execution.patch import split_sections
+from swe_forge_dagster.execution.runners import Runner
+from swe_forge_dagster.execution.sandbox_config import CA_ENV_VARS, CONTAINER_CA_PATH, DEFAULT_ENV
+from swe_forge_dagster.export.task_dir import TaskRecord
+
+START, END = ">>>>> Start Test Output", ">>>>> End Test Output"
+"""SWE-bench's markers around the test output (`swebench.harness.constants`)."""
+CHECKOUT, TESTBED = "/repo", "/testbed"
+BUILD_DIR = "/swe-forge-build"
+TREE_FILE, INSTALL_FILE, CA_FILE = "repo.tar", "install.sh", "ca-certificates.crt"
+SHELL_STATE = "/etc/swe-forge-env.sh"
+"""The install's exported environment, which the eval script sources before it runs the tests."""
+REPORT = "/tmp/swe-forge-report"
+"""Where our command's own structured report goes in the eval run (SWE-bench reads the console log)."""
+
+
+class NotExportable(ValueError):
+    """A task SWE-bench cannot run as we do (its runner has no registered log form yet); the message says why."""
+
+
+def log_form(record: TaskRecord) -> tuple[Runner, str]:
+    """(the task's runner, the `PARSER_REGISTRY` name that reads its eval log)."""
+    try:
+        runner = runner_for(record.runner)
+    except ValueError as exc:
+        raise NotExportable(str(exc)) from None
+    if runner.swebench_log is None:
+        raise NotExportable(f"no SWE-bench log parser reads the {record.runner or 'unknown'} runner's output yet")
+    return runner, runner.swebench_log.parser
+
+
+def test_command(record: TaskRecord) -> str:
+    """The command the eval script runs: ours for the task's test files, printing what the parser reads."""
+    runner, _ = log_form(record)
+    assert runner.swebench_log is not None
+    command, _report = runner.command(record.test_command, record.test_files, REPORT)
+    return runner.swebench_log.command(command)
+
+
+def _heredoc(text: str, stem: str = "EOF_SWE_FORGE") -> tuple[str, str]:
+    """(a delimiter that is no line of `text`, the text ending with a newline)."""
+    lines = set(text.splitlines())
+    delimiter, n = stem, 0
+    while delimiter in lines:
+        n += 1
+        delimiter = f"{stem}_{n}"
+    return delimiter, text if text.endswith("\n") else text + "\n"
+
+
+def eval_script(record: TaskRecord) -> str:
+    """SWE-bench's eval script shape (`set -uxo pipefail`, test files reset, test patch applied, markers), running
+    our command. The test files are reset from the image's one commit (the base tree), before and after."""
+    sections = split_sections(record.instance.test_patch or "")
+    created = [s.path for s in sections if "\n--- /dev/null" in f"\n{s.text}"]
+    existing = [s.path for s in sections if s.path not in created]
+    reset = f"git checkout HEAD -- {' '.join(shlex.quote(p) for p in existing)}" if existing else ":"
+    remove = f"rm -f -- {' '.join(shlex.quote(p) for p in created)}" if created else ":"
+    delimiter, patch = _heredoc(record.instance.test_patch or "")
+    return (
+        "#!/bin/bash\n"
+        "set -uxo pipefail\n"
+        f"cd {TESTBED}\n"
+        f"source {SHELL_STATE}\n"
+        f"{reset}\n"
+        f"{remove}\n"
+        f"git apply --verbose - <<'{delimiter}'\n"
+        f"{patch}"
+        f"{delimiter}\n"
+        f": '{START}'\n"
+        f"{test_command(record)}\n"
+        f": '{END}'\n"
+        f"{reset}\n"
+    )
+
+
+def install_script(record: TaskRecord, pretend: str, version: str | None) -> str:
+    """What the Dockerfile runs: the tree unpacked at /repo (/testbed a link to it), the release git history the
+    install may read (`install_git_script`), kept for SWE-bench's `git apply` and resets; our recipe's commands in
+    one shell as our builds run them, each of which must succeed; then the shell's exported environment saved
+    (`SHELL_STATE`), as our sandboxes keep it in the image (an activated venv, a PATH the install extended)."""
+    steps = "".join(f"{{ {command}\n}} || exit $?\n" for command in record.install_commands)
+    return (
+        "#!/bin/bash\n"
+        f"rm -rf {CHECKOUT} {TESTBED} && mkdir -p {CHECKOUT} && ln -s {CHECKOUT} {TESTBED} || exit 1\n"
+        f"tar -xf {BUILD_DIR}/{TREE_FILE} -C {CHECKOUT} --strip-components=1 || exit 1\n"
+        f"cd {CHECKOUT} || exit 1\n"
+        f"export {pretend}\n"
+        f"{install_git_script(version)}\n"
+        '[ -d .git ] || { echo "no git history: SWE-bench applies patches with git" >&2; exit 1; }\n'
+        f"{steps}"
+        f"unset {pretend.split('=', 1)[0]} {RESOLUTION_VAR}\n"
+        f"export -p | grep -v -E '^declare -x (OLDPWD|PWD|SHLVL|HOSTNAME|_)=' > {SHELL_STATE}\n"
+    )
+
+
+def dockerfile(record: TaskRecord, with_ca: bool) -> str:
+    """FROM the base image we proved the recipe on; the environment our sandboxes give every command (and the CA
+    bundle they mount, when the export was given one); the install; SWE-bench's working directory."""
+    env = dict(DEFAULT_ENV)
+    copy_ca = ""
+    if with_ca:
+        env.update(dict.fromkeys(CA_ENV_VARS, CONTAINER_CA_PATH))
+        copy_ca = f"COPY {CA_FILE} {CONTAINER_CA_PATH}\n"
+    env_lines = " \\\n    ".join(f"{name}={shlex.quote(value)}" for name, value in env.items())
+    return (
+        f"FROM {record.image}\n"
+        f"{copy_ca}"
+        f"ENV {env_lines}\n"
+        f"COPY {TREE_FILE} {INSTALL_FILE} {BUILD_DIR}/\n"
+        f"RUN bash {BUILD_DIR}/{INSTALL_FILE} && rm -rf {BUILD_DIR}\n"
+        f"WORKDIR {TESTBED}\n"
+    )
