@@ -1,0 +1,142 @@
+"""SWE-bench 5 runs our tasks: `swe-forge export --format swebench-task-repo`, then SWE-bench's own tools.
+
+The demo world's Python task (pytest, a venv recipe) and JavaScript task (mocha, `npm ci` on the Node image) are
+proven as the pipeline proves them, written as task directories, and exported as a task repository. SWE-bench's
+checker (`swebench dataset check`) finds no problem, `swebench eval --gold --task-repo` builds both images from
+the repository's Dockerfiles and resolves both, and a predictions file with a patch that fixes nothing and an
+empty one resolves neither. Our harness, given the same predictions, gives the same verdicts and, test for
+test, the same outcomes as SWE-bench's report.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import docker
+import pytest
+
+from swe_forge_dagster.demo.worlds.git_world import GitWorld, build_git_world
+from swe_forge_dagster.demo.worlds.git_world_js import JS_REPO
+from swe_forge_dagster.demo.worlds.world_agent import VENV_INSTALL
+from swe_forge_dagster.execution.env_candidates import environment_candidates
+from swe_forge_dagster.execution.environment import EnvRecipe
+from swe_forge_dagster.execution.languages.node import NODE_IMAGE
+from swe_forge_dagster.execution.repo_cache import RepoCache
+from swe_forge_dagster.execution.sandbox import SandboxConfig
+from swe_forge_dagster.export.eval_script import NotExportable, eval_script, log_form
+from swe_forge_dagster.export.task_dir import TaskRecord, write_task_dir
+from swe_forge_dagster.tasks.build import PRContext, task_record
+from swe_forge_dagster.tasks.prove import TaskExecutor
+from tests.support.common import BASE_IMAGE, HOST_CA, cli_json, require_image
+from tests.support.records import make_instance, make_task
+
+NO_FIX = """diff --git a/NOTES.md b/NOTES.md
+new file mode 100644
+--- /dev/null
++++ b/NOTES.md
+@@ -0,0 +1 @@
++looked at it, fixed nothing
+"""
+
+
+def test_the_eval_script_has_swebenchs_shape_and_a_runner_without_a_log_form_is_refused() -> None:
+    record = make_task(make_instance())
+    runner, parser = log_form(record)
+    script = eval_script(record)
+    assert parser == "parse_log_pytest" and runner.name == "pytest"
+    assert script.startswith("#!/bin/bash\nset -uxo pipefail\n")
+    assert script.index(">>>>> Start Test Output") < script.index(" -rA") < script.index(">>>>> End Test Output")
+    go = record.model_copy(update={"test_command": "go test -json ./...", "runner": "go"})
+    with pytest.raises(NotExportable, match="go"):
+        log_form(go)
+
+
+def _prove(world: GitWorld, cache: RepoCache, client: docker.DockerClient, repo: str, number: int) -> TaskRecord:
+    pr = world.pr(repo, number)
+    if pr.language == "Python":
+        recipe = EnvRecipe(install_commands=(VENV_INSTALL,), base_image=BASE_IMAGE)
+    else:
+        recipe = environment_candidates(cache, pr.repo, pr.base_sha, pr.src_files + pr.test_files).recipes[0]
+    sandbox = SandboxConfig(image=BASE_IMAGE, ca_bundle=HOST_CA if HOST_CA.is_file() else None)
+    result = TaskExecutor(client, cache, sandbox).validate_pr(pr.repo, pr.base_sha, pr.head_sha, recipe)
+    context = PRContext(
+        repo=pr.repo,
+        number=pr.number,
+        title=pr.title,
+        body=pr.body,
+        base_sha=pr.base_sha,
+        head_sha=pr.head_sha,
+        language=pr.language,
+        difficulty="easy",
+        difficulty_score=0.2,
+        created_at=pr.created_at.isoformat(),
+    )
+    return task_record(context, result, recipe, pr.title)
+
+
+def swebench(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    """SWE-bench's own CLI, as its users run it (its logs and reports land in `cwd`)."""
+    command = [str(Path(sys.executable).with_name("swebench")), *args]
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=1800, env=dict(os.environ))
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return done
+
+
+def swebench_outcomes(cwd: Path, run_id: str, model: str, instance_id: str) -> dict[str, bool]:
+    """SWE-bench's per-test verdicts for one instance of a run: test id -> passed."""
+    report = json.loads((cwd / "logs/run_evaluation" / run_id / model / instance_id / "report.json").read_text())
+    status = report[instance_id]["tests_status"]
+    kinds = [status["FAIL_TO_PASS"], status["PASS_TO_PASS"]]
+    return {test: key == "success" for kind in kinds for key in kind for test in kind[key]}
+
+
+@pytest.mark.docker
+def test_swebench_checks_builds_and_grades_our_exported_tasks_as_our_harness_does(
+    tmp_path: Path, docker_client: docker.DockerClient
+) -> None:
+    require_image(docker_client, NODE_IMAGE, "scripts/build-base-image.sh builds it")
+    world = build_git_world(tmp_path / "world", javascript=True)
+    cache = RepoCache(tmp_path / "cache", world.url_template)
+    records = [_prove(world, cache, docker_client, repo, n) for repo, n in (("acme-labs/tinycalc", 12), (JS_REPO, 4))]
+    for record in records:
+        write_task_dir(tmp_path / "tasks" / record.task_id, record)
+    ids = [record.task_id for record in records]
+
+    home, repo = tmp_path / "home", tmp_path / "task-repo"
+    export = ("export", "-i", str(tmp_path / "tasks"), "-o", str(repo), "--format", "swebench-task-repo")
+    summary = cli_json(home, *export, "--git-url", world.url_template)
+    assert sorted(summary["tasks"]) == sorted(ids) and summary["skipped"] == {}
+    checked = swebench(tmp_path, "dataset", "check", str(repo))
+    assert "looks well formed" in checked.stdout
+
+    swebench(tmp_path, "eval", "swe-forge/tasks", "--gold", "--task-repo", str(repo), "--run-id", "gold", "-j", "1")
+    gold = json.loads((tmp_path / "gold.gold.json").read_text())
+    assert sorted(gold["resolved_ids"]) == sorted(ids) and gold["error_ids"] == [], gold
+
+    model = "org/no-fix"
+    predictions = tmp_path / "preds.jsonl"
+    patches = {ids[0]: NO_FIX, ids[1]: ""}
+    lines = [json.dumps({"instance_id": i, "model_name_or_path": model, "model_patch": p}) for i, p in patches.items()]
+    predictions.write_text("\n".join(lines) + "\n")
+    swebench(tmp_path, "eval", "swe-forge/tasks", "-p", str(predictions), "--task-repo", str(repo), "--run-id", "nofix")
+    theirs = json.loads((tmp_path / "org__no-fix.nofix.json").read_text())
+    assert theirs["resolved_ids"] == [] and theirs["unresolved_ids"] == [ids[0]]
+    assert theirs["empty_patch_ids"] == [ids[1]]
+
+    common = ("harness", "-i", str(tmp_path / "tasks"), "--git-url", world.url_template)
+    ours = cli_json(home, *common, "--predictions", str(predictions))
+    by_id = {row["task_id"]: row for row in ours["results"]}
+    assert by_id[ids[0]]["status"] == by_id[ids[1]]["status"] == "unresolved", by_id
+    outcomes = {c["test_id"]: c["passed"] for c in by_id[ids[0]]["fail_to_pass"] + by_id[ids[0]]["pass_to_pass"]}
+    assert outcomes == swebench_outcomes(tmp_path, "nofix", model.replace("/", "__"), ids[0])
+    assert not any(outcomes[t] for t in records[0].instance.FAIL_TO_PASS)
+    oracle = cli_json(home, *common, "--agent", "oracle")
+    for record in records:
+        row = next(r for r in oracle["results"] if r["task_id"] == record.task_id)
+        assert row["status"] == "resolved", row
+        mine = {c["test_id"]: c["passed"] for c in row["fail_to_pass"] + row["pass_to_pass"]}
+        assert mine == swebench_outcomes(tmp_path, "gold", "gold", record.task_id)
