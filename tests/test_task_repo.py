@@ -10,6 +10,7 @@ test, the same outcomes as SWE-bench's report.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -27,12 +28,12 @@ from swe_forge_dagster.execution.environment import EnvRecipe
 from swe_forge_dagster.execution.languages.node import NODE_IMAGE
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.execution.sandbox import SandboxConfig
-from swe_forge_dagster.export.eval_script import NotExportable, eval_script, log_form
+from swe_forge_dagster.export.eval_script import NotExportable, RepoTask, eval_script, log_form
 from swe_forge_dagster.export.task_dir import TaskRecord, write_task_dir
 from swe_forge_dagster.tasks.build import PRContext, task_record
 from swe_forge_dagster.tasks.prove import TaskExecutor
 from tests.support.common import BASE_IMAGE, HOST_CA, cli_json, require_image
-from tests.support.records import make_instance, make_task
+from tests.support.records import make_instance
 
 NO_FIX = """diff --git a/NOTES.md b/NOTES.md
 new file mode 100644
@@ -44,13 +45,14 @@ new file mode 100644
 
 
 def test_the_eval_script_has_swebenchs_shape_and_a_runner_without_a_log_form_is_refused() -> None:
-    record = make_task(make_instance())
+    command = "python -m pytest -q {tests}"
+    record = RepoTask(make_instance(), BASE_IMAGE, ("pip install -e .",), command, "pytest", ("tests/test_x.py",))
     runner, parser = log_form(record)
     script = eval_script(record)
     assert parser == "parse_log_pytest" and runner.name == "pytest"
     assert script.startswith("#!/bin/bash\nset -uxo pipefail\n")
     assert script.index(">>>>> Start Test Output") < script.index(" -rA") < script.index(">>>>> End Test Output")
-    go = record.model_copy(update={"test_command": "go test -json ./...", "runner": "go"})
+    go = dataclasses.replace(record, test_command="go test -json ./...", runner="go")
     with pytest.raises(NotExportable, match="go"):
         log_form(go)
 

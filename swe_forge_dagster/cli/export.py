@@ -28,7 +28,10 @@ class ExportFormat(StrEnum):
 
 
 def export(
-    input_path: Annotated[Path | None, typer.Option("--input", "-i", help="task directories (any depth)")] = None,
+    input_path: Annotated[
+        Path | None,
+        typer.Option("--input", "-i", help="task directories (any depth), or for a task repository a SWE-bench file"),
+    ] = None,
     output: Annotated[Path, typer.Option("--output", "-o", help="export directory")] = Path("exported-swe"),
     as_json: Annotated[bool, typer.Option("--json", "-j", help="JSON output")] = False,
     output_format: Annotated[
@@ -44,7 +47,10 @@ def export(
     from swe_forge_dagster.export.seed_format import SeedFormatError, find_task_dirs, read_seed_workspace
     from swe_forge_dagster.export.task_dir import TaskDirError, check_task_id, read_task_dir, write_task_dir
 
-    root, target = input_dir(input_path), output.expanduser().resolve()
+    target = output.expanduser().resolve()
+    if output_format is ExportFormat.SWEBENCH_TASK_REPO and input_path is not None and input_path.is_file():
+        export_task_repo(input_path.expanduser().resolve(), target, git_url, as_json)  # a SWE-bench file
+    root = input_dir(input_path)
     if target == root or root in target.parents:
         raise usage_error(f"the output {target} must not be inside the input {root}")
     if output_format is ExportFormat.SWEBENCH_TASK_REPO:

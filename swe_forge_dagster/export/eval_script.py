@@ -14,6 +14,7 @@ link to it, so the paths an install records and the ids a run prints are the one
 from __future__ import annotations
 
 import shlex
+from dataclasses import dataclass
 
 from swe_forge_dagster.execution.environment import install_git_script
 from swe_forge_dagster.execution.era import RESOLUTION_VAR
@@ -21,7 +22,7 @@ from swe_forge_dagster.execution.languages.registry import runner_for
 from swe_forge_dagster.execution.patch import split_sections
 from swe_forge_dagster.execution.runners import Runner
 from swe_forge_dagster.execution.sandbox_config import CA_ENV_VARS, CONTAINER_CA_PATH, DEFAULT_ENV
-from swe_forge_dagster.export.task_dir import TaskRecord
+from swe_forge_dagster.export.swebench import SWEBenchInstance
 
 START, END = ">>>>> Start Test Output", ">>>>> End Test Output"
 """SWE-bench's markers around the test output (`swebench.harness.constants`)."""
@@ -34,11 +35,28 @@ REPORT = "/tmp/swe-forge-report"
 """Where our command's own structured report goes in the eval run (SWE-bench reads the console log)."""
 
 
+@dataclass(frozen=True)
+class RepoTask:
+    """One task as a task repository holds it: the instance, the environment we proved it in (base image and
+    install commands), the test command, its runner and the files our harness hands it."""
+
+    instance: SWEBenchInstance
+    image: str
+    install_commands: tuple[str, ...]
+    test_command: str
+    runner: str
+    run_files: tuple[str, ...]
+
+    @property
+    def task_id(self) -> str:
+        return self.instance.instance_id
+
+
 class NotExportable(ValueError):
     """A task SWE-bench cannot run as we do (its runner has no registered log form yet); the message says why."""
 
 
-def log_form(record: TaskRecord) -> tuple[Runner, str]:
+def log_form(record: RepoTask) -> tuple[Runner, str]:
     """(the task's runner, the `PARSER_REGISTRY` name that reads its eval log)."""
     try:
         runner = runner_for(record.runner)
@@ -49,11 +67,12 @@ def log_form(record: TaskRecord) -> tuple[Runner, str]:
     return runner, runner.swebench_log.parser
 
 
-def test_command(record: TaskRecord) -> str:
+def test_command(record: RepoTask) -> str:
     """The command the eval script runs: ours for the task's test files, printing what the parser reads."""
     runner, _ = log_form(record)
     assert runner.swebench_log is not None
-    command, _report = runner.command(record.test_command, record.test_files, REPORT)
+    files = [f for f in record.run_files if runner.in_process or runner.runs(f)]  # as the harness's checks do
+    command, _report = runner.command(record.test_command, files, REPORT)
     return runner.swebench_log.command(command)
 
 
@@ -67,9 +86,10 @@ def _heredoc(text: str, stem: str = "EOF_SWE_FORGE") -> tuple[str, str]:
     return delimiter, text if text.endswith("\n") else text + "\n"
 
 
-def eval_script(record: TaskRecord) -> str:
+def eval_script(record: RepoTask) -> str:
     """SWE-bench's eval script shape (`set -uxo pipefail`, test files reset, test patch applied, markers), running
-    our command. The test files are reset from the image's one commit (the base tree), before and after."""
+    our command in a subshell (a command that ends with `exit $rc` must not end the script before the end marker).
+    The test files are reset from the image's one commit (the base tree), before and after."""
     sections = split_sections(record.instance.test_patch or "")
     created = [s.path for s in sections if "\n--- /dev/null" in f"\n{s.text}"]
     existing = [s.path for s in sections if s.path not in created]
@@ -87,13 +107,13 @@ def eval_script(record: TaskRecord) -> str:
         f"{patch}"
         f"{delimiter}\n"
         f": '{START}'\n"
-        f"{test_command(record)}\n"
+        f"(\n{test_command(record)}\n)\n"
         f": '{END}'\n"
         f"{reset}\n"
     )
 
 
-def install_script(record: TaskRecord, pretend: str, version: str | None) -> str:
+def install_script(record: RepoTask, pretend: str, version: str | None) -> str:
     """What the Dockerfile runs: the tree unpacked at /repo (/testbed a link to it), the release git history the
     install may read (`install_git_script`), kept for SWE-bench's `git apply` and resets; our recipe's commands in
     one shell as our builds run them, each of which must succeed; then the shell's exported environment saved
@@ -113,7 +133,7 @@ def install_script(record: TaskRecord, pretend: str, version: str | None) -> str
     )
 
 
-def dockerfile(record: TaskRecord, with_ca: bool) -> str:
+def dockerfile(record: RepoTask, with_ca: bool) -> str:
     """FROM the base image we proved the recipe on; the environment our sandboxes give every command (and the CA
     bundle they mount, when the export was given one); the install; SWE-bench's working directory."""
     env = dict(DEFAULT_ENV)

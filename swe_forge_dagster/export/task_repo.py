@@ -35,12 +35,13 @@ from swe_forge_dagster.export.eval_script import (
     INSTALL_FILE,
     TREE_FILE,
     NotExportable,
+    RepoTask,
     dockerfile,
     eval_script,
     install_script,
     log_form,
 )
-from swe_forge_dagster.export.task_dir import TEMP_DIR_PREFIX, TaskRecord, check_task_id
+from swe_forge_dagster.export.task_dir import TEMP_DIR_PREFIX, check_task_id
 from swe_forge_dagster.export.yaml_io import yaml_dump, yaml_load
 
 DATASET = "swe-forge/tasks"
@@ -67,7 +68,7 @@ class TaskRepoReport:
     skipped: dict[str, str] = field(default_factory=dict)
 
 
-def task_meta(record: TaskRecord, parser: str) -> dict[str, Any]:
+def task_meta(record: RepoTask, parser: str) -> dict[str, Any]:
     """`task.yaml`: SWE-bench's required keys, then the dataset fields that are not files of their own."""
     inst = record.instance
     meta: dict[str, Any] = {
@@ -99,7 +100,7 @@ def write_config(root: Path) -> None:
     path.write_text(yaml_dump(config))
 
 
-def write_task(root: Path, record: TaskRecord, cache: RepoCache, ca_bundle: Path | None = None) -> Path:
+def write_task(root: Path, record: RepoTask, cache: RepoCache, ca_bundle: Path | None = None) -> Path:
     """`tasks/<instance_id>/` for one record (replacing an earlier export of it); NotExportable says why not."""
     task_id = check_task_id(record.task_id)
     _runner, parser = log_form(record)
@@ -135,7 +136,7 @@ def write_task(root: Path, record: TaskRecord, cache: RepoCache, ca_bundle: Path
 
 
 def write_task_repo(
-    records: Iterable[tuple[str, TaskRecord]], root: Path, cache: RepoCache, ca_bundle: Path | None = None
+    records: Iterable[tuple[str, RepoTask]], root: Path, cache: RepoCache, ca_bundle: Path | None = None
 ) -> TaskRepoReport:
     """Every record as a task of the repository at `root` (labelled by where it came from); one that cannot be
     exported is left out with its reason, and the others are still written."""

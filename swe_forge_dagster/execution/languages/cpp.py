@@ -20,7 +20,7 @@ from swe_forge_dagster.execution.languages.cpp_canaries import plant_gtest
 from swe_forge_dagster.execution.languages.pack import AgentHints, Files, LanguagePack, RunnerHints
 from swe_forge_dagster.execution.recipe import RETOUCH, EnvRecipe
 from swe_forge_dagster.execution.reports import record, xml_outcome, xml_testcases
-from swe_forge_dagster.execution.runners import Runner
+from swe_forge_dagster.execution.runners import Runner, SwebenchLog
 
 GTEST = (
     "cmake build >/dev/null || exit 1; "
@@ -78,6 +78,7 @@ GTEST_RUNNER = Runner(
     suffixes=(".cc", ".cpp", ".cxx", ".c++"),
     targets=_cmake_targets,
     plant=plant_gtest,
+    swebench_log=SwebenchLog("parse_log_googletest"),  # the test binaries print `[       OK ] Suite.Test (0 ms)`
 )
 
 

@@ -21,7 +21,7 @@ from swe_forge_dagster.execution.languages.go_canaries import go_single_id, plan
 from swe_forge_dagster.execution.languages.pack import AgentHints, Files, LanguagePack, RunnerHints
 from swe_forge_dagster.execution.recipe import RETOUCH, EnvRecipe
 from swe_forge_dagster.execution.reports import json_line, record
-from swe_forge_dagster.execution.runners import Runner, command_word
+from swe_forge_dagster.execution.runners import Runner, SwebenchLog, command_word
 from swe_forge_dagster.execution.toolchains import registry_reachable, version_numbers
 from swe_forge_dagster.settings import get_settings
 
@@ -80,6 +80,12 @@ def _own_ids(outcomes: Mapping[str, Outcome], files: Mapping[str, str]) -> dict[
     return {test_id: o for test_id, o in outcomes.items() if test_id.split("/")[0] in names}
 
 
+def _go_verbose(command: str) -> str:
+    """Our `go test` printing its verbose log (`--- PASS: TestX/sub (0.00s)`), which `parse_log_gotest` reads: `-v`
+    for `-json`, and the output left on the console instead of redirected to our report."""
+    return re.sub(r"\s*>\s*\S+\s*$", "", command).replace(" -json", " -v")
+
+
 GO_RUNNER = Runner(
     name="go",
     parse=parse_go_test_json,
@@ -93,6 +99,7 @@ GO_RUNNER = Runner(
     own_ids=_own_ids,
     plant=plant_go,
     single_id=go_single_id,
+    swebench_log=SwebenchLog("parse_log_gotest", _go_verbose),
 )
 
 
