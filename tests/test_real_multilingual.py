@@ -26,7 +26,7 @@ import pytest
 
 from swe_forge_dagster.execution.languages.registry import pack
 from swe_forge_dagster.tasks.revalidate_instances import SUPERSET
-from tests.support.common import EXAMPLES, SHARED_FIXTURES
+from tests.support.common import EXAMPLES, SHARED_FIXTURES, swebench_cli
 from tests.support.compiled_hacks import CPP_HACKS, hack_batch
 from tests.support.hacks import NODE_HACKS
 
@@ -109,6 +109,15 @@ def test_fmt_validates_id_for_id_and_only_the_oracle_resolves(world: dict) -> No
     assert (oracle["total"], oracle["resolved"]) == (2, 2), [(r["task_id"], r["error"]) for r in oracle["results"]]
     empty = cli(world, "harness", "-i", instances, *EMPTY_AGENT)
     assert (empty["total"], empty["unresolved"]) == (2, 2), [(r["task_id"], r["error"]) for r in empty["results"]]
+    # SWE-bench 5 runs them too: exported as a task repository with the environment validate proved, built from
+    # its Dockerfiles and graded by its own `parse_log_googletest`
+    repo, ids = world["root"] / "fmt-task-repo", sorted(row["instance_id"] for row in summary["results"])
+    export = cli(world, "export", "-i", instances, "-o", str(repo), "--format", "swebench-task-repo")
+    assert sorted(export["tasks"]) == ids and not export["skipped"], export
+    assert "looks well formed" in swebench_cli(world["root"], "dataset", "check", str(repo)).stdout
+    swebench_cli(world["root"], "eval", "swe-forge/tasks", "--gold", "--task-repo", str(repo), "--run-id", "fmt")
+    report = json.loads((world["root"] / "gold.fmt.json").read_text())
+    assert sorted(report["resolved_ids"]) == ids, report
 
 
 def test_a_library_that_rewrites_the_googletest_report_at_exit_does_not_resolve(world: dict, tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ from swe_forge_dagster.execution.sandbox import SandboxConfig
 from swe_forge_dagster.export.swebench import SWEBenchInstance, read_instances, write_jsonl
 from swe_forge_dagster.tasks.prove import TaskExecutor
 from swe_forge_dagster.tasks.revalidate_instances import prove_with_manifests
-from tests.support.common import EXAMPLES, cli_json
+from tests.support.common import EXAMPLES, cli_json, swebench_cli
 from tests.support.marshmallow import BULLSEYE, HOST_CA, LITE_DEV, marshmallow_remote
 
 pytestmark = [pytest.mark.docker, pytest.mark.real_repo]
@@ -81,6 +81,21 @@ def test_swebenchs_own_parser_reads_our_ids_from_our_validation_log(world: dict,
     before = parsers.parse_log_pytest(result.before.output, None)
     fail_to_pass = swebench_ids(runner, result.validation.fail_to_pass)
     assert fail_to_pass == inst.FAIL_TO_PASS and all(before.get(t) != "PASSED" for t in fail_to_pass)
+
+
+def test_swebench_builds_and_resolves_both_from_the_task_repository_we_export(world: dict) -> None:
+    """The instances as a SWE-bench 5 task repository, with the environment `validate` proved here: SWE-bench's
+    checker finds no problem, and `swebench eval --gold --task-repo` builds both images from our Dockerfiles and
+    resolves both, graded by its own `parse_log_pytest`."""
+    instances, root = str(world["root"] / "instances.jsonl"), world["root"]
+    cli(world, "validate", "-i", instances, "--git-url", world["git_url"])  # remembers the recipe each settled on
+    repo = root / "task-repo"
+    export = cli(world, "export", "-i", instances, "-o", str(repo), "--format", "swebench-task-repo")
+    assert sorted(export["tasks"]) == sorted(IDS) and export["skipped"] == {}, export
+    assert "looks well formed" in swebench_cli(root, "dataset", "check", str(repo)).stdout
+    swebench_cli(root, "eval", "swe-forge/tasks", "--gold", "--task-repo", str(repo), "--run-id", "gold", "-j", "2")
+    report = json.loads((root / "gold.gold.json").read_text())
+    assert sorted(report["resolved_ids"]) == sorted(IDS), report
 
 
 WRONG_PATCH = """diff --git a/NOTES.txt b/NOTES.txt

@@ -4,17 +4,15 @@ The demo world's Python task (pytest, a venv recipe) and JavaScript task (mocha,
 proven as the pipeline proves them, written as task directories, and exported as a task repository. SWE-bench's
 checker (`swebench dataset check`) finds no problem, `swebench eval --gold --task-repo` builds both images from
 the repository's Dockerfiles and resolves both, and a predictions file with a patch that fixes nothing and an
-empty one resolves neither. Our harness, given the same predictions, gives the same verdicts and, test for
-test, the same outcomes as SWE-bench's report.
+empty one resolves neither. Our harness, reading the task repository itself (`-i DIR`: the recipe its
+task.yaml carries) with the same predictions, gives the same verdicts and, test for test, the same outcomes as
+SWE-bench's report; with the oracle it resolves both, with the outcomes of SWE-bench's gold run.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import docker
@@ -32,7 +30,7 @@ from swe_forge_dagster.export.eval_script import NotExportable, RepoTask, eval_s
 from swe_forge_dagster.export.task_dir import TaskRecord, write_task_dir
 from swe_forge_dagster.tasks.build import PRContext, task_record
 from swe_forge_dagster.tasks.prove import TaskExecutor
-from tests.support.common import BASE_IMAGE, HOST_CA, cli_json, require_image
+from tests.support.common import BASE_IMAGE, HOST_CA, cli_json, require_image, swebench_cli
 from tests.support.records import make_instance
 
 NO_FIX = """diff --git a/NOTES.md b/NOTES.md
@@ -52,9 +50,9 @@ def test_the_eval_script_has_swebenchs_shape_and_a_runner_without_a_log_form_is_
     assert parser == "parse_log_pytest" and runner.name == "pytest"
     assert script.startswith("#!/bin/bash\nset -uxo pipefail\n")
     assert script.index(">>>>> Start Test Output") < script.index(" -rA") < script.index(">>>>> End Test Output")
-    go = dataclasses.replace(record, test_command="go test -json ./...", runner="go")
-    with pytest.raises(NotExportable, match="go"):
-        log_form(go)
+    cargo = dataclasses.replace(record, test_command="cargo test", runner="cargo")
+    with pytest.raises(NotExportable, match="cargo"):
+        log_form(cargo)
 
 
 def _prove(world: GitWorld, cache: RepoCache, client: docker.DockerClient, repo: str, number: int) -> TaskRecord:
@@ -78,14 +76,6 @@ def _prove(world: GitWorld, cache: RepoCache, client: docker.DockerClient, repo:
         created_at=pr.created_at.isoformat(),
     )
     return task_record(context, result, recipe, pr.title)
-
-
-def swebench(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    """SWE-bench's own CLI, as its users run it (its logs and reports land in `cwd`)."""
-    command = [str(Path(sys.executable).with_name("swebench")), *args]
-    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=1800, env=dict(os.environ))
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    return done
 
 
 def swebench_outcomes(cwd: Path, run_id: str, model: str, instance_id: str) -> dict[str, bool]:
@@ -112,10 +102,10 @@ def test_swebench_checks_builds_and_grades_our_exported_tasks_as_our_harness_doe
     export = ("export", "-i", str(tmp_path / "tasks"), "-o", str(repo), "--format", "swebench-task-repo")
     summary = cli_json(home, *export, "--git-url", world.url_template)
     assert sorted(summary["tasks"]) == sorted(ids) and summary["skipped"] == {}
-    checked = swebench(tmp_path, "dataset", "check", str(repo))
+    checked = swebench_cli(tmp_path, "dataset", "check", str(repo))
     assert "looks well formed" in checked.stdout
 
-    swebench(tmp_path, "eval", "swe-forge/tasks", "--gold", "--task-repo", str(repo), "--run-id", "gold", "-j", "1")
+    swebench_cli(tmp_path, "eval", "swe-forge/tasks", "--gold", "--task-repo", str(repo), "--run-id", "gold", "-j", "1")
     gold = json.loads((tmp_path / "gold.gold.json").read_text())
     assert sorted(gold["resolved_ids"]) == sorted(ids) and gold["error_ids"] == [], gold
 
@@ -124,12 +114,14 @@ def test_swebench_checks_builds_and_grades_our_exported_tasks_as_our_harness_doe
     patches = {ids[0]: NO_FIX, ids[1]: ""}
     lines = [json.dumps({"instance_id": i, "model_name_or_path": model, "model_patch": p}) for i, p in patches.items()]
     predictions.write_text("\n".join(lines) + "\n")
-    swebench(tmp_path, "eval", "swe-forge/tasks", "-p", str(predictions), "--task-repo", str(repo), "--run-id", "nofix")
+    swebench_cli(
+        tmp_path, "eval", "swe-forge/tasks", "-p", str(predictions), "--task-repo", str(repo), "--run-id", "nofix"
+    )
     theirs = json.loads((tmp_path / "org__no-fix.nofix.json").read_text())
     assert theirs["resolved_ids"] == [] and theirs["unresolved_ids"] == [ids[0]]
     assert theirs["empty_patch_ids"] == [ids[1]]
 
-    common = ("harness", "-i", str(tmp_path / "tasks"), "--git-url", world.url_template)
+    common = ("harness", "-i", str(repo), "--git-url", world.url_template)  # the task repository itself
     ours = cli_json(home, *common, "--predictions", str(predictions))
     by_id = {row["task_id"]: row for row in ours["results"]}
     assert by_id[ids[0]]["status"] == by_id[ids[1]]["status"] == "unresolved", by_id
@@ -142,3 +134,38 @@ def test_swebench_checks_builds_and_grades_our_exported_tasks_as_our_harness_doe
         assert row["status"] == "resolved", row
         mine = {c["test_id"]: c["passed"] for c in row["fail_to_pass"] + row["pass_to_pass"]}
         assert mine == swebench_outcomes(tmp_path, "gold", "gold", record.task_id)
+
+
+def test_a_task_repository_is_an_input_of_the_harness_and_validate_with_the_recipe_it_carries(tmp_path: Path) -> None:
+    """`-i DIR` on a SWE-bench 5 task repository: each `tasks/<id>/` read as SWE-bench's `load_task` reads it, the
+    recipe our export records in task.yaml used as the task's environment, and a task SWE-bench could not load
+    either (task.yaml not YAML) its own setup error, the others still loaded."""
+    from swe_forge_dagster.harness.inputs import load_inputs
+    from swe_forge_dagster.harness.models import HarnessTask
+    from swe_forge_dagster.tasks.revalidate_inputs import instance_inputs
+
+    inst = make_instance()
+    repo = tmp_path / "task-repo"
+    (repo / "tasks" / inst.instance_id).mkdir(parents=True)
+    (repo / "tasks" / "broken-1").mkdir()
+    (repo / "sweb.yaml").write_text("datasets: [swe-forge/tasks]\nsplits: [test]\n")
+    recipe = {"image": BASE_IMAGE, "install_commands": ["pip install -e ."], "test_command": "python -m pytest {tests}"}
+    meta = {"instance_id": inst.instance_id, "repo": inst.repo, "base_commit": inst.base_commit, "version": "1.0"}
+    files = {
+        "task.yaml": json.dumps({**meta, "split": "test", "swe_forge_environment": recipe}),  # JSON is YAML
+        "tests.json": json.dumps({"FAIL_TO_PASS": inst.FAIL_TO_PASS, "PASS_TO_PASS": inst.PASS_TO_PASS}),
+        "gold.patch": inst.patch,
+        "test.patch": inst.test_patch or "",
+        "problem_statement.md": "Widgets break.",
+    }
+    for name, text in files.items():
+        (repo / "tasks" / inst.instance_id / name).write_text(text)
+    (repo / "tasks" / "broken-1" / "task.yaml").write_text("instance_id: [unclosed\n")
+    loaded = {item.task_id: item for item in load_inputs(repo, default_image="unused:latest")}
+    task = loaded[inst.instance_id]
+    assert isinstance(task, HarnessTask), task
+    assert (task.image, task.install_commands, task.environment) == (BASE_IMAGE, ("pip install -e .",), "given")
+    assert (task.fail_to_pass, task.gold_patch, task.prompt) == (tuple(inst.FAIL_TO_PASS), inst.patch, "Widgets break.")
+    broken = loaded["broken-1"]
+    assert not isinstance(broken, HarnessTask) and "not a task SWE-bench can load" in broken.reason
+    assert [name for name, _ in instance_inputs(repo).jobs] == ["broken-1", inst.instance_id]

@@ -53,7 +53,7 @@ def tools() -> None:
 @gym_app.command("serve")
 def serve(
     input_paths: Annotated[
-        list[Path], typer.Option("--input", "-i", help="task dirs or a SWE-bench file (repeatable)")
+        list[Path], typer.Option("--input", "-i", help="task dirs, a SWE-bench file or task repository (repeatable)")
     ],
     env_spec: Annotated[Path | None, typer.Option(help="SWE-bench inputs: JSON repo -> {image, ...}")] = None,
     host: Annotated[str | None, typer.Option(help="[default: SWE_FORGE_GYM_HOST or 127.0.0.1]")] = None,

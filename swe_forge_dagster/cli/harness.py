@@ -55,7 +55,7 @@ STATUS_STYLE = {
 
 def harness(
     input_path: Annotated[
-        Path, typer.Option("--input", "-i", help="task dirs (any depth), or a SWE-bench file")
+        Path, typer.Option("--input", "-i", help="task dirs (any depth), a SWE-bench file or task repository")
     ] = Path("./generated-swe"),
     agent_dir: Annotated[Path | None, typer.Option(help="the agent's directory, mounted read-only at /agent")] = None,
     agent_cmd: Annotated[

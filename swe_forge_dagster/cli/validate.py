@@ -28,7 +28,7 @@ from swe_forge_dagster.settings import get_settings
 
 def validate(
     input_path: Annotated[
-        Path | None, typer.Option("--input", "-i", help="task directories (any depth), or a SWE-bench file")
+        Path | None, typer.Option("--input", "-i", help="task dirs (any depth), a SWE-bench file or task repository")
     ] = None,
     api_key: Annotated[str | None, typer.Option("--api-key", help="also score quality afresh with the LLM")] = None,
     after_runs: Annotated[int, typer.Option("--after-runs", min=3, help="suite runs with the fix")] = 3,
@@ -37,6 +37,7 @@ def validate(
 ) -> None:
     """Re-prove exported tasks by execution in Docker: do FAIL_TO_PASS / PASS_TO_PASS still hold?"""
     from swe_forge_dagster.execution.runtime_record import describe
+    from swe_forge_dagster.export.instance_files import is_task_repo
     from swe_forge_dagster.llm.client import LLMClient
     from swe_forge_dagster.tasks.revalidate import VALID
     from swe_forge_dagster.tasks.revalidate_inputs import (
@@ -50,7 +51,7 @@ def validate(
     from swe_forge_dagster.wiring.shared_state import call_ledger
 
     settings = get_settings()
-    if input_path is not None and input_path.is_file():
+    if input_path is not None and (input_path.is_file() or is_task_repo(input_path)):
         try:
             inputs = instance_inputs(input_path)
         except UnreadableInput as exc:

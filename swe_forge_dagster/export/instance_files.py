@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
+import yaml
 
 JSON_COLUMNS_METADATA_KEY = b"swe_forge_dagster.json_columns"
 """Parquet schema metadata: the extra columns written as JSON text (decoded again on reading)."""
@@ -39,12 +40,17 @@ class RawRecord:
 
     @property
     def where(self) -> str:
-        """Where the record is, for messages: `file.jsonl:3` or `file.json: record 2`."""
+        """Where the record is, for messages: `file.jsonl:3`, `file.json: record 2` or a task directory."""
+        if self.path.is_dir():
+            return str(self.path)
         return f"{self.path}:{self.line}" if self.line is not None else f"{self.path}: record {self.index}"
 
     @property
     def label(self) -> str:
-        """A short name for a record that has no usable instance id: `file.jsonl:3`, `file.json[2]`."""
+        """A short name for a record that has no usable instance id: `file.jsonl:3`, `file.json[2]`, or a task
+        repository's task directory name."""
+        if self.path.is_dir():
+            return self.path.name
         return f"{self.path.name}:{self.line}" if self.line is not None else f"{self.path.name}[{self.index}]"
 
 
@@ -109,9 +115,47 @@ def _parquet_records(path: Path) -> list[RawRecord]:
     return records
 
 
+TASK_REPO_CONFIG = "sweb.yaml"
+_TASK_FILES = {"patch": "gold.patch", "test_patch": "test.patch", "problem_statement": "problem_statement.md"}
+_OPTIONAL_FILES = {"hints_text": "hints.md", "eval_script": "eval.sh"}
+
+
+def is_task_repo(path: str | Path) -> bool:
+    """Whether `path` is a SWE-bench 5 task repository (`sweb.yaml` and `tasks/`, `swebench/task/repo.py`)."""
+    return (Path(path) / TASK_REPO_CONFIG).is_file() and (Path(path) / "tasks").is_dir()
+
+
+def _task_record(task_dir: Path, index: int) -> RawRecord:
+    """One task directory as SWE-bench's `load_task` reads it: task.yaml, the patches and prose as files, tests.json."""
+    try:
+        data = yaml.safe_load((task_dir / "task.yaml").read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            raise ValueError("task.yaml is not a mapping")
+        for column, name in _TASK_FILES.items():
+            with open(task_dir / name, encoding="utf-8", newline="") as handle:  # a patch keeps its CRLFs
+                data[column] = handle.read()
+        for column, name in _OPTIONAL_FILES.items():
+            data[column] = (task_dir / name).read_text(encoding="utf-8") if (task_dir / name).is_file() else ""
+        tests = json.loads((task_dir / "tests.json").read_text(encoding="utf-8"))
+        data.update({key: tests[key] for key in ("FAIL_TO_PASS", "PASS_TO_PASS")})
+    except (OSError, ValueError, KeyError, TypeError, yaml.YAMLError) as exc:
+        return RawRecord(task_dir, index, problem=f"{task_dir.name}: not a task SWE-bench can load: {exc}")
+    return RawRecord(task_dir, index, data=data)
+
+
+def _task_repo_records(root: Path) -> list[RawRecord]:
+    tasks = sorted(d for d in (root / "tasks").iterdir() if (d / "task.yaml").is_file())
+    if not tasks:
+        raise InstanceFormatError(f"{root}: a task repository with no task (no tasks/<id>/task.yaml)")
+    return [_task_record(task_dir, index) for index, task_dir in enumerate(tasks)]
+
+
 def read_records(path: str | Path) -> list[RawRecord]:
-    """Every record of a .json/.jsonl/.ndjson/.parquet file; InstanceFormatError when the file is unusable."""
+    """Every record of a .json/.jsonl/.ndjson/.parquet file or of a SWE-bench 5 task repository (a directory);
+    InstanceFormatError when the input is unusable."""
     path = Path(path)
+    if path.is_dir() and is_task_repo(path):
+        return _task_repo_records(path)
     suffix = path.suffix.lower()
     if suffix not in INSTANCE_SUFFIXES:
         raise InstanceFormatError(f"{path}: unknown instance file type {suffix!r} (want .json, .jsonl or .parquet)")

@@ -7,11 +7,12 @@ SWE-bench's tool chain has to be such a directory: no table of known repositorie
 Layout written under the output directory:
 
 - `sweb.yaml`: the dataset (`swe-forge/tasks`) and its split (`test`).
-- `tasks/<instance_id>/`: `task.yaml` (SWE-bench's required keys: the derived image name, the log parser that
-  reads the eval script's output, `eval_type`), `tests.json` (FAIL_TO_PASS / PASS_TO_PASS, SWE-bench's ids),
-  `problem_statement.md`, `hints.md` (only when there are hints), `gold.patch`, `test.patch`, `eval.sh`, and the
-  `Dockerfile` with its build context: `repo.tar` (the base commit's tree, as our sandboxes get it),
-  `install.sh` (our proven recipe) and, when a CA bundle is configured, the bundle the sandboxes mount.
+- `tasks/<instance_id>/`: `task.yaml` (SWE-bench's required keys: the derived image name, the log parser
+  that reads the eval script's output, `eval_type`; then our full test ids and our recipe, for our own tools),
+  `tests.json` (FAIL_TO_PASS / PASS_TO_PASS, SWE-bench's ids), `problem_statement.md`, `hints.md` (only when
+  there are hints), `gold.patch`, `test.patch`, `eval.sh`, and the `Dockerfile` with its build context:
+  `repo.tar` (the base commit's tree, as our sandboxes get it), `install.sh` (our proven recipe) and, when a CA
+  bundle is configured, the bundle the sandboxes mount.
 
 Each task directory is written beside the tree and renamed into place, so a crash never leaves half a task
 where SWE-bench's loaders would read it.
@@ -50,6 +51,9 @@ EVAL_TYPE = "pass_and_fail"
 """Every FAIL_TO_PASS test must pass and every PASS_TO_PASS test keep passing: our harness's rule."""
 UNRELEASED = "0.0"
 CONFIG_FILE, TASKS_DIR = "sweb.yaml", "tasks"
+ENVIRONMENT_KEY = "swe_forge_environment"
+"""task.yaml's record of the recipe the Dockerfile runs, so our harness reading the repository back (`-i DIR`) builds
+the environment we proved, not one guessed from the manifests (`harness.inputs.carried_spec`)."""
 
 
 def image_name(instance_id: str) -> str:
@@ -86,6 +90,13 @@ def task_meta(record: RepoTask, parser: str) -> dict[str, Any]:
     }
     extras = {"difficulty": inst.difficulty, "language": inst.language, "license": inst.license}
     meta.update({key: value for key, value in extras.items() if value is not None})
+    if inst.fail_to_pass_full:  # our full ids, which our harness grades by (tests.json holds SWE-bench's form)
+        meta.update(fail_to_pass_full=inst.fail_to_pass_full, pass_to_pass_full=inst.pass_to_pass_full)
+    meta[ENVIRONMENT_KEY] = {
+        "image": record.image,
+        "install_commands": list(record.install_commands),
+        "test_command": record.test_command,
+    }
     return meta
 
 

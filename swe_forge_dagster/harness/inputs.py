@@ -34,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from swe_forge_dagster.execution.languages.python_runner import PYTEST
 from swe_forge_dagster.execution.patch import split_sections
 from swe_forge_dagster.execution.seed_env import ENSURE_GIT, seed_install_commands, seed_task_image, seed_test_files
-from swe_forge_dagster.export.instance_files import INSTANCE_SUFFIXES
+from swe_forge_dagster.export.instance_files import INSTANCE_SUFFIXES, is_task_repo
 from swe_forge_dagster.export.seed_format import SeedTask, find_task_dirs, read_seed_workspace
 from swe_forge_dagster.export.swebench import BadRecord, InstanceFormatError, SWEBenchInstance, read_instance_records
 from swe_forge_dagster.export.task_dir import (
@@ -82,17 +82,18 @@ def load_env_spec(path: str | Path) -> dict[str, EnvSpec]:
 
 
 def load_inputs(path: str | Path, *, default_image: str, env_specs: dict[str, EnvSpec] | None = None) -> list[Loaded]:
-    """Every task under `path` (a directory at any depth, a workspace.yaml, or an instance file).
+    """Every task under `path` (a directory at any depth, a workspace.yaml, an instance file, or a SWE-bench 5 task
+    repository, whose instances are read as an instance file's).
 
     Raises InputError only when `path` itself is unusable; per-task problems are TaskLoadErrors.
     """
     root = Path(path)
     if not root.exists():
         raise InputError(f"--input {root}: no such file or directory")
-    if root.is_file():
-        if root.name == WORKSPACE_FILE:
-            return [load_task_dir(root.parent, default_image=default_image, label=root.parent.name)]
-        if root.suffix.lower() not in INSTANCE_SUFFIXES:
+    if root.is_file() and root.name == WORKSPACE_FILE:
+        return [load_task_dir(root.parent, default_image=default_image, label=root.parent.name)]
+    if root.is_file() or is_task_repo(root):
+        if root.is_file() and root.suffix.lower() not in INSTANCE_SUFFIXES:
             raise InputError(f"--input {root}: want a directory, a workspace.yaml or a .json/.jsonl/.parquet file")
         try:
             records = read_instance_records(root)
@@ -226,6 +227,12 @@ def task_from_instance(inst: SWEBenchInstance, spec: EnvSpec | None, *, default_
     )
 
 
+def carried_spec(record: SWEBenchInstance) -> EnvSpec | None:
+    """The recipe a record carries (`swe_forge_environment`: a task repository we exported), else None."""
+    carried = (record.model_extra or {}).get("swe_forge_environment")
+    return EnvSpec.model_validate(carried) if carried else None
+
+
 def _from_record(
     record: SWEBenchInstance | BadRecord, source: str, default_image: str, specs: dict[str, EnvSpec]
 ) -> Loaded:
@@ -233,7 +240,7 @@ def _from_record(
     if isinstance(record, BadRecord):
         return TaskLoadError(task_id=record.label, source=source, reason=f"cannot load task: {record}")
     try:
-        spec = specs.get(record.repo) or specs.get(DEFAULT_SPEC_KEY)
+        spec = specs.get(record.repo) or specs.get(DEFAULT_SPEC_KEY) or carried_spec(record)
         task = task_from_instance(record, spec, default_image=default_image).model_copy(update={"source": source})
         return checked(task)
     except Exception as exc:  # one record's problem, whatever it is, stays that record's

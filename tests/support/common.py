@@ -59,3 +59,12 @@ def cli_json(home: Path, *args: str, **env_vars: str) -> dict:
     )
     assert done.stdout.strip(), done.stderr[-3000:]
     return json.loads(done.stdout)
+
+
+def swebench_cli(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    """SWE-bench's own CLI (`swebench`, beside this interpreter) as its users run it; its logs and reports land in
+    `cwd`. Fails the test, with its output, when it exits non-zero."""
+    command = [str(Path(sys.executable).with_name("swebench")), *args]
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return done

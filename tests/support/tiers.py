@@ -7,6 +7,9 @@ Every test is in one tier, by its markers (pyproject's `[tool.pytest.ini_options
 - `docker`: the rest of the Docker tests (twins' small repositories);
 - `fast`: everything else, unit and integration tests without Docker, on every run.
 
+`scripts/test` runs two workers (pytest-xdist, `--dist loadgroup`): the Docker tiers in order on one, the fast
+modules on the other (`SWE_FORGE_TEST_WORKERS=0` runs everything in one process).
+
 Select tiers with markers: `scripts/test -m "not real_repo"`, `scripts/test -m "not docker and not browser"`
 (the fast tier), `scripts/test -m real_repo`. The summary adds the time of each tier's tests (setup, call and
 teardown, so a module fixture that builds an image counts) and says so loudly when a tier is over its budget.
@@ -55,6 +58,16 @@ def over_budget(tiers: object = DEFAULT_BUDGETS) -> list[str]:
 def enforced() -> set[str]:
     """The tiers named by `SWE_FORGE_ENFORCE_BUDGETS`."""
     return {name.strip() for name in os.environ.get("SWE_FORGE_ENFORCE_BUDGETS", "").split(",") if name.strip()}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Groups for `pytest -n 2 --dist loadgroup` (what `scripts/test` runs): the Docker tiers one after another on
+    one worker, since they share the engine, its images and the cores their builds use; each fast module on one
+    worker, so its module fixtures are built once; the fast modules beside the Docker tiers, on the other."""
+    for item in items:
+        group = "engine" if tier_of(item.keywords) != "fast" else item.nodeid.split("::", 1)[0]
+        item.add_marker(pytest.mark.xdist_group(group))
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
