@@ -50,6 +50,13 @@ def test_the_eval_script_has_swebenchs_shape_and_a_runner_without_a_log_form_is_
     assert parser == "parse_log_pytest" and runner.name == "pytest"
     assert script.startswith("#!/bin/bash\nset -uxo pipefail\n")
     assert script.index(">>>>> Start Test Output") < script.index(" -rA") < script.index(">>>>> End Test Output")
+    hollow = (
+        "diff --git a/t/x.png b/t/x.png\nnew file mode 100644\nindex 0000000..1111111\n"
+        "Binary files /dev/null and b/t/x.png differ\n"
+    )
+    no_content = record.instance.model_copy(update={"test_patch": hollow})
+    with pytest.raises(NotExportable, match=r"binary files without their content: t/x\.png"):
+        eval_script(dataclasses.replace(record, instance=no_content))
     cargo = dataclasses.replace(record, test_command="cargo test", runner="cargo")
     with pytest.raises(NotExportable, match="cargo"):
         log_form(cargo)

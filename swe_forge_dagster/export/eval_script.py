@@ -89,8 +89,12 @@ def _heredoc(text: str, stem: str = "EOF_SWE_FORGE") -> tuple[str, str]:
 def eval_script(record: RepoTask) -> str:
     """SWE-bench's eval script shape (`set -uxo pipefail`, test files reset, test patch applied, markers), running
     our command in a subshell (a command that ends with `exit $rc` must not end the script before the end marker).
-    The test files are reset from the image's one commit (the base tree), before and after."""
+    The test files are reset from the image's one commit (the base tree), before and after. Binary files travel in
+    the patch itself (our diffs are `git diff --binary`), so the task needs no `test_assets/`."""
     sections = split_sections(record.instance.test_patch or "")
+    hollow = [s.path for s in sections if s.is_binary and "GIT binary patch" not in s.text]
+    if hollow:  # `Binary files a and b differ`: git cannot apply it, and we hold no content to stage instead
+        raise NotExportable(f"the test patch names binary files without their content: {', '.join(hollow)}")
     created = [s.path for s in sections if "\n--- /dev/null" in f"\n{s.text}"]
     existing = [s.path for s in sections if s.path not in created]
     reset = f"git checkout HEAD -- {' '.join(shlex.quote(p) for p in existing)}" if existing else ":"
