@@ -97,6 +97,7 @@ def build_resources(
             ca_bundle=str(settings.ca_bundle) if settings.ca_bundle else None,
             after_runs=settings.task_after_runs,
             registry=settings.registry,
+            task_repo=str(settings.task_repo) if settings.task_repo else None,
         ),
         "harness": HarnessResource(
             home=home,

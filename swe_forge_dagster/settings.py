@@ -62,6 +62,8 @@ class Settings(BaseSettings):
     model: str = Field(default="openai/gpt-5.2-codex:nitro", validation_alias="SWE_FORGE_MODEL")
     docker_image: str = Field(default=DEFAULT_DOCKER_IMAGE, validation_alias="SWE_FORGE_DOCKER_IMAGE")
     ca_bundle: Path | None = Field(default=None, validation_alias="SWE_FORGE_CA_BUNDLE")
+    task_repo: Path | None = Field(default=None, validation_alias="SWE_FORGE_TASK_REPO")
+    """Where `swe_dataset` also writes the exported tasks as a SWE-bench 5 task repository (unset: it does not)."""
     npm_registry: str = Field(default="https://registry.npmjs.org/", validation_alias="SWE_FORGE_NPM_REGISTRY")
     goproxy_url: str = Field(default="https://proxy.golang.org/", validation_alias="SWE_FORGE_GOPROXY_URL")
     crates_url: str = Field(default="https://index.crates.io/config.json", validation_alias="SWE_FORGE_CRATES_URL")

@@ -82,6 +82,7 @@ def pipeline(tmp_path_factory: pytest.TempPathFactory, docker_client: docker.Doc
         SWE_FORGE_GIT_URL=world.url_template,
         SWE_FORGE_DOCKER_IMAGE=BASE_IMAGE,
         SWE_FORGE_DIFFICULTY="easy",
+        SWE_FORGE_TASK_REPO=str(root / "task-repo"),
     )
     rows = [row for row in enriched_pr_rows(world) if PRS.get(row["repo_name"]) == row["number"]]
     table = pa.Table.from_pylist(rows, schema=ENRICHED_PRS_SCHEMA)
@@ -172,6 +173,12 @@ def test_good_prs_become_tasks_with_the_known_lists_and_the_bad_one_is_rejected(
     assert sorted(from_jsonl["instance_id"]) == sorted(GOOD) and set(SWEBENCH_COLUMNS) <= set(from_jsonl.column_names)
     tinycalc = loaded[sorted(loaded["instance_id"]).index("acme-labs__tinycalc-12")]
     assert json.loads(tinycalc["FAIL_TO_PASS"]) == pipeline.world.pr("acme-labs/tinycalc", 12).expected_fail_to_pass
+    # SWE_FORGE_TASK_REPO: the same tasks as a SWE-bench 5 task repository, which SWE-bench's checker finds sound
+    task_repo = pipeline.settings.task_repo
+    assert task_repo is not None and sorted(p.name for p in (task_repo / "tasks").iterdir()) == sorted(GOOD)
+    assert dataset.asset_materializations_for_node("swe_dataset")[0].metadata["task_repo_tasks"].value == len(GOOD)
+    checks = pytest.importorskip("swebench.task.checks", reason="`swebench` not installed")
+    assert checks.check_task_repo(task_repo) == []
 
 
 @pytest.mark.docker

@@ -172,6 +172,14 @@ def swe_dataset(context: dg.AssetExecutionContext, tasks: TaskBuildResource) -> 
     shared.push_datasets()
     for path, why in report.skipped.items():
         context.log.warning(f"left out {path}: {why}")
+    task_repo = tasks.write_task_repo()  # SWE_FORGE_TASK_REPO: the same tasks as a SWE-bench 5 task repository
+    for path, why in (task_repo.skipped if task_repo else {}).items():
+        context.log.warning(f"left out of the task repository {path}: {why}")
+    repo_metadata = (
+        {"task_repo": dg.MetadataValue.path(str(task_repo.root)), "task_repo_tasks": len(task_repo.written)}
+        if task_repo
+        else {}
+    )
     tiers = "\n".join(f"| {tier} | {count} |" for tier, count in sorted(report.by_difficulty.items()))
     return dg.MaterializeResult(
         metadata={
@@ -180,5 +188,6 @@ def swe_dataset(context: dg.AssetExecutionContext, tasks: TaskBuildResource) -> 
             "by_difficulty": dg.MetadataValue.md(f"| difficulty | tasks |\n|---|---|\n{tiers}"),
             "jsonl": dg.MetadataValue.path(str(report.jsonl)),
             "parquet": dg.MetadataValue.path(str(report.parquet)),
+            **repo_metadata,
         }
     )

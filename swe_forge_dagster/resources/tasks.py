@@ -16,6 +16,8 @@ from swe_forge_dagster.common.home import HomeLayout
 from swe_forge_dagster.execution.ownership import cleanup_stale
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.execution.sandbox import SandboxConfig
+from swe_forge_dagster.export.task_repo import TaskRepoReport, write_task_repo
+from swe_forge_dagster.harness.repo_tasks import directory_tasks
 from swe_forge_dagster.tasks.prove import TaskExecutor
 from swe_forge_dagster.tasks.recipes import RecipeStore
 from swe_forge_dagster.tasks.shared_files import SharedTaskFiles
@@ -29,6 +31,9 @@ class TaskBuildResource(dg.ConfigurableResource):
     output_dir: str = Field(description="where accepted tasks are exported as directories")
     ca_bundle: str | None = Field(default=None, description="host CA bundle mounted into the sandboxes")
     registry: str = Field(default="", description="SWE_FORGE_REGISTRY: environment images pulled/pushed here")
+    task_repo: str | None = Field(
+        default=None, description="SWE_FORGE_TASK_REPO: swe_dataset also writes a SWE-bench 5 task repository here"
+    )
     after_runs: int = Field(default=3, ge=3, le=50, description="suite runs with the fix (flakiness check)")
     cpu: float = Field(default=2.0, gt=0)
     mem_limit: str = "4g"
@@ -45,6 +50,16 @@ class TaskBuildResource(dg.ConfigurableResource):
     @property
     def dataset_dir(self) -> Path:
         return HomeLayout.of(self.home).datasets
+
+    def write_task_repo(self) -> TaskRepoReport | None:
+        """The exported tasks as a SWE-bench 5 task repository at `task_repo` (None when it is not configured)."""
+        if not self.task_repo:
+            return None
+        tasks, unread = directory_tasks(self.output_path)
+        cache = RepoCache(HomeLayout.of(self.home).repos, self.git_url)
+        report = write_task_repo(tasks, Path(self.task_repo), cache, Path(self.ca_bundle) if self.ca_bundle else None)
+        report.skipped.update(unread)
+        return report
 
     def shared_files(self) -> SharedTaskFiles:
         """Work and export folders' copies on the store (no-ops for a local home): `tasks.shared_files`."""
