@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 from pathlib import Path
 
@@ -107,3 +108,29 @@ def test_a_proof_sample_runs_the_prs_own_test_modules_first_and_spreads_the_rest
     assert "tests/a/test_39.py" in sample and len(sample) == 5
     assert all(path.startswith("tests/a/test_") for path in sample)
     assert sample == sorted(sample) and "tests/a/test_00.py" in sample  # spread from the start of the list
+
+
+def test_what_an_older_code_made_is_not_taken_for_this_codes(tmp_path: Path) -> None:
+    """Artifacts outlive the code that made them. A remembered recipe this code no longer makes for the commit
+    (pylint-7080's, remembered before `editable_mode=compat`) is not put first, while one it still makes is; and
+    an environment image's tag names the build procedure, so one built by another procedure is never reused."""
+    from swe_forge_dagster.execution.env_candidates import environment_candidates
+    from swe_forge_dagster.execution.environment import build_procedure, env_image_tag
+    from swe_forge_dagster.execution.manifest import remember
+
+    bundle = SHARED_FIXTURES / "repos" / "tox-dev+filelock.bundle"
+    if not bundle.is_file():
+        pytest.skip("real fixture missing (filelock bundle)")
+    subprocess.run(
+        ["git", "clone", "-q", "--bare", str(bundle), str(tmp_path / "tox-dev" / "filelock.git")], check=True
+    )
+    cache = RepoCache(tmp_path / "cache", f"file://{tmp_path}/{{repo}}.git")
+    repo, sha = "tox-dev/filelock", cache.resolve("tox-dev/filelock", "721b37b^")
+    fresh = environment_candidates(cache, repo, sha, available=lambda image: True).recipes
+    stale = dataclasses.replace(fresh[0], install_commands=("pip install -e . pytest",))
+    remember(cache, repo, sha, stale)
+    assert environment_candidates(cache, repo, sha, available=lambda image: True).recipes == fresh
+    remember(cache, repo, sha, fresh[1])
+    assert environment_candidates(cache, repo, sha, available=lambda image: True).recipes[0] == fresh[1]
+    assert env_image_tag(repo, fresh[0]) == env_image_tag(repo, fresh[0], build_procedure())
+    assert env_image_tag(repo, fresh[0]) != env_image_tag(repo, fresh[0], "another procedure")

@@ -78,6 +78,6 @@ def environment_candidates(
         committed = cache.committed_at(repo, sha)
         recipes = [era for image in usable for era in language.era_recipes(files, tree, image, committed)] + recipes
     chosen = remembered(cache, repo, sha)
-    if chosen is not None:
+    if chosen is not None and chosen in recipes:  # a recipe this code no longer makes is an older code's: stale
         recipes = [chosen, *(recipe for recipe in recipes if recipe != chosen)]
     return Candidates(language.name, recipes)

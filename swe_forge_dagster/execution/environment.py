@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import hashlib
+import inspect
 import re
 import shlex
 import shutil
@@ -97,9 +99,28 @@ def image_available(client: docker.DockerClient, image: str) -> bool:
     return True
 
 
-def env_image_tag(repo: str, recipe: EnvRecipe) -> str:
-    """The cached environment image of (repo, recipe): later tasks of the repo start warm from it."""
-    return f"swe-forge-env/{re.sub(r'[^a-z0-9]+', '-', repo.lower()).strip('-')}:{recipe.key()}"
+def env_image_tag(repo: str, recipe: EnvRecipe, procedure: str | None = None) -> str:
+    """The cached environment image of (repo, recipe), built by this code's procedure: later tasks of the repo start
+    warm from it, and an image an older procedure built (another tree layout, outputs list or git history) is
+    never taken for this one's."""
+    key = hashlib.sha256(f"{recipe.key()} {procedure or build_procedure()}".encode()).hexdigest()[:16]
+    return f"swe-forge-env/{re.sub(r'[^a-z0-9]+', '-', repo.lower()).strip('-')}:{key}"
+
+
+@functools.cache
+def build_procedure() -> str:
+    """A fingerprint of how `Environments` turns a recipe into an image (the build's own code and the scripts it
+    writes), part of every environment image's tag: images outlive code on an engine, and one built by another
+    procedure may differ in what the checks rely on, which the recipe alone does not show."""
+    parts = (
+        RECORD_BASE_TREE,
+        OUTPUTS_SCRIPT,
+        install_git_script("0.0"),
+        runtime_probes(),
+        inspect.getsource(Environments._build),
+        inspect.getsource(pretend_version),
+    )
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
 
 
 class Environments:
