@@ -24,9 +24,10 @@ from swe_forge_dagster.demo.worlds.world_agent import VENV_INSTALL
 from swe_forge_dagster.execution.env_candidates import environment_candidates
 from swe_forge_dagster.execution.environment import EnvRecipe
 from swe_forge_dagster.execution.languages.node import NODE_IMAGE
+from swe_forge_dagster.execution.patch import split_sections
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.execution.sandbox import SandboxConfig
-from swe_forge_dagster.export.eval_script import NotExportable, RepoTask, eval_script, log_form
+from swe_forge_dagster.export.eval_script import NotExportable, RepoTask, base_paths, eval_script, log_form
 from swe_forge_dagster.export.task_dir import TaskRecord, write_task_dir
 from swe_forge_dagster.tasks.build import PRContext, task_record
 from swe_forge_dagster.tasks.prove import TaskExecutor
@@ -60,6 +61,36 @@ def test_the_eval_script_has_swebenchs_shape_and_a_runner_without_a_log_form_is_
     cargo = dataclasses.replace(record, test_command="cargo test", runner="cargo")
     with pytest.raises(NotExportable, match="cargo"):
         log_form(cargo)
+
+
+def test_the_eval_script_resets_what_exists_at_base_and_removes_what_the_test_patch_creates() -> None:
+    patch = (
+        "diff --git a/t/old.py b/t/old.py\n--- a/t/old.py\n+++ b/t/old.py\n@@ -1 +1 @@\n-a\n+b\n"
+        "diff --git a/t/new.png b/t/new.png\nnew file mode 100644\nindex 0000000..e69de29\nGIT binary patch\n"
+        "literal 1\nIcmZPo000310RR91\n\nliteral 0\nHcmV?d00001\n\n"
+        "diff --git a/t/a.py b/t/b.py\nsimilarity index 90%\nrename from t/a.py\nrename to t/b.py\n"
+    )
+    assert base_paths(split_sections(patch)) == (["t/old.py", "t/a.py"], ["t/new.png", "t/b.py"])
+
+
+@pytest.mark.parametrize(
+    ("runner", "ours", "theirs"),
+    [
+        ("pytest", "cd x && python -m pytest -q t.py; exit $rc", "cd x && python -m pytest -rA -q t.py; exit $rc"),
+        (
+            "mocha",
+            "npx mocha --reporter xunit --reporter-options 'a=b c' t.js && echo",
+            "npx mocha --reporter tap t.js && echo",
+        ),
+        ("mocha", "./node_modules/.bin/mocha -R spec t.js", "./node_modules/.bin/mocha --reporter tap t.js"),
+        ("go", "go test -json -count=1 ./x > /tmp/r 2>&1", "go test -v -count=1 ./x 2>&1"),
+    ],
+)
+def test_our_command_prints_what_the_registered_parser_reads(runner: str, ours: str, theirs: str) -> None:
+    from swe_forge_dagster.execution.languages.registry import runner_for
+
+    form = runner_for(runner).swebench_log
+    assert form is not None and form.command(ours) == theirs
 
 
 def _prove(world: GitWorld, cache: RepoCache, client: docker.DockerClient, repo: str, number: int) -> TaskRecord:
@@ -129,7 +160,7 @@ def test_swebench_checks_builds_and_grades_our_exported_tasks_as_our_harness_doe
     assert theirs["empty_patch_ids"] == [ids[1]]
 
     common = ("harness", "-i", str(repo), "--git-url", world.url_template)  # the task repository itself
-    ours = cli_json(home, *common, "--predictions", str(predictions))
+    ours = cli_json(home, *common, "--predictions", str(predictions), "-o", str(tmp_path / "ours" / "summary.json"))
     by_id = {row["task_id"]: row for row in ours["results"]}
     assert by_id[ids[0]]["status"] == by_id[ids[1]]["status"] == "unresolved", by_id
     outcomes = {c["test_id"]: c["passed"] for c in by_id[ids[0]]["fail_to_pass"] + by_id[ids[0]]["pass_to_pass"]}

@@ -22,7 +22,7 @@ from swe_forge_dagster.common.terminal import inert
 def export_task_repo(source: Path, target: Path, git_url: str | None, as_json: bool) -> None:
     """Write the task repository at `target` from the tasks at `source` (a folder or a SWE-bench file), then exit."""
     from swe_forge_dagster.execution.repo_cache import RepoCache
-    from swe_forge_dagster.export.task_repo import write_task_repo
+    from swe_forge_dagster.export.task_repo import TaskRepoError, write_task_repo
     from swe_forge_dagster.harness.inputs import InputError
     from swe_forge_dagster.harness.repo_tasks import directory_tasks, instance_tasks
     from swe_forge_dagster.settings import get_settings
@@ -33,7 +33,10 @@ def export_task_repo(source: Path, target: Path, git_url: str | None, as_json: b
         tasks, unread = instance_tasks(source, cache) if source.is_file() else directory_tasks(source)
     except InputError as exc:
         raise usage_error(str(exc)) from None
-    report = write_task_repo(tasks, target, cache, settings.ca_bundle)
+    try:
+        report = write_task_repo(tasks, target, cache, settings.ca_bundle)
+    except TaskRepoError as exc:
+        raise usage_error(str(exc)) from None
     skipped = {**unread, **report.skipped}
     summary: dict[str, Any] = {
         "input": str(source),

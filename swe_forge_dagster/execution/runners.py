@@ -84,6 +84,8 @@ class SwebenchLog:
 
     parser: str
     command: Callable[[str], str] = _same
+    test_id: Callable[[str], str] = _same
+    """The name that parser gives the test our full id names (`parse_log_pytest` keeps a line's first word)."""
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from swe_forge_dagster.execution.environment import install_git_script
 from swe_forge_dagster.execution.era import RESOLUTION_VAR
 from swe_forge_dagster.execution.languages.registry import runner_for
-from swe_forge_dagster.execution.patch import split_sections
+from swe_forge_dagster.execution.patch import FileSection, split_sections
 from swe_forge_dagster.execution.runners import Runner
 from swe_forge_dagster.execution.sandbox_config import CA_ENV_VARS, CONTAINER_CA_PATH, DEFAULT_ENV
 from swe_forge_dagster.export.swebench import SWEBenchInstance
@@ -67,6 +67,21 @@ def log_form(record: RepoTask) -> tuple[Runner, str]:
     return runner, runner.swebench_log.parser
 
 
+def graded_lists(record: RepoTask) -> dict[str, list[str]]:
+    """tests.json: the lists as the task's log parser names the tests. From our full ids when the task has them (a
+    pytest parameter naming the checkout keeps its path, as `parse_log_pytest` prints it; an id that stands for tests
+    of both lists is FAIL_TO_PASS only, as in our dataset), else the instance's lists as they are."""
+    inst = record.instance
+    runner, _ = log_form(record)
+    if not inst.fail_to_pass_full or runner.swebench_log is None:
+        return {"FAIL_TO_PASS": inst.FAIL_TO_PASS, "PASS_TO_PASS": inst.PASS_TO_PASS}
+    name = runner.swebench_log.test_id
+    fail_to_pass = list(dict.fromkeys(name(test_id) for test_id in inst.fail_to_pass_full))
+    passing = dict.fromkeys(name(test_id) for test_id in inst.pass_to_pass_full)
+    pass_to_pass = [test_id for test_id in passing if test_id not in fail_to_pass]
+    return {"FAIL_TO_PASS": fail_to_pass, "PASS_TO_PASS": pass_to_pass}
+
+
 def test_command(record: RepoTask) -> str:
     """The command the eval script runs: ours for the task's test files, printing what the parser reads."""
     runner, _ = log_form(record)
@@ -86,6 +101,23 @@ def _heredoc(text: str, stem: str = "EOF_SWE_FORGE") -> tuple[str, str]:
     return delimiter, text if text.endswith("\n") else text + "\n"
 
 
+def base_paths(sections: list[FileSection]) -> tuple[list[str], list[str]]:
+    """(the test patch's paths that exist at the base commit, the ones it creates): a modified or deleted file
+    exists, a new one (`new file mode`, `--- /dev/null`) and a rename's or copy's target do not, its source does."""
+    existing: list[str] = []
+    created: list[str] = []
+    for section in sections:
+        header = "\n" + section.text.split("\n@@", 1)[0].split("\nGIT binary patch", 1)[0]
+        if section.old_path:
+            existing.append(section.old_path)
+            created.append(section.path)
+        elif "\nnew file mode" in header or "\n--- /dev/null" in header:
+            created.append(section.path)
+        else:
+            existing.append(section.path)
+    return list(dict.fromkeys(existing)), [path for path in dict.fromkeys(created) if path not in existing]
+
+
 def eval_script(record: RepoTask) -> str:
     """SWE-bench's eval script shape (`set -uxo pipefail`, test files reset, test patch applied, markers), running
     our command in a subshell (a command that ends with `exit $rc` must not end the script before the end marker).
@@ -95,9 +127,8 @@ def eval_script(record: RepoTask) -> str:
     hollow = [s.path for s in sections if s.is_binary and "GIT binary patch" not in s.text]
     if hollow:  # `Binary files a and b differ`: git cannot apply it, and we hold no content to stage instead
         raise NotExportable(f"the test patch names binary files without their content: {', '.join(hollow)}")
-    created = [s.path for s in sections if "\n--- /dev/null" in f"\n{s.text}"]
-    existing = [s.path for s in sections if s.path not in created]
-    reset = f"git checkout HEAD -- {' '.join(shlex.quote(p) for p in existing)}" if existing else ":"
+    existing, created = base_paths(sections)
+    reset = f"git --literal-pathspecs checkout HEAD -- {' '.join(map(shlex.quote, existing))}" if existing else ":"
     remove = f"rm -f -- {' '.join(shlex.quote(p) for p in created)}" if created else ":"
     delimiter, patch = _heredoc(record.instance.test_patch or "")
     return (
@@ -111,16 +142,26 @@ def eval_script(record: RepoTask) -> str:
         f"{patch}"
         f"{delimiter}\n"
         f": '{START}'\n"
-        f"(\n{test_command(record)}\n)\n"
+        f"(\nset +u +o pipefail\n{test_command(record)}\n)\n"
         f": '{END}'\n"
         f"{reset}\n"
     )
 
 
+RESTORE_TREE = (
+    "git checkout -q -- . && git ls-files --others --exclude-standard --directory -z "
+    "| xargs -0 -r printf '/%s\\n' >> .git/info/exclude || exit 1"
+)
+"""After the install, as our runs see the tree (`repo_box`): every file of the base commit as committed (an install
+that rewrote a tracked file does not leak into the checks), and what the install added excluded from git, so
+SWE-bench's `git clean` between patch attempts keeps it and `git status` shows only the patch's changes."""
+
+
 def install_script(record: RepoTask, pretend: str, version: str | None) -> str:
     """What the Dockerfile runs: the tree unpacked at /repo (/testbed a link to it), the release git history the
     install may read (`install_git_script`), kept for SWE-bench's `git apply` and resets; our recipe's commands in
-    one shell as our builds run them, each of which must succeed; then the shell's exported environment saved
+    one shell as our builds run them, each of which must succeed; the base tree restored (`RESTORE_TREE`); then the
+    shell's exported environment saved
     (`SHELL_STATE`), as our sandboxes keep it in the image (an activated venv, a PATH the install extended)."""
     steps = "".join(f"{{ {command}\n}} || exit $?\n" for command in record.install_commands)
     return (
@@ -132,6 +173,7 @@ def install_script(record: RepoTask, pretend: str, version: str | None) -> str:
         f"{install_git_script(version)}\n"
         '[ -d .git ] || { echo "no git history: SWE-bench applies patches with git" >&2; exit 1; }\n'
         f"{steps}"
+        f"cd {CHECKOUT} && {RESTORE_TREE}\n"
         f"unset {pretend.split('=', 1)[0]} {RESOLUTION_VAR}\n"
         f"export -p | grep -v -E '^declare -x (OLDPWD|PWD|SHLVL|HOSTNAME|_)=' > {SHELL_STATE}\n"
     )

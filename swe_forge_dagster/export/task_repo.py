@@ -22,11 +22,14 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from swe_forge_dagster.execution.environment import pretend_version
 from swe_forge_dagster.execution.repo_box import write_tree_archive
@@ -39,6 +42,7 @@ from swe_forge_dagster.export.eval_script import (
     RepoTask,
     dockerfile,
     eval_script,
+    graded_lists,
     install_script,
     log_form,
 )
@@ -61,6 +65,10 @@ def image_name(instance_id: str) -> str:
     requires and the tag `swebench eval --task-repo` builds."""
     key = f"sweb.eval.x86_64.{instance_id}:latest".lower()
     return f"swebench/{key}".replace("__", "_1776_")
+
+
+class TaskRepoError(ValueError):
+    """The output is not a task repository we can write into (the message names the file and the problem)."""
 
 
 @dataclass
@@ -103,7 +111,12 @@ def task_meta(record: RepoTask, parser: str) -> dict[str, Any]:
 def write_config(root: Path) -> None:
     """`sweb.yaml` naming our dataset; one already there keeps the datasets and splits it publishes."""
     path = root / CONFIG_FILE
-    config: dict[str, Any] = (yaml_load(path.read_text()) if path.is_file() else None) or {}
+    try:
+        config: Any = (yaml_load(path.read_text(encoding="utf-8")) if path.is_file() else None) or {}
+    except (OSError, ValueError, yaml.YAMLError) as exc:
+        raise TaskRepoError(f"{path} does not read as YAML: {exc}") from None
+    if not isinstance(config, dict):
+        raise TaskRepoError(f"{path} is not a mapping (SWE-bench's `datasets:` and `splits:`)")
     datasets = list(config.get("datasets") or [])
     splits = list(config.get("splits") or [])
     config["datasets"] = datasets + [DATASET] * (DATASET not in datasets)
@@ -116,6 +129,7 @@ def write_task(root: Path, record: RepoTask, cache: RepoCache, ca_bundle: Path |
     task_id = check_task_id(record.task_id)
     _runner, parser = log_form(record)
     inst = record.instance
+    cache.fetch(inst.repo, [inst.base_commit])  # a fresh home has no clone yet
     version = cache.release_version(inst.repo, inst.base_commit)
     target = root / TASKS_DIR / task_id
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -124,7 +138,7 @@ def write_task(root: Path, record: RepoTask, cache: RepoCache, ca_bundle: Path |
         work.mkdir()
         files = {
             "task.yaml": yaml_dump(task_meta(record, parser)),
-            "tests.json": json.dumps({"FAIL_TO_PASS": inst.FAIL_TO_PASS, "PASS_TO_PASS": inst.PASS_TO_PASS}, indent=2),
+            "tests.json": json.dumps(graded_lists(record), indent=2, ensure_ascii=False) + "\n",
             "problem_statement.md": inst.problem_statement,
             "gold.patch": inst.patch,
             "test.patch": inst.test_patch or "",
@@ -140,8 +154,8 @@ def write_task(root: Path, record: RepoTask, cache: RepoCache, ca_bundle: Path |
         write_tree_archive(cache, inst.repo, inst.base_commit, work / TREE_FILE)
         if ca_bundle is not None:
             shutil.copyfile(ca_bundle, work / CA_FILE)
-        if target.exists():
-            shutil.rmtree(target)
+        if target.exists():  # the earlier export moves aside first: no moment without a whole task in place
+            target.rename(Path(tmp) / "replaced")
         work.rename(target)
     return target
 
@@ -157,6 +171,10 @@ def write_task_repo(
     for label, record in records:
         try:
             report.written.append(write_task(root, record, cache, ca_bundle))
-        except (NotExportable, ValueError, OSError, RuntimeError) as exc:
+        except (NotExportable, ValueError, OSError, RuntimeError, subprocess.SubprocessError) as exc:
             report.skipped[label] = str(exc)
+            earlier = root / TASKS_DIR / record.task_id
+            if record.task_id and "/" not in record.task_id and earlier.is_dir():  # SWE-bench would still run it
+                shutil.rmtree(earlier, ignore_errors=True)
+                report.skipped[label] += "; its earlier export was removed"
     return report

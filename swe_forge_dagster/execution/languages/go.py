@@ -80,10 +80,14 @@ def _own_ids(outcomes: Mapping[str, Outcome], files: Mapping[str, str]) -> dict[
     return {test_id: o for test_id, o in outcomes.items() if test_id.split("/")[0] in names}
 
 
+_STDOUT_TO_FILE = re.compile(r"\s*(?<![\d&>])>(?!&)\s*(?:'[^']*'|\"[^\"]*\"|[^\s;&|]+)")
+"""A redirection of standard output to a file (`> /tmp/r`), not of another descriptor (`2>&1`, `2> err`)."""
+
+
 def _go_verbose(command: str) -> str:
     """Our `go test` printing its verbose log (`--- PASS: TestX/sub (0.00s)`), which `parse_log_gotest` reads: `-v`
     for `-json`, and the output left on the console instead of redirected to our report."""
-    return re.sub(r"\s*>\s*\S+\s*$", "", command).replace(" -json", " -v")
+    return _STDOUT_TO_FILE.sub("", command).replace(" -json", " -v")
 
 
 GO_RUNNER = Runner(

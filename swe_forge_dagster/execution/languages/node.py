@@ -73,14 +73,22 @@ def _vitest_title(test_id: str) -> str:
     return title_at_end((test_id.split(" > ", 1)[1] if " > " in test_id else test_id).replace(" > ", " "))
 
 
-_MOCHA_REPORTER = re.compile(r"\s(?:--reporter|-R)(?:=|\s+)\S+|\s--reporter-options?(?:=|\s+)\S+|\s-O(?:=|\s+)\S+")
+_MOCHA_WORD = re.compile(command_word("mocha"))
+_MOCHA_REPORTER = re.compile(r"\s(?:--reporter|-R|--reporter-options?|-O)(?:=|\s+)(?:'[^']*'|\"[^\"]*\"|[^\s'\";&|]+)")
+_SEGMENT_END = re.compile(r"&&|\|\||[;|]")
 
 
 def _mocha_tap(command: str) -> str:
-    """Our mocha command printing TAP (`ok 1 <full title>`), which `parse_log_tap` reads: the reporter our command
-    names (and its options) replaced, since mocha runs one reporter. TAP drops `#` from titles, as our ids do."""
-    words = _MOCHA_REPORTER.sub("", command).split(" mocha ", 1)
-    return f"{words[0]} mocha --reporter tap {words[1]}" if len(words) == 2 else f"{command} --reporter tap"
+    """Our mocha command printing TAP (`ok 1 <full title>`), which `parse_log_tap` reads: in mocha's own part of the
+    command, the reporter it names and its options (quoted or not) dropped and `--reporter tap` given, since mocha
+    runs one reporter. TAP drops `#` from titles, as our ids do."""
+    word = _MOCHA_WORD.search(command)
+    if word is None:
+        return f"{command} --reporter tap"
+    end = _SEGMENT_END.search(command, word.end())
+    stop = end.start() if end else len(command)
+    arguments = _MOCHA_REPORTER.sub("", command[word.end() : stop])
+    return f"{command[: word.end()]} --reporter tap{arguments}{command[stop:]}"
 
 
 MOCHA_RUNNER = Runner(

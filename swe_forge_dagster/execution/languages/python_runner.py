@@ -24,8 +24,17 @@ _SUMMARY = re.compile(r"(?:^|\s)-r\S*A")
 
 
 def _with_summary(command: str) -> str:
-    """Our pytest command with `-rA`, whose summary lines (`PASSED <id>`) are what `parse_log_pytest` reads."""
-    return command if _SUMMARY.search(command) else f"{command} -rA"
+    """Our pytest command with `-rA`, whose summary lines (`PASSED <id>`) are what `parse_log_pytest` reads: given
+    right after the pytest command word, so a command that goes on (`; exit $rc`, `| tee log`) keeps its shape."""
+    if _SUMMARY.search(command):
+        return command
+    word = re.search(PYTEST_COMMAND, command)
+    return f"{command[: word.end()]} -rA{command[word.end() :]}" if word else f"{command} -rA"
+
+
+def _first_word(test_id: str) -> str:
+    """A pytest id as `parse_log_pytest` names it from a `-rA` line: up to its first whitespace."""
+    return test_id.split()[0] if test_id.split() else test_id
 
 
 PYTEST_COMMAND = r"(?:^|[\s;&|(])(?:\S*/)?(?:python[\d.]* -m pytest|pytest|py\.test)(?=\s|$)"
@@ -114,6 +123,6 @@ PYTEST_RUNNER = Runner(
     own_ids=_own_ids,
     in_process=True,
     well_formed=_pytest_node_id,
-    swebench_log=SwebenchLog("parse_log_pytest", _with_summary),
+    swebench_log=SwebenchLog("parse_log_pytest", _with_summary, _first_word),
     plant=plant_pytest,
 )
