@@ -7,8 +7,8 @@ Every test is in one tier, by its markers (pyproject's `[tool.pytest.ini_options
 - `docker`: the rest of the Docker tests (twins' small repositories);
 - `fast`: everything else, unit and integration tests without Docker, on every run.
 
-`scripts/test` runs two workers (pytest-xdist, `--dist loadgroup`): the Docker tiers in order on one, the fast
-modules on the other (`SWE_FORGE_TEST_WORKERS=0` runs everything in one process).
+`scripts/test` runs the fast tier in a second pytest process beside the Docker tiers (which stay in order in one
+process: they share the engine and its images) when no `-m` is given; `SWE_FORGE_TEST_WORKERS=1` runs one.
 
 Select tiers with markers: `scripts/test -m "not real_repo"`, `scripts/test -m "not docker and not browser"`
 (the fast tier), `scripts/test -m real_repo`. The summary adds the time of each tier's tests (setup, call and
@@ -29,7 +29,9 @@ import pytest
 # Seconds of test time per tier on the CI machine (2 cores). real_repo: 479 s measured cold (9 tests, a fresh
 # engine), with headroom. The others split the rest of a ~30-minute test phase (CI passed in 2083 s in all) and
 # are printed, not enforced, until a quiet CI run has measured them: set them from its tier summary.
-DEFAULT_BUDGETS: dict[str, float] = {"fast": 900, "docker": 1500, "browser": 420, "real_repo": 900}
+# real_repo raised to 1200 s when SWE-bench's own round trips joined it (fmt and marshmallow built and graded by
+# `swebench eval --task-repo`, ~150 s) and the fast tier began to run beside it (956 s measured then).
+DEFAULT_BUDGETS: dict[str, float] = {"fast": 900, "docker": 1500, "browser": 420, "real_repo": 1200}
 TIERS = ("real_repo", "browser", "docker")  # checked in this order: a test is in the first it is marked with
 
 _seconds: dict[str, float] = defaultdict(float)
@@ -58,16 +60,6 @@ def over_budget(tiers: object = DEFAULT_BUDGETS) -> list[str]:
 def enforced() -> set[str]:
     """The tiers named by `SWE_FORGE_ENFORCE_BUDGETS`."""
     return {name.strip() for name in os.environ.get("SWE_FORGE_ENFORCE_BUDGETS", "").split(",") if name.strip()}
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Groups for `pytest -n 2 --dist loadgroup` (what `scripts/test` runs): the Docker tiers one after another on
-    one worker, since they share the engine, its images and the cores their builds use; each fast module on one
-    worker, so its module fixtures are built once; the fast modules beside the Docker tiers, on the other."""
-    for item in items:
-        group = "engine" if tier_of(item.keywords) != "fast" else item.nodeid.split("::", 1)[0]
-        item.add_marker(pytest.mark.xdist_group(group))
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
