@@ -20,7 +20,7 @@ import pytest
 
 from swe_forge_dagster.execution.languages.registry import pack
 from swe_forge_dagster.execution.patch import split_diff
-from tests.support.common import EXAMPLES, SHARED_FIXTURES, cli_json, require_image
+from tests.support.common import EXAMPLES, SHARED_FIXTURES, cli_json, require_image, swebench_cli
 from tests.support.compiled_hacks import GO_HACKS, hack_batch
 
 pytestmark = [pytest.mark.docker, pytest.mark.real_repo]
@@ -86,3 +86,20 @@ def test_no_go_cheating_agent_scores_resolved(world: dict) -> None:
         assert any("reads the test binary's name" in note for note in results[name]["review"]), name
     assert results["go-testmain-existing"]["dropped_paths"] == ["null_test.go"]  # test code the task does not own
     assert "no verdict after the agent's diff" in results["go-work-breaks-build"]["error"]
+
+
+def test_swebench_builds_and_resolves_the_go_task_from_the_task_repository_we_export(world: dict) -> None:
+    """SWE-bench 5 runs it too: `validate` proves the environment, `export --format swebench-task-repo` writes it,
+    and `swebench eval --gold --task-repo` builds the image from our Dockerfile and resolves the task, graded by its
+    own `parse_log_gotest` from `go test -v`."""
+    home, root, instances = world["root"] / "home", world["root"], str(world["root"] / "task.jsonl")
+    (proved,) = cli_json(home, "validate", "-i", instances, "--git-url", world["git_url"], **UNREACHABLE)["results"]
+    assert proved["status"] == "valid", proved["reason"]
+    repo = root / "task-repo"
+    export = ("export", "-i", instances, "-o", str(repo), "--format", "swebench-task-repo", "--git-url")
+    written = cli_json(home, *export, world["git_url"], **UNREACHABLE)
+    assert written["tasks"] == [TASK] and not written["skipped"], written
+    assert "looks well formed" in swebench_cli(root, "dataset", "check", str(repo)).stdout
+    swebench_cli(root, "eval", "swe-forge/tasks", "--gold", "--task-repo", str(repo), "--run-id", "go")
+    report = json.loads((root / "gold.go.json").read_text())
+    assert report["resolved_ids"] == [TASK], report

@@ -25,7 +25,7 @@ from swe_forge_dagster.execution.sandbox import SandboxConfig
 from swe_forge_dagster.export.swebench import SWEBenchInstance, read_instances, write_jsonl
 from swe_forge_dagster.tasks.prove import TaskExecutor
 from swe_forge_dagster.tasks.revalidate_instances import prove_with_manifests
-from tests.support.common import EXAMPLES, cli_json, swebench_cli
+from tests.support.common import EXAMPLES, cli_json, swebench_cli, swebench_outcomes
 from tests.support.marshmallow import BULLSEYE, HOST_CA, LITE_DEV, marshmallow_remote
 
 pytestmark = [pytest.mark.docker, pytest.mark.real_repo]
@@ -96,6 +96,12 @@ def test_swebench_builds_and_resolves_both_from_the_task_repository_we_export(wo
     swebench_cli(root, "eval", "swe-forge/tasks", "--gold", "--task-repo", str(repo), "--run-id", "gold", "-j", "2")
     report = json.loads((root / "gold.gold.json").read_text())
     assert sorted(report["resolved_ids"]) == sorted(IDS), report
+    ours = cli(world, "harness", "-i", str(repo), "--agent", "oracle", "--git-url", world["git_url"])  # the repository
+    for row in ours["results"]:
+        assert row["status"] == "resolved", (row["task_id"], row["error"])
+        mine = {check["test_id"]: check["passed"] for check in row["fail_to_pass"] + row["pass_to_pass"]}
+        theirs = swebench_outcomes(root, "gold", "gold", row["task_id"])
+        assert mine == theirs, row["task_id"]
 
 
 WRONG_PATCH = """diff --git a/NOTES.txt b/NOTES.txt

@@ -31,7 +31,7 @@ from swe_forge_dagster.export.eval_script import NotExportable, RepoTask, base_p
 from swe_forge_dagster.export.task_dir import TaskRecord, write_task_dir
 from swe_forge_dagster.tasks.build import PRContext, task_record
 from swe_forge_dagster.tasks.prove import TaskExecutor
-from tests.support.common import BASE_IMAGE, HOST_CA, cli_json, require_image, swebench_cli
+from tests.support.common import BASE_IMAGE, HOST_CA, cli_json, require_image, swebench_cli, swebench_outcomes
 from tests.support.records import make_instance
 
 NO_FIX = """diff --git a/NOTES.md b/NOTES.md
@@ -114,14 +114,6 @@ def _prove(world: GitWorld, cache: RepoCache, client: docker.DockerClient, repo:
         created_at=pr.created_at.isoformat(),
     )
     return task_record(context, result, recipe, pr.title)
-
-
-def swebench_outcomes(cwd: Path, run_id: str, model: str, instance_id: str) -> dict[str, bool]:
-    """SWE-bench's per-test verdicts for one instance of a run: test id -> passed."""
-    report = json.loads((cwd / "logs/run_evaluation" / run_id / model / instance_id / "report.json").read_text())
-    status = report[instance_id]["tests_status"]
-    kinds = [status["FAIL_TO_PASS"], status["PASS_TO_PASS"]]
-    return {test: key == "success" for kind in kinds for key in kind for test in kind[key]}
 
 
 @pytest.mark.docker

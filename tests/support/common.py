@@ -68,3 +68,11 @@ def swebench_cli(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return done
+
+
+def swebench_outcomes(cwd: Path, run_id: str, model: str, instance_id: str) -> dict[str, bool]:
+    """SWE-bench's per-test verdicts for one instance of a run: test id -> passed."""
+    report = json.loads((cwd / "logs/run_evaluation" / run_id / model / instance_id / "report.json").read_text())
+    status = report[instance_id]["tests_status"]
+    kinds = [status["FAIL_TO_PASS"], status["PASS_TO_PASS"]]
+    return {test: key == "success" for kind in kinds for key in kind for test in kind[key]}
