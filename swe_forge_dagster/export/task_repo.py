@@ -32,6 +32,8 @@ from typing import Any
 import yaml
 
 from swe_forge_dagster.execution.environment import pretend_version
+from swe_forge_dagster.execution.languages.python_runner import PYTEST
+from swe_forge_dagster.execution.recipe import EnvRecipe
 from swe_forge_dagster.execution.repo_box import write_tree_archive
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.export.eval_script import (
@@ -46,6 +48,7 @@ from swe_forge_dagster.export.eval_script import (
     install_script,
     log_form,
 )
+from swe_forge_dagster.export.swebench import SWEBenchInstance
 from swe_forge_dagster.export.task_dir import TEMP_DIR_PREFIX, check_task_id
 from swe_forge_dagster.export.yaml_io import yaml_dump, yaml_load
 
@@ -58,6 +61,15 @@ CONFIG_FILE, TASKS_DIR = "sweb.yaml", "tasks"
 ENVIRONMENT_KEY = "swe_forge_environment"
 """task.yaml's record of the recipe the Dockerfile runs, so our harness reading the repository back (`-i DIR`) builds
 the environment we proved, not one guessed from the manifests (`harness.inputs.carried_spec`)."""
+
+
+def carried_recipe(inst: SWEBenchInstance) -> EnvRecipe | None:
+    """The recipe an instance read from a task repository we exported carries (`ENVIRONMENT_KEY`), else None."""
+    carried = (inst.model_extra or {}).get(ENVIRONMENT_KEY)
+    if not isinstance(carried, dict) or not carried.get("image"):
+        return None
+    commands = tuple(str(command) for command in carried.get("install_commands") or ())
+    return EnvRecipe(commands, str(carried.get("test_command") or PYTEST), str(carried["image"]))
 
 
 def image_name(instance_id: str) -> str:

@@ -44,6 +44,7 @@ from swe_forge_dagster.export.task_dir import (
     check_task_id,
     read_task_dir,
 )
+from swe_forge_dagster.export.task_repo import carried_recipe
 from swe_forge_dagster.harness.models import HarnessTask, TaskLoadError
 
 DEFAULT_SPEC_KEY = "*"
@@ -228,9 +229,11 @@ def task_from_instance(inst: SWEBenchInstance, spec: EnvSpec | None, *, default_
 
 
 def carried_spec(record: SWEBenchInstance) -> EnvSpec | None:
-    """The recipe a record carries (`swe_forge_environment`: a task repository we exported), else None."""
-    carried = (record.model_extra or {}).get("swe_forge_environment")
-    return EnvSpec.model_validate(carried) if carried else None
+    """The recipe a record carries (a task repository we exported: `export.task_repo.carried_recipe`), else None."""
+    recipe = carried_recipe(record)
+    if recipe is None:
+        return None
+    return EnvSpec(image=recipe.base_image, install_commands=recipe.install_commands, test_command=recipe.test_command)
 
 
 def _from_record(

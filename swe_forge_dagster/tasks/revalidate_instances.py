@@ -23,6 +23,7 @@ from swe_forge_dagster.execution.patch import SplitPatch, split_diff
 from swe_forge_dagster.execution.runners import swebench_ids
 from swe_forge_dagster.execution.runtime_record import runtime_record
 from swe_forge_dagster.export.swebench import SWEBenchInstance
+from swe_forge_dagster.export.task_repo import carried_recipe
 from swe_forge_dagster.tasks.differences import explain_differences, set_aside, unreachable
 from swe_forge_dagster.tasks.prove import TaskBuildError, TaskExecutor, TaskValidation, clip
 from swe_forge_dagster.tasks.revalidate import CHANGED, ERROR, INVALID, NOT_JUDGEABLE, VALID, Revalidation
@@ -61,11 +62,13 @@ def prove_with_manifests(
         split.src_files,
         available=partial(image_available, executor.client),
     )
-    if not found.recipes:
+    carried = carried_recipe(inst)  # read from a task repository we exported: the recipe it was proven with, first
+    recipes = [carried, *(r for r in found.recipes if r != carried)] if carried else found.recipes
+    if not recipes:
         return None, found.problem, []
     tried: list[str] = []
     best: tuple[int, str] | None = None  # (rank, why it stopped), the first of the highest rank
-    for recipe in found.recipes:
+    for recipe in recipes:
         tried.append(f"{recipe.base_image}: {recipe.install_commands[-1]}")
         try:
             result = executor.prove(inst.repo, inst.base_commit, split, recipe, after_runs=after_runs)
