@@ -27,6 +27,7 @@ from swe_forge_dagster.tasks.prove import TaskExecutor
 from swe_forge_dagster.tasks.revalidate_instances import prove_with_manifests
 from tests.support.common import EXAMPLES, cli_json, swebench_cli, swebench_outcomes
 from tests.support.marshmallow import BULLSEYE, HOST_CA, LITE_DEV, marshmallow_remote
+from tests.support.records import NO_FIX_PATCH
 
 pytestmark = [pytest.mark.docker, pytest.mark.real_repo]
 IDS = ("marshmallow-code__marshmallow-1359", "marshmallow-code__marshmallow-1343")
@@ -104,13 +105,6 @@ def test_swebench_builds_and_resolves_both_from_the_task_repository_we_export(wo
         assert mine == theirs, row["task_id"]
 
 
-WRONG_PATCH = """diff --git a/NOTES.txt b/NOTES.txt
-new file mode 100644
---- /dev/null
-+++ b/NOTES.txt
-@@ -0,0 +1 @@
-+looked at it, fixed nothing
-"""
 STALE_PATCH = """diff --git a/setup.py b/setup.py
 --- a/setup.py
 +++ b/setup.py
@@ -140,10 +134,10 @@ def test_swebench_predictions_are_judged_and_reported_in_swebenchs_form(world: d
         b"\n".join(
             [
                 pred(first.instance_id, first.patch),
-                pred(second.instance_id, WRONG_PATCH),
+                pred(second.instance_id, NO_FIX_PATCH),
                 pred(copies[0].instance_id, ""),
                 pred(copies[1].instance_id, STALE_PATCH),
-                pred("nobody__nothing-1", WRONG_PATCH),
+                pred("nobody__nothing-1", NO_FIX_PATCH),
                 b'{"instance_id": "x", "model_name_or_path": "org/model-7b"}',
                 b'{"instance_id": "caf\xe9"}',
             ]

@@ -29,18 +29,10 @@ from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.execution.sandbox import SandboxConfig
 from swe_forge_dagster.export.eval_script import NotExportable, RepoTask, base_paths, eval_script, log_form
 from swe_forge_dagster.export.task_dir import TaskRecord, write_task_dir
-from swe_forge_dagster.tasks.build import PRContext, task_record
+from swe_forge_dagster.tasks.build import task_record
 from swe_forge_dagster.tasks.prove import TaskExecutor
 from tests.support.common import BASE_IMAGE, HOST_CA, cli_json, require_image, swebench_cli, swebench_outcomes
-from tests.support.records import make_instance
-
-NO_FIX = """diff --git a/NOTES.md b/NOTES.md
-new file mode 100644
---- /dev/null
-+++ b/NOTES.md
-@@ -0,0 +1 @@
-+looked at it, fixed nothing
-"""
+from tests.support.records import NO_FIX_PATCH, make_instance, world_context
 
 
 def test_the_eval_script_has_swebenchs_shape_and_a_runner_without_a_log_form_is_refused() -> None:
@@ -101,18 +93,7 @@ def _prove(world: GitWorld, cache: RepoCache, client: docker.DockerClient, repo:
         recipe = environment_candidates(cache, pr.repo, pr.base_sha, pr.src_files + pr.test_files).recipes[0]
     sandbox = SandboxConfig(image=BASE_IMAGE, ca_bundle=HOST_CA if HOST_CA.is_file() else None)
     result = TaskExecutor(client, cache, sandbox).validate_pr(pr.repo, pr.base_sha, pr.head_sha, recipe)
-    context = PRContext(
-        repo=pr.repo,
-        number=pr.number,
-        title=pr.title,
-        body=pr.body,
-        base_sha=pr.base_sha,
-        head_sha=pr.head_sha,
-        language=pr.language,
-        difficulty="easy",
-        difficulty_score=0.2,
-        created_at=pr.created_at.isoformat(),
-    )
+    context = world_context(pr)
     return task_record(context, result, recipe, pr.title)
 
 
@@ -141,7 +122,7 @@ def test_swebench_checks_builds_and_grades_our_exported_tasks_as_our_harness_doe
 
     model = "org/no-fix"
     predictions = tmp_path / "preds.jsonl"
-    patches = {ids[0]: NO_FIX, ids[1]: ""}
+    patches = {ids[0]: NO_FIX_PATCH, ids[1]: ""}
     lines = [json.dumps({"instance_id": i, "model_name_or_path": model, "model_patch": p}) for i, p in patches.items()]
     predictions.write_text("\n".join(lines) + "\n")
     swebench_cli(

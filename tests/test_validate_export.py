@@ -21,9 +21,10 @@ from swe_forge_dagster.execution.environment import EnvRecipe, env_image_tag
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.export.swebench import read_instances
 from swe_forge_dagster.export.task_dir import TaskRecord, read_task_dir, write_task_dir
-from swe_forge_dagster.tasks.build import PRContext, task_record
+from swe_forge_dagster.tasks.build import task_record
 from swe_forge_dagster.tasks.prove import TaskExecutor
 from tests.support.common import BASE_IMAGE
+from tests.support.records import world_context
 
 RECIPE = EnvRecipe(install_commands=(VENV_INSTALL,), base_image=BASE_IMAGE)
 
@@ -34,18 +35,7 @@ def proven(tmp_path_factory: pytest.TempPathFactory, docker_client: docker.Docke
     pr = world.pr("acme-labs/tinycalc", 12)
     executor = TaskExecutor(docker_client, RepoCache(tmp_path_factory.mktemp("cache"), world.url_template))
     result = executor.validate_pr(pr.repo, pr.base_sha, pr.head_sha, RECIPE)
-    context = PRContext(
-        repo=pr.repo,
-        number=pr.number,
-        title=pr.title,
-        body=pr.body,
-        base_sha=pr.base_sha,
-        head_sha=pr.head_sha,
-        language="Python",
-        difficulty="easy",
-        difficulty_score=0.2,
-        created_at=pr.created_at.isoformat(),
-    )
+    context = world_context(pr, "Python")
     try:
         yield world, task_record(context, result, RECIPE, "Negative halves round the wrong way.")
     finally:

@@ -2,10 +2,39 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from swe_forge_dagster.export.swebench import SWEBenchInstance
 from swe_forge_dagster.export.task_dir import TaskRecord
+from swe_forge_dagster.tasks.build import PRContext
+
+if TYPE_CHECKING:
+    from swe_forge_dagster.demo.worlds.git_world import WorldPR
+
+NO_FIX_PATCH = """diff --git a/NOTES.txt b/NOTES.txt
+new file mode 100644
+--- /dev/null
++++ b/NOTES.txt
+@@ -0,0 +1 @@
++looked at it, fixed nothing
+"""
+"""A prediction that changes the repository and fixes nothing (a new notes file)."""
+
+
+def world_context(pr: WorldPR, language: str | None = None) -> PRContext:
+    """The task builder's view of a demo-world PR, an easy one, as the tests that prove one by hand build it."""
+    return PRContext(
+        repo=pr.repo,
+        number=pr.number,
+        title=pr.title,
+        body=pr.body,
+        base_sha=pr.base_sha,
+        head_sha=pr.head_sha,
+        language=language or pr.language,
+        difficulty="easy",
+        difficulty_score=0.2,
+        created_at=pr.created_at.isoformat(),
+    )
 
 
 def make_task(inst: SWEBenchInstance, **overrides: Any) -> TaskRecord:
