@@ -6,10 +6,11 @@ fmtlib__fmt-2457 and -3729 (CMake + bundled GoogleTest) and axios__axios-5085 (n
 manifests on the toolchain image (no LLM) and must give the dataset's lists in its id form (`suite.test`, mocha
 full titles); the harness must resolve with the oracle and not with an agent that changes nothing.
 
-axios differs from its dataset row in two known ways, which validation must report per test id with the cause: the
-test patch adds a second test that fails before and passes after (not in the dataset's FAIL_TO_PASS), and the
-dataset's one PASS_TO_PASS test calls an internet host, so it fails here before and after; the harness leaves that
-check out of its verdict and says so. Needs Docker, `swe-forge-cpp:bookworm` and `swe-forge-node:bookworm`
+axios's test patch adds a test to a second file, `AxiosHeaders.js`, whose tests the dataset does not list (its lists
+come from `bugs.js`): validation re-proves the row on the file that hosts its ids (`tasks.given_files`), so that
+test is not an extra. The dataset's one PASS_TO_PASS test calls an internet host, so it fails here before and after:
+validation sets it aside with its cause, and the harness leaves that check out of its verdict and says so.
+Needs Docker, `swe-forge-cpp:bookworm` and `swe-forge-node:bookworm`
 (`scripts/build-toolchain-image.sh cpp|node`) and the npm registry through the host CA bundle.
 """
 
@@ -25,7 +26,6 @@ import docker
 import pytest
 
 from swe_forge_dagster.execution.languages.registry import pack
-from swe_forge_dagster.tasks.revalidate_instances import SUPERSET
 from tests.support.common import EXAMPLES, SHARED_FIXTURES, swebench_cli
 from tests.support.compiled_hacks import CPP_HACKS, hack_batch
 from tests.support.hacks import NODE_HACKS
@@ -136,14 +136,13 @@ def test_a_library_that_rewrites_the_googletest_report_at_exit_does_not_resolve(
     assert results["gtest-rewrite-at-exit"]["review"]
 
 
-def test_axios_differences_are_reported_per_test_with_their_cause(world: dict) -> None:
+def test_axios_validates_on_the_file_its_lists_come_from_with_the_network_test_set_aside(world: dict) -> None:
     instances = str(world["root"] / "axios.jsonl")
     (row,) = cli(world, "validate", "-i", instances)["results"]
     given = world["rows"]["axios__axios-5085"]
-    assert set(given["FAIL_TO_PASS"]) <= set(row["fail_to_pass"]) and "swe-forge-node" in row["recipe"]
-    (extra,) = row["fail_to_pass_extra"]
-    assert "not in the given FAIL_TO_PASS" in row["differences"][extra]
-    assert row["status"] == "changed" and SUPERSET in row["reason"]  # every given verdict holds
+    assert row["fail_to_pass"] == given["FAIL_TO_PASS"] and "swe-forge-node" in row["recipe"]
+    assert row["status"] == "valid", row["reason"]  # AxiosHeaders.js's new test is not run: the dataset lists none
+    assert not row["fail_to_pass_extra"] and not row["pass_to_pass_extra"]
     # the PASS_TO_PASS test that needs postman-echo.com is set aside (compared with nothing), not reported missing
     (network,) = row["set_aside"]
     assert network == given["PASS_TO_PASS"][0] and network not in row["pass_to_pass_missing"]

@@ -11,6 +11,7 @@ instance's in the instance's own id form (SWE-bench's cut ids, `runners.swebench
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 
 from docker.errors import ImageNotFound
@@ -19,28 +20,44 @@ from swe_forge_dagster.execution.env_candidates import environment_candidates
 from swe_forge_dagster.execution.environment import image_available
 from swe_forge_dagster.execution.languages.registry import runner_for
 from swe_forge_dagster.execution.manifest import remember
-from swe_forge_dagster.execution.patch import SplitPatch, split_diff
+from swe_forge_dagster.execution.patch import SplitPatch, split_diff, split_sections
+from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.execution.runners import swebench_ids
 from swe_forge_dagster.execution.runtime_record import runtime_record
 from swe_forge_dagster.export.swebench import SWEBenchInstance
 from swe_forge_dagster.export.task_repo import carried_recipe
 from swe_forge_dagster.tasks.differences import explain_differences, set_aside, unreachable
+from swe_forge_dagster.tasks.given_files import files_of_given_ids
 from swe_forge_dagster.tasks.prove import TaskBuildError, TaskExecutor, TaskValidation, clip
 from swe_forge_dagster.tasks.revalidate import CHANGED, ERROR, INVALID, NOT_JUDGEABLE, VALID, Revalidation
 
 NOT_STARTED = "test suite did not start"
 
 
-def instance_split(inst: SWEBenchInstance) -> SplitPatch:
-    """The instance's patches as a split: the test files are those its test patch touches."""
+def instance_split(inst: SWEBenchInstance, cache: RepoCache | None = None) -> SplitPatch:
+    """The instance's patches as a split: the test files are those its test patch touches that host its given ids
+    (`given_files`: the files the dataset's lists were made from; read at the base commit from `cache`)."""
     src, tests = split_diff(inst.patch), split_diff(inst.test_patch or "")
-    return SplitPatch(
-        inst.patch,
-        inst.test_patch or "",
-        src.src_files + src.test_files,
-        tests.test_files or tests.src_files,
-        src.binary_files,
-    )
+    files = tests.test_files or tests.src_files
+    if cache is not None:
+        files = files_of_given_ids(files, [*inst.FAIL_TO_PASS, *inst.PASS_TO_PASS], _patched_text(inst, cache))
+    return SplitPatch(inst.patch, inst.test_patch or "", src.src_files + src.test_files, files, src.binary_files)
+
+
+def _patched_text(inst: SWEBenchInstance, cache: RepoCache) -> Callable[[str], str]:
+    """A test file's text at the base commit followed by the lines the test patch adds to it."""
+    added = {
+        section.path: "\n".join(
+            line[1:] for line in section.text.split("\n") if line.startswith("+") and not line.startswith("+++")
+        )
+        for section in split_sections(inst.test_patch or "")
+    }
+
+    def text_of(path: str) -> str:
+        base = cache.show_file(inst.repo, inst.base_commit, path) or b""
+        return base.decode("utf-8", "replace") + "\n" + added.get(path, "")
+
+    return text_of
 
 
 def prove_with_manifests(
@@ -54,7 +71,7 @@ def prove_with_manifests(
     network host gives a verdict: the environment works, the tests cannot pass here whatever it is."""
     executor.cache.ensure(inst.repo)
     executor.cache.fetch(inst.repo, [inst.base_commit])
-    split = instance_split(inst)
+    split = instance_split(inst, executor.cache)
     found = environment_candidates(
         executor.cache,
         inst.repo,
@@ -168,8 +185,9 @@ SUPERSET = (
 )
 """The reason's tail when nothing given is missing, only more tests here: the environment reproduces every verdict
 the dataset gives. SWE-bench Lite's flask 2.0 rows were made with Werkzeug 2.3.7 of 2023, whose deprecations fail
-128 of flask's tests under its `filterwarnings = error` (127 more PASS_TO_PASS here); SWE-bench Multilingual's
-axios-5085 lists one of the two tests its test patch adds and fixes (one more FAIL_TO_PASS here)."""
+128 of flask's tests under its `filterwarnings = error` (121 more PASS_TO_PASS here); SWE-bench Lite's pylint 2.15
+rows were made where pylint's `_query_cpu` counted one CPU (cgroup v1's `cpu.shares`, 1024 by Docker's default), so
+its `needs_two_cores` tests were skipped there; here (cgroup v2) it counts two (3 more PASS_TO_PASS here)."""
 
 
 def _aside_note(aside: dict[str, str]) -> str:
