@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from swe_forge_dagster.demo.twins.openai_twin import MultipleToolCalls, OpenAITwin, Text, ToolCall
 from swe_forge_dagster.execution.languages.python_runner import PYTEST
 from swe_forge_dagster.execution.sandbox import CommandResult
-from swe_forge_dagster.llm.client import ChatTurn, ToolCallRequest
+from swe_forge_dagster.llm.turns import ChatTurn, ToolCallRequest
 from swe_forge_dagster.tasks import agent_tools
 from swe_forge_dagster.tasks.agent_tools import ELIDED, MAX_TOOL_OUTPUT, AgentTool, ShellArgs, clip, run_agent
 from swe_forge_dagster.tasks.agents import (
@@ -46,8 +46,9 @@ def test_chat_offers_tools_unforced_and_caches_the_whole_assistant_message(twin:
         turn = client.chat("agent", messages, tools, item="org/x#1")
         again = client.chat("agent", messages, tools, item="org/x#1")
         assert client.stats.calls == 1 and client.stats.cache_hits == 1
-    assert turn == ChatTurn(None, [ToolCallRequest("call_1", "shell", '{"command": "ls"}')], cached=False)
-    assert again == ChatTurn(None, turn.tool_calls, cached=True)
+    call = ToolCallRequest("call_1", "shell", '{"command": "ls"}')
+    assert turn == ChatTurn(None, [call], cached=False, call_form="tool_calls")
+    assert again == ChatTurn(None, turn.tool_calls, cached=True, call_form="tool_calls")
     assert turn.message()["tool_calls"][0]["function"] == {"name": "shell", "arguments": '{"command": "ls"}'}
     (request,) = twin.requests
     assert request.json["tool_choice"] == "auto" and tool_names(request.json) == ["shell"]

@@ -29,7 +29,9 @@ from pydantic import BaseModel, ValidationError
 from swe_forge_dagster.common.retry import Backoff
 from swe_forge_dagster.common.slots import RequestSlots
 from swe_forge_dagster.llm.cache import AnswerStore, request_key
+from swe_forge_dagster.llm.content_calls import STRUCTURED
 from swe_forge_dagster.llm.ledger import CallRecord, CallSink
+from swe_forge_dagster.llm.turns import ChatTurn, ToolCallRequest, reply_calls
 
 T = TypeVar("T", bound=BaseModel)
 KEY_ENVS = "SWE_FORGE_LLM_API_KEY or OPENROUTER_API_KEY"
@@ -61,38 +63,6 @@ class LLMStats:
 
     def snapshot(self) -> LLMStats:
         return LLMStats(**vars(self))
-
-
-@dataclass(frozen=True)
-class ToolCallRequest:
-    """One function call the model asked for; the arguments stay raw JSON so the caller judges them."""
-
-    id: str
-    name: str
-    arguments_json: str
-
-
-@dataclass(frozen=True)
-class ChatTurn:
-    """One assistant turn of an agent conversation: text, the tool calls asked for, and whether it was cached."""
-
-    content: str | None
-    tool_calls: list[ToolCallRequest]
-    cached: bool
-
-    def message(self) -> dict[str, Any]:
-        """The assistant message to append to the conversation (the wire shape the endpoint expects back).
-
-        Without tool calls the content is never null: some providers reject such a message.
-        """
-        content = self.content if self.content is not None or self.tool_calls else ""
-        message: dict[str, Any] = {"role": "assistant", "content": content}
-        if self.tool_calls:
-            message["tool_calls"] = [
-                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments_json}}
-                for c in self.tool_calls
-            ]
-        return message
 
 
 @dataclass(frozen=True)
@@ -207,33 +177,29 @@ class LLMClient:
         problems: list[str] = []
         for attempt in range(1, self.max_repairs + 2):
             message, usage = self._complete(stage, conversation, tools, choice, item, attempt)
-            calls = [c for c in message.tool_calls or [] if c.type == "function" and c.function.name == tool_name]
+            replied, form = reply_calls(message)
+            calls = [c for c in replied if c.name == tool_name]
             if not calls:
-                problem = f"no call of {tool_name} (answered {'text' if message.content else 'nothing'})"
+                other = ", ".join(sorted({c.name or "(no name)" for c in replied}))
+                problem = f"no call of {tool_name} " + (
+                    f"(called {other}: not a function here)"
+                    if other
+                    else f"(answered {'text' if message.content else 'nothing'})"
+                )
                 conversation += [
                     {"role": "assistant", "content": message.content or ""},
                     {"role": "user", "content": f"Error: {problem}. Answer only by calling the function {tool_name}."},
                 ]
             else:
                 call = calls[0]
-                problem, value = self._parse(call.function.arguments, output, context)
+                problem, value = self._parse(call.arguments_json, output, context)
                 if value is not None:
-                    self._record(CallRecord(stage, self.model, "ok", item, attempt, **usage))
+                    self._record(CallRecord(stage, self.model, "ok", item, attempt, call_form=form, **usage))
                     if self.cache:
-                        self.cache.put(key, stage, {"arguments": json.loads(call.function.arguments)})
+                        self.cache.put(key, stage, {"arguments": json.loads(call.arguments_json)})
                     return value
                 conversation += [
-                    {
-                        "role": "assistant",
-                        "content": message.content,
-                        "tool_calls": [
-                            {
-                                "id": call.id,
-                                "type": "function",
-                                "function": {"name": call.function.name, "arguments": call.function.arguments},
-                            }
-                        ],
-                    },
+                    ChatTurn(message.content, [call], cached=False, call_form=form).message(),
                     {
                         "role": "tool",
                         "tool_call_id": call.id,
@@ -242,7 +208,9 @@ class LLMClient:
                 ]
             problems.append(problem)
             outcome = "repair" if attempt <= self.max_repairs else "failed"
-            self._record(CallRecord(stage, self.model, outcome, item, attempt, error=problem[:500], **usage))
+            self._record(
+                CallRecord(stage, self.model, outcome, item, attempt, error=problem[:500], call_form=form, **usage)
+            )
             with self._lock:
                 self.stats.repairs += outcome == "repair"
         with self._lock:
@@ -277,22 +245,19 @@ class LLMClient:
                 cached.get("content"),
                 [ToolCallRequest(c["id"], c["name"], c["arguments"]) for c in cached["tool_calls"]],
                 cached=True,
+                call_form=cached.get("call_form") or (STRUCTURED if cached["tool_calls"] else None),
             )
             self._record(CallRecord(stage, self.model, "cached", item, cache_hit=True))
             with self._lock:
                 self.stats.cache_hits += 1
             return turn
         message, usage = self._complete(stage, messages, tools, tool_choice, item, 1)
-        calls = [
-            ToolCallRequest(c.id, c.function.name, c.function.arguments or "")
-            for c in message.tool_calls or []
-            if c.type == "function"
-        ]
-        self._record(CallRecord(stage, self.model, "ok", item, **usage))
+        calls, form = reply_calls(message)
+        self._record(CallRecord(stage, self.model, "ok", item, call_form=form, **usage))
         if self.cache:
             stored = [{"id": c.id, "name": c.name, "arguments": c.arguments_json} for c in calls]
-            self.cache.put(key, stage, {"content": message.content, "tool_calls": stored})
-        return ChatTurn(message.content, calls, cached=False)
+            self.cache.put(key, stage, {"content": message.content, "tool_calls": stored, "call_form": form})
+        return ChatTurn(message.content, calls, cached=False, call_form=form)
 
     @staticmethod
     def _parse(arguments: str | None, output: type[T], context: dict[str, Any] | None) -> tuple[str, T | None]:

@@ -38,6 +38,7 @@ LLM_CALLS_SCHEMA = pa.schema(
         ("cost_source", pa.string()),
         ("latency_ms", pa.float64()),
         ("cache_hit", pa.bool_()),
+        ("call_form", pa.string()),
     ]
 )
 
@@ -56,6 +57,7 @@ class CallRecord:
     cost_source: str | None = None  # provider | price | None
     latency_ms: float = 0.0
     cache_hit: bool = False
+    call_form: str | None = None  # how the answer's tool calls came (`content_calls.FORMS`); None without calls
     at: str = dataclasses.field(default_factory=lambda: dt.datetime.now(dt.UTC).isoformat())
 
 

@@ -23,8 +23,9 @@ TABLES = f"""
 CREATE TABLE IF NOT EXISTS {SCHEMA}.llm_calls (
     id UUID PRIMARY KEY, at TIMESTAMPTZ NOT NULL, stage TEXT, item TEXT, model TEXT, attempt BIGINT,
     outcome TEXT, error TEXT, prompt_tokens BIGINT, completion_tokens BIGINT, cost DOUBLE PRECISION,
-    cost_source TEXT, latency_ms DOUBLE PRECISION, cache_hit BOOLEAN
+    cost_source TEXT, latency_ms DOUBLE PRECISION, cache_hit BOOLEAN, call_form TEXT
 );
+ALTER TABLE {SCHEMA}.llm_calls ADD COLUMN IF NOT EXISTS call_form TEXT;
 CREATE INDEX IF NOT EXISTS llm_calls_at ON {SCHEMA}.llm_calls (at);
 """
 COLUMNS = LLM_CALLS_SCHEMA.names  # "at" first, then the record's other fields

@@ -33,8 +33,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from swe_forge_dagster.execution.sandbox import CommandResult, Sandbox
 from swe_forge_dagster.execution.shell_state import SandboxError
-from swe_forge_dagster.llm.client import LLMClient, ToolCallRequest, tool_for
+from swe_forge_dagster.llm.client import LLMClient, tool_for
 from swe_forge_dagster.llm.prompts import system, user
+from swe_forge_dagster.llm.turns import ToolCallRequest
 
 R = TypeVar("R")
 
@@ -157,6 +158,7 @@ def run_agent(
             "llm_seconds": round(time.perf_counter() - started, 3),
             "content": reply.content,
             "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments_json} for c in reply.tool_calls],
+            "call_form": reply.call_form,
             "results": [],
             "outcome": "continue",
         }

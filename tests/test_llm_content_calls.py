@@ -1,0 +1,133 @@
+"""Tool calls written in a reply's text (fenced JSON, `<tool_call>` tags), as small open models send them.
+
+Against the OpenAI twin through the real `openai` SDK: the twin's `Text` action is a reply with `tool_calls`
+empty, which is what llama.cpp serving Qwen2.5-Coder returns when the model writes its call as text (issue 26).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from swe_forge_dagster.demo.twins.openai_twin import OpenAITwin, Text
+from swe_forge_dagster.execution.sandbox import CommandResult
+from swe_forge_dagster.llm.content_calls import BARE, FENCED, TAG, ContentCall, calls_in_content
+from swe_forge_dagster.llm.functions import PRFacts, classify_difficulty
+from swe_forge_dagster.tasks.agent_tools import AgentTool, run_agent
+from tests.support.agent_twin import KEY, lines, make_client
+
+FENCED_REPLY = """To see the files, I will run a shell command.
+
+```json
+{
+  "name": "shell",
+  "arguments": {"command": "ls -la"}
+}
+```
+"""
+PR = PRFacts(
+    repo="org/calc",
+    number=7,
+    title="Fix rounding",
+    body="-2.5 rounds to -2",
+    files=["calc.py"],
+    additions=3,
+    deletions=1,
+)
+TRIAGE = {"difficulty": "easy", "score": 0.2, "reasoning": "One guard in one function."}
+
+
+def test_each_written_form_is_read_with_its_name_arguments_and_form() -> None:
+    assert calls_in_content(FENCED_REPLY) == [ContentCall("shell", '{"command": "ls -la"}', FENCED)]
+    two = '<tool_call>\n{"name": "shell", "arguments": {"command": "pwd"}}\n</tool_call>\n<tool_call>{"name": "x"}'
+    assert calls_in_content(two) == [ContentCall("shell", '{"command": "pwd"}', TAG), ContentCall("x", "{}", TAG)]
+    openai_shape = '[{"type": "function", "function": {"name": "shell", "arguments": "{\\"command\\": \\"id\\"}"}}]'
+    assert calls_in_content(openai_shape) == [ContentCall("shell", '{"command": "id"}', BARE)]
+    assert calls_in_content('{"name": "submit", "parameters": {"value": 1}}') == [
+        ContentCall("submit", '{"value": 1}', BARE)
+    ]
+    # a tagged call that is not JSON is still a call: its name and raw text go on to be checked and repaired
+    assert calls_in_content('<tool_call>{"name": "shell", "arguments": {"command": "ls"</tool_call>') == [
+        ContentCall("shell", '{"name": "shell", "arguments": {"command": "ls"', TAG)
+    ]
+
+
+def test_text_that_is_not_a_call_is_not_read_as_one() -> None:
+    assert calls_in_content(None) == calls_in_content("") == calls_in_content("The tests pass now.") == []
+    assert calls_in_content('Set this in package.json:\n```json\n{"scripts": {"test": "mocha"}}\n```') == []
+    assert calls_in_content("```python\nprint('hi')\n```") == []
+
+
+@pytest.fixture
+def twin() -> Iterator[OpenAITwin]:
+    with OpenAITwin(api_key=KEY) as server:
+        yield server
+
+
+def test_a_structured_answer_written_as_text_is_taken_and_its_form_recorded(twin: OpenAITwin, tmp_path: Path) -> None:
+    twin.queue(Text(f"```json\n{json.dumps({'name': 'classify_difficulty', 'arguments': TRIAGE})}\n```"))
+    with make_client(twin, tmp_path) as client:
+        assert classify_difficulty(client, PR).difficulty == "easy"
+    (row,) = lines(tmp_path / "llm_calls" / "calls.jsonl")
+    assert row["outcome"] == "ok" and row["call_form"] == FENCED
+
+
+def test_a_hallucinated_tool_and_bad_arguments_are_sent_back_until_repaired(twin: OpenAITwin, tmp_path: Path) -> None:
+    twin.queue(
+        Text('<tool_call>{"name": "triage_pr", "arguments": {"difficulty": "easy"}}</tool_call>'),
+        Text('<tool_call>{"name": "classify_difficulty", "arguments": {"difficulty": "trivial"}}</tool_call>'),
+        Text(f"<tool_call>{json.dumps({'name': 'classify_difficulty', 'arguments': TRIAGE})}</tool_call>"),
+    )
+    with make_client(twin, tmp_path) as client:
+        assert classify_difficulty(client, PR).score == 0.2
+    rows = lines(tmp_path / "llm_calls" / "calls.jsonl")
+    assert [(r["outcome"], r["call_form"]) for r in rows] == [("repair", TAG), ("repair", TAG), ("ok", TAG)]
+    assert "called triage_pr: not a function here" in rows[0]["error"]
+    asked = [r.json["messages"] for r in twin.requests]
+    assert "Answer only by calling the function classify_difficulty" in asked[1][-1]["content"]
+    # the bad call goes back as a call (once, not also as its text) with the schema error as its tool answer
+    assert asked[2][-2]["content"] is None and asked[2][-2]["tool_calls"][0]["id"] == "content-1"
+    assert asked[2][-1]["role"] == "tool" and "difficulty" in asked[2][-1]["content"]
+
+
+class Answer(BaseModel):
+    value: int
+
+
+class Box:
+    def __init__(self) -> None:
+        self.commands: list[str] = []
+
+    def run(self, command: str, timeout: float = 600, max_output: int = 30000) -> CommandResult:
+        self.commands.append(command)
+        return CommandResult(command, 0, "a.py\nb.py", False, 0.01, False)
+
+
+def test_an_agent_works_with_a_model_that_writes_its_calls_as_text(twin: OpenAITwin, tmp_path: Path) -> None:
+    twin.queue(
+        Text(FENCED_REPLY),
+        Text('<tool_call>\n{"name": "submit_answer", "arguments": {"value": 2}}\n</tool_call>'),
+    )
+    box, transcript = Box(), tmp_path / "transcript.jsonl"
+    with make_client(twin, tmp_path) as client:
+        result = run_agent(
+            client,
+            box,  # type: ignore[arg-type]
+            "Count the files.",
+            ["how many files?"],
+            [AgentTool("submit_answer", "the answer", Answer)],
+            lambda answer: answer.value,
+            stage="demo",
+            item="x",
+            max_turns=4,
+            transcript_path=transcript,
+        )
+    assert result == 2 and box.commands == ["ls -la"]
+    assert [t["call_form"] for t in lines(transcript)] == [FENCED, TAG]
+    assistant, tool = twin.requests[1].json["messages"][-2:]
+    assert assistant["tool_calls"][0]["function"] == {"name": "shell", "arguments": '{"command": "ls -la"}'}
+    assert tool == {"role": "tool", "tool_call_id": "content-1", "content": "exit code: 0\na.py\nb.py"}
