@@ -14,7 +14,6 @@ from pydantic import BaseModel
 
 from swe_forge_dagster.demo.twins.openai_twin import MultipleToolCalls, OpenAITwin, Text, ToolCall
 from swe_forge_dagster.execution.languages.python_runner import PYTEST
-from swe_forge_dagster.execution.sandbox import CommandResult
 from swe_forge_dagster.llm.turns import ChatTurn, ToolCallRequest
 from swe_forge_dagster.tasks import agent_tools
 from swe_forge_dagster.tasks.agent_tools import ELIDED, MAX_TOOL_OUTPUT, AgentTool, ShellArgs, clip, run_agent
@@ -26,7 +25,7 @@ from swe_forge_dagster.tasks.agents import (
     recipe_test_command,
 )
 from swe_forge_dagster.tasks.test_agent import _checked_files
-from tests.support.agent_twin import KEY, lines, make_client, tool_names
+from tests.support.agent_twin import KEY, FakeSandbox, lines, make_client, tool_names
 
 
 @pytest.fixture
@@ -47,26 +46,13 @@ def test_chat_offers_tools_unforced_and_caches_the_whole_assistant_message(twin:
         again = client.chat("agent", messages, tools, item="org/x#1")
         assert client.stats.calls == 1 and client.stats.cache_hits == 1
     call = ToolCallRequest("call_1", "shell", '{"command": "ls"}')
-    assert turn == ChatTurn(None, [call], cached=False, call_form="tool_calls")
+    assert turn == ChatTurn(None, [call], cached=False, call_form="tool_calls", tokens=turn.tokens) and turn.tokens > 0
     assert again == ChatTurn(None, turn.tool_calls, cached=True, call_form="tool_calls")
     assert turn.message()["tool_calls"][0]["function"] == {"name": "shell", "arguments": '{"command": "ls"}'}
     (request,) = twin.requests
     assert request.json["tool_choice"] == "auto" and tool_names(request.json) == ["shell"]
     rows = lines(tmp_path / "llm_calls" / "calls.jsonl")
     assert [r["outcome"] for r in rows] == ["ok", "cached"] and rows[0]["prompt_tokens"] > 0
-
-
-class FakeSandbox:
-    """Answers commands from a table, so the loop's rules are checked without Docker."""
-
-    def __init__(self, answers: dict[str, tuple[int, str]]) -> None:
-        self.answers = answers
-        self.commands: list[str] = []
-
-    def run(self, command: str, timeout: float = 600, max_output: int = 30000) -> CommandResult:
-        self.commands.append(command)
-        code, output = self.answers.get(command, (127, f"bash: {command}: command not found"))
-        return CommandResult(command, code, output, False, 0.01, False)
 
 
 class Answer(BaseModel):

@@ -14,11 +14,10 @@ import pytest
 from pydantic import BaseModel
 
 from swe_forge_dagster.demo.twins.openai_twin import OpenAITwin, Text
-from swe_forge_dagster.execution.sandbox import CommandResult
 from swe_forge_dagster.llm.content_calls import BARE, FENCED, TAG, ContentCall, calls_in_content
 from swe_forge_dagster.llm.functions import PRFacts, classify_difficulty
 from swe_forge_dagster.tasks.agent_tools import AgentTool, run_agent
-from tests.support.agent_twin import KEY, lines, make_client
+from tests.support.agent_twin import KEY, FakeSandbox, lines, make_client
 
 FENCED_REPLY = """To see the files, I will run a shell command.
 
@@ -98,21 +97,12 @@ class Answer(BaseModel):
     value: int
 
 
-class Box:
-    def __init__(self) -> None:
-        self.commands: list[str] = []
-
-    def run(self, command: str, timeout: float = 600, max_output: int = 30000) -> CommandResult:
-        self.commands.append(command)
-        return CommandResult(command, 0, "a.py\nb.py", False, 0.01, False)
-
-
 def test_an_agent_works_with_a_model_that_writes_its_calls_as_text(twin: OpenAITwin, tmp_path: Path) -> None:
     twin.queue(
         Text(FENCED_REPLY),
         Text('<tool_call>\n{"name": "submit_answer", "arguments": {"value": 2}}\n</tool_call>'),
     )
-    box, transcript = Box(), tmp_path / "transcript.jsonl"
+    box, transcript = FakeSandbox({"ls -la": (0, "a.py\nb.py")}), tmp_path / "transcript.jsonl"
     with make_client(twin, tmp_path) as client:
         result = run_agent(
             client,

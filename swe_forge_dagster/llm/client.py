@@ -257,7 +257,8 @@ class LLMClient:
         if self.cache:
             stored = [{"id": c.id, "name": c.name, "arguments": c.arguments_json} for c in calls]
             self.cache.put(key, stage, {"content": message.content, "tool_calls": stored, "call_form": form})
-        return ChatTurn(message.content, calls, cached=False, call_form=form)
+        tokens = usage["prompt_tokens"] + usage["completion_tokens"]
+        return ChatTurn(message.content, calls, cached=False, call_form=form, tokens=tokens)
 
     @staticmethod
     def _parse(arguments: str | None, output: type[T], context: dict[str, Any] | None) -> tuple[str, T | None]:

@@ -29,6 +29,7 @@ class ChatTurn:
     tool_calls: list[ToolCallRequest]
     cached: bool
     call_form: str | None = None  # how the calls came (`content_calls.FORMS`); None without calls
+    tokens: int = 0  # prompt and completion tokens this turn cost (0 when answered from the cache)
 
     def message(self) -> dict[str, Any]:
         """The assistant message to append to the conversation (the wire shape the endpoint expects back).

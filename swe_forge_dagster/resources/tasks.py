@@ -42,6 +42,10 @@ class TaskBuildResource(dg.ConfigurableResource):
     test_timeout_seconds: float = Field(default=900, gt=0)
     env_max_turns: int = Field(default=30, ge=1)
     test_max_turns: int = Field(default=200, ge=1)
+    env_max_tokens: int | None = Field(default=2_000_000, ge=1000, description="tokens an environment episode may use")
+    test_max_tokens: int | None = Field(
+        default=8_000_000, ge=1000, description="tokens one test-writing episode may use"
+    )
 
     @property
     def output_path(self) -> Path:
@@ -88,5 +92,7 @@ class TaskBuildResource(dg.ConfigurableResource):
             after_runs=self.after_runs,
             env_max_turns=self.env_max_turns,
             test_max_turns=self.test_max_turns,
+            env_max_tokens=self.env_max_tokens,
+            test_max_tokens=self.test_max_tokens,
             test_timeout=self.test_timeout_seconds,
         )

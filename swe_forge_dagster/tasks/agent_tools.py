@@ -35,7 +35,7 @@ from swe_forge_dagster.execution.sandbox import CommandResult, Sandbox
 from swe_forge_dagster.execution.shell_state import SandboxError
 from swe_forge_dagster.llm.client import LLMClient, tool_for
 from swe_forge_dagster.llm.prompts import system, user
-from swe_forge_dagster.llm.turns import ToolCallRequest
+from swe_forge_dagster.llm.turns import ChatTurn, ToolCallRequest
 
 R = TypeVar("R")
 
@@ -44,6 +44,12 @@ MAX_TOOL_OUTPUT = 8000
 # Past this many characters the oldest command outputs are cut down to a stub (to 3/4 of it, so the
 # prompt prefix stays stable for a while): 200 turns of full outputs would not fit any context.
 MAX_CONTEXT_CHARS = 400_000
+SILENT_TURNS = 5
+"""Answers in a row without a tool call (empty, or prose) that end an episode: the model has left the loop."""
+REPEATS = 3
+"""The same call asked for this many times in a row is answered from the last time instead of run again."""
+SAME_TURNS = 6
+"""Turns in a row asking for exactly the same calls that end an episode: the model is going in circles."""
 ELIDED = "[output elided to keep the conversation short; run the command again if you need it]"
 PYTEST_DURATION = re.compile(
     r"\b(passed|failed|errors?|skipped|xfailed|xpassed|warnings?|deselected|selected|ran) "
@@ -132,12 +138,14 @@ def run_agent(
     max_turns: int,
     transcript_path: Path,
     shell_timeout: float = SHELL_TIMEOUT_S,
+    max_tokens: int | None = None,
 ) -> R:
     """Run the agent until `on_submit` accepts a submission; see the module docstring.
 
     `tools` are the stage's submit tools (`shell` is always offered first); `on_submit` gets the
     validated arguments model and returns an error string to reject it or the result (never a str).
-    The transcript at `transcript_path` is started afresh: it describes this run.
+    The transcript at `transcript_path` is started afresh: it describes this run. The episode also ends,
+    with `AgentFailed` and its reason, when the model spends `max_tokens` or goes in circles (`Guard`).
     """
     shell = shell_tool(shell_timeout)
     offered = {tool.name: tool for tool in (shell, *tools)}
@@ -146,7 +154,7 @@ def run_agent(
     messages: list[dict[str, Any]] = [system(system_prompt), user(*user_parts)]
     transcript_path.parent.mkdir(parents=True, exist_ok=True)
     transcript_path.write_text("")
-    last_rejection: str | None = None
+    guard = Guard(stage, max_tokens)
     for turn in range(1, max_turns + 1):
         _shrink(messages)
         started = time.perf_counter()
@@ -159,36 +167,97 @@ def run_agent(
             "content": reply.content,
             "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments_json} for c in reply.tool_calls],
             "call_form": reply.call_form,
+            "tokens": reply.tokens,
             "results": [],
             "outcome": "continue",
         }
         messages.append(reply.message())
-        if not reply.tool_calls:
-            nudge = (
-                "Please continue by calling a tool: `shell` to run a command, or "
-                f"`{submit_names}` when you have the answer. Text replies alone do nothing here."
-            )
-            messages.append({"role": "user", "content": nudge})
-            record.update(outcome="nudged", nudge=nudge)
-            _append(transcript_path, record)
-            continue
         try:
+            guard.before(reply, turn)
+            if not reply.tool_calls:
+                nudge = (
+                    "Please continue by calling a tool: `shell` to run a command, or "
+                    f"`{submit_names}` when you have the answer. Text replies alone do nothing here."
+                )
+                messages.append({"role": "user", "content": nudge})
+                record.update(outcome="nudged", nudge=nudge)
+                continue
             for call in reply.tool_calls:
-                content, accepted, value, details = _handle(call, offered, sandbox, shell_timeout, on_submit)
+                repeated = guard.repeated(call)
+                if repeated is not None:
+                    content, accepted, value, details = repeated, False, None, {"not_run": "repeated"}
+                else:
+                    content, accepted, value, details = _handle(call, offered, sandbox, shell_timeout, on_submit)
+                guard.answered(call, content)
                 record["results"].append({"tool_call_id": call.id, "name": call.name, "content": content, **details})
                 if accepted:
                     record["outcome"] = "accepted"
                     return value
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
                 if call.name in offered and call.name != shell.name:
-                    last_rejection, record["outcome"] = content, "rejected"
+                    guard.last_rejection, record["outcome"] = content, "rejected"
+        except AgentFailed as exc:
+            record["outcome"] = "stopped"
+            record["reason"] = exc.reason
+            raise
         except (SandboxError, DockerException) as exc:
             record["outcome"] = "sandbox_error"
             raise AgentFailed(f"{stage}: the sandbox failed at turn {turn}: {exc}") from exc
         finally:
             _append(transcript_path, record)
     reason = f"{stage}: no accepted {submit_names} after {max_turns} turns"
-    raise AgentFailed(reason + (f"; last rejection: {last_rejection[:1000]}" if last_rejection else ""))
+    raise AgentFailed(reason + guard.rejection_note())
+
+
+class Guard:
+    """What ends an episode before its turns run out, each with a reason: a model that no longer calls tools
+    (`SILENT_TURNS` answers in a row with no call: empty, or prose), one that asks for the same calls again and
+    again (`SAME_TURNS` in a row), or the token budget spent. A call asked for `REPEATS` times in a row is not
+    run again: its answer would not change, so the model is told that instead (cheap, and a hint)."""
+
+    def __init__(self, stage: str, max_tokens: int | None) -> None:
+        self.stage, self.max_tokens = stage, max_tokens
+        self.tokens, self.silent, self.same = 0, 0, 0
+        self.last_turn: tuple[tuple[str, str], ...] = ()
+        self.streak: dict[tuple[str, str], int] = {}
+        self.answers: dict[tuple[str, str], str] = {}
+        self.last_rejection: str | None = None
+
+    def before(self, reply: ChatTurn, turn: int) -> None:
+        """Account for a reply; `AgentFailed` when the episode must end here."""
+        self.tokens += reply.tokens
+        if self.max_tokens is not None and self.tokens > self.max_tokens:
+            raise AgentFailed(
+                f"{self.stage}: token budget spent ({self.tokens:,} > {self.max_tokens:,}) at turn {turn}"
+            )
+        self.silent = 0 if reply.tool_calls else self.silent + 1
+        if self.silent >= SILENT_TURNS:
+            said = (reply.content or "").strip()[:300] or "(empty)"
+            raise AgentFailed(f"{self.stage}: {self.silent} answers in a row without a tool call; the last: {said}")
+        calls = tuple((c.name, c.arguments_json) for c in reply.tool_calls)
+        self.same = self.same + 1 if calls and calls == self.last_turn else (1 if calls else 0)
+        self.last_turn = calls
+        if self.same >= SAME_TURNS:
+            names = ", ".join(name for name, _ in calls)
+            raise AgentFailed(f"{self.stage}: asked for the same call ({names}) {self.same} turns in a row")
+        self.streak = {key: self.streak.get(key, 0) for key in calls}
+
+    def repeated(self, call: ToolCallRequest) -> str | None:
+        """The answer to a call asked for `REPEATS` times in a row, without running it again; None to run it."""
+        key = (call.name, call.arguments_json)
+        self.streak[key] = self.streak.get(key, 0) + 1
+        if self.streak[key] < REPEATS or key not in self.answers:
+            return None
+        return (
+            f"Not run again: you asked for exactly this {self.streak[key]} times in a row, and the answer was:\n"
+            f"{self.answers[key]}\nRun something else, or submit."
+        )
+
+    def answered(self, call: ToolCallRequest, content: str) -> None:
+        self.answers[(call.name, call.arguments_json)] = content
+
+    def rejection_note(self) -> str:
+        return f"; last rejection: {self.last_rejection[:1000]}" if self.last_rejection else ""
 
 
 def _handle(

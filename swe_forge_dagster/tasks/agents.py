@@ -95,6 +95,7 @@ def find_environment(
     sandbox: SandboxConfig | None = None,
     item: str | None = None,
     shell_timeout: float = SHELL_TIMEOUT_S,
+    max_tokens: int | None = None,
 ) -> EnvRecipe:
     """Let the agent find an `EnvRecipe` for the repository files in `tree` (at base), proven by replay.
 
@@ -154,6 +155,7 @@ def find_environment(
             max_turns=max_turns,
             transcript_path=transcript_path,
             shell_timeout=shell_timeout,
+            max_tokens=max_tokens,
         )
 
 

@@ -73,6 +73,8 @@ class TaskBuilder:
     after_runs: int = 3
     env_max_turns: int = 30
     test_max_turns: int = 200
+    env_max_tokens: int | None = None  # None: no token budget (`agent_tools.Guard`)
+    test_max_tokens: int | None = None
     test_timeout: float = 900.0
 
     def work(self, task_id: str) -> TaskWork:
@@ -178,6 +180,7 @@ class TaskBuilder:
                         base_image=image,
                         toolchain=toolchain,
                         max_turns=self.env_max_turns,
+                        max_tokens=self.env_max_tokens,
                         sandbox=self.agent_sandbox,
                         transcript_path=work.path(str(ENVIRONMENT.transcript_file)),
                         item=task_id,
@@ -246,6 +249,7 @@ class TaskBuilder:
                         recipe=_recipe(env),
                         image=env["image"],
                         max_turns=self.test_max_turns,
+                        max_tokens=self.test_max_tokens,
                         sandbox=self.agent_sandbox,
                         transcript_path=work.path(str(TESTS.transcript_file)),
                         item=task_id,

@@ -50,6 +50,7 @@ def write_tests(
     sandbox: SandboxConfig | None = None,
     item: str | None = None,
     shell_timeout: float = SHELL_TIMEOUT_S,
+    max_tokens: int | None = None,
 ) -> dict[str, str]:
     """Let the agent write tests for `patch` (already applied in `tree_with_fix`); returns path -> content.
 
@@ -91,6 +92,7 @@ def write_tests(
             max_turns=max_turns,
             transcript_path=transcript_path,
             shell_timeout=shell_timeout,
+            max_tokens=max_tokens,
         )
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from swe_forge_dagster.demo.twins.openai_twin import OpenAITwin
+from swe_forge_dagster.execution.sandbox import CommandResult
 from swe_forge_dagster.llm.cache import AnswerCache
 from swe_forge_dagster.llm.client import LLMClient
 from swe_forge_dagster.llm.ledger import CallLedger
@@ -30,3 +31,16 @@ def lines(path: Path) -> list[dict[str, Any]]:
 def tool_names(request: dict[str, Any]) -> list[str]:
     """The names of the tools a chat request offered."""
     return [tool["function"]["name"] for tool in request["tools"]]
+
+
+class FakeSandbox:
+    """Answers commands from a table, so the loop's rules are checked without Docker."""
+
+    def __init__(self, answers: dict[str, tuple[int, str]]) -> None:
+        self.answers = answers
+        self.commands: list[str] = []
+
+    def run(self, command: str, timeout: float = 600, max_output: int = 30000) -> CommandResult:
+        self.commands.append(command)
+        code, output = self.answers.get(command, (127, f"bash: {command}: command not found"))
+        return CommandResult(command, code, output, False, 0.01, False)

@@ -1,0 +1,83 @@
+"""An agent episode ends with a reason whatever a real model does: no tool call, the same call again and again,
+or a spent token budget (`tasks.agent_tools.Guard`), against the OpenAI twin and a fake sandbox.
+
+A 1.5B model served here (issue 26) writes prose, repeats a command it already ran, or answers nothing; each of
+these used to run until `max_turns` (200 for the test agent, at ~20 s a turn on this machine). The other
+misbehaviours (a hallucinated tool, arguments that are not JSON or break the schema, a text reply) are sent back
+as errors: `test_agents_loop.py`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from swe_forge_dagster.demo.twins.openai_twin import OpenAITwin, Text, ToolCall, Usage
+from swe_forge_dagster.tasks.agent_tools import SAME_TURNS, SILENT_TURNS, AgentFailed, AgentTool, run_agent
+from tests.support.agent_twin import KEY, FakeSandbox, lines, make_client
+
+
+class Answer(BaseModel):
+    value: int
+
+
+@pytest.fixture
+def twin() -> Iterator[OpenAITwin]:
+    with OpenAITwin(api_key=KEY) as server:
+        yield server
+
+
+def episode(twin: OpenAITwin, tmp_path: Path, box: FakeSandbox, **limits: int) -> int:
+    with make_client(twin, tmp_path) as client:
+        return run_agent(
+            client,
+            box,  # type: ignore[arg-type]
+            "Count the files.",
+            ["how many?"],
+            [AgentTool("submit_answer", "the answer", Answer)],
+            lambda answer: answer.value,
+            stage="demo",
+            item="x",
+            transcript_path=tmp_path / "transcript.jsonl",
+            **{"max_turns": 50, **limits},
+        )
+
+
+def test_a_model_that_stops_calling_tools_ends_the_episode_with_what_it_said(twin: OpenAITwin, tmp_path: Path) -> None:
+    twin.queue(*[Text("")] * (SILENT_TURNS - 1), Text("I think the answer is probably two files."))
+    with pytest.raises(AgentFailed, match=f"{SILENT_TURNS} answers in a row without a tool call; the last: I think"):
+        episode(twin, tmp_path, FakeSandbox({}))
+    assert twin.count() == SILENT_TURNS and lines(tmp_path / "transcript.jsonl")[-1]["outcome"] == "stopped"
+
+
+def test_a_call_asked_for_again_and_again_is_answered_without_running_and_then_ends_the_episode(
+    twin: OpenAITwin, tmp_path: Path
+) -> None:
+    box = FakeSandbox({"ls": (0, "a.py\nb.py")})
+    twin.queue(*[ToolCall("shell", {"command": "ls"})] * SAME_TURNS)
+    with pytest.raises(AgentFailed, match=f"asked for the same call \\(shell\\) {SAME_TURNS} turns in a row"):
+        episode(twin, tmp_path, box)
+    assert box.commands == ["ls", "ls"]  # the third and later asks are answered from the second
+    turns = lines(tmp_path / "transcript.jsonl")
+    assert turns[2]["results"][0]["not_run"] == "repeated"
+    assert turns[2]["results"][0]["content"].startswith("Not run again: you asked for exactly this 3 times in a row")
+    assert "a.py\nb.py" in turns[2]["results"][0]["content"]
+
+
+def test_a_repeated_call_between_others_is_run_and_the_episode_goes_on(twin: OpenAITwin, tmp_path: Path) -> None:
+    box = FakeSandbox({"ls": (0, "a.py\nb.py"), "pwd": (0, "/repo")})
+    ls, pwd = ToolCall("shell", {"command": "ls"}), ToolCall("shell", {"command": "pwd"})
+    twin.queue(ls, pwd, ls, pwd, ls, pwd, ls, ToolCall("submit_answer", {"value": 2}))
+    assert episode(twin, tmp_path, box) == 2 and box.commands == ["ls", "pwd"] * 3 + ["ls"]
+
+
+def test_the_token_budget_ends_the_episode(twin: OpenAITwin, tmp_path: Path) -> None:
+    box = FakeSandbox({"ls": (0, "a.py")})
+    costly = Usage(prompt_tokens=4000, completion_tokens=100)
+    twin.queue(*[ToolCall("shell", {"command": f"ls {i}"}, usage=costly) for i in range(5)])
+    with pytest.raises(AgentFailed, match="token budget spent \\(12,300 > 10,000\\) at turn 3"):
+        episode(twin, tmp_path, box, max_tokens=10_000)
+    assert twin.count() == 3
