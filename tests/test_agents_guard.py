@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from swe_forge_dagster.demo.twins.openai_twin import OpenAITwin, Text, ToolCall, Usage
+from swe_forge_dagster.demo.twins.openai_twin import HttpError, OpenAITwin, Text, ToolCall, Usage
 from swe_forge_dagster.tasks.agent_tools import SAME_TURNS, SILENT_TURNS, AgentFailed, AgentTool, run_agent
 from tests.support.agent_twin import KEY, FakeSandbox, lines, make_client
 
@@ -81,3 +81,11 @@ def test_the_token_budget_ends_the_episode(twin: OpenAITwin, tmp_path: Path) -> 
     with pytest.raises(AgentFailed, match="token budget spent \\(12,300 > 10,000\\) at turn 3"):
         episode(twin, tmp_path, box, max_tokens=10_000)
     assert twin.count() == 3
+
+
+def test_an_endpoint_that_fails_past_its_retries_ends_the_episode_not_the_run(twin: OpenAITwin, tmp_path: Path) -> None:
+    too_long = "the request (9000 tokens) exceeds the available context size (8192 tokens)"
+    twin.queue(ToolCall("shell", {"command": "ls"}), HttpError(400, message=too_long))
+    with pytest.raises(AgentFailed, match=r"the model failed at turn 2: .*exceeds the available context size"):
+        episode(twin, tmp_path, FakeSandbox({"ls": (0, "a.py")}))
+    assert lines(tmp_path / "transcript.jsonl")[-1]["outcome"] == "llm_error"

@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from swe_forge_dagster.execution.sandbox import CommandResult, Sandbox
 from swe_forge_dagster.execution.shell_state import SandboxError
-from swe_forge_dagster.llm.client import LLMClient, tool_for
+from swe_forge_dagster.llm.client import LLMAuthError, LLMClient, LLMError, tool_for
 from swe_forge_dagster.llm.prompts import system, user
 from swe_forge_dagster.llm.turns import ChatTurn, ToolCallRequest
 
@@ -158,7 +158,13 @@ def run_agent(
     for turn in range(1, max_turns + 1):
         _shrink(messages)
         started = time.perf_counter()
-        reply = client.chat(stage, messages, specs, item=item)
+        try:
+            reply = client.chat(stage, messages, specs, item=item)
+        except LLMAuthError:
+            raise  # every item would fail the same way: the run stops, not this item
+        except LLMError as exc:  # the endpoint failed past its retries (a 400 for a prompt past the context, 5xx)
+            _append(transcript_path, {"turn": turn, "outcome": "llm_error", "reason": str(exc)})
+            raise AgentFailed(f"{stage}: the model failed at turn {turn}: {exc}") from exc
         record: dict[str, Any] = {
             "turn": turn,
             "at": dt.datetime.now(dt.UTC).isoformat(),
