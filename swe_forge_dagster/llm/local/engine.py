@@ -25,6 +25,8 @@ from typing import Any
 
 EXTRA = "local-llm"
 ENGINE = "xllamacpp"
+ENGINE_PIN = "xllamacpp==2026.10.11549"
+"""The extra's pin in `pyproject.toml` (a test holds them equal): used when the installed metadata predates it."""
 
 
 class EngineError(RuntimeError):
@@ -52,7 +54,7 @@ def pinned_requirement() -> str:
         name, _, marker = requirement.partition(";")
         if name.strip().startswith(ENGINE) and EXTRA in marker:
             return name.strip().replace(" ", "")
-    return ENGINE
+    return ENGINE_PIN
 
 
 def ensure_engine(say: Any = print) -> Any:
