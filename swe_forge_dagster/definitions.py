@@ -77,6 +77,8 @@ def build_resources(
             model=settings.model,
             home=home,
             max_in_flight=settings.llm_max_in_flight,
+            tool_choice=settings.llm_tool_choice,
+            timeout_seconds=settings.llm_timeout,
             price_input_per_mtok=settings.llm_price_input,
             price_output_per_mtok=settings.llm_price_output,
             **key_envs,

@@ -12,6 +12,7 @@ import datetime as dt
 import os
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -73,6 +74,13 @@ class Settings(BaseSettings):
     llm_price_input: float | None = Field(default=None, validation_alias="SWE_FORGE_LLM_PRICE_INPUT")
     llm_price_output: float | None = Field(default=None, validation_alias="SWE_FORGE_LLM_PRICE_OUTPUT")
     llm_max_in_flight: int = Field(default=10, ge=1, le=64, validation_alias="SWE_FORGE_LLM_MAX_IN_FLIGHT")
+    llm_tool_choice: Literal["function", "required"] = Field(
+        default="function", validation_alias="SWE_FORGE_LLM_TOOL_CHOICE"
+    )
+    """How a structured call forces its one function: by name (OpenAI's form), or `required` (one tool offered:
+    the same), which llama.cpp's server honours with a grammar where it ignores the named form."""
+    llm_timeout: float = Field(default=120.0, gt=0, validation_alias="SWE_FORGE_LLM_TIMEOUT")
+    """Seconds one LLM request may take (a local model reads a long agent prompt at ~20 tokens/s)."""
     pr_file: Path | None = Field(default=None, validation_alias="SWE_FORGE_PR_FILE")
     org_only: bool = Field(default=True, validation_alias="SWE_FORGE_ORG_ONLY")
     min_stars: int = Field(default=20, ge=0, validation_alias="SWE_FORGE_MIN_STARS")

@@ -14,6 +14,7 @@ import pytest
 from pydantic import BaseModel
 
 from swe_forge_dagster.demo.twins.openai_twin import OpenAITwin, Text
+from swe_forge_dagster.llm.client import LLMClient
 from swe_forge_dagster.llm.content_calls import BARE, FENCED, TAG, ContentCall, calls_in_content
 from swe_forge_dagster.llm.functions import PRFacts, classify_difficulty
 from swe_forge_dagster.tasks.agent_tools import AgentTool, run_agent
@@ -121,3 +122,14 @@ def test_an_agent_works_with_a_model_that_writes_its_calls_as_text(twin: OpenAIT
     assistant, tool = twin.requests[1].json["messages"][-2:]
     assert assistant["tool_calls"][0]["function"] == {"name": "shell", "arguments": '{"command": "ls -la"}'}
     assert tool == {"role": "tool", "tool_call_id": "content-1", "content": "exit code: 0\na.py\nb.py"}
+
+
+def test_a_call_can_be_forced_as_required_where_a_server_ignores_the_named_form(
+    twin: OpenAITwin, tmp_path: Path
+) -> None:
+    """llama.cpp's server ignores `tool_choice: {"type": "function", ...}` ("type must be string") and honours
+    `required` with a grammar; with one tool offered the two ask for the same thing."""
+    with LLMClient(twin.url, KEY, "m", forced_choice="required") as client:
+        assert classify_difficulty(client, PR).difficulty in ("easy", "medium", "hard")
+    (request,) = twin.requests
+    assert request.json["tool_choice"] == "required" and len(request.json["tools"]) == 1

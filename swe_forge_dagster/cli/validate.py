@@ -71,7 +71,14 @@ def validate(
         raise typer.Exit(1) from None
     llm = None
     if api_key:  # a fresh score (no answer cache), recorded in the call ledger like every call
-        llm = LLMClient(settings.llm_base_url, api_key, settings.model, ledger=call_ledger(settings.layout))
+        llm = LLMClient(
+            settings.llm_base_url,
+            api_key,
+            settings.model,
+            ledger=call_ledger(settings.layout),
+            timeout=settings.llm_timeout,
+            forced_choice=settings.llm_tool_choice,
+        )
     revalidator = Revalidator(executor, inputs.root, settings.docker_image, after_runs, llm)
     root, results = inputs.root, []
     with Progress(

@@ -118,6 +118,7 @@ class LLMClient:
         backoff_max: float = 60.0,
         timeout: float = 120.0,
         prices: Prices = Prices(),
+        forced_choice: str = "function",
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         if not api_key:
@@ -131,6 +132,7 @@ class LLMClient:
         self.backoff_initial = backoff_initial
         self.backoff_max = backoff_max
         self.prices = prices
+        self.forced_choice = forced_choice  # "function": by name; "required": any tool (one is offered)
         self.stats = LLMStats()
         self._sleep = sleep
         self._lock = threading.Lock()
@@ -160,7 +162,9 @@ class LLMClient:
     ) -> T:
         """Force one call of `tool_name` and return its arguments validated by `output`."""
         tools = [tool_for(output, tool_name, tool_description)]
-        choice = {"type": "function", "function": {"name": tool_name}}
+        choice: str | dict[str, Any] = (
+            "required" if self.forced_choice == "required" else {"type": "function", "function": {"name": tool_name}}
+        )
         key = request_key(self.model, messages, tools, choice)
         cached = self.cache.get(key) if self.cache else None
         if cached is not None:

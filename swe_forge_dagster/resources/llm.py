@@ -25,6 +25,7 @@ class LLMResource(dg.ConfigurableResource):
     max_in_flight: int = Field(default=10, ge=1, le=64, description="calls at once, machine-wide")
     max_repairs: int = Field(default=2, ge=0, le=5)
     timeout_seconds: float = Field(default=120, gt=0)
+    tool_choice: str = Field(default="function", description="function (by name) or required: how calls are forced")
     price_input_per_mtok: float | None = Field(default=None, description="USD/1M tokens when the provider is silent")
     price_output_per_mtok: float | None = None
 
@@ -41,5 +42,6 @@ class LLMResource(dg.ConfigurableResource):
             max_in_flight=self.max_in_flight,
             max_repairs=self.max_repairs,
             timeout=self.timeout_seconds,
+            forced_choice=self.tool_choice,
             prices=Prices(self.price_input_per_mtok, self.price_output_per_mtok),
         )
