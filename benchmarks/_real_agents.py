@@ -71,7 +71,9 @@ def agents(args: argparse.Namespace, server_type: Any) -> dict[str, Any]:
     sandbox = SandboxConfig(image=DEFAULT_BASE_IMAGE, ca_bundle=HOST_CA if HOST_CA.is_file() else None)
     runs: list[dict[str, Any]] = []
     with server_type(args.home.resolve(), args.model, args.port, args.threads, 1, args.context) as server:
-        llm = LLMClient(server.url, "local", args.model, ledger=CallLedger(work / "ledger"), timeout=1800)
+        llm = LLMClient(
+            server.url, "local", args.model, ledger=CallLedger(work / "ledger"), timeout=1800, max_output_tokens=1024
+        )
         for inst in instances:
             proof, problem, _ = prove_with_manifests(inst, executor)  # the image the test agent works in
             recipe = remembered(executor.cache, inst.repo, inst.base_commit)

@@ -4,6 +4,7 @@ The model is served by `swe-forge llm start` (Qwen2.5-Coder through llama.cpp, w
 verified into `--home` on first use), and every call goes through the product's own client and prompts.
 
     .venv/bin/python benchmarks/real_model.py triage --count 100 --in-flight 2 --sequential 10 --json triage.json
+    .venv/bin/python benchmarks/real_model.py triage --tool-choice required --count 20
     .venv/bin/python benchmarks/real_model.py agents --max-turns 6 --json agents.json
 
 `triage`: the first `--count` distinct PRs of the GH Archive hours in `../shared/fixtures/gharchive/
@@ -38,6 +39,7 @@ from swe_forge_dagster.llm.ledger import CallLedger
 
 ROOT = Path(__file__).resolve().parents[1]
 HOURS = ROOT.parent / "shared" / "fixtures" / "gharchive" / "full-hours-2015-01-01"
+MAX_OUTPUT = 1024  # what `swe-forge llm start` prints as SWE_FORGE_LLM_MAX_OUTPUT
 
 
 def real_prs(count: int) -> list[PRFacts]:
@@ -88,14 +90,25 @@ def triage(args: argparse.Namespace) -> dict[str, Any]:
     home = args.home.resolve()
     with Server(home, args.model, args.port, args.threads, args.in_flight, args.context) as server:
         figures = {"model": args.model, "server_ready_s": server.ready_s, "prs": len(prs)}
-        figures["in_flight"] = _classify(server, prs, args.in_flight, home / "ledger-parallel")
-        figures["sequential"] = _classify(server, prs[: args.sequential], 1, home / "ledger-sequential")
+        figures["tool_choice"] = args.tool_choice
+        ledgers = home / f"ledgers-{args.tool_choice}-{time.strftime('%Y%m%dT%H%M%S')}"
+        figures["in_flight"] = _classify(server, prs, args.in_flight, ledgers / "parallel", args.tool_choice)
+        figures["sequential"] = _classify(server, prs[: args.sequential], 1, ledgers / "sequential", args.tool_choice)
     return figures
 
 
-def _classify(server: Server, prs: list[PRFacts], in_flight: int, ledger_dir: Path) -> dict[str, Any]:
+def _classify(server: Server, prs: list[PRFacts], in_flight: int, ledger_dir: Path, choice: str) -> dict[str, Any]:
     ledger = CallLedger(ledger_dir)
-    client = LLMClient(server.url, "local", server.model, ledger=ledger, max_in_flight=in_flight, timeout=900)
+    client = LLMClient(
+        server.url,
+        "local",
+        server.model,
+        ledger=ledger,
+        max_in_flight=in_flight,
+        timeout=900,
+        forced_choice=choice,
+        max_output_tokens=MAX_OUTPUT,
+    )
     answers: list[dict[str, Any]] = []
 
     def one(pr: PRFacts) -> dict[str, Any]:
@@ -153,6 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sequential", type=int, default=10)
     parser.add_argument("--max-turns", type=int, default=6)
     parser.add_argument("--max-tokens", type=int, default=120_000)
+    parser.add_argument("--tool-choice", choices=["required", "function"], default="function")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     if args.what == "triage":

@@ -79,6 +79,7 @@ def build_resources(
             max_in_flight=settings.llm_max_in_flight,
             tool_choice=settings.llm_tool_choice,
             timeout_seconds=settings.llm_timeout,
+            max_output_tokens=settings.llm_max_output,
             price_input_per_mtok=settings.llm_price_input,
             price_output_per_mtok=settings.llm_price_output,
             **key_envs,

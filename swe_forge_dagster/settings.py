@@ -80,6 +80,9 @@ class Settings(BaseSettings):
     """How a structured call forces its one function: by name (OpenAI's form), or `required` (one tool offered:
     the same), which llama.cpp's server honours with a grammar where it ignores the named form."""
     llm_timeout: float = Field(default=120.0, gt=0, validation_alias="SWE_FORGE_LLM_TIMEOUT")
+    llm_max_output: int | None = Field(default=None, ge=16, validation_alias="SWE_FORGE_LLM_MAX_OUTPUT")
+    """Tokens one answer may have (`max_tokens`; unset: the provider's limit). A small local model can go on
+    writing newlines until its context is full: 1024 ends such an answer in minutes, not hours."""
     """Seconds one LLM request may take (a local model reads a long agent prompt at ~20 tokens/s)."""
     pr_file: Path | None = Field(default=None, validation_alias="SWE_FORGE_PR_FILE")
     org_only: bool = Field(default=True, validation_alias="SWE_FORGE_ORG_ONLY")

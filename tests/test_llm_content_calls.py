@@ -41,25 +41,43 @@ PR = PRFacts(
 TRIAGE = {"difficulty": "easy", "score": 0.2, "reasoning": "One guard in one function."}
 
 
+TOOLS = {"shell", "submit"}
+
+
 def test_each_written_form_is_read_with_its_name_arguments_and_form() -> None:
-    assert calls_in_content(FENCED_REPLY) == [ContentCall("shell", '{"command": "ls -la"}', FENCED)]
+    assert calls_in_content(FENCED_REPLY, TOOLS) == [ContentCall("shell", '{"command": "ls -la"}', FENCED)]
     two = '<tool_call>\n{"name": "shell", "arguments": {"command": "pwd"}}\n</tool_call>\n<tool_call>{"name": "x"}'
-    assert calls_in_content(two) == [ContentCall("shell", '{"command": "pwd"}', TAG), ContentCall("x", "{}", TAG)]
+    assert calls_in_content(two, TOOLS) == [
+        ContentCall("shell", '{"command": "pwd"}', TAG),
+        ContentCall("x", "{}", TAG),  # tagged: a call whatever its name, so the check can say it is not a tool
+    ]
     openai_shape = '[{"type": "function", "function": {"name": "shell", "arguments": "{\\"command\\": \\"id\\"}"}}]'
-    assert calls_in_content(openai_shape) == [ContentCall("shell", '{"command": "id"}', BARE)]
-    assert calls_in_content('{"name": "submit", "parameters": {"value": 1}}') == [
+    assert calls_in_content(openai_shape, TOOLS) == [ContentCall("shell", '{"command": "id"}', BARE)]
+    assert calls_in_content('{"name": "submit", "parameters": {"value": 1}}', TOOLS) == [
         ContentCall("submit", '{"value": 1}', BARE)
     ]
     # a tagged call that is not JSON is still a call: its name and raw text go on to be checked and repaired
-    assert calls_in_content('<tool_call>{"name": "shell", "arguments": {"command": "ls"</tool_call>') == [
+    assert calls_in_content('<tool_call>{"name": "shell", "arguments": {"command": "ls"</tool_call>', TOOLS) == [
         ContentCall("shell", '{"name": "shell", "arguments": {"command": "ls"', TAG)
     ]
 
 
+def test_a_call_in_a_stray_brace_and_a_run_of_newlines_is_read() -> None:
+    """What Qwen2.5-Coder 1.5B answered here with `tool_choice: required` (llama.cpp, xllamacpp 2026.10.11549)."""
+    seen = '{{"name": "submit", "arguments": {"value": 2}}}\n```' + "\n" * 60
+    assert calls_in_content(seen, TOOLS) == [ContentCall("submit", '{"value": 2}', FENCED)]
+    assert calls_in_content('I will run it: {"name": "shell", "arguments": {"command": "ls"}} now.', TOOLS) == [
+        ContentCall("shell", '{"command": "ls"}', BARE)
+    ]
+
+
 def test_text_that_is_not_a_call_is_not_read_as_one() -> None:
-    assert calls_in_content(None) == calls_in_content("") == calls_in_content("The tests pass now.") == []
-    assert calls_in_content('Set this in package.json:\n```json\n{"scripts": {"test": "mocha"}}\n```') == []
-    assert calls_in_content("```python\nprint('hi')\n```") == []
+    for text in (None, "", "The tests pass now.", "```python\nprint('hi')\n```"):
+        assert calls_in_content(text, TOOLS) == []
+    # JSON the model quotes: no offered tool named, or no arguments (a package.json's `name`)
+    assert calls_in_content('Set this in package.json:\n```json\n{"scripts": {"test": "mocha"}}\n```', TOOLS) == []
+    assert calls_in_content('```json\n{"name": "shell", "version": "1.0.0"}\n```', TOOLS) == []
+    assert calls_in_content('{"name": "rm_everything", "arguments": {}}', TOOLS) == []
 
 
 @pytest.fixture

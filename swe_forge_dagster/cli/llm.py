@@ -176,7 +176,7 @@ def stop(port: PortOption = 8080) -> None:
 
 
 def _settings_line(url: str, model: str) -> str:
-    """The settings that send every LLM stage to the local server (any key: the server checks none; llama.cpp
-    forces a call with `required`, not by name; a long prompt takes minutes here)."""
+    """The settings that send every LLM stage to the local server (any key: the server checks none; a long prompt
+    takes minutes here; a small model can write newlines until its context is full)."""
     settings = f"SWE_FORGE_LLM_BASE_URL={url} SWE_FORGE_MODEL={model} SWE_FORGE_LLM_API_KEY=local"
-    return f"export {settings} SWE_FORGE_LLM_TOOL_CHOICE=required SWE_FORGE_LLM_TIMEOUT=900"
+    return f"export {settings} SWE_FORGE_LLM_TIMEOUT=900 SWE_FORGE_LLM_MAX_OUTPUT=1024"

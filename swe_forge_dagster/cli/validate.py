@@ -78,6 +78,7 @@ def validate(
             ledger=call_ledger(settings.layout),
             timeout=settings.llm_timeout,
             forced_choice=settings.llm_tool_choice,
+            max_output_tokens=settings.llm_max_output,
         )
     revalidator = Revalidator(executor, inputs.root, settings.docker_image, after_runs, llm)
     root, results = inputs.root, []

@@ -119,6 +119,7 @@ class LLMClient:
         timeout: float = 120.0,
         prices: Prices = Prices(),
         forced_choice: str = "function",
+        max_output_tokens: int | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         if not api_key:
@@ -133,6 +134,7 @@ class LLMClient:
         self.backoff_max = backoff_max
         self.prices = prices
         self.forced_choice = forced_choice  # "function": by name; "required": any tool (one is offered)
+        self.max_output_tokens = max_output_tokens  # sent as `max_tokens` when set: a model that never stops
         self.stats = LLMStats()
         self._sleep = sleep
         self._lock = threading.Lock()
@@ -181,7 +183,7 @@ class LLMClient:
         problems: list[str] = []
         for attempt in range(1, self.max_repairs + 2):
             message, usage = self._complete(stage, conversation, tools, choice, item, attempt)
-            replied, form = reply_calls(message)
+            replied, form = reply_calls(message, {tool_name})
             calls = [c for c in replied if c.name == tool_name]
             if not calls:
                 other = ", ".join(sorted({c.name or "(no name)" for c in replied}))
@@ -256,7 +258,7 @@ class LLMClient:
                 self.stats.cache_hits += 1
             return turn
         message, usage = self._complete(stage, messages, tools, tool_choice, item, 1)
-        calls, form = reply_calls(message)
+        calls, form = reply_calls(message, {tool["function"]["name"] for tool in tools})
         self._record(CallRecord(stage, self.model, "ok", item, call_form=form, **usage))
         if self.cache:
             stored = [{"id": c.id, "name": c.name, "arguments": c.arguments_json} for c in calls]
@@ -266,7 +268,7 @@ class LLMClient:
 
     @staticmethod
     def _parse(arguments: str | None, output: type[T], context: dict[str, Any] | None) -> tuple[str, T | None]:
-        if not isinstance(arguments, str):  # some providers send null arguments: a repairable answer
+        if not isinstance(arguments, str) or not arguments.strip():  # null arguments (some providers): repairable
             return "the call has no arguments; send them as a JSON object", None
         try:
             data = json.loads(arguments)
@@ -309,11 +311,13 @@ class LLMClient:
         started = time.perf_counter()
         try:
             with self._in_flight, self.slots.hold() if self.slots else nullcontext():
+                limit = {"max_tokens": self.max_output_tokens} if self.max_output_tokens else {}
                 completion = self._openai.chat.completions.create(
                     model=self.model,
                     messages=messages,
                     tools=tools,
                     tool_choice=choice,  # type: ignore[arg-type]
+                    **limit,  # type: ignore[arg-type]
                 )
         except openai.AuthenticationError as exc:
             self._record(CallRecord(stage, self.model, "http_error", item, attempt, error="401"))

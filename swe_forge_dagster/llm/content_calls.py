@@ -1,21 +1,25 @@
 """Tool calls a model wrote in its text instead of the API's `tool_calls`, in the common open-model forms.
 
 A small open model served by llama.cpp (Qwen2.5-Coder, issue 26) asked to use a tool answers with the right name
-and arguments, but as text: a fenced JSON block, or Hermes/Qwen `<tool_call>…</tool_call>` tags, with `tool_calls`
-empty. The client reads those only when the server returned no structured call, and records which form each call
-came in (`FORMS`) in the call ledger, so a run shows how often a model needed this.
+and arguments, but as text: a fenced JSON block, bare JSON (sometimes with a stray brace around it and a run of
+newlines after it), or Hermes/Qwen `<tool_call>…</tool_call>` tags, with `tool_calls` empty. The client reads those
+only when the server returned no structured call, and records which form each call came in (`FORMS`) in the call
+ledger, so a run shows how often a model needed this.
 
-What counts as a call: a JSON object with a tool `name` (also `{"function": {"name", "arguments"}}`, OpenAI's own
-shape written out) and its `arguments` (or `parameters`), an object or a JSON string of one. JSON in the text
-without a name is not a call (a model showing a config file). Inside `<tool_call>` tags the text is a call
-whatever it holds: when it is not JSON, its name is read if it can be and its arguments are kept as written, so
-checking them says what is wrong and the model is asked to repair them (never dropped in silence).
+What counts as a call outside tags: a JSON object naming one of the offered tools (`name`, or OpenAI's own
+`{"function": {"name", "arguments"}}` written out) with its `arguments` (or `parameters`): an object or a JSON
+string of one. The text is scanned for every JSON value that decodes from an opening brace or bracket, so prose or
+a stray brace around the call does not hide it; JSON that names no offered tool, or has no arguments, is not a call
+(a model quoting `package.json`, `{"name": "my-lib", "version": …}`, runs nothing). Inside `<tool_call>` tags the
+text is a call whatever it holds: an unknown name or arguments that are not JSON are kept as written, so checking
+them says what is wrong and the model is asked to repair them (never dropped in silence).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,11 +28,11 @@ TAG = "content-tag"
 FENCED = "content-fenced"
 BARE = "content-json"
 FORMS = (STRUCTURED, TAG, FENCED, BARE)
-"""How a call reached us: the API's field, `<tool_call>` tags, a fenced block, or the whole text as JSON."""
+"""How a call reached us: the API's field, `<tool_call>` tags, JSON in a fenced block, or JSON in the text."""
 
 _TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
-_FENCE = re.compile(r"```[ \t]*(?:json|tool_call|tool_code)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
 _NAME = re.compile(r'"name"\s*:\s*"([^"\\]+)"')
+_DECODER = json.JSONDecoder()
 
 
 @dataclass(frozen=True)
@@ -40,37 +44,54 @@ class ContentCall:
     form: str
 
 
-def calls_in_content(content: str | None) -> list[ContentCall]:
-    """The tool calls written in `content`, in order: tagged ones if any, else fenced blocks, else the whole text."""
+def calls_in_content(content: str | None, offered: Collection[str]) -> list[ContentCall]:
+    """The calls of tools in `offered` written in `content`, in order; tagged calls of any name when tags are used."""
     text = (content or "").strip()
     if not text:
         return []
     if "<tool_call>" in text:
         return [call for payload in _TAGGED.findall(text) if (call := _tagged(payload))]
-    fenced = [call for block in _FENCE.findall(text) for call in _json_calls(block, FENCED)]
-    if fenced:
-        return fenced
-    if text[0] in "{[" and text[-1] in "}]":
-        return _json_calls(text, BARE)
-    return []
+    form = FENCED if "```" in text else BARE
+    calls: list[ContentCall] = []
+    for value in _json_values(text):
+        for item in value if isinstance(value, list) else [value]:
+            call = _as_call(item, form)
+            if call is not None and call.name in offered and _has_arguments(item):
+                calls.append(call)
+    return calls
+
+
+def _json_values(text: str) -> list[Any]:
+    """Every JSON object or array that decodes from an opening `{` or `[` of `text`, outermost first, none nested."""
+    values, index = [], 0
+    while (start := _next_open(text, index)) >= 0:
+        try:
+            value, end = _DECODER.raw_decode(text, start)
+        except json.JSONDecodeError:
+            index = start + 1
+            continue
+        values.append(value)
+        index = end
+    return values
+
+
+def _next_open(text: str, index: int) -> int:
+    found = [position for position in (text.find("{", index), text.find("[", index)) if position >= 0]
+    return min(found) if found else -1
 
 
 def _tagged(payload: str) -> ContentCall | None:
     """A `<tool_call>` payload as a call; unreadable JSON is kept as written for the check to name."""
-    calls = _json_calls(payload, TAG)
-    if calls:
-        return calls[0]
+    for value in _json_values(payload):
+        if (call := _as_call(value, TAG)) is not None:
+            return call
     name = _NAME.search(payload)
     return ContentCall(name.group(1) if name else "", payload, TAG) if payload.strip() else None
 
 
-def _json_calls(text: str, form: str) -> list[ContentCall]:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError:
-        return []
-    items = data if isinstance(data, list) else [data]
-    return [call for item in items if (call := _as_call(item, form))]
+def _has_arguments(item: Any) -> bool:
+    inner = item.get("function") if isinstance(item.get("function"), dict) else item
+    return "arguments" in inner or "parameters" in inner
 
 
 def _as_call(item: Any, form: str) -> ContentCall | None:

@@ -6,6 +6,7 @@ Apart from `llm.client` so the agent loops and the client share one shape, and s
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,8 +50,9 @@ class ChatTurn:
         return message
 
 
-def reply_calls(message: Any) -> tuple[list[ToolCallRequest], str | None]:
-    """The calls of an assistant message and their form: its `tool_calls`, else those written in its text.
+def reply_calls(message: Any, offered: Collection[str]) -> tuple[list[ToolCallRequest], str | None]:
+    """The calls of an assistant message and their form: its `tool_calls`, else those of `offered` tools written in
+    its text (`content_calls`). Null arguments become "" (the check names them: "the call has no arguments").
 
     Calls read from the text get ids made from their position (`content-1`, …): the same reply gives the same
     conversation, so the answer cache keeps working.
@@ -62,6 +64,6 @@ def reply_calls(message: Any) -> tuple[list[ToolCallRequest], str | None]:
     ]
     if structured:
         return structured, STRUCTURED
-    written = calls_in_content(message.content)
+    written = calls_in_content(message.content, offered)
     calls = [ToolCallRequest(f"content-{i}", c.name, c.arguments_json) for i, c in enumerate(written, 1)]
     return calls, (written[0].form if written else None)

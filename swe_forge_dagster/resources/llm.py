@@ -5,6 +5,8 @@ database when `SWE_FORGE_POSTGRES_URL` is set (`wiring.shared_state`)."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 import dagster as dg
 from pydantic import Field
 
@@ -25,7 +27,10 @@ class LLMResource(dg.ConfigurableResource):
     max_in_flight: int = Field(default=10, ge=1, le=64, description="calls at once, machine-wide")
     max_repairs: int = Field(default=2, ge=0, le=5)
     timeout_seconds: float = Field(default=120, gt=0)
-    tool_choice: str = Field(default="function", description="function (by name) or required: how calls are forced")
+    tool_choice: Literal["function", "required"] = Field(
+        default="function", description="function (by name) or required: how calls are forced"
+    )
+    max_output_tokens: int | None = Field(default=None, ge=16, description="tokens one answer may have")
     price_input_per_mtok: float | None = Field(default=None, description="USD/1M tokens when the provider is silent")
     price_output_per_mtok: float | None = None
 
@@ -43,5 +48,6 @@ class LLMResource(dg.ConfigurableResource):
             max_repairs=self.max_repairs,
             timeout=self.timeout_seconds,
             forced_choice=self.tool_choice,
+            max_output_tokens=self.max_output_tokens,
             prices=Prices(self.price_input_per_mtok, self.price_output_per_mtok),
         )
