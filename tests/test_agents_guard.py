@@ -10,12 +10,14 @@ as errors: `test_agents_loop.py`.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from pydantic import BaseModel
 
 from swe_forge_dagster.demo.twins.openai_twin import HttpError, OpenAITwin, Text, ToolCall, Usage
+from swe_forge_dagster.llm.client import LLMError
 from swe_forge_dagster.tasks.agent_tools import SAME_TURNS, SILENT_TURNS, AgentFailed, AgentTool, run_agent
 from tests.support.agent_twin import KEY, FakeSandbox, lines, make_client
 
@@ -78,7 +80,7 @@ def test_the_token_budget_ends_the_episode(twin: OpenAITwin, tmp_path: Path) -> 
     box = FakeSandbox({"ls": (0, "a.py")})
     costly = Usage(prompt_tokens=4000, completion_tokens=100)
     twin.queue(*[ToolCall("shell", {"command": f"ls {i}"}, usage=costly) for i in range(5)])
-    with pytest.raises(AgentFailed, match="token budget spent \\(12,300 > 10,000\\) at turn 3"):
+    with pytest.raises(AgentFailed, match="token budget spent \\(12,300 > 10,000\\) after turn 3"):
         episode(twin, tmp_path, box, max_tokens=10_000)
     assert twin.count() == 3
 
@@ -89,3 +91,26 @@ def test_an_endpoint_that_fails_past_its_retries_ends_the_episode_not_the_run(tw
     with pytest.raises(AgentFailed, match=r"the model failed at turn 2: .*exceeds the available context size"):
         episode(twin, tmp_path, FakeSandbox({"ls": (0, "a.py")}))
     assert lines(tmp_path / "transcript.jsonl")[-1]["outcome"] == "llm_error"
+
+
+class Polling(FakeSandbox):
+    """A job whose log grows: the same command answers differently each time."""
+
+    def run(self, command: str, timeout: float = 600, max_output: int = 30000):  # noqa: ANN201
+        result = super().run(command, timeout, max_output)
+        return replace(result, output=f"{len(self.commands)} lines")
+
+
+def test_a_command_whose_answer_changes_is_run_every_time(twin: OpenAITwin, tmp_path: Path) -> None:
+    box = Polling({"tail log": (0, "")})
+    twin.queue(*[ToolCall("shell", {"command": "tail log"})] * 4, ToolCall("submit_answer", {"value": 4}))
+    assert episode(twin, tmp_path, box) == 4 and box.commands == ["tail log"] * 4
+
+
+def test_an_endpoint_that_is_down_or_refuses_the_key_stops_the_run_not_only_the_item(
+    twin: OpenAITwin, tmp_path: Path
+) -> None:
+    twin.queue(HttpError(404, message="The model `x` does not exist"))
+    with pytest.raises(LLMError, match="404") as raised:
+        episode(twin, tmp_path, FakeSandbox({}))
+    assert not isinstance(raised.value, AgentFailed)

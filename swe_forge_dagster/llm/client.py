@@ -47,6 +47,11 @@ class LLMAuthError(LLMError):
     """The endpoint rejected the key: nothing works until it is fixed."""
 
 
+class LLMRequestRejected(LLMError):
+    """The endpoint refused this request itself (400, 413, 422: e.g. a prompt past the model's context): another
+    item's request may well pass, so an agent ends this item's episode, not the run."""
+
+
 class StructuredOutputError(LLMError):
     """The model never produced a valid call of the tool; the reasons are in the message."""
 
@@ -330,7 +335,8 @@ class LLMClient:
             raise
         except openai.APIStatusError as exc:
             self._record(CallRecord(stage, self.model, "http_error", item, attempt, error=str(exc.status_code)))
-            raise LLMError(f"{stage}: the LLM endpoint answered {exc.status_code}: {exc.message}") from exc
+            kind = LLMRequestRejected if exc.status_code in (400, 413, 422) else LLMError
+            raise kind(f"{stage}: the LLM endpoint answered {exc.status_code}: {exc.message}") from exc
         usage = self._account(completion, (time.perf_counter() - started) * 1000)
         if not completion.choices:
             self._record(CallRecord(stage, self.model, "failed", item, attempt, error="no choices", **usage))

@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from swe_forge_dagster.execution.sandbox import CommandResult, Sandbox
 from swe_forge_dagster.execution.shell_state import SandboxError
-from swe_forge_dagster.llm.client import LLMAuthError, LLMClient, LLMError, tool_for
+from swe_forge_dagster.llm.client import LLMClient, LLMRequestRejected, tool_for
 from swe_forge_dagster.llm.prompts import system, user
 from swe_forge_dagster.llm.turns import ChatTurn, ToolCallRequest
 
@@ -105,10 +105,13 @@ def clip(text: str, limit: int = MAX_TOOL_OUTPUT) -> str:
     return f"{text[:half]}\n[... {len(text) - 2 * half} characters cut ...]\n{text[-half:]}"
 
 
+TIMED_OUT = "(timed out after"
+
+
 def shell_message(result: CommandResult, timeout: float) -> str:
     status = f"exit code: {result.exit_code}"
     if result.timed_out:
-        status += f" (timed out after {timeout:g}s; the command's processes were killed)"
+        status += f" {TIMED_OUT} {timeout:g}s; the command's processes were killed)"
     return f"{status}\n{clip(result.output) or '(no output)'}"
 
 
@@ -156,13 +159,12 @@ def run_agent(
     transcript_path.write_text("")
     guard = Guard(stage, max_tokens)
     for turn in range(1, max_turns + 1):
+        guard.check_budget(turn, transcript_path)
         _shrink(messages)
         started = time.perf_counter()
         try:
             reply = client.chat(stage, messages, specs, item=item)
-        except LLMAuthError:
-            raise  # every item would fail the same way: the run stops, not this item
-        except LLMError as exc:  # the endpoint failed past its retries (a 400 for a prompt past the context, 5xx)
+        except LLMRequestRejected as exc:  # this request only (a prompt past the context); an outage stops the run
             _append(transcript_path, {"turn": turn, "outcome": "llm_error", "reason": str(exc)})
             raise AgentFailed(f"{stage}: the model failed at turn {turn}: {exc}") from exc
         record: dict[str, Any] = {
@@ -189,12 +191,12 @@ def run_agent(
                 record.update(outcome="nudged", nudge=nudge)
                 continue
             for call in reply.tool_calls:
-                repeated = guard.repeated(call)
+                repeated = guard.repeated(call) if call.name == shell.name else None
                 if repeated is not None:
                     content, accepted, value, details = repeated, False, None, {"not_run": "repeated"}
                 else:
                     content, accepted, value, details = _handle(call, offered, sandbox, shell_timeout, on_submit)
-                guard.answered(call, content)
+                    guard.answered(call, content)
                 record["results"].append({"tool_call_id": call.id, "name": call.name, "content": content, **details})
                 if accepted:
                     record["outcome"] = "accepted"
@@ -232,10 +234,6 @@ class Guard:
     def before(self, reply: ChatTurn, turn: int) -> None:
         """Account for a reply; `AgentFailed` when the episode must end here."""
         self.tokens += reply.tokens
-        if self.max_tokens is not None and self.tokens > self.max_tokens:
-            raise AgentFailed(
-                f"{self.stage}: token budget spent ({self.tokens:,} > {self.max_tokens:,}) at turn {turn}"
-            )
         self.silent = 0 if reply.tool_calls else self.silent + 1
         if self.silent >= SILENT_TURNS:
             said = (reply.content or "").strip()[:300] or "(empty)"
@@ -248,19 +246,33 @@ class Guard:
             raise AgentFailed(f"{self.stage}: asked for the same call ({names}) {self.same} turns in a row")
         self.streak = {key: self.streak.get(key, 0) for key in calls}
 
+    def check_budget(self, turn: int, transcript_path: Path) -> None:
+        """Before a turn: `AgentFailed` when the turns so far spent the budget (their calls were all handled, a
+        submission in the last one included). Cached turns cost nothing: a re-run may go further than the run
+        that paid for them."""
+        if self.max_tokens is not None and self.tokens > self.max_tokens:
+            reason = f"{self.stage}: token budget spent ({self.tokens:,} > {self.max_tokens:,}) after turn {turn - 1}"
+            _append(transcript_path, {"turn": turn, "outcome": "stopped", "reason": reason})
+            raise AgentFailed(reason)
+
     def repeated(self, call: ToolCallRequest) -> str | None:
-        """The answer to a call asked for `REPEATS` times in a row, without running it again; None to run it."""
+        """The answer to a shell call asked for `REPEATS` times in a row, without running it again, when its last two
+        runs answered the same and neither timed out (polling a job or retrying a download is not cut short);
+        None to run it."""
         key = (call.name, call.arguments_json)
         self.streak[key] = self.streak.get(key, 0) + 1
-        if self.streak[key] < REPEATS or key not in self.answers:
+        last = self.answers.get(key, [])
+        if self.streak[key] < REPEATS or len(last) < 2 or last[0] != last[1] or TIMED_OUT in last[1]:
             return None
         return (
-            f"Not run again: you asked for exactly this {self.streak[key]} times in a row, and the answer was:\n"
-            f"{self.answers[key]}\nRun something else, or submit."
+            f"Not run again: you asked for exactly this {self.streak[key]} times in a row, and its last two runs "
+            f"answered the same:\n{last[1]}\nRun something else, or submit."
         )
 
     def answered(self, call: ToolCallRequest, content: str) -> None:
-        self.answers[(call.name, call.arguments_json)] = content
+        """Record what a call that ran answered (its last two answers are kept)."""
+        key = (call.name, call.arguments_json)
+        self.answers[key] = [*self.answers.get(key, [])[-1:], content]
 
     def rejection_note(self) -> str:
         return f"; last rejection: {self.last_rejection[:1000]}" if self.last_rejection else ""
