@@ -10,6 +10,7 @@ reason; the figures are its turns (transcript lines), tokens and seconds.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import time
 from functools import partial
@@ -70,10 +71,14 @@ def agents(args: argparse.Namespace, server_type: Any) -> dict[str, Any]:
     instances = cases(executor, work)
     sandbox = SandboxConfig(image=DEFAULT_BASE_IMAGE, ca_bundle=HOST_CA if HOST_CA.is_file() else None)
     runs: list[dict[str, Any]] = []
-    with server_type(args.home.resolve(), args.model, args.port, args.threads, 1, args.context) as server:
+    with (
+        contextlib.ExitStack() as stack,
+        server_type(args.home.resolve(), args.model, args.port, args.threads, 1, args.context) as server,
+    ):
         llm = LLMClient(
             server.url, "local", args.model, ledger=CallLedger(work / "ledger"), timeout=1800, max_output_tokens=1024
         )
+        stack.callback(llm.close)
         for inst in instances:
             proof, problem, _ = prove_with_manifests(inst, executor)  # the image the test agent works in
             recipe = remembered(executor.cache, inst.repo, inst.base_commit)

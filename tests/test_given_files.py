@@ -64,3 +64,8 @@ def test_a_title_is_hosted_by_the_file_whose_literal_ends_it() -> None:
     assert files_of_given_ids(list(texts), ["parser doesn't crash", "x > reads numbers twice"], pick) == list(texts)
     # a suffix inside a word is not a title: `...sreads numbers` is hosted by no file, so every file runs
     assert files_of_given_ids(list(texts), ["parsersreads numbers"], pick) == list(texts)
+
+
+def test_a_template_literal_with_an_expression_hides_no_title_after_it() -> None:
+    text = "const u = `${base}/x`;\nit('does a thing', () => {});\nconst y = `abcd`;\n"
+    assert {"does a thing", "abcd"} <= literals(text) and not any("${" in value for value in literals(text))

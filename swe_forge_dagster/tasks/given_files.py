@@ -22,8 +22,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 
-_LITERAL = re.compile(r"""'((?:[^'\\\n]|\\.)*)'|"((?:[^"\\\n]|\\.)*)"|`((?:[^`\\$]|\\.)*)`""")
-"""A quoted string on one line ('…' or "…"), or a template literal without `${`: where a test title is written."""
+_LITERAL = re.compile(r"""'((?:[^'\\\n]|\\.)*)'|"((?:[^"\\\n]|\\.)*)"|`((?:[^`\\]|\\.)*)`""")
+"""A quoted string on one line ('…' or "…"), or a whole template literal: where a test title is written. A template
+with `${…}` is matched whole and then left out (its text is not the title), so it never swallows what follows."""
 MIN_TITLE = 4
 """Shorter literals (`'a'`, `'id'`) end too many titles to say which file a test is in."""
 
@@ -33,6 +34,8 @@ def literals(text: str) -> set[str]:
     found = set()
     for match in _LITERAL.finditer(text):
         value = next(group for group in match.groups() if group is not None)
+        if match.group(3) is not None and "${" in value:
+            continue
         value = value.replace("\\'", "'").replace('\\"', '"').strip()  # `doesn\'t` is titled `doesn't`
         if len(value) >= MIN_TITLE:
             found.add(value)

@@ -48,7 +48,7 @@ def _patched_text(inst: SWEBenchInstance, cache: RepoCache) -> Callable[[str], s
     """A test file's text at the base commit followed by the lines the test patch adds to it."""
     added = {
         section.path: "\n".join(
-            line[1:] for line in section.text.split("\n") if line.startswith("+") and not line.startswith("+++")
+            line[1:] for line in section.text.split("\n") if line.startswith("+") and not line.startswith("+++ ")
         )
         for section in split_sections(inst.test_patch or "")
     }

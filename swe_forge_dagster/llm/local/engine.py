@@ -80,6 +80,10 @@ def ensure_engine(say: Any = print) -> Any:
     return importlib.import_module(ENGINE)
 
 
+def port_taken(port: int, host: str = "127.0.0.1") -> str:
+    return f"{host}:{port} is taken: stop what listens there or pass --port"
+
+
 def port_free(host: str, port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -95,7 +99,7 @@ def start_server(model: Path, options: ServeOptions, alias: str, say: Any = prin
     if options.host not in ("127.0.0.1", "localhost", "::1"):
         raise EngineError(f"the local model serves on loopback only, not {options.host}")
     if not port_free(options.host, options.port):
-        raise EngineError(f"{options.host}:{options.port} is taken: stop what listens there or pass --port")
+        raise EngineError(port_taken(options.port, options.host))
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     engine = ensure_engine(say)
     params = engine.CommonParams()

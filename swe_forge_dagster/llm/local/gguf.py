@@ -79,6 +79,8 @@ class _Reader:
             return self.string(keep)
         if kind == _ARRAY:
             item, length = self.unpack("<I"), self.unpack("<Q")
+            if item == _ARRAY:
+                raise GGUFError("a GGUF array of arrays: not a model's metadata")
             if length > self.size - self.handle.tell():
                 raise GGUFTruncated(f"a GGUF array of {length} items runs past the end of the file")
             if item in _SCALARS:

