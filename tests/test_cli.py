@@ -145,3 +145,12 @@ def test_demo_runs_end_to_end_offline(env: dict[str, str], docker_client: docker
         ("oracle", "resolved"),
         ("python -m emptyagent", "unresolved"),
     }
+
+
+def test_version_and_short_help_on_every_command(tmp_path: Path) -> None:
+    environment = {**os.environ, "SWE_FORGE_HOME": str(tmp_path / "home")}
+    done = cli("--version", env=environment)
+    assert done.returncode == 0 and done.stdout.startswith("swe-forge 0.")
+    for command in ([], ["llm"], ["llm", "serve"], ["gym"], ["validate"]):
+        shown = cli(*command, "-h", env=environment)
+        assert shown.returncode == 0 and "Usage: " in shown.stdout and "--help" in shown.stdout, (command, shown.stderr)

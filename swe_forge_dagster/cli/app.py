@@ -9,6 +9,8 @@ Heavy imports happen inside the commands, so `swe-forge --help` stays fast.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from swe_forge_dagster.cli.demo import demo
@@ -29,7 +31,30 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def _version(shown: bool) -> None:
+    if shown:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            print(f"swe-forge {version('swe-forge-dagster')}")
+        except PackageNotFoundError:
+            print("swe-forge (not installed: run ./swe-forge)")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    shown: Annotated[
+        bool, typer.Option("--version", "-V", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """Mine GH Archive PRs into validated SWE-bench tasks, on Dagster."""
+
+
 for _command in (setup, ingest, sql, demo, mine, harness, validate, export):
     app.command(_command.__name__)(_command)
 app.command("dev", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(dev)
