@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import warnings
+
 import dagster as dg
 
-from swe_forge_dagster.assets.candidates import enriched_prs, pr_candidates
-from swe_forge_dagster.assets.catalog import catalog
-from swe_forge_dagster.assets.checks import ASSET_CHECKS
-from swe_forge_dagster.assets.gharchive import gharchive_pr_events
-from swe_forge_dagster.assets.harness import HARNESS_ASSETS
-from swe_forge_dagster.assets.jobs import JOBS
-from swe_forge_dagster.assets.tasks import TASK_STAGE_ASSETS, swe_dataset
-from swe_forge_dagster.assets.triage import classified_prs
+# Our own use of Dagster's beta and preview features (`backfill_policy`, partitioned asset checks) warns once per
+# process at import, five blocks on every command that loads the definitions: silenced for these imports only, so
+# a user's code in the same process still hears about its own.
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", dg.BetaWarning)
+    warnings.simplefilter("ignore", dg.PreviewWarning)
+    from swe_forge_dagster.assets.candidates import enriched_prs, pr_candidates
+    from swe_forge_dagster.assets.catalog import catalog
+    from swe_forge_dagster.assets.checks import ASSET_CHECKS
+    from swe_forge_dagster.assets.gharchive import gharchive_pr_events
+    from swe_forge_dagster.assets.harness import HARNESS_ASSETS
+    from swe_forge_dagster.assets.jobs import JOBS
+    from swe_forge_dagster.assets.tasks import TASK_STAGE_ASSETS, swe_dataset
+    from swe_forge_dagster.assets.triage import classified_prs
 from swe_forge_dagster.orchestration.slot_claims import install as install_atomic_slot_claims
 from swe_forge_dagster.resources import (
     GharchiveResource,
