@@ -57,7 +57,20 @@ def test_an_agent_is_named_the_same_from_the_cli_and_the_ui(tmp_path: Path, monk
     monkeypatch.chdir(tmp_path)
     relative = HarnessConfig(agent="command", agent_dir=Path("my-agent"), agent_cmd="python -m a")
     absolute = HarnessConfig(agent="command", agent_dir=agent, agent_cmd="python -m a")
-    assert relative.agent_label == absolute.agent_label == f"python -m a @ {agent}"
+    assert relative.agent_label == absolute.agent_label
+    assert relative.agent_label.startswith("python -m a @ my-agent#") and str(tmp_path) not in relative.agent_label
+
+
+def test_an_agent_is_named_by_its_content_not_by_where_it_lies(tmp_path: Path) -> None:
+    """The same files in two checkouts are one agent; one changed byte makes another."""
+    labels = []
+    for checkout, text in (("a", "print(1)\n"), ("b", "print(1)\n"), ("c", "print(2)\n")):
+        folder = tmp_path / checkout / "agent"
+        (folder / "__pycache__").mkdir(parents=True)
+        (folder / "main.py").write_text(text)
+        (folder / "__pycache__" / "main.pyc").write_bytes(checkout.encode())  # a cache: not the agent's content
+        labels.append(HarnessConfig(agent="command", agent_dir=folder, agent_cmd="python main.py").agent_label)
+    assert labels[0] == labels[1] != labels[2]
 
 
 @pytest.mark.docker

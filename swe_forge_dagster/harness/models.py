@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from swe_forge_dagster.common.content_digest import folder_digest
 from swe_forge_dagster.execution.patch import split_sections
 from swe_forge_dagster.execution.sandbox import Network
 from swe_forge_dagster.harness.protection import command_test_files
@@ -286,9 +287,12 @@ class HarnessConfig(BaseModel):
 
     @property
     def agent_label(self) -> str:
-        """How results name the agent: the oracle, or the command and its directory."""
+        """How results name the agent: the oracle, the predictions' model, or the command, its folder's name and the
+        digest of the folder's content (`common.content_digest`): the same agent in any checkout, never the host's
+        path."""
         if self.agent == "oracle":
             return "oracle"
         if self.agent == "predictions":
             return self.model_name
-        return f"{self.agent_cmd} @ {self.agent_dir}"
+        folder = Path(self.agent_dir).resolve() if self.agent_dir else Path(".")
+        return f"{self.agent_cmd} @ {folder.name}#{folder_digest(folder)[:12]}"
