@@ -27,6 +27,7 @@ from rich.table import Table
 from rich.text import Text
 
 from swe_forge_dagster.cli.common import err, out, refresh_catalog_or_warn, say, usage_error
+from swe_forge_dagster.common.invocation import next_step
 from swe_forge_dagster.common.terminal import inert
 from swe_forge_dagster.settings import Settings, get_settings, parse_tiers
 
@@ -245,4 +246,5 @@ def _print_summary(summary: dict[str, Any]) -> None:
         f"{sum(h['status'] == 'not published' for h in hours)} not published, "
         f"{sum(h['status'] == 'failed' for h in hours)} failed)"
     )
-    out.print('next: swe-forge sql "SELECT status, stage, reason, count(*) FROM tasks GROUP BY ALL"')
+    step = next_step("sql", "SELECT status, stage, reason, count(*) FROM tasks GROUP BY ALL")
+    out.print(Text(f"next: {step}"), soft_wrap=True)

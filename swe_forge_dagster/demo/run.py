@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.text import Text
 
+from swe_forge_dagster.common.invocation import next_step
 from swe_forge_dagster.common.terminal import inert
 from swe_forge_dagster.demo.worlds.gharchive_world import TRIMMED_SINCE, write_hour
 from swe_forge_dagster.gharchive.hours import partition_key
@@ -157,13 +158,14 @@ def run_demo(settings: Settings, home: Path, out: Console, err: Console) -> int:
         if tasks.accepted:
             out.print("[bold]Harness[/] (the eval_results view; the oracle must resolve all, the empty agent none):")
             render(query(lake, HARNESS_SQL), "table", out)
-    out.print(
-        "\nNext:\n"
-        f'  SWE_FORGE_HOME={home} swe-forge sql "SELECT reason, count(*) FROM enriched_prs GROUP BY 1"\n'
-        f'  SWE_FORGE_HOME={home} swe-forge sql "SELECT task_id, status, stage, reason FROM tasks"\n'
-        f"  SWE_FORGE_HOME={home} swe-forge dev     # the Dagster UI on this demo's instance\n"
-        f"  DuckDB clients: {home / 'catalog.duckdb'} (views over {home / 'lake'})"
-    )
+    out.print("\nNext:", highlight=False)
+    for step in (
+        next_step("sql", "SELECT reason, count(*) FROM enriched_prs GROUP BY 1", home=home),
+        next_step("sql", "SELECT task_id, status, stage, reason FROM tasks", home=home),
+        next_step("dev", home=home) + "     # the Dagster UI on this demo's instance",
+    ):
+        out.print(Text(f"  {step}"), soft_wrap=True)
+    out.print(Text(f"  DuckDB clients: {home / 'catalog.duckdb'} (views over {home / 'lake'})"), soft_wrap=True)
     return 0 if ok and tasks is not None and tasks.accepted and evaluated else 1
 
 
