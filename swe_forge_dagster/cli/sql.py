@@ -14,12 +14,14 @@ def sql(
     query: Annotated[str, typer.Argument(help="SQL over the views, e.g. SELECT count(*) FROM gharchive_pr_events")],
     fmt: Annotated[str, typer.Option("--format", "-f", help="table | csv | json")] = "table",
     refresh: Annotated[bool, typer.Option(help="also refresh the catalog file's views")] = True,
+    as_json: Annotated[bool, typer.Option("--json", "-j", help="JSON output (as --format json)")] = False,
 ) -> None:
     """Run SQL over the lake (views refreshed on demand; works while an ingest is writing)."""
     from swe_forge_dagster.lake.render import render
     from swe_forge_dagster.wiring.catalog import CatalogBusyError, QueryError, refresh_catalog
     from swe_forge_dagster.wiring.catalog import query as run_query
 
+    fmt = "json" if as_json else fmt
     if fmt not in ("table", "csv", "json"):
         raise usage_error(f"--format must be table, csv or json, not {fmt!r}")
     settings = get_settings()
