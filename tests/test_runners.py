@@ -202,6 +202,12 @@ def test_runs_keep_what_the_install_made_and_keep_it_out_of_git(tmp_path: Path, 
         with prepared_box(docker_client, config, tree, "agent-tree") as agent_box:  # type: ignore[arg-type]
             seen = exec_checked(agent_box, ["bash", "-c", script], "looking")
         assert seen.splitlines()[:5] == ["x = 2", "v=1", "meta", ".gitignore", "src/pkg/mod.py"]
+        # a git worktree as the host tree: its `.git` pointer file names a host path, which is not taken along
+        with cache.worktree("o/r", shas[1]) as linked:
+            assert (linked / ".git").is_file()
+            with prepared_box(docker_client, config, linked, "agent-tree") as agent_box:  # type: ignore[arg-type]
+                seen = exec_checked(agent_box, ["bash", "-c", script], "looking")
+        assert seen.splitlines()[:5] == ["x = 2", "v=1", "meta", ".gitignore", "src/pkg/mod.py"]
     finally:
         with contextlib.suppress(docker.errors.ImageNotFound):
             docker_client.images.remove(image, force=True)  # type: ignore[attr-defined]

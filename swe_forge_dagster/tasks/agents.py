@@ -212,8 +212,10 @@ def prepared_box(docker_client: docker.DockerClient, config: SandboxConfig, tree
     egg-info, a generated version file) are kept and kept out of git."""
     with tempfile.TemporaryDirectory(prefix="swe-forge-agent-tree-") as tmp:
         archive = Path(tmp) / "tree.tar"
+        link = tree / ".git"  # a git worktree's pointer file names a path that does not exist in the sandbox
+        skipped = f"{TREE_NAME}/.git" if link.is_file() else None
         with tarfile.open(archive, "w") as tar:
-            tar.add(tree, arcname=TREE_NAME, filter=owned_by_root)
+            tar.add(tree, arcname=TREE_NAME, filter=lambda info: None if info.name == skipped else owned_by_root(info))
         try:
             box, _sha = start_repo_box(docker_client, config, archive, name_hint=name_hint)
         except WorkspaceError as exc:
