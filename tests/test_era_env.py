@@ -10,7 +10,7 @@ from pathlib import Path
 
 from swe_forge_dagster.execution.env_candidates import environment_candidates
 from swe_forge_dagster.execution.environment import runtime_labels
-from swe_forge_dagster.execution.era import RESOLUTION_VAR, is_era, is_old
+from swe_forge_dagster.execution.era import RESOLUTION_VAR, is_era, is_old, resolution_of
 from swe_forge_dagster.execution.languages.python import PACK
 from swe_forge_dagster.execution.languages.python_era import (
     ERA_UV_SCRIPT,
@@ -177,3 +177,16 @@ def test_a_package_with_no_release_before_the_date_is_taken_as_of_today(tmp_path
     (bin_dir / "uv").write_text("#!/bin/sh\necho 'error: no solution'; exit 1\n")
     failed = subprocess.run(["sh", "-c", script], env=env, capture_output=True, text=True, timeout=30)
     assert failed.returncode == 1 and "no solution" in failed.stdout  # another failure: reported, no retry
+
+
+def test_an_era_recipe_on_a_runtime_of_the_commits_time_comes_before_one_on_a_newer_runtime(tmp_path: Path) -> None:
+    """pytest-11148 (June 2023) declares Python up to 3.12: 3.13 is nearest, but it came out in October 2024, so its
+    era recipe resolves as of then (pluggy 1.5, whose teardown warning fails pytest's own tests); 3.11 existed."""
+    classifiers = ", ".join(f"'Programming Language :: Python :: 3.{m}'" for m in (8, 9, 10, 11, 12))
+    files = {"setup.py": f"setup(classifiers=[{classifiers}])\n", "testing/test_x.py": "def test_x(): pass\n"}
+    cache, sha = dated_repo(tmp_path, files, "2023-06-29T00:04:33+00:00")
+    assert python_images(files, BASE_IMAGES)[0] == BASE_IMAGES["3.13"]  # nearest to what it declares
+    found = environment_candidates(cache, "o/r", sha, available=lambda image: True)
+    era = [(r.base_image, resolution_of(r)) for r in found.recipes if is_era(r)]
+    assert era[0] == (BASE_IMAGES["3.11"], "2023-06-29T00:04:33Z")  # the commit's own date: its runtime existed
+    assert (BASE_IMAGES["3.13"], "2024-10-07T00:00:00Z") in era[1:]  # clamped to 3.13's release: after

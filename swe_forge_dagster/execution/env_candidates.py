@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from swe_forge_dagster.execution.era import runs_in_its_era
 from swe_forge_dagster.execution.languages.registry import pack_of, root_files
 from swe_forge_dagster.execution.manifest import remembered
 from swe_forge_dagster.execution.recipe import EnvRecipe
@@ -76,7 +77,9 @@ def environment_candidates(
     recipes = recipes[:max_candidates]
     if language.era_recipes is not None:  # the commit's era first, then today's releases (as many as without it)
         committed = cache.committed_at(repo, sha)
-        recipes = [era for image in usable for era in language.era_recipes(files, tree, image, committed)] + recipes
+        era = [era for image in usable for era in language.era_recipes(files, tree, image, committed)]
+        era.sort(key=lambda recipe: not runs_in_its_era(recipe, committed))  # a runtime of the commit's time first
+        recipes = era + recipes
     chosen = remembered(cache, repo, sha)
     if chosen is not None and chosen in recipes:  # a recipe this code no longer makes is an older code's: stale
         recipes = [chosen, *(recipe for recipe in recipes if recipe != chosen)]

@@ -11,6 +11,7 @@ dates never share an era environment.
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 
 from swe_forge_dagster.execution.recipe import EnvRecipe
@@ -32,6 +33,22 @@ def iso_utc(moment: datetime) -> str:
 def is_old(committed: datetime | None, now: datetime | None = None) -> bool:
     """Whether a commit is old enough for its era's releases to differ from today's (`ERA_AGE`)."""
     return committed is not None and (now or datetime.now(UTC)) - committed > ERA_AGE
+
+
+def resolution_of(recipe: EnvRecipe) -> str | None:
+    """The date an era recipe resolves as of (`2023-06-29T00:04:33Z`), read from its date step; None if none."""
+    for command in recipe.install_commands:
+        if match := re.search(rf"\b{RESOLUTION_VAR}=(\S+)", command):
+            return match.group(1).strip("'\"") or None
+    return None
+
+
+def runs_in_its_era(recipe: EnvRecipe, committed: datetime | None) -> bool:
+    """Whether an era recipe resolves as of its commit's own date: its runtime existed then. A recipe on a newer
+    runtime resolves as of that runtime's release instead (packages of 2014 do not run on Python 3.9), so it gets
+    releases the commit never saw: pytest of June 2023 on Python 3.13 resolves as of October 2024, whose pluggy
+    warns where pytest's own tests want silence."""
+    return committed is not None and resolution_of(recipe) == iso_utc(committed)
 
 
 def is_era(recipe: EnvRecipe) -> bool:
