@@ -71,6 +71,16 @@ def test_a_call_in_a_stray_brace_and_a_run_of_newlines_is_read() -> None:
     ]
 
 
+def test_a_tool_named_under_function_or_tool_is_read() -> None:
+    """Qwen2.5-Coder 1.5B's answer to the environment agent on marshmallow-1359 (`benchmarks/real_model.py agents`)."""
+    seen = '```json\n{\n  "function": "shell",\n  "arguments": {\n    "command": "cd /repo && pytest -v -s tests"\n'
+    seen += "  }\n}\n```"
+    assert calls_in_content(seen, TOOLS) == [
+        ContentCall("shell", '{"command": "cd /repo && pytest -v -s tests"}', FENCED)
+    ]
+    assert calls_in_content('{"tool": "submit", "arguments": {"value": 3}}', TOOLS)[0].name == "submit"
+
+
 def test_text_that_is_not_a_call_is_not_read_as_one() -> None:
     for text in (None, "", "The tests pass now.", "```python\nprint('hi')\n```"):
         assert calls_in_content(text, TOOLS) == []

@@ -6,9 +6,9 @@ newlines after it), or Hermes/Qwen `<tool_call>…</tool_call>` tags, with `tool
 only when the server returned no structured call, and records which form each call came in (`FORMS`) in the call
 ledger, so a run shows how often a model needed this.
 
-What counts as a call outside tags: a JSON object naming one of the offered tools (`name`, or OpenAI's own
-`{"function": {"name", "arguments"}}` written out) with its `arguments` (or `parameters`): an object or a JSON
-string of one. The text is scanned for every JSON value that decodes from an opening brace or bracket, so prose or
+What counts as a call outside tags: a JSON object naming one of the offered tools (`name`, `function` or `tool`,
+or OpenAI's own `{"function": {"name", "arguments"}}` written out) with its `arguments` (or `parameters`): an
+object or a JSON string of one. The text is scanned for every JSON value that decodes from an opening brace or bracket, so prose or
 a stray brace around the call does not hide it; JSON that names no offered tool, or has no arguments, is not a call
 (a model quoting `package.json`, `{"name": "my-lib", "version": …}`, runs nothing). Inside `<tool_call>` tags the
 text is a call whatever it holds: an unknown name or arguments that are not JSON are kept as written, so checking
@@ -31,6 +31,9 @@ FORMS = (STRUCTURED, TAG, FENCED, BARE)
 """How a call reached us: the API's field, `<tool_call>` tags, JSON in a fenced block, or JSON in the text."""
 
 _TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
+NAME_KEYS = ("name", "function", "tool", "tool_name")
+"""Where a written call names its tool: `name`; `function` or `tool` as a plain string is what small models also
+write (Qwen2.5-Coder 1.5B here: `{"function": "shell", "arguments": {...}}`)."""
 _NAME = re.compile(r'"name"\s*:\s*"([^"\\]+)"')
 _DECODER = json.JSONDecoder()
 
@@ -99,8 +102,8 @@ def _as_call(item: Any, form: str) -> ContentCall | None:
         return None
     if isinstance(item.get("function"), dict):  # OpenAI's wire shape, written out
         item = item["function"]
-    name = item.get("name")
-    if not isinstance(name, str) or not name:
+    name = next((item[key] for key in NAME_KEYS if isinstance(item.get(key), str) and item[key]), None)
+    if name is None:
         return None
     arguments = item.get("arguments", item.get("parameters", {}))
     if isinstance(arguments, str):
