@@ -6,13 +6,13 @@ newlines after it), or Hermes/Qwen `<tool_call>…</tool_call>` tags, with `tool
 only when the server returned no structured call, and records which form each call came in (`FORMS`) in the call
 ledger, so a run shows how often a model needed this.
 
-What counts as a call outside tags: a JSON object naming one of the offered tools (`name`, `function` or `tool`,
-or OpenAI's own `{"function": {"name", "arguments"}}` written out) with its `arguments` (or `parameters`): an
-object or a JSON string of one. The text is scanned for every JSON value that decodes from an opening brace or bracket, so prose or
-a stray brace around the call does not hide it; JSON that names no offered tool, or has no arguments, is not a call
-(a model quoting `package.json`, `{"name": "my-lib", "version": …}`, runs nothing). Inside `<tool_call>` tags the
-text is a call whatever it holds: an unknown name or arguments that are not JSON are kept as written, so checking
-them says what is wrong and the model is asked to repair them (never dropped in silence).
+What counts as a call outside tags: a JSON object naming one of the offered tools (`name`, `function` or `tool`, or
+OpenAI's own `{"function": {"name", "arguments"}}` written out) with its `arguments` (or `parameters`): an object or
+a JSON string of one. The text is scanned for every JSON value that decodes from an opening brace or bracket, so
+prose or a stray brace around the call does not hide it; JSON that names no offered tool, or has no arguments, is
+not a call (a model quoting `package.json`, `{"name": "my-lib", "version": …}`, runs nothing). Inside `<tool_call>`
+tags the text is a call whatever it holds: an unknown name or arguments that are not JSON are kept as written, so
+checking them says what is wrong and the model is asked to repair them (never dropped in silence).
 """
 
 from __future__ import annotations
