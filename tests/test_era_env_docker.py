@@ -88,8 +88,10 @@ def test_a_2022_repository_with_nose_style_setup_gets_pytest_7_and_passes(
     assert found.rung == "manifest-era" and not found.tried, found.tried
     record = runtime_record(executor.client, found.image)
     assert record["pytest-version"].startswith("7."), record
-    assert record["resolution-date"] == "2022-10-24T00:00:00Z"  # the commit predates Python 3.11.0: clamped
-    assert record["python-version"].startswith("3.11.")
+    # Python 3.9 existed in June 2022: its era recipe resolves as of the commit itself and comes before 3.11's,
+    # which would be clamped to 3.11.0's release (2022-10-24) and get releases the commit never saw
+    assert record["resolution-date"] == "2022-06-15T12:00:00Z"
+    assert record["python-version"].startswith("3.9.")
     archive = write_tree_archive(cache, "o/r", sha, tmp_path / "tree.tar")
     run = executor.run_tests(found.image, archive, [], found.recipe, ["tests/test_nosey.py"], 300)
     assert run.outcomes == {"tests/test_nosey.py::TestDouble::test_double": "passed"}, run.error
