@@ -185,7 +185,7 @@ SUPERSET = (
 )
 """The reason's tail when nothing given is missing, only more tests here: the environment reproduces every verdict
 the dataset gives. SWE-bench Lite's flask 2.0 rows were made with Werkzeug 2.3.7 of 2023, whose deprecations fail
-128 of flask's tests under its `filterwarnings = error` (121 more PASS_TO_PASS here); SWE-bench Lite's pylint 2.15
+128 of flask's tests under its `filterwarnings = error` (127 more PASS_TO_PASS here); SWE-bench Lite's pylint 2.15
 rows were made where pylint's `_query_cpu` counted one CPU (cgroup v1's `cpu.shares`, 1024 by Docker's default), so
 its `needs_two_cores` tests were skipped there; here (cgroup v2) it counts two (3 more PASS_TO_PASS here)."""
 
