@@ -21,13 +21,15 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 import httpx
 import typer
 
 from swe_forge_dagster.cli.common import err, out, say, usage_error
+from swe_forge_dagster.common.invocation import next_step
 from swe_forge_dagster.llm.local.engine import port_free, port_taken
 from swe_forge_dagster.llm.local.weights import DEFAULT_PROFILE
 from swe_forge_dagster.settings import get_settings
@@ -40,6 +42,7 @@ ContextOption = Annotated[int, typer.Option("--context", min=512, help="context 
 ParallelOption = Annotated[int, typer.Option("--parallel", min=1, help="requests served at once (slots)")]
 JsonOption = Annotated[bool, typer.Option("--json", "-j", help="JSON output")]
 READY_S = 180.0
+T = TypeVar("T")
 
 
 def _models_dir() -> Path:
@@ -92,17 +95,11 @@ def serve(
     parallel: ParallelOption = 1,
 ) -> None:
     """Serve the model on 127.0.0.1 in the foreground, until Ctrl-C or SIGTERM."""
-    from swe_forge_dagster.llm.local.engine import EngineError, ServeOptions, start_server
+    from swe_forge_dagster.llm.local.engine import ServeOptions, start_server
 
-    if not port_free("127.0.0.1", port):
-        raise usage_error(port_taken(port))
-    path, _ = _weights(model)
+    path = _prepared(model, port)
     options = ServeOptions(port=port, threads=threads, context=context, parallel=parallel)
-    try:
-        server = start_server(path, options, alias=model, say=lambda line: err.print(line, markup=False))
-    except EngineError as exc:
-        say("error:", "red", exc)
-        raise typer.Exit(1) from None
+    server = _engine(lambda: start_server(path, options, alias=model, say=_say_plain))
     url = f"http://127.0.0.1:{port}/v1"
     err.print(f"serving {model} on {url} ({threads} threads, {parallel} slots, {context} context tokens)")
     out.print(_settings_line(url, model), markup=False, soft_wrap=True)
@@ -126,16 +123,10 @@ def start(
     parallel: ParallelOption = 1,
 ) -> None:
     """Serve the model in the background (log and pid under the cache), and wait until it answers."""
-    from swe_forge_dagster.llm.local.engine import EngineError, ensure_engine
+    from swe_forge_dagster.llm.local.engine import ensure_engine
 
-    if not port_free("127.0.0.1", port):
-        raise usage_error(port_taken(port))
-    _weights(model)  # fetched, verified and installed here, so a failure is said here and not only in the log
-    try:
-        ensure_engine(lambda line: err.print(line, markup=False))
-    except EngineError as exc:
-        say("error:", "red", exc)
-        raise typer.Exit(1) from None
+    _prepared(model, port)  # fetched, verified and installed here, so a failure is said here and not only in the log
+    _engine(lambda: ensure_engine(_say_plain))
     directory = _models_dir()
     log = directory / f"serve-{port}.log"
     command = [sys.executable, "-m", "swe_forge_dagster.cli", "llm", "serve", "--model", model, "--port", str(port)]
@@ -152,7 +143,9 @@ def start(
             raise typer.Exit(1)
         try:
             if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
-                err.print(f"serving {model} on {url} (pid {process.pid}, log {log}); stop: swe-forge llm stop")
+                err.print(
+                    f"serving {model} on {url} (pid {process.pid}, log {log}); stop: {next_step('llm', 'stop', '--port', str(port))}"
+                )
                 out.print(_settings_line(url, model), markup=False, soft_wrap=True)
                 return
         except httpx.HTTPError:
@@ -186,6 +179,28 @@ def stop(port: PortOption = 8080) -> None:
         pass
     pidfile.unlink()
     err.print(f"stopped the server on port {port} (pid {pid})")
+
+
+def _prepared(model: str, port: int) -> Path:
+    """The verified weights of `model`, once the port is known to be free (exit 2 when it is taken)."""
+    if not port_free("127.0.0.1", port):
+        raise usage_error(port_taken(port))
+    return _weights(model)[0]
+
+
+def _engine(call: Callable[[], T]) -> T:
+    """`call`'s result; an engine that cannot be installed or started is one line and exit 1."""
+    from swe_forge_dagster.llm.local.engine import EngineError
+
+    try:
+        return call()
+    except EngineError as exc:
+        say("error:", "red", exc)
+        raise typer.Exit(1) from None
+
+
+def _say_plain(line: str) -> None:
+    err.print(line, markup=False)
 
 
 def _is_our_server(pid: int) -> bool:
