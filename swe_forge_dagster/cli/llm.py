@@ -143,9 +143,8 @@ def start(
             raise typer.Exit(1)
         try:
             if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
-                err.print(
-                    f"serving {model} on {url} (pid {process.pid}, log {log}); stop: {next_step('llm', 'stop', '--port', str(port))}"
-                )
+                stop_step = next_step("llm", "stop", "--port", str(port))
+                err.print(f"serving {model} on {url} (pid {process.pid}, log {log}); stop: {stop_step}", markup=False)
                 out.print(_settings_line(url, model), markup=False, soft_wrap=True)
                 return
         except httpx.HTTPError:
