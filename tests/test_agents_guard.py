@@ -14,16 +14,11 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from pydantic import BaseModel
 
 from swe_forge_dagster.demo.twins.openai_twin import HttpError, OpenAITwin, Text, ToolCall, Usage
 from swe_forge_dagster.llm.client import LLMError
-from swe_forge_dagster.tasks.agent_tools import SAME_TURNS, SILENT_TURNS, AgentFailed, AgentTool, run_agent
-from tests.support.agent_twin import KEY, FakeSandbox, lines, make_client
-
-
-class Answer(BaseModel):
-    value: int
+from swe_forge_dagster.tasks.agent_tools import SAME_TURNS, SILENT_TURNS, AgentFailed
+from tests.support.agent_twin import KEY, FakeSandbox, count_files, lines, make_client
 
 
 @pytest.fixture
@@ -34,18 +29,7 @@ def twin() -> Iterator[OpenAITwin]:
 
 def episode(twin: OpenAITwin, tmp_path: Path, box: FakeSandbox, **limits: int) -> int:
     with make_client(twin, tmp_path) as client:
-        return run_agent(
-            client,
-            box,  # type: ignore[arg-type]
-            "Count the files.",
-            ["how many?"],
-            [AgentTool("submit_answer", "the answer", Answer)],
-            lambda answer: answer.value,
-            stage="demo",
-            item="x",
-            transcript_path=tmp_path / "transcript.jsonl",
-            **{"max_turns": 50, **limits},
-        )
+        return count_files(client, box, tmp_path / "transcript.jsonl", **limits)
 
 
 def test_a_model_that_stops_calling_tools_ends_the_episode_with_what_it_said(twin: OpenAITwin, tmp_path: Path) -> None:

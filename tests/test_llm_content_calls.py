@@ -11,14 +11,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pydantic import BaseModel
 
 from swe_forge_dagster.demo.twins.openai_twin import OpenAITwin, Text
 from swe_forge_dagster.llm.client import LLMClient
 from swe_forge_dagster.llm.content_calls import BARE, FENCED, TAG, ContentCall, calls_in_content
 from swe_forge_dagster.llm.functions import PRFacts, classify_difficulty
-from swe_forge_dagster.tasks.agent_tools import AgentTool, run_agent
-from tests.support.agent_twin import KEY, FakeSandbox, lines, make_client
+from tests.support.agent_twin import KEY, FakeSandbox, count_files, lines, make_client
 
 FENCED_REPLY = """To see the files, I will run a shell command.
 
@@ -122,10 +120,6 @@ def test_a_hallucinated_tool_and_bad_arguments_are_sent_back_until_repaired(twin
     assert asked[2][-1]["role"] == "tool" and "difficulty" in asked[2][-1]["content"]
 
 
-class Answer(BaseModel):
-    value: int
-
-
 def test_an_agent_works_with_a_model_that_writes_its_calls_as_text(twin: OpenAITwin, tmp_path: Path) -> None:
     twin.queue(
         Text(FENCED_REPLY),
@@ -133,18 +127,7 @@ def test_an_agent_works_with_a_model_that_writes_its_calls_as_text(twin: OpenAIT
     )
     box, transcript = FakeSandbox({"ls -la": (0, "a.py\nb.py")}), tmp_path / "transcript.jsonl"
     with make_client(twin, tmp_path) as client:
-        result = run_agent(
-            client,
-            box,  # type: ignore[arg-type]
-            "Count the files.",
-            ["how many files?"],
-            [AgentTool("submit_answer", "the answer", Answer)],
-            lambda answer: answer.value,
-            stage="demo",
-            item="x",
-            max_turns=4,
-            transcript_path=transcript,
-        )
+        result = count_files(client, box, transcript, max_turns=4)
     assert result == 2 and box.commands == ["ls -la"]
     assert [t["call_form"] for t in lines(transcript)] == [FENCED, TAG]
     assistant, tool = twin.requests[1].json["messages"][-2:]

@@ -16,20 +16,15 @@ import socket
 from pathlib import Path
 
 import pytest
-from pydantic import BaseModel
 
 from swe_forge_dagster.llm.client import LLMClient
 from swe_forge_dagster.llm.functions import PRFacts, classify_difficulty
 from swe_forge_dagster.llm.ledger import CallLedger
-from swe_forge_dagster.tasks.agent_tools import AgentFailed, AgentTool, run_agent
-from tests.support.agent_twin import FakeSandbox, lines
+from swe_forge_dagster.tasks.agent_tools import AgentFailed
+from tests.support.agent_twin import FakeSandbox, count_files, lines
 
 pytestmark = pytest.mark.real_model
 MODEL = os.environ.get("SWE_FORGE_REAL_MODEL", "")
-
-
-class Count(BaseModel):
-    files: int
 
 
 @pytest.fixture(scope="module")
@@ -58,18 +53,7 @@ def test_a_short_tool_loop_ends_with_an_answer_or_a_reason(server_url: str, tmp_
     client = LLMClient(server_url, "local", "smoke", ledger=CallLedger(tmp_path), timeout=600)
     box = FakeSandbox({"ls": (0, "a.py\nb.py"), "ls -la": (0, "a.py\nb.py"), "ls -1": (0, "a.py\nb.py")})
     try:
-        answer = run_agent(
-            client,
-            box,  # type: ignore[arg-type]
-            "You are in a repository. Use the shell tool to list the files, then submit how many there are.",
-            ["How many files are in the current directory?"],
-            [AgentTool("submit_count", "submit the number of files", Count)],
-            lambda count: count.files,
-            stage="smoke",
-            item="smoke",
-            max_turns=3,
-            transcript_path=tmp_path / "transcript.jsonl",
-        )
+        answer = count_files(client, box, tmp_path / "transcript.jsonl", max_turns=3)
         assert isinstance(answer, int)
     except AgentFailed as exc:
         assert exc.reason

@@ -6,11 +6,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from swe_forge_dagster.demo.twins.openai_twin import OpenAITwin
 from swe_forge_dagster.execution.sandbox import CommandResult
 from swe_forge_dagster.llm.cache import AnswerCache
 from swe_forge_dagster.llm.client import LLMClient
 from swe_forge_dagster.llm.ledger import CallLedger
+from swe_forge_dagster.tasks.agent_tools import AgentTool, run_agent
 
 KEY = "sk-or-test-key-0123456789abcdef"
 MODEL = "openai/gpt-5.2-codex:nitro"
@@ -44,3 +47,23 @@ class FakeSandbox:
         self.commands.append(command)
         code, output = self.answers.get(command, (127, f"bash: {command}: command not found"))
         return CommandResult(command, code, output, False, 0.01, False)
+
+
+class Answer(BaseModel):
+    value: int
+
+
+def count_files(client: LLMClient, box: FakeSandbox, transcript: Path, **limits: int) -> int:
+    """One episode of the small agent the loop tests use: count the files with `shell`, then `submit_answer`."""
+    return run_agent(
+        client,
+        box,  # type: ignore[arg-type]
+        "You are in a repository. Use the shell tool to list the files, then submit how many there are.",
+        ["How many files are in the current directory?"],
+        [AgentTool("submit_answer", "submit the number of files", Answer)],
+        lambda answer: answer.value,
+        stage="demo",
+        item="x",
+        transcript_path=transcript,
+        **{"max_turns": 50, **limits},
+    )
