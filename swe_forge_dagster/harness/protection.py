@@ -204,7 +204,8 @@ def apply_agent_diff(
     config = runner_config
     if config is None or config.before is None:
         return reset
-    touches_config = any(PurePosixPath(p).name in config.triggers for _s, p in changes)
+    triggers = config.triggers
+    touches_config = triggers is None or any(PurePosixPath(p).name in triggers for _s, p in changes)
     if touches_config and config.read() != config.before:
         extra = [path for _s, path in changes if PurePosixPath(path).name in config.files and path not in reset]
         _restore(box, extra, task_files, fix_files)
@@ -221,12 +222,13 @@ def apply_agent_diff(
 class RunnerConfig:
     """A test run's effective configuration as the runner's own loader reads it (`read`, in the verification
     container), its answer for the tree before the diff (`before`: the sanity container's), the file names whose
-    change makes it worth asking again (`triggers`) and those reset when the answer differs (`files`)."""
+    change makes it worth asking again (`triggers`; None: ask after every diff) and those reset when the answer
+    differs (`files`)."""
 
     name: str
     read: Callable[[], object]
     before: object
-    triggers: frozenset[str]
+    triggers: frozenset[str] | None
     files: frozenset[str]
 
 

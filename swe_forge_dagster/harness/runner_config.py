@@ -19,6 +19,9 @@ from swe_forge_dagster.execution.sandbox import Sandbox
 from swe_forge_dagster.harness.models import HarnessTask
 from swe_forge_dagster.harness.protection import RunnerConfig
 
+Reader = Callable[[tuple[str, ...]], Callable[[Sandbox], object]]
+"""A pack's probe: the task's test files -> how to read the configuration in a box."""
+
 
 @dataclass(frozen=True)
 class ConfigReader:
@@ -26,7 +29,7 @@ class ConfigReader:
 
     name: str
     read: Callable[[Sandbox], object]
-    triggers: frozenset[str]
+    triggers: frozenset[str] | None
     files: frozenset[str]
 
     def bound(self, box: Sandbox, before: object) -> RunnerConfig:
@@ -38,15 +41,16 @@ def _pytest(files: tuple[str, ...]) -> Callable[[Sandbox], object]:
     return lambda box: pytest_config(box, files)
 
 
-def _node(_files: tuple[str, ...]) -> Callable[[Sandbox], object]:
-    return node.node_config
+def _node(name: str) -> Reader:
+    return lambda files: lambda box: node.node_config(box, name, files)
 
 
-READERS = {
+READERS: dict[str, tuple[Reader, frozenset[str] | None, frozenset[str]]] = {
     PYTEST_RUNNER.name: (_pytest, frozenset(CONFIG_TRIGGERS), frozenset(CONFIG_FILES)),
-    **{runner.name: (_node, node.TRIGGERS, node.CONFIG_FILES) for runner in (MOCHA_RUNNER, JEST_RUNNER, VITEST_RUNNER)},
+    **{r.name: (_node(r.name), None, node.CONFIG_FILES) for r in (MOCHA_RUNNER, JEST_RUNNER, VITEST_RUNNER)},
 }
-"""Runner -> (its reader for the task's test files, triggers, files reset): each pack's own loader probe."""
+"""Runner -> (its reader for the task's test files, triggers (None: ask after every diff), files reset): each pack's
+own loader probe."""
 
 
 def config_reader(task: HarnessTask) -> ConfigReader | None:

@@ -16,6 +16,7 @@ from pathlib import PurePosixPath
 
 from swe_forge_dagster.execution.junit import Outcome
 from swe_forge_dagster.execution.languages.pack import AgentHints, Files, LanguagePack, RunnerHints
+from swe_forge_dagster.execution.languages.rust_canaries import plant_cargo
 from swe_forge_dagster.execution.recipe import RETOUCH, EnvRecipe
 from swe_forge_dagster.execution.reports import json_line, record
 from swe_forge_dagster.execution.runners import Runner, command_word
@@ -105,6 +106,7 @@ CARGO_RUNNER = Runner(
     detect=command_word("cargo test"),
     suffixes=(".rs",),
     targets=_cargo_targets,
+    plant=plant_cargo,
 )
 
 
