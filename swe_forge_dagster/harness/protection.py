@@ -197,6 +197,9 @@ def apply_agent_diff(
     roots = import_roots if import_roots is not None else _non_package_dirs(box, changes)
     shadows = new_top_level_modules(changes, roots, _existing(box, roots))
     reset += [path for path in shadows if path not in reset]
+    if runner_config is not None and runner_config.before is not None:
+        named = runner_config.names_files(runner_config.before)
+        reset += [path for _s, path in changes if path in named and path not in reset and path not in fix_files]
     configs = [path for _s, path in changes if PurePosixPath(path).name in PYTEST_SECTION_FILES and path not in reset]
     if configs:
         reset += _changed_pytest_sections(box, configs)
@@ -230,6 +233,8 @@ class RunnerConfig:
     before: object
     triggers: frozenset[str] | None
     files: frozenset[str]
+    names_files: Callable[[object], frozenset[str]] = lambda _answer: frozenset()
+    """The files of /repo an answer names as the runner's (`execution.config_files`): configuration too."""
 
 
 def install_outputs(box: Sandbox) -> list[str]:

@@ -31,10 +31,11 @@ class ConfigReader:
     read: Callable[[Sandbox], object]
     triggers: frozenset[str] | None
     files: frozenset[str]
+    names_files: Callable[[object], frozenset[str]]
 
     def bound(self, box: Sandbox, before: object) -> RunnerConfig:
         """The reader for `box` (the verification container), with the sanity container's answer."""
-        return RunnerConfig(self.name, lambda: self.read(box), before, self.triggers, self.files)
+        return RunnerConfig(self.name, lambda: self.read(box), before, self.triggers, self.files, self.names_files)
 
 
 def _pytest(files: tuple[str, ...]) -> Callable[[Sandbox], object]:
@@ -45,12 +46,19 @@ def _node(name: str) -> Reader:
     return lambda files: lambda box: node.node_config(box, name, files)
 
 
-READERS: dict[str, tuple[Reader, frozenset[str] | None, frozenset[str]]] = {
-    PYTEST_RUNNER.name: (_pytest, frozenset(CONFIG_TRIGGERS), frozenset(CONFIG_FILES)),
-    **{r.name: (_node(r.name), None, node.CONFIG_FILES) for r in (MOCHA_RUNNER, JEST_RUNNER, VITEST_RUNNER)},
+def _names_none(_answer: object) -> frozenset[str]:
+    return frozenset()  # pytest's plugins and conftest files are guarded by `python_protection`
+
+
+READERS: dict[str, tuple[Reader, frozenset[str] | None, frozenset[str], Callable[[object], frozenset[str]]]] = {
+    PYTEST_RUNNER.name: (_pytest, frozenset(CONFIG_TRIGGERS), frozenset(CONFIG_FILES), _names_none),
+    **{
+        r.name: (_node(r.name), None, node.CONFIG_FILES, node.named_files)
+        for r in (MOCHA_RUNNER, JEST_RUNNER, VITEST_RUNNER)
+    },
 }
-"""Runner -> (its reader for the task's test files, triggers (None: ask after every diff), files reset): each pack's
-own loader probe."""
+"""Runner -> (its reader for the task's test files, triggers (None: ask after every diff), files reset, the files an
+answer names as the runner's): each pack's own loader probe."""
 
 
 def config_reader(task: HarnessTask) -> ConfigReader | None:
@@ -60,5 +68,5 @@ def config_reader(task: HarnessTask) -> ConfigReader | None:
     runner = runner_of(task.test_command)
     if runner.name not in READERS:
         return None
-    make, triggers, files = READERS[runner.name]
-    return ConfigReader(runner.name, make(task.run_files), triggers, files)
+    make, triggers, files, named = READERS[runner.name]
+    return ConfigReader(runner.name, make(task.run_files), triggers, files, named)

@@ -4,7 +4,8 @@ Each is a git repository made here (one base commit), a gold patch and a test pa
 as a merged pull request would give them: `clamp` returns the lower bound when the value is above the upper one;
 the fix and the tests that prove it (FAIL_TO_PASS) beside older tests that pass both times (PASS_TO_PASS). The
 environment is found from the manifests on the toolchain image, like any task's: jest 29.7.0 from the npm
-registry (`swe-forge-node:bookworm`), a crate with no dependencies on Debian's cargo (`swe-forge-rust:bookworm`).
+registry on `swe-forge-node:bookworm`, with a set-up file its `package.json` names (`jest.setup.js`, which no rule on
+names calls configuration); a crate with no dependencies on Debian's cargo (`swe-forge-rust:bookworm`).
 The red team (`tests/support/toolchain_hacks.py`) replays its cheating agents on them.
 """
 
@@ -78,10 +79,12 @@ JEST_TASK = ToolchainTask(
                 "scripts": {"test": "jest"},
                 "license": "MIT",
                 "devDependencies": {"jest": "29.7.0"},
+                "jest": {"setupFilesAfterEnv": ["<rootDir>/jest.setup.js"]},
             },
             indent=2,
         )
         + "\n",
+        "jest.setup.js": "// Every test file: no test runs longer than ten seconds.\njest.setTimeout(10000);\n",
         "src/range.js": JEST_CLAMP_BUGGY,
         "__tests__/range.test.js": JEST_TESTS_BASE,
     },

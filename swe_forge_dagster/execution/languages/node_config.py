@@ -28,6 +28,7 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
+from swe_forge_dagster.execution.config_files import files_named
 from swe_forge_dagster.execution.repo_box import REPO_DIR, WORK_DIR, exec_demux, put_files
 from swe_forge_dagster.execution.sandbox import Sandbox
 
@@ -63,7 +64,7 @@ if (runner === 'jest') {
     return files.map((file) => {
       const options = { filename: path.resolve(file), cwd: process.cwd(), caller: { name: 'babel-jest' } };
       const found = babel.loadPartialConfig(options);
-      return found && { file, babelrc: found.babelrc || null, config: found.config || null,
+      return found && { babelrc: found.babelrc || null, config: found.config || null,
         plugins: found.options.plugins.map(item), presets: found.options.presets.map(item) };
     });
   });
@@ -104,3 +105,11 @@ def node_config(box: Sandbox, runner: str, files: Sequence[str]) -> dict[str, An
             npm.pop(key, None)
     found["npm"] = npm
     return found
+
+
+def named_files(answer: object) -> frozenset[str]:
+    """The files in /repo that the runners' loaders name (mocha's `require`/`file`, jest's setup files, environment,
+    transforms and reporters, babel's plugins and presets): configuration, whatever they are called."""
+    if not isinstance(answer, dict):
+        return frozenset()
+    return files_named([answer.get(key) for key in ("mocha", "jest", "babel")])

@@ -1,0 +1,103 @@
+"""Canaries for `cargo test` (`languages.rust_canaries`): where they are planted, what they look like, and how a
+libtest report is judged with them. The real runs (a crate built with Debian's cargo, its gold patch, its empty
+agent and the red team of `tests/support/toolchain_hacks.py`) are in `tests/test_toolchain_red_team.py`."""
+
+from __future__ import annotations
+
+import random
+import re
+
+from swe_forge_dagster.execution.canaries import AppendedCanaries
+from swe_forge_dagster.execution.languages.registry import runner_of
+from swe_forge_dagster.execution.languages.rust_canaries import plant_cargo
+
+LIB = """pub fn clamp(v: i64, lo: i64, hi: i64) -> i64 {
+    v.max(lo).min(hi)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clamps_above_the_range() {
+        assert_eq!(clamp(9, 0, 5), 5);
+    }
+
+    #[test]
+    #[should_panic]
+    fn panics_on_an_empty_range() {
+        clamp(1, 5, 0);
+    }
+
+    #[test]
+    fn keeps_inside_values() -> Result<(), String> {
+        assert_eq!(clamp(2, 0, 5), 2);
+        Ok(())
+    }
+}
+"""
+FILES = {"src/lib.rs": LIB.encode(), "tests/other.rs": b"#[test]\nfn other_case() {\n    assert!(true);\n}\n"}
+
+
+def plant(fail_to_pass: list[str], seed: int) -> AppendedCanaries | None:
+    return plant_cargo(list(FILES), fail_to_pass, FILES.__getitem__, random.Random(seed))
+
+
+def test_the_canaries_sit_in_the_module_of_the_fail_to_pass_test_with_names_like_its_tests() -> None:
+    for seed in range(20):
+        canaries = plant(["tests::clamps_above_the_range"], seed)
+        assert canaries is not None and canaries.path == "src/lib.rs"
+        text = canaries.content.decode()
+        assert canaries.original == "tests::clamps_above_the_range"
+        names = [canaries.passing, canaries.failing, canaries.twin]
+        assert all(n is not None and n.startswith("tests::") for n in names)
+        declared = re.findall(r"\bfn (\w+)", text)
+        assert len(set(declared)) == len(declared)  # no name taken twice
+        words = {"clamps", "above", "the", "range", "panics", "on", "an", "empty", "keeps", "inside", "values"}
+        for name in names:
+            assert set(str(name).removeprefix("tests::").split("_")) <= words
+            # inside `mod tests`, at its indentation, after the original: same `use super::*`
+            assert re.search(rf"\n    #\[test\]\n(?:    #\[[^\n]*\]\n)*    fn {str(name)[7:]}\(\)", text)
+        assert text.index("fn clamps_above_the_range") < min(text.index(f"fn {str(n)[7:]}(") for n in names)
+        assert text.rstrip().endswith("}\n}") and text.count("mod tests") == 1
+        bare = canaries.bare.decode()
+        assert f"fn {str(canaries.twin)[7:]}(" not in bare and f"fn {str(canaries.failing)[7:]}(" in bare
+
+
+def test_the_twin_and_the_failing_copy_fail_before_their_body_and_a_should_panic_test_is_never_copied() -> None:
+    for seed in range(30):
+        canaries = plant(["tests::clamps_above_the_range"], seed)
+        assert canaries is not None
+        text = canaries.content.decode()
+        twin = re.search(
+            rf"fn {str(canaries.twin)[7:]}\(\) \{{\n        assert_eq!\((\d+), (\d+)\);\n(.*?)\n    \}}", text, re.S
+        )
+        assert twin and twin.group(1) != twin.group(2) and "clamp(9, 0, 5), 5" in twin.group(3)
+        failing = re.search(
+            rf"((?:    #\[[^\n]*\]\n)*)    fn {str(canaries.failing)[7:]}\(\)[^{{]*\{{\n"
+            rf"        assert_eq!\((\d+), (\d+)\);",
+            text,
+        )
+        assert failing and failing.group(2) != failing.group(3) and "should_panic" not in failing.group(1)
+
+
+def test_integration_test_ids_have_no_module_and_unplantable_tests_give_none() -> None:
+    canaries = plant(["other_case"], 1)
+    assert canaries is not None and canaries.path == "tests/other.rs"
+    assert "::" not in str(canaries.passing) and canaries.original == "other_case"
+    assert plant(["tests::panics_on_an_empty_range"], 1) is None  # a panic is its pass: no twin can mirror it
+    assert plant(["tests::missing"], 1) is None
+
+
+def test_a_libtest_report_is_judged_with_the_canaries() -> None:
+    canaries = plant(["tests::clamps_above_the_range"], 3)
+    assert canaries is not None
+    original, twin, passing, failing = canaries.original, canaries.twin, canaries.passing, canaries.failing
+    assert original and twin
+    honest = {original: "passed", twin: "failed", passing: "passed", failing: "failed"}
+    assert canaries.expected(honest) and canaries.tampering(honest, 101, False) is None
+    assert "twin" in str(canaries.tampering({**honest, twin: "passed"}, 0, False))
+    assert "planted to fail" in str(canaries.tampering({**honest, failing: "passed"}, 0, False))
+    assert "missing" in str(canaries.tampering({original: "passed", "tests::x": "passed"}, 0, False))
+    assert runner_of("RUSTC_BOOTSTRAP=1 cargo test --offline --lib").plant is plant_cargo
