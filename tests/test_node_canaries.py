@@ -43,19 +43,32 @@ def plant(text: str, fail_to_pass: list[str], seed: int = 0) -> NodeCanaries | N
 
 
 def test_canaries_sit_beside_the_fail_to_pass_test_in_its_describe_blocks_and_assert_as_it_does() -> None:
-    cases = [
-        (MOCHA_FILE, "issues 5028 should handle set-cookie headers as an array", "it", "assert.strictEqual(String("),
-        (JEST_FILE, "keeps the order of values", "test", "expect(String("),
-        (CHAI_FILE, "adds two numbers", "it", ").to.equal(String("),
-        (PLAIN_FILE, "works without an assertion library", "it", "throw new Error("),
+    cases = [  # the file, a test, its call, how the file asserts, the twin's negated assertion (None: no assertion)
+        (
+            MOCHA_FILE,
+            "issues 5028 should handle set-cookie headers as an array",
+            "it",
+            "assert.strictEqual(String(",
+            "assert.notStrictEqual(1, 1);",
+        ),
+        (
+            JEST_FILE,
+            "keeps the order of values",
+            "test",
+            "expect(String(",
+            "expect(parse('a,b')).not.toEqual(['a', 'b']);",
+        ),
+        (CHAI_FILE, "adds two numbers", "it", ").to.equal(String(", "expect(1).to.not.equal(1);"),
+        (PLAIN_FILE, "works without an assertion library", "it", "throw new Error(", None),
     ]
-    for text, test_id, function, assertion in cases:
+    for text, test_id, function, assertion, negated in cases:
         for seed in range(10):
             canaries = plant(text, [test_id], seed)
             assert canaries is not None and canaries.path == "test/b.js" and canaries.original == test_id
             planted = canaries.content.decode()
             assert planted.count(f"{function}(") == text.count(f"{function}(") + 3, planted
-            assert planted.count(assertion) == text.count(assertion) + 3
+            assert planted.count(assertion) == text.count(assertion) + (3 if negated is None else 2)
+            assert negated is None or planted.count(negated) == 1
             titles = (canaries.passing, canaries.failing, canaries.twin)
             assert len(set(titles)) == 3 and all(t and "#" not in t for t in titles)
             for title in titles:
@@ -68,7 +81,7 @@ def test_canaries_sit_beside_the_fail_to_pass_test_in_its_describe_blocks_and_as
     mocha = plant(MOCHA_FILE, ["issues 5028 should handle set-cookie headers as an array"])
     assert mocha is not None and mocha.prefix == "issues 5028 "
     twin = mocha.content.decode().split(f'it("{mocha.twin}", async function () {{')[1]
-    assert twin.lstrip().startswith("assert.strictEqual(String(") and "assert.strictEqual(1, 1);" in twin
+    assert twin.lstrip().startswith("assert.notStrictEqual(1, 1);")  # the test's own body, its assertion negated
 
 
 def test_a_fixture_or_a_title_that_only_ends_like_the_test_does_not_host_them() -> None:

@@ -65,21 +65,32 @@ def test_the_canaries_sit_in_the_module_of_the_fail_to_pass_test_with_names_like
         assert f"fn {str(canaries.twin)[7:]}(" not in bare and f"fn {str(canaries.failing)[7:]}(" in bare
 
 
-def test_the_twin_and_the_failing_copy_fail_before_their_body_and_a_should_panic_test_is_never_copied() -> None:
+def test_the_twin_negates_the_last_assertion_and_the_failing_copy_fails_before_its_body() -> None:
     for seed in range(30):
         canaries = plant(["tests::clamps_above_the_range"], seed)
         assert canaries is not None
         text = canaries.content.decode()
-        twin = re.search(
-            rf"fn {str(canaries.twin)[7:]}\(\) \{{\n        assert_eq!\((\d+), (\d+)\);\n(.*?)\n    \}}", text, re.S
-        )
-        assert twin and twin.group(1) != twin.group(2) and "clamp(9, 0, 5), 5" in twin.group(3)
+        twin = f"    #[test]\n    fn {str(canaries.twin)[7:]}() {{\n        assert_ne!(clamp(9, 0, 5), 5);\n    }}"
+        assert twin in text
         failing = re.search(
             rf"((?:    #\[[^\n]*\]\n)*)    fn {str(canaries.failing)[7:]}\(\)[^{{]*\{{\n"
             rf"        assert_eq!\((\d+), (\d+)\);",
             text,
         )
         assert failing and failing.group(2) != failing.group(3) and "should_panic" not in failing.group(1)
+
+
+def test_a_twin_whose_last_statement_is_not_an_assertion_opens_with_a_failing_comparison() -> None:
+    lib = '#[test]\nfn reads_back() {\n    let v = f();\n    assert!(v.ok(), "bad {}", v);\n}\n'
+    files = {"tests/t.rs": lib.encode()}
+    for seed in range(5):
+        canaries = plant_cargo(list(files), ["reads_back"], files.__getitem__, random.Random(seed))
+        assert canaries is not None and canaries.twin is not None
+        copy = canaries.content.decode().split(f"fn {canaries.twin}() {{\n")[1]
+        assert re.match(r"    assert_eq!\((\d+), (?!\1\))(\d+)\);\n    let v = f\(\);", copy)
+    simple = {"tests/t.rs": b"#[test]\nfn ok_value() {\n    assert!(f().is_ok());\n}\n"}
+    canaries = plant_cargo(list(simple), ["ok_value"], simple.__getitem__, random.Random(1))
+    assert canaries is not None and "    assert!(!(f().is_ok()));\n" in canaries.content.decode()
 
 
 def test_integration_test_ids_have_no_module_and_unplantable_tests_give_none() -> None:

@@ -111,7 +111,7 @@ class AppendedCanaries:
             if twin is None:
                 return f"the twin of {self.original} is missing from a report that has it"
             if twin != "failed":
-                return f"{self.original} passed and so did its twin, which fails before its body runs"
+                return f"{self.original} passed and so did its twin, which fails whenever it passes"
         passing, failing = outcomes.get(self.passing), outcomes.get(self.failing)
         if failing == "passed":
             return f"a test planted to fail ({self.path}: {self.failing}) was reported passed"

@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 
 from swe_forge_dagster.execution.canaries import made_name
 from swe_forge_dagster.execution.junit import Outcome
+from swe_forge_dagster.execution.languages.node_negation import negated_twin
 from swe_forge_dagster.execution.languages.node_source import call_end
 
 _TEST_CALL = re.compile(r"""(?<![\w.$])(it|test)\s*\(\s*(['"`])((?:(?!\2)[^\\\n]|\\.)+)\2""")
@@ -81,7 +82,7 @@ class NodeCanaries:
             if twin is None:
                 return f"the twin of {self.original!r} is missing from a report that has it"
             if twin != "failed":
-                return f"{self.original!r} passed and so did its twin, which fails before its body runs"
+                return f"{self.original!r} passed and so did its twin, which fails whenever it passes"
         passing, failing = self.outcome(outcomes, self.passing), self.outcome(outcomes, self.failing)
         if failing == "passed":
             return f"a test planted to fail ({self.path}: {self.failing!r}) was reported passed"
@@ -129,7 +130,9 @@ def plant_node(
             _compare(call.group(1), check, passing, a, a, indent),
             _compare(call.group(1), check, failing, a, b, indent),
         ]
-        twin_block = _twin(text[call.start() : end], call, twin, check.format(got=a, want=b), indent)
+        binding = _ASSERT_BINDING.search(text)
+        assert_name = (binding.group("esm") or binding.group("cjs")) if binding else None
+        twin_block = _twin(text[call.start() : end], call, twin, check.format(got=a, want=b), indent, assert_name)
         bare = list(blocks)
         rng.shuffle(bare)
         every = [*blocks, twin_block] if twin_block else list(blocks)
@@ -160,10 +163,14 @@ def _insert(text: str, at: int, blocks: Sequence[str]) -> str:
 _CALLBACK = re.compile(r",\s*(?:async\s+)?(?:function\s*[\w$]*\s*\([^)]*\)|\([^)]*\)\s*=>|[\w$]+\s*=>)\s*\{")
 
 
-def _twin(call_text: str, call: re.Match[str], title: str, check: str, indent: str) -> str | None:
-    """The test's own call under `title`, its callback opened by `check` (a failing comparison), or None when its
-    callback has no block body."""
+def _twin(
+    call_text: str, call: re.Match[str], title: str, check: str, indent: str, assert_name: str | None
+) -> str | None:
+    """The test's own call under `title` with its last assertion negated (`node_negation`), else its callback opened
+    by `check` (a failing comparison), or None when its callback has no block body."""
     renamed = call_text.replace(call.group(0), f"{call.group(1)}({json.dumps(title)}", 1)
+    if (negated := negated_twin(renamed, len(f"{call.group(1)}({json.dumps(title)}"), assert_name)) is not None:
+        return indent + negated
     opened = _CALLBACK.search(renamed, len(f"{call.group(1)}({json.dumps(title)}"))
     if opened is None:
         return None

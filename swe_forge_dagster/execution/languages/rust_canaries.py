@@ -8,12 +8,19 @@ helpers, at its indentation), in an order drawn per run:
 - a test that must pass, an `assert_eq!` of two equal numbers;
 - a test that must fail: a copy of another `#[test]` fn of the file opened by a failing `assert_eq!`, so it fails
   before the copied body runs and reads like that test (a plain comparison when the file has no other test);
-- a twin of the FAIL_TO_PASS test made the same way: it looks like the original and has none of its side effects.
-`assert_eq!` expands to a conditional panic, not a diverging expression, so the copied body after it is not
+- a twin of the FAIL_TO_PASS test with the last assertion of its block negated (`assert_eq!` <-> `assert_ne!`,
+  `assert!(x)` -> `assert!(!(x))`): it reads like the original, the same calls and values, and fails whenever the
+  original passes. A forger that flips failures (or failures of tests that do not open with a comparison of two
+  literals) flips the twin too. When the last statement is not a whole-line assertion, the twin is a copy opened by
+  a failing `assert_eq!` instead.
+`assert_eq!` expands to a conditional panic, not a diverging expression, so a copied body after it is not
 `unreachable_code` (a crate with `#![deny(warnings)]` still builds). Names are the file's own test names with a word
-or two swapped. A report where the failing test passed, where the original passed and its twin did not fail, or that
-lacks the planted tests while it has the task's, was forged. Tests marked `#[should_panic]` or `#[ignore]` host no
-twin: a panic is their pass. A forger that compares bodies up to renaming is not caught (README, threat model).
+or two swapped. A report where the failing test passed, where the original passed and its twin did not fail, or
+that lacks the planted tests while it has the task's, was forged. Tests marked `#[should_panic]` or `#[ignore]` host
+no twin: a panic is their pass. libtest runs tests on parallel threads, so the negated twin runs the original's body
+beside it: a test that races a fixed file with itself can then fail, which the sanity run shows (it is redone
+without canaries). A forger that compares bodies up to renaming and one negated assertion is not caught (README,
+threat model).
 
 Functions are found as rustfmt writes them: `#[test]` and `fn name() {` at one indentation, `}` alone at it.
 """
@@ -84,7 +91,7 @@ def plant_cargo(
     ]
     failing_block = _copy(rng.choice(others), failing, a, b) if others else _compare(indent, failing, a, b)
     blocks = [_compare(indent, passing, a, a), failing_block]
-    bare, every = list(blocks), [*blocks, _copy(original, twin, a, b)]
+    bare, every = list(blocks), [*blocks, _negated(original, twin) or _copy(original, twin, a, b)]
     rng.shuffle(bare)
     rng.shuffle(every)
     prefix = test_id[: len(test_id) - len(original.group("name"))]  # `tests::` for a module's test
@@ -121,6 +128,79 @@ def _copy(test: re.Match[str], name: str, got: int, want: int) -> str:
     indent = test.group("indent")  # the host's: copies come from the original's module
     head = f"{indent}#[test]\n{test.group('attrs')}{indent}fn {name}(){test.group('ret')}{{\n"
     return head + f"{indent}    assert_eq!({got}, {want});\n{test.group('body')}{indent}}}"
+
+
+_ASSERTION = re.compile(r"(?P<macro>assert_eq|assert_ne|assert)!\(")
+_NEGATED = {"assert_eq": "assert_ne", "assert_ne": "assert_eq"}
+
+
+def _negated(test: re.Match[str], name: str) -> str | None:
+    """`test` under `name` with the last assertion of its own block negated (`assert_eq!` <-> `assert_ne!`,
+    `assert!(x)` -> `assert!(!(x))`), so it fails whenever the test passes and reads like it otherwise; None when
+    that assertion is not a whole line of the block (so might not run) or a `return` comes before it."""
+    indent, body = test.group("indent"), test.group("body")
+    lines = body.split("\n")
+    inner = indent + "    "
+    for index in range(len(lines) - 1, -1, -1):
+        line = lines[index]
+        if not line.startswith(inner) or line[len(inner) : len(inner) + 1].isspace():
+            continue
+        match = _ASSERTION.match(line, len(inner))
+        end = _macro_end(line, match.end() - 1) if match else None
+        if match is None or end is None or line[end:].strip() != ";":
+            return None  # the block's last statement is not a whole-line assertion: no safe negation
+        if re.search(r"\breturn\b|\?", "\n".join(lines[:index])):
+            return None
+        arguments = line[match.end() : end - 1]
+        if match.group("macro") == "assert":
+            if _top_level_commas(arguments):
+                return None  # assert!(x, "message {}", y): keep it simple
+            negated = f"{inner}assert!(!({arguments}));"
+        else:
+            negated = f"{inner}{_NEGATED[match.group('macro')]}!({arguments});"
+        lines[index] = negated
+        head = f"{indent}#[test]\n{test.group('attrs')}{indent}fn {name}(){test.group('ret')}{{\n"
+        return head + "\n".join(lines) + f"{indent}}}"
+    return None
+
+
+def _macro_end(line: str, open_paren: int) -> int | None:
+    """The index after the `)` closing the `(` at `open_paren` in a one-line macro call (strings skipped)."""
+    depth, index, quoted = 0, open_paren, False
+    while index < len(line):
+        char = line[index]
+        if quoted:
+            if char == "\\":
+                index += 1
+            elif char == '"':
+                quoted = False
+        elif char == '"':
+            quoted = True
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth == 0:
+                return index + 1
+        index += 1
+    return None
+
+
+def _top_level_commas(arguments: str) -> bool:
+    depth, quoted, previous = 0, False, ""
+    for char in arguments:
+        if quoted:
+            quoted = not (char == '"' and previous != "\\")
+        elif char == '"':
+            quoted = True
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif char == "," and depth == 0:
+            return True
+        previous = char
+    return False
 
 
 def _compare(indent: str, name: str, got: int, want: int) -> str:
