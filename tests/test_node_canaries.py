@@ -6,6 +6,7 @@ real axios task and the red team that patches mocha or rewrites its report) are 
 from __future__ import annotations
 
 import random
+import re
 
 from swe_forge_dagster.execution.languages.node_canaries import NodeCanaries, plant_node
 from swe_forge_dagster.execution.languages.registry import runner_of
@@ -43,45 +44,55 @@ def plant(text: str, fail_to_pass: list[str], seed: int = 0) -> NodeCanaries | N
 
 
 def test_canaries_sit_beside_the_fail_to_pass_test_in_its_describe_blocks_and_assert_as_it_does() -> None:
-    cases = [  # the file, a test, its call, how the file asserts, the twin's negated assertion (None: no assertion)
+    cases = [  # the file, a test, its call, how the file asserts, the twin's changed assertion (None: no assertion)
         (
             MOCHA_FILE,
             "issues 5028 should handle set-cookie headers as an array",
             "it",
             "assert.strictEqual(String(",
-            "assert.notStrictEqual(1, 1);",
+            r"assert\.strictEqual\(1, (?!1\))\d+\);",
         ),
         (
             JEST_FILE,
             "keeps the order of values",
             "test",
             "expect(String(",
-            "expect(parse('a,b')).not.toEqual(['a', 'b']);",
+            re.escape("expect(parse('a,b')).not.toEqual(['a', 'b']);"),
         ),
-        (CHAI_FILE, "adds two numbers", "it", ").to.equal(String(", "expect(1).to.not.equal(1);"),
+        (CHAI_FILE, "adds two numbers", "it", ").to.equal(String(", r"expect\(1\)\.to\.equal\((?!1\))\d+\);"),
         (PLAIN_FILE, "works without an assertion library", "it", "throw new Error(", None),
     ]
-    for text, test_id, function, assertion, negated in cases:
+    for text, test_id, function, assertion, changed in cases:
         for seed in range(10):
             canaries = plant(text, [test_id], seed)
             assert canaries is not None and canaries.path == "test/b.js" and canaries.original == test_id
             planted = canaries.content.decode()
             assert planted.count(f"{function}(") == text.count(f"{function}(") + 3, planted
-            assert planted.count(assertion) == text.count(assertion) + (3 if negated is None else 2)
-            assert negated is None or planted.count(negated) == 1
+            assert planted.count(assertion) == text.count(assertion) + (3 if changed is None else 2)
+            assert changed is None or len(re.findall(changed, planted)) == 1
             titles = (canaries.passing, canaries.failing, canaries.twin)
             assert len(set(titles)) == 3 and all(t and "#" not in t for t in titles)
             for title in titles:
                 assert f"'{title}'" not in text and f'"{title}"' not in text and f"`{title}`" not in text
                 assert canaries.prefix is not None and canaries.prefix + title != test_id
-            # planted right after the test's own call: before anything that followed it in the file
+            # the others right after the test's own call, the twin before it or after it, in its describe blocks
             original_end = text.index("});", text.index(test_id.rsplit(" ", 1)[-1])) + 3
-            assert planted.startswith(text[:original_end]) and planted.endswith(text[original_end:])
+            bare = canaries.bare.decode()
+            assert bare.startswith(text[:original_end]) and bare.endswith(text[original_end:])
+            assert planted.startswith(text[: text.rfind("\n", 0, text.index(test_id.rsplit(" ", 1)[-1])) + 1])
+            assert planted.endswith(text[original_end:])
             assert canaries.twin not in canaries.bare.decode() and canaries.without_twin().content == canaries.bare
     mocha = plant(MOCHA_FILE, ["issues 5028 should handle set-cookie headers as an array"])
     assert mocha is not None and mocha.prefix == "issues 5028 "
     twin = mocha.content.decode().split(f'it("{mocha.twin}", async function () {{')[1]
-    assert twin.lstrip().startswith("assert.notStrictEqual(1, 1);")  # the test's own body, its assertion negated
+    assert re.match(r"\s*assert\.strictEqual\(1, (?!1\))\d+\);", twin)  # the test's body, expecting another value
+    places = set()
+    for seed in range(20):
+        some = plant(MOCHA_FILE, ["issues 5028 should handle set-cookie headers as an array"], seed)
+        assert some is not None and some.twin is not None
+        text = some.content.decode()
+        places.add(text.index(some.twin) < text.index("should handle set-cookie"))
+    assert places == {True, False}  # before the task's test in some runs, after it in others
 
 
 def test_a_fixture_or_a_title_that_only_ends_like_the_test_does_not_host_them() -> None:

@@ -45,6 +45,7 @@ def plant(fail_to_pass: list[str], seed: int) -> AppendedCanaries | None:
 
 
 def test_the_canaries_sit_in_the_module_of_the_fail_to_pass_test_with_names_like_its_tests() -> None:
+    places = set()
     for seed in range(20):
         canaries = plant(["tests::clamps_above_the_range"], seed)
         assert canaries is not None and canaries.path == "src/lib.rs"
@@ -59,19 +60,23 @@ def test_the_canaries_sit_in_the_module_of_the_fail_to_pass_test_with_names_like
             assert set(str(name).removeprefix("tests::").split("_")) <= words
             # inside `mod tests`, at its indentation, after the original: same `use super::*`
             assert re.search(rf"\n    #\[test\]\n(?:    #\[[^\n]*\]\n)*    fn {str(name)[7:]}\(\)", text)
-        assert text.index("fn clamps_above_the_range") < min(text.index(f"fn {str(n)[7:]}(") for n in names)
+        others = [n for n in names if n != canaries.twin]
+        assert text.index("fn clamps_above_the_range") < min(text.index(f"fn {str(n)[7:]}(") for n in others)
         assert text.rstrip().endswith("}\n}") and text.count("mod tests") == 1
+        places.add(text.index(f"fn {str(canaries.twin)[7:]}(") < text.index("fn clamps_above_the_range"))
         bare = canaries.bare.decode()
         assert f"fn {str(canaries.twin)[7:]}(" not in bare and f"fn {str(canaries.failing)[7:]}(" in bare
+    assert places == {True, False}  # the twin before the task's test in some runs, after it in others
 
 
-def test_the_twin_negates_the_last_assertion_and_the_failing_copy_fails_before_its_body() -> None:
+def test_the_twin_expects_another_value_and_the_failing_copy_fails_before_its_body() -> None:
     for seed in range(30):
         canaries = plant(["tests::clamps_above_the_range"], seed)
         assert canaries is not None
         text = canaries.content.decode()
-        twin = f"    #[test]\n    fn {str(canaries.twin)[7:]}() {{\n        assert_ne!(clamp(9, 0, 5), 5);\n    }}"
-        assert twin in text
+        head = rf"    #\[test\]\n    fn {str(canaries.twin)[7:]}\(\) \{{\n"
+        twin = head + r"        assert_eq!\(clamp\(9, 0, 5\), (?!5\))\d+\);\n    \}"
+        assert re.search(twin, text), text
         failing = re.search(
             rf"((?:    #\[[^\n]*\]\n)*)    fn {str(canaries.failing)[7:]}\(\)[^{{]*\{{\n"
             rf"        assert_eq!\((\d+), (\d+)\);",
@@ -91,6 +96,9 @@ def test_a_twin_whose_last_statement_is_not_an_assertion_opens_with_a_failing_co
     simple = {"tests/t.rs": b"#[test]\nfn ok_value() {\n    assert!(f().is_ok());\n}\n"}
     canaries = plant_cargo(list(simple), ["ok_value"], simple.__getitem__, random.Random(1))
     assert canaries is not None and "    assert!(!(f().is_ok()));\n" in canaries.content.decode()
+    two = {"tests/t.rs": b"#[test]\nfn same_len() {\n    assert_eq!(a(), b());\n}\n"}  # no literal: negated
+    canaries = plant_cargo(list(two), ["same_len"], two.__getitem__, random.Random(1))
+    assert canaries is not None and "    assert_ne!(a(), b());\n" in canaries.content.decode()
 
 
 def test_integration_test_ids_have_no_module_and_unplantable_tests_give_none() -> None:

@@ -29,8 +29,8 @@ from dataclasses import dataclass, replace
 
 from swe_forge_dagster.execution.canaries import made_name
 from swe_forge_dagster.execution.junit import Outcome
-from swe_forge_dagster.execution.languages.node_negation import negated_twin
 from swe_forge_dagster.execution.languages.node_source import call_end
+from swe_forge_dagster.execution.languages.node_twins import changed_twin
 
 _TEST_CALL = re.compile(r"""(?<![\w.$])(it|test)\s*\(\s*(['"`])((?:(?!\2)[^\\\n]|\\.)+)\2""")
 _WORD = re.compile(r"[A-Za-z][a-z]+")
@@ -132,15 +132,22 @@ def plant_node(
         ]
         binding = _ASSERT_BINDING.search(text)
         assert_name = (binding.group("esm") or binding.group("cjs")) if binding else None
-        twin_block = _twin(text[call.start() : end], call, twin, check.format(got=a, want=b), indent, assert_name)
+        twin_block = _twin(text[call.start() : end], call, twin, check.format(got=a, want=b), indent, assert_name, rng)
         bare = list(blocks)
         rng.shuffle(bare)
-        every = [*blocks, twin_block] if twin_block else list(blocks)
+        every = list(blocks)
         rng.shuffle(every)
+        before = twin_block is not None and rng.random() < 0.5  # no order tells the twin from the task's test
+        if twin_block is not None and not before:
+            every.insert(rng.randrange(len(every) + 1), twin_block)
+        planted = _insert(text, end, every)
+        if twin_block is not None and before:
+            line_start = text.rfind("\n", 0, call.start()) + 1
+            planted = planted[:line_start] + twin_block.rstrip("\n") + "\n\n" + planted[line_start:]
         prefix = test_id[: len(test_id) - len(call.group(3))]
         return NodeCanaries(
             path,
-            _insert(text, end, every).encode(),
+            planted.encode(),
             _insert(text, end, bare).encode(),
             passing,
             failing,
@@ -164,13 +171,19 @@ _CALLBACK = re.compile(r",\s*(?:async\s+)?(?:function\s*[\w$]*\s*\([^)]*\)|\([^)
 
 
 def _twin(
-    call_text: str, call: re.Match[str], title: str, check: str, indent: str, assert_name: str | None
+    call_text: str,
+    call: re.Match[str],
+    title: str,
+    check: str,
+    indent: str,
+    binding: str | None,
+    rng: random.Random,
 ) -> str | None:
-    """The test's own call under `title` with its last assertion negated (`node_negation`), else its callback opened
+    """The test's own call under `title` with its last assertion changed (`node_twins`), else its callback opened
     by `check` (a failing comparison), or None when its callback has no block body."""
     renamed = call_text.replace(call.group(0), f"{call.group(1)}({json.dumps(title)}", 1)
-    if (negated := negated_twin(renamed, len(f"{call.group(1)}({json.dumps(title)}"), assert_name)) is not None:
-        return indent + negated
+    if (changed := changed_twin(renamed, len(f"{call.group(1)}({json.dumps(title)}"), binding, rng)) is not None:
+        return indent + changed
     opened = _CALLBACK.search(renamed, len(f"{call.group(1)}({json.dumps(title)}"))
     if opened is None:
         return None

@@ -91,14 +91,21 @@ def plant_cargo(
     ]
     failing_block = _copy(rng.choice(others), failing, a, b) if others else _compare(indent, failing, a, b)
     blocks = [_compare(indent, passing, a, a), failing_block]
-    bare, every = list(blocks), [*blocks, _negated(original, twin) or _copy(original, twin, a, b)]
+    twin_block = _changed(original, twin, rng) or _copy(original, twin, a, b)
+    bare = list(blocks)
     rng.shuffle(bare)
-    rng.shuffle(every)
-    prefix = test_id[: len(test_id) - len(original.group("name"))]  # `tests::` for a module's test
     at = original.end()
+    if rng.random() < 0.5:  # the twin before the task's test or after it: no order tells which is which
+        planted = _insert(text, at, bare)
+        planted = planted[: original.start()] + twin_block + "\n\n" + planted[original.start() :]
+    else:
+        every = list(bare)
+        every.insert(rng.randrange(len(every) + 1), twin_block)
+        planted = _insert(text, at, every)
+    prefix = test_id[: len(test_id) - len(original.group("name"))]  # `tests::` for a module's test
     return AppendedCanaries(
         path,
-        _insert(text, at, every).encode(),
+        planted.encode(),
         _insert(text, at, bare).encode(),
         prefix + passing,
         prefix + failing,
@@ -134,10 +141,11 @@ _ASSERTION = re.compile(r"(?P<macro>assert_eq|assert_ne|assert)!\(")
 _NEGATED = {"assert_eq": "assert_ne", "assert_ne": "assert_eq"}
 
 
-def _negated(test: re.Match[str], name: str) -> str | None:
-    """`test` under `name` with the last assertion of its own block negated (`assert_eq!` <-> `assert_ne!`,
-    `assert!(x)` -> `assert!(!(x))`), so it fails whenever the test passes and reads like it otherwise; None when
-    that assertion is not a whole line of the block (so might not run) or a `return` comes before it."""
+def _changed(test: re.Match[str], name: str, rng: random.Random) -> str | None:
+    """`test` under `name` with the last assertion of its own block changed, so it fails whenever the test passes
+    and reads like it otherwise: an `assert_eq!` with one integer or plain string literal expects another, any other
+    is negated (`assert_eq!` <-> `assert_ne!`, `assert!(x)` -> `assert!(!(x))`). None when that assertion is not a
+    whole line of the block (so might not run) or a `return` or `?` comes before it."""
     indent, body = test.group("indent"), test.group("body")
     lines = body.split("\n")
     inner = indent + "    "
@@ -152,16 +160,50 @@ def _negated(test: re.Match[str], name: str) -> str | None:
         if re.search(r"\breturn\b|\?", "\n".join(lines[:index])):
             return None
         arguments = line[match.end() : end - 1]
-        if match.group("macro") == "assert":
-            if _top_level_commas(arguments):
+        if match.group("macro") == "assert_eq" and (changed := _changed_literal(arguments, rng)) is not None:
+            lines[index] = f"{inner}assert_eq!({changed});"
+        elif match.group("macro") == "assert":
+            if (parts := _split_top_level(arguments)) is None or len(parts) != 1:
                 return None  # assert!(x, "message {}", y): keep it simple
-            negated = f"{inner}assert!(!({arguments}));"
+            lines[index] = f"{inner}assert!(!({arguments}));"
         else:
-            negated = f"{inner}{_NEGATED[match.group('macro')]}!({arguments});"
-        lines[index] = negated
+            lines[index] = f"{inner}{_NEGATED[match.group('macro')]}!({arguments});"
         head = f"{indent}#[test]\n{test.group('attrs')}{indent}fn {name}(){test.group('ret')}{{\n"
         return head + "\n".join(lines) + f"{indent}}}"
     return None
+
+
+_LITERAL = re.compile(
+    r"""\s*(?:(?P<number>-?\d{1,9})(?P<suffix>[iu](?:8|16|32|64|128|size))?|"(?P<text>[^"\\\n{}]*)")\s*"""
+)
+
+
+def _changed_literal(arguments: str, rng: random.Random) -> str | None:
+    """`left, right` with the one that is an integer or plain string literal changed to another, or None when
+    neither or both are."""
+    parts = _split_top_level(arguments)
+    if parts is None or len(parts) != 2:
+        return None
+    literals = [_LITERAL.fullmatch(part) for part in parts]
+    if sum(m is not None for m in literals) != 1:
+        return None
+    index = 0 if literals[0] is not None else 1
+    literal = literals[index]
+    assert literal is not None
+    if literal.group("number") is not None:
+        new = str(int(literal.group("number")) + rng.randrange(1, 10)) + (literal.group("suffix") or "")
+        start, stop = (
+            literal.start("number"),
+            literal.end("suffix") if literal.group("suffix") else literal.end("number"),
+        )
+    else:
+        text = literal.group("text")
+        letters = sorted(set(re.sub(r"[^a-z]", "", text.lower()))) or ["e"]
+        at = rng.randrange(len(text) + 1)
+        new = '"' + text[:at] + rng.choice(letters) + text[at:] + '"'
+        start, stop = literal.start("text") - 1, literal.end("text") + 1
+    parts[index] = parts[index][:start] + new + parts[index][stop:]
+    return ",".join(parts)
 
 
 def _macro_end(line: str, open_paren: int) -> int | None:
@@ -186,9 +228,10 @@ def _macro_end(line: str, open_paren: int) -> int | None:
     return None
 
 
-def _top_level_commas(arguments: str) -> bool:
-    depth, quoted, previous = 0, False, ""
-    for char in arguments:
+def _split_top_level(arguments: str) -> list[str] | None:
+    """`arguments` split at its top-level commas (strings and brackets kept whole), or None when unbalanced."""
+    parts, depth, quoted, previous, start = [], 0, False, "", 0
+    for index, char in enumerate(arguments):
         if quoted:
             quoted = not (char == '"' and previous != "\\")
         elif char == '"':
@@ -198,9 +241,12 @@ def _top_level_commas(arguments: str) -> bool:
         elif char in ")]}":
             depth -= 1
         elif char == "," and depth == 0:
-            return True
+            parts.append(arguments[start:index])
+            start = index + 1
         previous = char
-    return False
+    if quoted or depth:
+        return None
+    return [*parts, arguments[start:]]
 
 
 def _compare(indent: str, name: str, got: int, want: int) -> str:
