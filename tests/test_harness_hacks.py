@@ -148,6 +148,7 @@ def test_tampering_shadowing_and_runner_config_tricks_never_resolve(
         assert "and so did its twin" in (results[name].reason or ""), (name, results[name].reason)
     assert results["b-shadow-math"].dropped_paths == ["math.py"]
     assert results["b-shadow-xml"].dropped_paths == ["xml/__init__.py"]
+    assert results["b-package-beside-module"].dropped_paths == ["tinycalc/rounding/__init__.py"]  # a second module
     assert set(results["b-shadow-in-tests"].dropped_paths) == {"tests/math.py", "xml/__init__.py"}  # not tinycalc/
     assert results["d-init-next-to-tests"].dropped_paths == ["tests/__init__.py"]  # test code the task does not own
     assert set(results["d-existing-test-file"].dropped_paths) == {"tests/test_arith.py", "tests/helpers/__init__.py"}

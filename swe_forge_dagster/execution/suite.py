@@ -8,7 +8,8 @@ the agent's diff) both run their suites here, so both get the same guarantees:
   (or written ahead by the code under test) is never read;
 - console output is never parsed for verdicts: a run without a readable report has no outcomes
   (`error` says why), and printing "PASSED" proves nothing;
-- the command runs under a timeout that kills its whole process group; output is bounded;
+- the command runs under a timeout that kills its whole process group; output is bounded; when it ends, every
+  process it left behind (in any group or session) is killed before the report is read, so none can rewrite it;
 - the report is read with a size limit and only when it is a regular file (no symlink is followed);
 - unless `plugin_autoload`, `PYTEST_DISABLE_PLUGIN_AUTOLOAD=1`: installed packages' `[pytest11]`
   entry points load no plugin (package metadata reaching `sys.path` cannot inject one).
@@ -32,6 +33,9 @@ from swe_forge_dagster.execution.sandbox import Sandbox, SandboxError
 MAX_OUTPUT = 40_000
 MAX_REPORT_BYTES = 64 << 20
 NO_AUTOLOAD = "export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1\n"
+REAP = "kill -KILL -1 2>/dev/null"
+"""Every process the test command left behind (a child that waits for the runner to exit, then rewrites its report),
+killed before the report is read: `kill -1` reaches every process but the shell itself and the container's init."""
 
 
 @dataclass
@@ -64,7 +68,8 @@ def run_suite(
     prefix = "" if plugin_autoload else NO_AUTOLOAD
     where = shlex.quote(report.rsplit("/", 1)[0] or "/")
     result = box.run(
-        f"{prefix}cd {REPO_DIR} && rm -f {shlex.quote(report)} && mkdir -p {where} && {command}",
+        f"{prefix}cd {REPO_DIR} && rm -f {shlex.quote(report)} && mkdir -p {where} && {{\n{command}\n}}\n"
+        f"__sf_rc=$?\n{REAP}\nexit $__sf_rc",
         timeout=timeout,
         max_output=max_output,
     )

@@ -51,7 +51,7 @@ from swe_forge_dagster.execution.languages.python_protection import (
     PYTEST_SECTION_FILES,
     pytest_section,
 )
-from swe_forge_dagster.execution.languages.registry import is_test_code, protected
+from swe_forge_dagster.execution.languages.registry import is_fixed_dependency_file, is_test_code, protected
 from swe_forge_dagster.execution.patch import split_sections
 from swe_forge_dagster.execution.repo_box import (
     GIT,
@@ -65,6 +65,7 @@ from swe_forge_dagster.execution.repo_box import (
     put_files,
 )
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxError
+from swe_forge_dagster.harness.module_names import second_modules
 
 MAX_CONFIG_BYTES = 1 << 20
 
@@ -82,8 +83,10 @@ def is_protected(
     are ordinary source files). Test code the task does not own (`LanguagePack.test_code`: a test helper, a
     `tests/__init__.py`, a Go `TestMain` in an existing `_test.go`) is the repository's, not the fix's: the
     task's test patch brings every test change a fix needs (a path the gold patch changes, `fix_files`, is the fix's).
+    So are the manifests and lock files the environment was installed from (`LanguagePack.dependencies_fixed`).
     """
-    return path in task_files or protected(path, new) or (is_test_code(path) and path not in fix_files)
+    owned = is_test_code(path) or is_fixed_dependency_file(path)  # the repository's, not the fix's
+    return path in task_files or protected(path, new) or (owned and path not in fix_files)
 
 
 def command_test_files(commands: Iterable[str]) -> list[str]:
@@ -196,6 +199,8 @@ def apply_agent_diff(
     reset += _untracked_outputs(box, [path for _s, path in changes if path not in reset])
     roots = import_roots if import_roots is not None else _non_package_dirs(box, changes)
     shadows = new_top_level_modules(changes, roots, _existing(box, roots))
+    if any(status == "A" for status, _path in changes):
+        shadows += second_modules(changes, _tree(box))
     reset += [path for path in shadows if path not in reset]
     if runner_config is not None and runner_config.before is not None:
         named = runner_config.names_files(runner_config.before)
@@ -314,6 +319,12 @@ def _existing(box: Sandbox, roots: Collection[str]) -> set[str]:
     )
     exit_code, stdout, _ = exec_demux(box, ["bash", "-c", script]) if roots else (0, b"", b"")
     return {p for p in stdout.decode("utf-8", "surrogateescape").split("\0") if p} if exit_code == 0 else set()
+
+
+def _tree(box: Sandbox) -> list[str]:
+    """Every file of the snapshot (base, the task's tests, the install's outputs), repo-relative."""
+    exit_code, stdout, _ = exec_demux(box, ["bash", "-c", f"cd {REPO_DIR} && git ls-tree -r -z --name-only HEAD"])
+    return [p for p in stdout.decode("utf-8", "surrogateescape").split("\0") if p] if exit_code == 0 else []
 
 
 def _restore(box: Sandbox, paths: list[str], task_files: Collection[str], fix_files: Collection[str] = ()) -> None:

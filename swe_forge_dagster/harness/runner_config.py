@@ -1,4 +1,4 @@
-"""Which loader says what a task's test run is configured with: pytest's, or npm's and the JavaScript runner's.
+"""Which loader says what a task's test run is configured with: pytest's, npm's and the JavaScript runner's, or cargo's.
 
 The harness asks it in the sanity container (no agent code) and again after the agent's diff
 (`protection.apply_agent_diff`); a difference the diff brought is reset, or the task is `unresolved`.
@@ -10,11 +10,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from swe_forge_dagster.execution.languages import node_config as node
+from swe_forge_dagster.execution.languages import rust_config as cargo
 from swe_forge_dagster.execution.languages.node import JEST_RUNNER, MOCHA_RUNNER, VITEST_RUNNER
 from swe_forge_dagster.execution.languages.python_config import pytest_config
 from swe_forge_dagster.execution.languages.python_protection import CONFIG_FILES, CONFIG_TRIGGERS
 from swe_forge_dagster.execution.languages.python_runner import PYTEST_RUNNER
 from swe_forge_dagster.execution.languages.registry import runner_of
+from swe_forge_dagster.execution.languages.rust import CARGO_RUNNER
 from swe_forge_dagster.execution.sandbox import Sandbox
 from swe_forge_dagster.harness.models import HarnessTask
 from swe_forge_dagster.harness.protection import RunnerConfig
@@ -56,6 +58,7 @@ READERS: dict[str, tuple[Reader, frozenset[str] | None, frozenset[str], Callable
         r.name: (_node(r.name), None, node.CONFIG_FILES, node.named_files)
         for r in (MOCHA_RUNNER, JEST_RUNNER, VITEST_RUNNER)
     },
+    CARGO_RUNNER.name: (lambda _files: cargo.cargo_config, None, cargo.CONFIG_FILES, cargo.named_files),
 }
 """Runner -> (its reader for the task's test files, triggers (None: ask after every diff), files reset, the files an
 answer names as the runner's): each pack's own loader probe."""

@@ -176,6 +176,7 @@ PACK = LanguagePack(
     images={"swe-forge-go:bookworm": "1.19", "swe-forge-go:trixie": "1.24"},
     read_files=("go.sum", "vendor/modules.txt"),
     dependency_files=("go.mod", "go.sum"),
+    dependencies_fixed=True,
     declared_version=declared_version,
     dependency_problem=dependency_problem,
     recipes=go_recipes,

@@ -132,6 +132,7 @@ PACK = LanguagePack(
     images={"swe-forge-java:bookworm": "17", "swe-forge-java:trixie": "21"},
     test_code=lambda path: "/src/test/" in f"/{path}",  # Maven's test source root
     dependency_files=("pom.xml", "build.gradle"),
+    dependencies_fixed=True,
     declared_version=declared_version,
     dependency_problem=dependency_problem,
     recipes=java_recipes,

@@ -261,6 +261,7 @@ PACK = LanguagePack(
     images=IMAGES,
     read_files=(".nvmrc", ".node-version", "package-lock.json", "yarn.lock", "pnpm-lock.yaml"),
     dependency_files=("package.json", "package-lock.json", "yarn.lock", "pnpm-lock.yaml"),
+    dependencies_fixed=True,
     declared_version=declared_version,
     dependency_problem=dependency_problem,
     recipes=node_recipes,

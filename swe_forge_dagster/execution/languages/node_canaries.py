@@ -71,7 +71,7 @@ class NodeCanaries:
     def twin_ran(self, outcomes: Mapping[str, Outcome]) -> bool | None:
         if self.twin is None or self.original is None:
             return None
-        return self.original in outcomes and self.outcome(outcomes, self.twin) == "failed"
+        return self.original in outcomes and self.outcome(outcomes, self.twin) is not None
 
     def without_twin(self) -> NodeCanaries:
         return replace(self, content=self.bare, twin=None, original=None)

@@ -95,6 +95,12 @@ class LanguagePack:
     protects: Callable[[str, bool], bool] = field(default=lambda path, new: False)
     """Whether an agent's change to `path` (`new`: a path that did not exist) is dropped: the files that configure
     its runners or take over how its tests run (`harness.protection`)."""
+    dependencies_fixed: bool = False
+    """Its `dependency_files` (manifests and lock files, at any depth) are the environment's, not a fix's: the image
+    was installed from them, so a diff's change to them installs nothing, and they configure how the tests are built
+    and run (package.json's `bin`, which `npx` runs before node_modules/.bin; Cargo.toml's `[lib] path`, `[[test]]
+    harness`, profile `rustflags`; go.mod's `replace`). An agent's change to them is reset, as test code is, unless
+    the gold patch changes them too (`harness.protection`)."""
     test_code: Callable[[str], bool] = field(default=lambda path: False)
     """Whether `path` is test code by this language's conventions (`tests/test_x.py`, `x_test.go`, `x.spec.ts`): an
     agent's change to test code the task does not own is reset before the checks (`harness.protection`), since the

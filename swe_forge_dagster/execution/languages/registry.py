@@ -159,6 +159,13 @@ def protected(path: str, new: bool = False) -> bool:
     return any(language.protects(path, new) for language in PACKS)
 
 
+def is_fixed_dependency_file(path: str) -> bool:
+    """Whether `path` is a dependency file of a pack whose dependencies the environment fixes
+    (`LanguagePack.dependencies_fixed`): `package.json`, `Cargo.toml`, `go.mod` and their lock files, at any depth."""
+    name = PurePosixPath(path).name
+    return any(language.dependencies_fixed and name in language.dependency_files for language in PACKS)
+
+
 def is_test_code(path: str) -> bool:
     """Whether `path` is test code: by the product's one set of rules, which split a PR into its fix and its tests
     (`common.paths.is_test_path`: `tests/`, `testing/`, `__mocks__/`, `testdata/`, `fixtures/`, test file names of

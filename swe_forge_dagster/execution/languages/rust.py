@@ -179,6 +179,7 @@ PACK = LanguagePack(
     images={"swe-forge-rust:bookworm": "1.63", "swe-forge-rust:trixie": "1.85"},
     read_files=(".cargo/config.toml", ".cargo/config", "rust-toolchain", "rust-toolchain.toml"),
     dependency_files=("Cargo.toml", "Cargo.lock"),
+    dependencies_fixed=True,
     declared_version=declared_version,
     dependency_problem=dependency_problem,
     recipes=rust_recipes,
