@@ -282,5 +282,7 @@ PACK = LanguagePack(
         (r"""process\.on\(\s*['"](?:exit|beforeExit)['"]""", "runs code at process exit"),
         (r"\brequire\.cache\b|\bModule\._(?:load|resolveFilename)\b", "hooks the module loader"),
         (r"--reporter-options|--outputFile|--gtest_output|junit\.xml", "names the test report"),
+        (r"\b(?:globalThis|global)\.(?:expect|it|test|describe|assert)\s*=(?!=)", "replaces a test framework global"),
+        (r"""require\(\s*['"](?:node:)?child_process['"]|from\s+['"](?:node:)?child_process['"]""", "starts processes"),
     ),
 )

@@ -188,6 +188,13 @@ PACK = LanguagePack(
     ca_env_vars=("CARGO_HTTP_CAINFO",),
     seed_languages=("rust",),
     debian_packages="rustc cargo",
+    review_signs=(
+        (r"\blink_section\s*=\s*\"\.init_array|#\[ctor\]", "runs code before main"),
+        (r"\bcurrent_exe\(\)", "runs the test binary again"),
+        (r"\"type\"\s*:\s*\"test\"|\\\"event\\\"|test result: ok", "writes test result lines"),
+        (r"\bfrom_raw_fd\(\s*1\b|\blibc::dup2?\b", "writes to standard output behind libtest"),
+        (r"custom_test_frameworks|\btest_runner\b", "replaces the test harness"),
+    ),
     compiled=True,
     extends_default=True,
 )
