@@ -147,10 +147,13 @@ def test_demo_runs_end_to_end_offline(env: dict[str, str], docker_client: docker
     }
 
 
-def test_version_and_short_help_on_every_command(tmp_path: Path) -> None:
+def test_version_and_short_help_on_every_command_whole_when_piped(tmp_path: Path) -> None:
     environment = {**os.environ, "SWE_FORGE_HOME": str(tmp_path / "home")}
     done = cli("--version", env=environment)
     assert done.returncode == 0 and done.stdout.startswith("swe-forge 0.")
-    for command in ([], ["llm"], ["llm", "serve"], ["gym"], ["validate"]):
+    for command in ([], ["llm"], ["llm", "serve"], ["gym"], ["validate"], ["harness"]):
         shown = cli(*command, "-h", env=environment)
         assert shown.returncode == 0 and "Usage: " in shown.stdout and "--help" in shown.stdout, (command, shown.stderr)
+        # piped: option names whole (`--no-keep-containers`, not `--no-keep-contai…`), and no type for a flag
+        assert "…" not in shown.stdout and "<bool>" not in shown.stdout, shown.stdout
+    assert "--no-keep-containers" in cli("harness", "-h", env=environment).stdout

@@ -18,6 +18,7 @@ from swe_forge_dagster.cli.dev import dev
 from swe_forge_dagster.cli.export import export
 from swe_forge_dagster.cli.gym import gym_app
 from swe_forge_dagster.cli.harness import harness
+from swe_forge_dagster.cli.help_format import configure_help
 from swe_forge_dagster.cli.ingest import ingest
 from swe_forge_dagster.cli.llm import llm_app
 from swe_forge_dagster.cli.mine import mine
@@ -70,6 +71,7 @@ def main() -> None:
     from swe_forge_dagster.common.postgres_url import PostgresUrlError
     from swe_forge_dagster.common.store import StoreConfigError
 
+    configure_help()
     try:
         app()
     except (StoreConfigError, PostgresUrlError, SharedStateError) as exc:
