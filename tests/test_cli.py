@@ -72,9 +72,12 @@ def test_acceptance_dagster_asset_materialize_then_sql(gharchive_2015: Path, env
 
 def test_ingest_then_sql_in_every_format(gharchive_2015: Path, env: dict[str, str]) -> None:
     env = {**env, "SWE_FORGE_GHARCHIVE_URL": f"file://{gharchive_2015}"}
-    ingest = cli("ingest", "--from", "2015-01-01-00:00", "--to", "2015-01-01-01:00", env=env)
+    ingest = cli("ingest", "--from", "2015-01-01-00:00", "--to", "2015-01-01-01:00", "--json", env=env)
     assert ingest.returncode == 0, ingest.stderr[-3000:]
     assert "hours materialized: gharchive_pr_events 2/2" in ingest.stderr
+    (run,) = json.loads(ingest.stdout)["runs"]  # --json: the same report, for a program
+    assert run["status"] == "ok" and run["hours"] == ["2015-01-01-00:00", "2015-01-01-01:00"]
+    assert run["materialized"] == {"gharchive_pr_events": 2}
     assert (Path(env["SWE_FORGE_HOME"]) / "catalog.duckdb").is_file()
     sql = "SELECT hour, count(*) AS n FROM gharchive_pr_events GROUP BY hour ORDER BY hour"
     table = cli("sql", sql, env=env)

@@ -46,6 +46,9 @@ def ingest(
     workspace: Annotated[
         Path | None, typer.Option(help="with --submit: the deployment's workspace file (else SWE_FORGE_WORKSPACE)")
     ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", "-j", help="print the runs as one JSON object on stdout (lines stay on stderr)")
+    ] = False,
 ) -> None:
     """Materialize the hourly assets for hours, in-process and recorded in the instance (or --submit them)."""
     from swe_forge_dagster.definitions import build_definitions
@@ -88,6 +91,7 @@ def ingest(
             job_name=JOBS[through],
             out=out,
             submit=Submit(workspace, wait, timeout) if submit else None,
+            as_json=as_json,
         )
     except (DownloadError, SubmitError) as exc:  # e.g. GH Archive unreachable; no code location to submit to
         say("error:", "red", exc)

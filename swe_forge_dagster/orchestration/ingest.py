@@ -46,6 +46,7 @@ def ingest_hours(
     job_name: str = "gharchive_job",
     submit: Submit | None = None,
     out: Console | None = None,
+    as_json: bool = False,
 ) -> bool:
     """Run `job_name` of `defs` for the hour `keys`, print a line per run; whether every hour succeeded (or was
     submitted). The caller builds `defs` (`definitions.build_definitions`): orchestration launches what it is
@@ -53,7 +54,8 @@ def ingest_hours(
 
     Raises `DownloadError` when GH Archive cannot even be asked whether an hour is published,
     `IngestUsageError` for keys outside the partitions, `SubmitError` when runs cannot be submitted,
-    and KeyboardInterrupt when interrupted.
+    and KeyboardInterrupt when interrupted. `as_json`: the runs as one JSON object on `out` (`outcomes_json`), the
+    lines on `err` as ever.
     """
     from swe_forge_dagster.gharchive.download import ArchiveFetcher
     from swe_forge_dagster.orchestration.instance import open_instance
@@ -65,7 +67,7 @@ def ingest_hours(
     instance = open_instance(settings, notify)
     fetcher = ArchiveFetcher(settings.gharchive_url, settings.cache_dir)
     if submit is not None:
-        return _submit_hours(settings, defs, instance, keys, job_name, fetcher, submit, err, out or Console())
+        return _submit_hours(settings, defs, instance, keys, job_name, fetcher, submit, err, out or Console(), as_json)
     with err.status(f"running {job_name} for {len(keys)} hour(s) from {settings.gharchive_url}"):
         try:
             outcomes = materialize_hours(
@@ -73,7 +75,7 @@ def ingest_hours(
             )
         except ValueError as exc:
             raise IngestUsageError(str(exc)) from exc
-    return _report(settings, outcomes, err)
+    return _report(settings, outcomes, err, (out or Console()) if as_json else None, job_name)
 
 
 def _submit_hours(
@@ -86,8 +88,10 @@ def _submit_hours(
     submit: Submit,
     err: Console,
     out: Console,
+    as_json: bool = False,
 ) -> bool:
-    """Submit the runs (ids on stdout, one per line), then follow them when asked to."""
+    """Submit the runs (ids on stdout, one per line, or one JSON object at the end), then follow them when asked
+    to."""
     from swe_forge_dagster.orchestration.launcher import check_hours, published_hours
     from swe_forge_dagster.orchestration.submit import SubmittedRun, submitter, wait
 
@@ -98,7 +102,8 @@ def _submit_hours(
     skipped, keys = published_hours(keys, fetcher.is_published)
 
     def submitted_one(run: SubmittedRun) -> None:  # as each run is submitted: an error later still leaves the ids
-        out.print(run.run_id, markup=False, highlight=False)
+        if not as_json:
+            out.print(run.run_id, markup=False, highlight=False)
         err.print(
             f"submitted run {run.run_id[:8]} {run.span} ({job_name}): {settings.ui_url}/runs/{run.run_id}",
             markup=False,
@@ -111,6 +116,9 @@ def _submit_hours(
     for outcome in skipped:
         err.print(f"{outcome.keys[0]}: [yellow]skipped[/] ({outcome.errors[0]})")
     if not submit.wait:
+        if as_json:
+            found = {"job": job_name, "submitted": [r.run_id for r in submitted], "skipped": _json_runs(skipped)}
+            out.print_json(data=found)
         if submitted:
             err.print(
                 f"follow them in the Dagster UI ({settings.ui_url}/runs), with `dagster run list`, or submit "
@@ -124,11 +132,27 @@ def _submit_hours(
         outcomes = wait(
             instance, submitted, lambda m: err.print(m, style="yellow", markup=False), timeout=submit.timeout
         )
-    return _report(settings, [*skipped, *outcomes], err)
+    return _report(settings, [*skipped, *outcomes], err, out if as_json else None, job_name)
 
 
-def _report(settings: Settings, outcomes: list[RunOutcome], err: Console) -> bool:
-    """A line per run (and its errors), then the catalog's views refreshed; whether all succeeded."""
+def _json_runs(outcomes: list[RunOutcome]) -> list[dict[str, object]]:
+    return [
+        {
+            "run_id": o.run_id or None,
+            "hours": o.keys,
+            "status": "skipped" if not o.run_id else "ok" if o.success else "failed",
+            "materialized": {asset: len(hours) for asset, hours in o.by_asset.items()},
+            "errors": o.errors,
+        }
+        for o in outcomes
+    ]
+
+
+def _report(
+    settings: Settings, outcomes: list[RunOutcome], err: Console, json_out: Console | None = None, job: str = ""
+) -> bool:
+    """A line per run (and its errors), then the catalog's views refreshed; whether all succeeded. With `json_out`,
+    the runs also as one JSON object there: `{job, ok, runs: [{run_id, hours, status, materialized, errors}]}`."""
     from swe_forge_dagster.wiring.catalog import refresh_catalog_or_warning
 
     ok = True
@@ -146,4 +170,6 @@ def _report(settings: Settings, outcomes: list[RunOutcome], err: Console) -> boo
     if warning := refresh_catalog_or_warning(settings.catalog_path, settings.lake_dir):
         err.print("[yellow]warning:[/] ", end="")
         err.print(warning, markup=False, highlight=False)
+    if json_out is not None:
+        json_out.print_json(data={"job": job, "ok": ok, "runs": _json_runs(outcomes)})
     return ok
