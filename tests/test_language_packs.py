@@ -199,11 +199,11 @@ def test_a_pack_protects_its_runners_configuration() -> None:
     assert not protected("src/app.py") and not protected("README.md")
 
 
-def test_the_readme_shows_the_smallest_pack() -> None:
-    """The README's Development section shows how to add a language with the smallest registered pack."""
+def test_the_docs_show_the_smallest_pack() -> None:
+    """The docs page on adding a language shows it with the smallest registered pack."""
     smallest = min(
         (PACKAGE / "execution" / "languages" / f"{language.name}.py" for language in packs()),
         key=lambda path: len(path.read_text(encoding="utf-8").splitlines()),
     )
-    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (REPO_ROOT / "docs" / "adding-a-language.md").read_text(encoding="utf-8")
     assert f"execution/languages/{smallest.name}" in readme

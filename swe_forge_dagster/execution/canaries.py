@@ -8,9 +8,9 @@ that must fail, and (where the language pack can copy a test) a twin of one of t
 that fails whenever that test passes. Their names are made from the words of the file's own test names and they
 assert the way the file does, so a forger cannot tell them from the task's by name, place or failure type; the
 twin has the body of a task test. A forger that reads the test source (or, in a JavaScript process, a test's
-function text) can still tell them apart: that stays open, and the README's threat model says so. The sanity run
-(no agent code) shows they give their outcomes with this task's command; a verify run that reports otherwise was
-forged.
+function text) can still tell them apart: that stays open, and the threat model (docs/harness.md) says so.
+The sanity run (no agent code) shows they give their outcomes with this task's command; a verify run that
+reports otherwise was forged.
 
 Each language keeps its canaries in its pack (`languages.python_canaries` for pytest, `languages.go_canaries`);
 this module is the contract the harness (`harness.checks`) calls them through.

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 TEMPLATE = Path(__file__).with_name("dagster_instance.yaml")
 
-# Pool limits across all runs (the README's pool table); stored in the instance database.
+# Pool limits across all runs (docs/deployment.md's pool table); stored in the instance database.
 POOL_LIMITS: dict[str, int] = {
     "gharchive_download": 8,
     "github_api": 3,

@@ -16,7 +16,7 @@ It asks after every diff, whatever files the diff changed: no list of names deci
 The harness compares the answer of the sanity container (no agent code) with the answer after the diff, like
 pytest's (`python_config`): a difference resets the configuration files the diff changed, and one that remains
 makes the task `unresolved` with the reason. Vitest's own resolution (vite's config loader) is not asked: its config
-files are protected by name (`node.RUNNER_CONFIG`), and the README's threat model says so.
+files are protected by name (`node.RUNNER_CONFIG`), and the threat model (docs/harness.md) says so.
 
 Pack-private to the Node pack (`languages.node`); the harness calls it for mocha, jest and vitest tasks.
 """

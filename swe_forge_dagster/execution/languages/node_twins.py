@@ -12,8 +12,8 @@ the body's top level expects something else:
   positive assertions and fails negated ones) is caught only by the changed-value form.
 When the test passes, every assertion of its body held, so the twin's changed one fails, and a report with both
 passed was forged. A forger that tells the twin from the test by comparing their sources (same body, one value
-changed; which one is the task's it must guess, since the twin is planted before or after it) stays open (README,
-threat model).
+changed; which one is the task's it must guess, since the twin is planted before or after it) stays open
+(docs/harness.md, threat model).
 
 The assertion must run whenever the test passes: it is a statement of the callback's own block (not in a loop,
 branch or callback), with no `return` before it, ending its line. Otherwise there is no negated twin and the
