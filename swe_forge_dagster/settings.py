@@ -2,8 +2,8 @@
 
 Every endpoint is a setting so the same code runs against the real service or a loopback twin;
 the names are the public ones docs/reference/settings.md lists (generated from this file). Secrets
-(GITHUB_TOKEN, OPENROUTER_API_KEY / SWE_FORGE_LLM_API_KEY) are not settings: resources read them by name when a run starts
-(`common.secrets`), so they never sit in a config object that could be printed.
+(GITHUB_TOKEN, OPENROUTER_API_KEY / SWE_FORGE_LLM_API_KEY) are not settings: resources read them by name when a
+run starts (`common.secrets`), so they never sit in a config object that could be printed.
 """
 
 from __future__ import annotations

@@ -19,8 +19,8 @@ or two swapped. A report where the failing test passed, where the original passe
 that lacks the planted tests while it has the task's, was forged. Tests marked `#[should_panic]` or `#[ignore]` host
 no twin: a panic is their pass. libtest runs tests on parallel threads, so the negated twin runs the original's body
 beside it: a test that races a fixed file with itself can then fail, which the sanity run shows (it is redone
-without canaries). A forger that compares bodies up to renaming and one negated assertion is not caught (docs/harness.md,
-threat model).
+without canaries). A forger that compares bodies up to renaming and one changed assertion is not caught
+(docs/harness.md, threat model).
 
 Functions are found as rustfmt writes them: `#[test]` and `fn name() {` at one indentation, `}` alone at it.
 """
