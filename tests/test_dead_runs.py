@@ -22,10 +22,10 @@ from dagster._core.test_utils import create_run_for_test
 
 from swe_forge_dagster.orchestration import launcher
 from swe_forge_dagster.orchestration.processes import (
-    BOOT_ID_TAG,
     HOST_TAG,
-    PID_START_TAG,
-    RUN_TAG,
+    PROCESS_TAG,
+    identity_fields,
+    identity_tags,
     process_identity,
     why_gone,
 )
@@ -65,12 +65,15 @@ def failure_message(instance: dg.DagsterInstance, run_id: str) -> str:
 def test_a_process_is_gone_when_killed_restarted_or_its_pid_reused(dead_pid: int) -> None:
     run = "r1"
     me = process_identity(run)
-    assert me[HOST_TAG] and me[PID_START_TAG] and me[BOOT_ID_TAG] and me[RUN_TAG] == run
+    fields = identity_fields(me)
+    assert set(me) == {HOST_TAG, PROCESS_TAG}  # two tags in all
+    assert me[HOST_TAG] and fields["start"] and fields["boot"] and fields["run"] == run
     assert why_gone(me, run) is None  # this very process
     killed = process_identity(run, pid=dead_pid)
     assert f"the process running this run (pid {dead_pid} on host {me[HOST_TAG]}) is gone" in why_gone(killed, run)
-    assert "another process" in why_gone({**me, PID_START_TAG: "1"}, run)  # our pid, an older process's start
-    assert "restarted" in why_gone({**me, BOOT_ID_TAG: "another-boot"}, run)
+    older = identity_tags(me[HOST_TAG], {**fields, "start": "1"})  # our pid, an older process's start
+    assert "another process" in why_gone(older, run)
+    assert "restarted" in why_gone(identity_tags(me[HOST_TAG], {**fields, "boot": "another-boot"}), run)
     # Never judged here: another host's run, a re-execution that inherited the tags, an untagged run.
     assert why_gone({**killed, HOST_TAG: "elsewhere"}, run) is None
     assert why_gone(killed, "a-re-execution") is None
@@ -162,7 +165,7 @@ def one_slot(instance: dg.DagsterInstance) -> Iterator[dg.Definitions]:
 def test_launched_runs_carry_their_process_identity(instance: dg.DagsterInstance, one_slot: dg.Definitions) -> None:
     assert launcher.materialize_assets(one_slot, instance, ["pooled"])
     (run,) = instance.get_runs()
-    assert run.tags[RUN_TAG] == run.run_id and why_gone(dict(run.tags), run.run_id) is None
+    assert identity_fields(dict(run.tags))["run"] == run.run_id and why_gone(dict(run.tags), run.run_id) is None
     assert holders(instance) == []
 
 

@@ -24,12 +24,17 @@ from dagster._core.instance.ref import InstanceRef
 from swe_forge_dagster.demo.worlds.gharchive_world import write_hour
 from swe_forge_dagster.gharchive.hours import archive_file_name, partition_key
 from swe_forge_dagster.orchestration.instance import POOL_LIMITS
-from swe_forge_dagster.orchestration.processes import PID_TAG
+from swe_forge_dagster.orchestration.processes import identity_fields
 from tests.support.gharchive_server import GharchiveServer
 
 POOL = "gharchive_download"
 KILLED = [dt.datetime(2015, 1, 1, h, tzinfo=dt.UTC) for h in range(POOL_LIMITS[POOL])]
 BASELINE, WAITER, AFTER = (dt.datetime(2015, 1, 2, h, tzinfo=dt.UTC) for h in range(3))
+
+
+def runs_of(instance: dg.DagsterInstance, pid: int) -> list[dg.DagsterRun]:
+    """The runs whose process identity (`swe_forge/process`) names `pid`."""
+    return [run for run in instance.get_runs() if identity_fields(dict(run.tags)).get("pid") == str(pid)]
 
 
 def ingest(hour: dt.datetime, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
@@ -124,7 +129,7 @@ def test_eight_killed_ingest_runs_do_not_block_the_next(tmp_path: Path, env: dic
                 for proc in procs:  # kill -9, mid-step
                     os.killpg(proc.pid, signal.SIGKILL)
                     proc.wait()
-            waiter_run = instance.get_runs(filters=dg.RunsFilter(tags={PID_TAG: str(waiter.pid)}))[0]
+            waiter_run = runs_of(instance, waiter.pid)[0]
             assert waiter_run.status == dg.DagsterRunStatus.CANCELED
             assert len(held()) == len(KILLED)  # the killed runs still hold the pool...
 
@@ -134,7 +139,7 @@ def test_eight_killed_ingest_runs_do_not_block_the_next(tmp_path: Path, env: dic
             assert after < 3 * baseline + 15, (baseline, after)  # normal time, with room for a loaded CI machine
             assert held() == []
             for proc in procs:
-                (run,) = instance.get_runs(filters=dg.RunsFilter(tags={PID_TAG: str(proc.pid)}))
+                (run,) = runs_of(instance, proc.pid)
                 assert run.status == dg.DagsterRunStatus.FAILURE
                 (failure,) = instance.all_logs(run.run_id, of_type=dg.DagsterEventType.RUN_FAILURE)
                 assert f"the process running this run (pid {proc.pid} on host" in failure.dagster_event.message

@@ -3,17 +3,19 @@
 An in-process run (`swe-forge ingest`, `mine`, the demo) has no run worker Dagster can ask about:
 when its process is killed with `kill -9`, the run stays STARTED and keeps its pool slots for
 ever. So the launcher tags each run with its process's identity, and a later command compares it
-with the machine's state:
+with the machine's state. Two tags, so a run's tags in the UI stay few:
 
 - `swe_forge/host`: the hostname; only runs started on this host are ever judged here (a pid
-  means nothing on another machine, and its /proc is not ours to read);
-- `swe_forge/pid` and `swe_forge/pid_start`: the pid and its start time in clock ticks after boot
-  (field 22 of /proc/<pid>/stat), so a pid reused by a newer process is not taken for the run's;
-- `swe_forge/boot_id`: /proc/sys/kernel/random/boot_id; a different boot id means the machine
-  restarted since, so every process of the old boot is gone;
-- `swe_forge/process_of_run`: the run id the identity was written for. Dagster copies a run's
-  tags to its re-executions (UI "re-execute", run retries), which run in other processes; a run
-  whose id differs from this tag is not the one the process ran, and is left alone.
+  means nothing on another machine, and its /proc is not ours to read); a tag of its own, so the
+  reaper asks the instance for this host's runs only;
+- `swe_forge/process`: `pid=…;start=…;boot=…;run=…`:
+  - the pid and its start time in clock ticks after boot (field 22 of /proc/<pid>/stat), so a pid
+    reused by a newer process is not taken for the run's;
+  - /proc/sys/kernel/random/boot_id; a different boot id means the machine restarted since, so
+    every process of the old boot is gone;
+  - the run id the identity was written for. Dagster copies a run's tags to its re-executions (UI
+    "re-execute", run retries), which run in other processes; a run whose id differs from this is
+    not the one the process ran, and is left alone.
 
 Plain Python (no Dagster): Linux gives all four facts; elsewhere only host and pid are written
 and a live pid is taken as the same process.
@@ -26,10 +28,7 @@ import socket
 from pathlib import Path
 
 HOST_TAG = "swe_forge/host"
-PID_TAG = "swe_forge/pid"
-PID_START_TAG = "swe_forge/pid_start"
-BOOT_ID_TAG = "swe_forge/boot_id"
-RUN_TAG = "swe_forge/process_of_run"
+PROCESS_TAG = "swe_forge/process"
 
 PROC = Path("/proc")
 
@@ -68,12 +67,23 @@ def process_start(pid: int) -> str | None:
 def process_identity(run_id: str, pid: int | None = None) -> dict[str, str]:
     """The run tags that name the process running `run_id` (this process by default)."""
     pid = os.getpid() if pid is None else pid
-    tags = {HOST_TAG: hostname(), PID_TAG: str(pid), RUN_TAG: run_id}
-    if start := process_start(pid):
-        tags[PID_START_TAG] = start
-    if boot := boot_id():
-        tags[BOOT_ID_TAG] = boot
-    return tags
+    fields = {"pid": str(pid), "start": process_start(pid) or "", "boot": boot_id() or "", "run": run_id}
+    return identity_tags(hostname(), fields)
+
+
+def identity_tags(host: str, fields: dict[str, str]) -> dict[str, str]:
+    """The two tags of a process identity (`fields`: pid, start, boot, run; empty ones left out)."""
+    return {HOST_TAG: host, PROCESS_TAG: ";".join(f"{key}={value}" for key, value in fields.items() if value)}
+
+
+def identity_fields(tags: dict[str, str]) -> dict[str, str]:
+    """What a run's `swe_forge/process` tag says (pid, start, boot, run), {} without one."""
+    fields = {}
+    for part in tags.get(PROCESS_TAG, "").split(";"):
+        key, sep, value = part.partition("=")
+        if sep:
+            fields[key] = value
+    return fields
 
 
 def _pid_exists(pid: int) -> bool:
@@ -98,20 +108,21 @@ def why_gone(tags: dict[str, str], run_id: str) -> str | None:
     None also for runs this host cannot judge: no identity tags, another host's, or a
     re-execution that inherited the tags of the run it re-executes.
     """
-    if tags.get(RUN_TAG) != run_id or tags.get(HOST_TAG) != hostname():
+    fields = identity_fields(tags)
+    if fields.get("run") != run_id or tags.get(HOST_TAG) != hostname():
         return None
     try:
-        pid = int(tags[PID_TAG])
+        pid = int(fields["pid"])
     except (KeyError, ValueError):
         return None
     where = f"pid {pid} on host {tags[HOST_TAG]}"
     current_boot = boot_id()
-    if tags.get(BOOT_ID_TAG) and current_boot and tags[BOOT_ID_TAG] != current_boot:
+    if fields.get("boot") and current_boot and fields["boot"] != current_boot:
         return f"the process running this run ({where}) is gone: the machine has restarted since"
     if not _pid_exists(pid):
         return f"the process running this run ({where}) is gone (killed or crashed without ending the run)"
     start = process_start(pid)
-    if tags.get(PID_START_TAG) and start and start != tags[PID_START_TAG]:
+    if fields.get("start") and start and start != fields["start"]:
         return (
             f"the process running this run ({where}) is gone (killed or crashed without ending the run); "
             "the pid now belongs to another process"
