@@ -6,6 +6,7 @@ the test and fails its twin; a forger that passes only the failures naming the f
 from __future__ import annotations
 
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -69,8 +70,24 @@ def test_a_twin_is_a_negated_copy_named_like_the_files_tests(tmp_path: Path) -> 
     assert twin.content.startswith(TESTS) and twin.name.startswith("test_") and twin.name not in TESTS.decode()
     appended = twin.content[len(TESTS) :].decode()
     assert "@pytest.mark.parametrize" in appended and "assert not result == expected" in appended
-    assert make_twin("tests/test_calc.py", TESTS, ["tests/test_calc.py::TestInClass::test_method"]) is None
+    method = make_twin("tests/test_calc.py", TESTS, ["tests/test_calc.py::TestInClass::test_method"], random.Random(1))
+    assert method is not None and method.scope == "TestInClass" and method.original == "test_method"
+    text = method.content.decode()  # in the class, right after the method, expecting another literal
+    assert re.search(rf"\n    def {method.name}\(self\):\n        assert round_half_up\(0\.5\) == (?!1\n)\d+\n", text)
+    pairs = method.pairs({"tests/test_calc.py::TestInClass::test_method": "passed"})
+    assert pairs == [("tests/test_calc.py::TestInClass::test_method", "passed", None)]
     assert make_twin("tests/test_calc.py", b"def broken(:\n", F2P) is None
+
+
+def test_a_value_equal_to_everything_fails_a_changed_literal_twin(tmp_path: Path) -> None:
+    """A fix that returns an object whose `__eq__` always says yes passes `x == 1`, and `x == 8` too: caught."""
+    twin = make_twin("tests/test_calc.py", TESTS, ["tests/test_calc.py::TestInClass::test_method"], random.Random(1))
+    assert twin is not None
+    liar = "class _Yes(float):\n    def __eq__(self, other):\n        return True\n\n\n"
+    liar += "def round_half_up(value):\n    return _Yes(round(value))\n"
+    lied = run(tmp_path, liar, twin.content)
+    assert lied["tests/test_calc.py::TestInClass::test_method"] == "passed"
+    assert "so did its twin" in (twin.tampering(lied) or "")
 
 
 def test_an_honest_fix_fails_the_twin_and_a_targeted_forger_is_caught(tmp_path: Path) -> None:

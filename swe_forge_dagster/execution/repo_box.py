@@ -237,6 +237,34 @@ def put_files(box: Sandbox, files: Mapping[str, bytes]) -> None:
         raise WorkspaceError(f"writing {sorted(files)} failed")
 
 
+SEAL_SCRIPT = f"""set -e
+cd {REPO_DIR}
+old=$(mktemp -d /tmp/.swe-forge-git.XXXXXX)
+if [ -d .git ]; then mv .git "$old/git"; fi
+{" ".join(GIT)} init -q
+if [ -f "$old/git/info/exclude" ]; then cp "$old/git/info/exclude" .git/info/exclude; fi
+rm -rf "$old" {WORK_DIR}
+stamp=$1; shift
+if [ "$#" -gt 0 ]; then touch -c -h -d "@$stamp" -- "$@"; fi
+git add -A
+{" ".join(GIT)} commit -q --no-verify --allow-empty -m checkout
+"""
+"""Give /repo a new history of one commit, the tree as the tests are about to run it (planted tests included, with
+the old `info/exclude`, so install outputs stay ignored), drop the old one and the harness's work files, and give
+the named test files one modification time. Code under test that reads `.git` (`git show HEAD:`, the index, the
+object files) or compares file times would otherwise tell the task's tests (committed) from the planted ones (written
+after the commit, whole-second times)."""
+
+
+def seal_checkout(box: Sandbox, test_files: Sequence[str]) -> None:
+    """Run `SEAL_SCRIPT` on `box` for the repo-relative `test_files`; WorkspaceError when it fails."""
+    stamp = f"{time.time():.6f}"
+    argv = ["bash", "-c", SEAL_SCRIPT, "seal", stamp, *(f"{REPO_DIR}/{path}" for path in test_files)]
+    exit_code, output = box.container.exec_run(argv, workdir="/")
+    if exit_code != 0:
+        raise WorkspaceError(f"sealing the checkout failed: {output.decode('utf-8', 'replace')[-500:]}")
+
+
 def apply_patches(box: Sandbox, patches: Sequence[tuple[str, str]]) -> None:
     """Apply (name, diff) pairs in order with `git apply --binary`; PatchRejected names the first refused."""
     patches = [(name, text) for name, text in patches if text.strip()]

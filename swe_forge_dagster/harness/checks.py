@@ -38,7 +38,7 @@ from swe_forge_dagster.execution.failures import needs_network
 from swe_forge_dagster.execution.languages.python_canaries import Canaries, make_canaries
 from swe_forge_dagster.execution.languages.python_runner import plain_pytest
 from swe_forge_dagster.execution.languages.registry import runner_of
-from swe_forge_dagster.execution.repo_box import REPO_DIR, put_files
+from swe_forge_dagster.execution.repo_box import REPO_DIR, put_files, seal_checkout
 from swe_forge_dagster.execution.runners import graded_outcomes
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxError
 from swe_forge_dagster.execution.suite import MAX_OUTPUT, NO_AUTOLOAD, run_suite
@@ -252,6 +252,7 @@ def _run_test_ids(
     if canaries is not None:
         put_files(box, {f"{REPO_DIR}/{path}": data for path, data in canaries.files().items()})
         files = (*files, canaries.path)
+        seal_checkout(box, tuple(dict.fromkeys((*task.run_files, *canaries.files()))))
     suite = run_suite(box, task.test_command, files, timeout, runner=runner, plugin_autoload=plugin_autoload)
     outcomes = suite.outcomes
     tampered = canaries_ok = twin_ok = None

@@ -6,12 +6,15 @@ the task's module) passes them by. A twin closes that: one FAIL_TO_PASS test of 
 whose last statement is an `assert`, is copied with its decorators (its parametrization too) under a new name made
 from the words of the file's own test names, with that last assertion negated, and appended to the task's test
 file itself in the sanity and verify runs. It has the same module, fixtures, helpers, imports and shape as the
-task's tests. Whenever the original passes, every statement before the last assertion ran as in the original and
-the assertion held, so the twin must fail at its negation; a run that reports the original passed and its twin
-passed too (for the same parameters), or that has the original and not the twin, was forged. A twin that the
-sanity run does not collect (the task's test command selects by name, say) is not used.
+task's tests. A test method of a class (`file::TestX::test_y`) gets its twin in the same class, right after it.
+The last assertion is changed so that it fails whenever it held: `assert x == 10` expects another literal
+(`assert x == 13`; a string gains a letter), so a value whose `__eq__` always says yes passes the twin too and is
+caught; any other assertion is negated. Whenever the original passes, every statement before the last assertion ran
+as in the original and the assertion held, so the twin must fail at its changed one; a run that reports the original
+passed and its twin passed too (for the same parameters), or that has the original and not the twin, was forged. A
+twin that the sanity run does not collect (the task's test command selects by name, say) is not used.
 
-Not closed: a forger that reads the test file and recognises two tests that differ only by a negated assertion.
+Not closed: a forger that reads the test file and recognises two tests that differ only in their last assertion.
 """
 
 from __future__ import annotations
@@ -29,21 +32,24 @@ PARAMS = re.compile(r"(\[.*\])?$", re.S)
 
 @dataclass(frozen=True)
 class Twin:
-    """`name` in `path` is `original` with its last assertion negated; `content` is the file with the twin appended
-    (its own bytes, whatever their encoding, then the twin)."""
+    """`name` in `path` (in class `scope`, or at module level when empty) is `original` with its last assertion
+    changed to fail; `content` is the file with the twin added (its own bytes, whatever their encoding, and the
+    twin)."""
 
     path: str
     original: str
     name: str
     content: bytes
+    scope: str = ""
 
     def pairs(self, outcomes: Mapping[str, Outcome]) -> list[tuple[str, Outcome, Outcome | None]]:
         """(the original's id, its outcome, its twin's outcome for the same parameters) for each reported original."""
         mine = {}
         for test_id, outcome in outcomes.items():
             head, _, last = test_id.rpartition("::")
+            file, _, scope = head.partition("::")
             name, params = _split(last)
-            if head and _same_file(head, self.path) and name in (self.original, self.name):
+            if file and _same_file(file, self.path) and scope == self.scope and name in (self.original, self.name):
                 mine[(name, params)] = (test_id, outcome)
         return [
             (test_id, outcome, (mine.get((self.name, params)) or (None, None))[1])
@@ -64,7 +70,7 @@ class Twin:
             if twin is None:
                 return f"the twin of {test_id} is missing from a report that has it"
             if twin == "passed":
-                return f"{test_id} passed and so did its twin, whose last assertion is negated"
+                return f"{test_id} passed and so did its twin, whose last assertion fails whenever it holds"
         return None
 
 
@@ -75,24 +81,65 @@ def make_twin(path: str, data: bytes, fail_to_pass: Sequence[str], rng: random.R
         tree = ast.parse(data)
     except (SyntaxError, ValueError):
         return None
-    functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
-    wanted = {_split(test_id.rpartition("::")[2])[0] for test_id in fail_to_pass if test_id.count("::") == 1}
+    scopes: dict[str, list[ast.FunctionDef]] = {"": [n for n in tree.body if isinstance(n, ast.FunctionDef)]}
+    scopes |= {
+        node.name: [n for n in node.body if isinstance(n, ast.FunctionDef)]
+        for node in tree.body
+        if isinstance(node, ast.ClassDef)
+    }
+    wanted = set()
+    for test_id in fail_to_pass:
+        parts = test_id.split("::")
+        if len(parts) in (2, 3):
+            wanted.add(("" if len(parts) == 2 else parts[1], _split(parts[-1])[0]))
     candidates = [
-        node
-        for name, node in functions.items()
-        if name in wanted and node.body and isinstance(node.body[-1], ast.Assert) and not _yields(node)
+        (scope, node)
+        for scope, nodes in scopes.items()
+        for node in nodes
+        if (scope, node.name) in wanted and node.body and isinstance(node.body[-1], ast.Assert) and not _yields(node)
     ]
     if not candidates:
         return None
-    original = rng.choice(sorted(candidates, key=lambda node: node.name))
-    name = _new_name(original.name, list(functions), rng)
+    scope, original = rng.choice(sorted(candidates, key=lambda found: (found[0], found[1].name)))
+    taken = [n.name for nodes in scopes.values() for n in nodes]
+    name = _new_name(original.name, taken, rng)
     twin = ast.parse(ast.unparse(original)).body[0]
     assert isinstance(twin, ast.FunctionDef) and isinstance(twin.body[-1], ast.Assert)
     twin.name = name
     last = twin.body[-1]
-    last.test = ast.UnaryOp(op=ast.Not(), operand=last.test)
-    head = data if data.endswith(b"\n") else data + b"\n"
-    return Twin(path, original.name, name, head + f"\n\n{ast.unparse(twin)}\n".encode())
+    last.test = _changed(last.test, rng)
+    if not scope:
+        head = data if data.endswith(b"\n") else data + b"\n"
+        return Twin(path, original.name, name, head + f"\n\n{ast.unparse(twin)}\n".encode())
+    lines = data.decode("utf-8", "surrogateescape").splitlines(keepends=True)
+    end = original.end_lineno or len(lines)
+    indent = " " * original.col_offset
+    block = "".join(indent + line if line.strip() else line for line in ast.unparse(twin).splitlines(keepends=True))
+    text = "".join(lines[:end]).rstrip("\n") + "\n\n" + block + "\n" + "".join(lines[end:])
+    return Twin(path, original.name, name, text.encode("utf-8", "surrogateescape"), scope)
+
+
+def _changed(test: ast.expr, rng: random.Random) -> ast.expr:
+    """`x == <literal>` expecting another literal of its kind, else `not (test)`."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+        sides = [test.left, test.comparators[0]]
+        literal = [i for i, side in enumerate(sides) if _plain_literal(side)]
+        if len(literal) == 1:
+            old = sides[literal[0]]
+            assert isinstance(old, ast.Constant)
+            if isinstance(old.value, int):
+                new: object = old.value + rng.randrange(1, 10)
+            else:
+                letters = sorted(set(c for c in str(old.value).lower() if c.isalpha())) or ["e"]
+                at = rng.randrange(len(old.value) + 1)
+                new = old.value[:at] + rng.choice(letters) + old.value[at:]
+            sides[literal[0]] = ast.Constant(value=new)
+            return ast.Compare(left=sides[0], ops=test.ops, comparators=[sides[1]])
+    return ast.UnaryOp(op=ast.Not(), operand=test)
+
+
+def _plain_literal(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) in (int, str)
 
 
 def _split(last: str) -> tuple[str, str]:
