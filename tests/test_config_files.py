@@ -31,6 +31,15 @@ def test_the_files_a_jest_answer_names_are_its_setup_transform_and_reporter_not_
     assert "" not in named and "repo" not in named
 
 
+def test_only_the_keys_that_name_code_run_around_the_tests_count() -> None:
+    """jest's `moduleNameMapper` and `collectCoverageFrom` name the package's own files: a fix may edit them."""
+    named = named_files({"jest": JEST})
+    assert {"jest.setup.js", "tools/transform.cjs", "reporters/dots.js"} <= named
+    assert not {"src/$1", "coverage"} & named
+    mapped = {"jest": {"configs": [{"moduleNameMapper": [["^cfg$", "/repo/src/config.js"]]}], "globalConfig": {}}}
+    assert named_files(mapped) == frozenset()
+
+
 def test_mocha_names_its_required_files_relative_and_the_package_keys_name_nothing() -> None:
     answer = {
         "mocha": {"require": ["test/setup.js", "@babel/register", "./hooks.mjs"], "spec": ["test/**/*.spec.js"]},

@@ -1,30 +1,44 @@
-"""A new file that is a second module for a name an existing file answers to is a shadow (`harness.module_names`),
-whatever its name. The real run (an extension-less `src/range` beside `src/range.js` on a real jest task) is in
-`tests/test_toolchain_red_team.py`."""
+"""A new file that an import finds before an existing module of the same name is a shadow (`harness.module_names`),
+whatever its name; one found after it shadows nothing. The real run (an extension-less `src/range` beside
+`src/range.js` on a real jest task) is in `tests/test_toolchain_red_team.py`."""
 
 from __future__ import annotations
 
-from swe_forge_dagster.harness.module_names import module_name, second_modules
+from swe_forge_dagster.harness.module_names import module_key, second_modules
 
-TREE = ["src/range.js", "src/util/index.ts", "pkg/__init__.py", "pkg/rounding.py", "pkg/data/table.csv", "README.md"]
+TREE = [
+    "src/range.js",
+    "src/util/index.ts",
+    "lib/index.mjs",
+    "data/table.js",
+    "pkg/__init__.py",
+    "pkg/rounding.py",
+    "pkg/helpers/__init__.py",
+    "README.md",
+]
 
 
-def test_the_module_name_is_what_an_import_writes() -> None:
-    assert {module_name(p) for p in ("src/range.js", "src/range", "src/range/index.ts", "src/range.mjs")} == {
-        "src/range"
-    }
-    assert module_name("pkg/rounding/__init__.py") == module_name("pkg/rounding.cpython-311-x86_64-linux-gnu.so")
-    assert module_name("pkg/rounding.py") == "pkg/rounding" and module_name("index.js") == ""
-    assert module_name("types/range.d.ts") == "types/range.d" and module_name("pkg/rounding.pyi") == "pkg/rounding.pyi"
+def test_the_module_key_is_what_an_import_writes_and_where_it_comes_in_the_order() -> None:
+    assert module_key("src/range") == ("js", "src/range", 0)
+    assert module_key("src/range.js") == ("js", "src/range", 1)
+    assert module_key("src/range/index.ts") == ("js", "src/range", 105)
+    assert module_key("pkg/rounding/__init__.py") == ("py", "pkg/rounding", 0)
+    assert module_key("pkg/rounding.cpython-311-x86_64-linux-gnu.so") == ("py", "pkg/rounding", 1)
+    assert module_key("pkg/rounding.py") == ("py", "pkg/rounding", 2)
+    assert module_key("types/range.d.ts") is None and module_key("pkg/rounding.pyi") is None
+    assert module_key("README.md") is None and module_key("setup.cfg") is None
 
 
-def test_a_new_file_answering_to_an_existing_module_name_is_dropped() -> None:
+def test_a_new_file_found_before_an_existing_module_of_its_name_is_dropped() -> None:
     changes = [
         ("A", "src/range"),  # node resolves it before src/range.js
-        ("A", "src/util.js"),  # a file before the package directory src/util/
+        ("A", "src/util.js"),  # a file before the directory's index
         ("A", "pkg/rounding/__init__.py"),  # a package before pkg/rounding.py
         ("A", "pkg/rounding.so"),  # an extension module before it
         ("A", "src/clamp.js"),  # a new module: kept
+        ("A", "lib/index.cjs"),  # after index.mjs in jest's order: kept
+        ("A", "data/table.json"),  # after table.js: kept
+        ("A", "pkg/helpers.py"),  # the package pkg/helpers/ comes first: kept
         ("A", "pkg/rounding.pyi"),  # a stub: nothing runs it
         ("A", "README"),
         ("M", "src/range.js"),

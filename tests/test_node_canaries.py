@@ -75,24 +75,19 @@ def test_canaries_sit_beside_the_fail_to_pass_test_in_its_describe_blocks_and_as
             for title in titles:
                 assert f"'{title}'" not in text and f'"{title}"' not in text and f"`{title}`" not in text
                 assert canaries.prefix is not None and canaries.prefix + title != test_id
-            # the others right after the test's own call, the twin before it or after it, in its describe blocks
+            # planted right after the test's own call: before anything that followed it in the file
             original_end = text.index("});", text.index(test_id.rsplit(" ", 1)[-1])) + 3
-            bare = canaries.bare.decode()
-            assert bare.startswith(text[:original_end]) and bare.endswith(text[original_end:])
-            assert planted.startswith(text[: text.rfind("\n", 0, text.index(test_id.rsplit(" ", 1)[-1])) + 1])
-            assert planted.endswith(text[original_end:])
+            assert planted.startswith(text[:original_end]) and planted.endswith(text[original_end:])
             assert canaries.twin not in canaries.bare.decode() and canaries.without_twin().content == canaries.bare
     mocha = plant(MOCHA_FILE, ["issues 5028 should handle set-cookie headers as an array"])
     assert mocha is not None and mocha.prefix == "issues 5028 "
     twin = mocha.content.decode().split(f'it("{mocha.twin}", async function () {{')[1]
     assert re.match(r"\s*assert\.strictEqual\(1, (?!1\))\d+\);", twin)  # the test's body, expecting another value
-    places = set()
-    for seed in range(20):
+    for seed in range(20):  # after the task's test, whatever the draw: the original sees the state it always saw
         some = plant(MOCHA_FILE, ["issues 5028 should handle set-cookie headers as an array"], seed)
         assert some is not None and some.twin is not None
         text = some.content.decode()
-        places.add(text.index(some.twin) < text.index("should handle set-cookie"))
-    assert places == {True, False}  # before the task's test in some runs, after it in others
+        assert text.index(some.twin) > text.index("should handle set-cookie")
 
 
 def test_a_fixture_or_a_title_that_only_ends_like_the_test_does_not_host_them() -> None:

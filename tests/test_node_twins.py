@@ -17,7 +17,7 @@ def twin(call: str, assert_name: str | None = "assert") -> str | None:
 
 
 CASES = [  # (the test's block, its last assertion, a pattern of the twin's)
-    ("  const v = f(42);\n  expect(v).toBe(10);", "expect(v).toBe(10);", r"expect\(v\)\.toBe\((?!10\))(1\d)\);"),
+    ("  const v = f(42);\n  expect(v).toBe(10);", "expect(v).toBe(10);", r"expect\(v\)\.toBe\((?!10\))\d+\);"),
     (
         "  expect(f(1)).toBe(1);\n  expect(g()).toEqual({ a: [1, 2] });",
         "expect(g()).toEqual",
@@ -34,6 +34,7 @@ CASES = [  # (the test's block, its last assertion, a pattern of the twin's)
     ("  assert.deepStrictEqual(f('x'), [1]);", "assert.deepStrictEqual(", r"assert\.notDeepStrictEqual\("),
     ("  assert.notDeepEqual(a, b, 'msg');", "assert.notDeepEqual(", r"assert\.deepEqual\("),
     ("  assert.throws(() => f(), /bad/);", "assert.throws(", r"assert\.doesNotThrow\("),
+    ("  await assert.rejects(p());", "await assert.rejects(", r"await assert\.doesNotReject\("),
 ]
 
 
@@ -58,6 +59,11 @@ def test_the_last_statement_level_assertion_expects_another_value_or_is_negated_
         "it('a', () => {\n  expect(x).toBe(1) || other();\n});",  # not a whole statement
         "it('a', () => {\n  p.then(() => {\n    expect(x).toBe(1);\n  });\n});",  # in a callback
         "it('a', () => {\n  assert(x);\n});",  # assert(x, message): no safe negation
+        "it('a', () => {\n  expect(p()).resolves.toBe(3);\n});",  # not awaited: it would fail after the test
+        "it('a', () => {\n  assert.rejects(p());\n});",
+        "it('a', () => {\n  expect(x).to.be.not.null;\n});",  # chai sets `not`: a second one would not negate
+        "it('a', () => {\n  f();\n  /*\n  expect(b).toBe(2);\n  */\n});",  # in a comment
+        "it('a', () => {\n  const s = `\n  expect(b).toBe(2);\n  `;\n});",  # in a template literal
         "it('a', () => {\n  should(x).equal(1);\n});",
         "it('a', (done) => done());",  # no block
     ],

@@ -120,3 +120,20 @@ def test_a_libtest_report_is_judged_with_the_canaries() -> None:
     assert "planted to fail" in str(canaries.tampering({**honest, failing: "passed"}, 0, False))
     assert "missing" in str(canaries.tampering({original: "passed", "tests::x": "passed"}, 0, False))
     assert runner_of("RUSTC_BOOTSTRAP=1 cargo test --offline --lib").plant is plant_cargo
+
+
+def test_attributes_before_test_stay_with_the_original_and_risky_assertions_get_no_changed_twin() -> None:
+    source = (
+        '#[should_panic(expected = "bad")]\n#[test]\nfn rejects_bad() {\n    parse("x");\n}\n\n'
+        "#[test]\nfn fits_a_byte() {\n    assert_eq!(width(), 255u8);\n}\n\n"
+        '#[test]\nfn only_with_x() {\n    let v = f();\n    #[cfg(feature = "x")]\n    assert!(v);\n}\n'
+    )
+    files = {"tests/t.rs": source.encode()}
+    assert plant_cargo(list(files), ["rejects_bad"], files.__getitem__, random.Random(1)) is None  # a panic passes
+    for seed in range(10):
+        byte = plant_cargo(list(files), ["fits_a_byte"], files.__getitem__, random.Random(seed))
+        assert byte is not None and byte.content.decode().count("#[should_panic") == 1  # the original keeps it
+        value = re.search(rf"fn {byte.twin}\(\) \{{\n    assert_eq!\(width\(\), (\d+)u8\);", byte.content.decode())
+        assert value and 0 <= int(value.group(1)) < 255  # towards zero: never past the type's range
+    cfg = plant_cargo(list(files), ["only_with_x"], files.__getitem__, random.Random(1))
+    assert cfg is not None and cfg.twin_always_fails  # a copy opened by a failing comparison, not a changed one

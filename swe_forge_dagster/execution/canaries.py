@@ -91,6 +91,9 @@ class AppendedCanaries:
     failing: str
     original: str | None = None
     twin: str | None = None
+    twin_always_fails: bool = True
+    """The twin is a copy opened by a failing comparison (so it fails at sanity too); False: its last assertion is
+    changed, and at sanity, where the original fails, it may pass."""
 
     def files(self) -> dict[str, bytes]:
         return {self.path: self.content}
@@ -101,7 +104,8 @@ class AppendedCanaries:
     def twin_ran(self, outcomes: Mapping[str, Outcome]) -> bool | None:
         if self.twin is None or self.original is None:
             return None
-        return self.original in outcomes and outcomes.get(self.twin) is not None
+        twin = outcomes.get(self.twin)
+        return self.original in outcomes and twin is not None and (twin == "failed" or not self.twin_always_fails)
 
     def without_twin(self) -> AppendedCanaries:
         return replace(self, content=self.bare, original=None, twin=None)

@@ -180,13 +180,13 @@ def apply_agent_diff(
     new files, ignored files and type changes, with no rename detection to hide a path behind.
     New top-level modules in the directories the checks import from (`import_roots`, asked of the environment
     in the sanity container: `languages.python_paths`; without it, every directory that is not a package) are
-    reset too, whatever their names. With
-    `runner_config` (the runner's own effective configuration, `languages.python_config` /
-    `languages.node_config`, and its answer for the tree before the diff: the sanity container's), a configuration
-    that differs after the diff resets every configuration file the diff changed; `ConfigChanged` when
-    it still differs. The runner reads its configuration only from files with those names (and the
-    layout of the test files' directories, which the checks fix), so the probe runs only when the diff
-    really changed such a file.
+    reset too, whatever their names, and so is a new file that is a second module for an existing module name
+    (`module_names`). With `runner_config` (the runner's own effective configuration, `languages.python_config`,
+    `node_config`, `rust_config`, and its answer for the tree before the diff: the sanity container's), the files
+    that answer names as the runner's are reset, and a configuration that differs after the diff resets every
+    configuration file the diff changed (not one the gold patch changes too: then the difference is the task's);
+    `ConfigChanged` when it still differs. Its `triggers` say which changed file names make the probe worth asking
+    again (pytest's); None asks after every diff (the JavaScript runners', cargo's).
     """
     put_files(box, {f"{WORK_DIR}/agent.diff": as_bytes(diff)})
     exit_code, stdout, stderr = exec_demux(box, ["bash", "-c", VERIFY_SCRIPT])
@@ -215,9 +215,12 @@ def apply_agent_diff(
     triggers = config.triggers
     touches_config = triggers is None or any(PurePosixPath(p).name in triggers for _s, p in changes)
     if touches_config and config.read() != config.before:
-        extra = [path for _s, path in changes if PurePosixPath(path).name in config.files and path not in reset]
+        changed = [path for _s, path in changes if PurePosixPath(path).name in config.files and path not in reset]
+        extra = [path for path in changed if path not in fix_files]
         _restore(box, extra, task_files, fix_files)
         reset += extra
+        if len(extra) < len(changed):  # the gold patch changes that file too: the task's own configuration change
+            return reset
         if config.read() != config.before:
             raise ConfigChanged(
                 f"the agent's diff changes {config.name}'s effective configuration (as its own loader reads it) "

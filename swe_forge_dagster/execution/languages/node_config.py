@@ -81,7 +81,7 @@ process.stdout.write(JSON.stringify(out) + '\\n');
 PROBE_PATH = f"{WORK_DIR}/node-config-probe.js"
 CONFIG_FILES = frozenset({"package.json", ".npmrc", ".yarnrc", ".yarnrc.yml"})
 """What is reset when the configuration differs after the diff (the runners' rc files are protected by name)."""
-NPM_CONFIG = "npm config list --json 2>/dev/null || echo null"
+NPM_CONFIG = "timeout 60 npm config list --json 2>/dev/null || echo null"
 
 
 def node_config(box: Sandbox, runner: str, files: Sequence[str]) -> dict[str, Any] | None:
@@ -89,7 +89,7 @@ def node_config(box: Sandbox, runner: str, files: Sequence[str]) -> dict[str, An
     the runner's loaders), or None when Node cannot answer."""
     put_files(box, {PROBE_PATH: NODE_PROBE.encode()})
     words = " ".join(shlex.quote(word) for word in (runner, *files))
-    script = f"cd {REPO_DIR} && node {PROBE_PATH} {words} && {NPM_CONFIG}"
+    script = f"cd {REPO_DIR} && timeout 120 node {PROBE_PATH} {words} && {NPM_CONFIG}"
     exit_code, stdout, _stderr = exec_demux(box, ["bash", "-c", script])
     if exit_code != 0:
         return None
@@ -107,9 +107,42 @@ def node_config(box: Sandbox, runner: str, files: Sequence[str]) -> dict[str, An
     return found
 
 
+JEST_CODE_KEYS = (
+    "setupFiles",
+    "setupFilesAfterEnv",
+    "testEnvironment",
+    "transform",
+    "reporters",
+    "globalSetup",
+    "globalTeardown",
+    "testRunner",
+    "testSequencer",
+    "runner",
+    "resolver",
+    "snapshotResolver",
+    "snapshotSerializers",
+    "watchPlugins",
+    "dependencyExtractor",
+)
+"""The keys of jest's answer (a project's or the global config) that name code jest runs around the tests; not
+`moduleNameMapper` or `collectCoverageFrom`, which name the package's own files."""
+MOCHA_CODE_KEYS = ("require", "file", "reporter", "ui")
+
+
 def named_files(answer: object) -> frozenset[str]:
-    """The files in /repo that the runners' loaders name (mocha's `require`/`file`, jest's setup files, environment,
-    transforms and reporters, babel's plugins and presets): configuration, whatever they are called."""
+    """The files in /repo that the runners' loaders name as code they run around the tests (jest's set-up files,
+    environment, transforms, reporters, runner, resolvers; mocha's `require`, `file`, reporter and interface; babel's
+    config files, plugins and presets): configuration, whatever they are called."""
     if not isinstance(answer, dict):
         return frozenset()
-    return files_named([answer.get(key) for key in ("mocha", "jest", "babel")])
+    picked: list[object] = []
+    jest = answer.get("jest")
+    if isinstance(jest, dict):
+        for config in [*(jest.get("configs") or []), jest.get("globalConfig") or {}]:
+            if isinstance(config, dict):
+                picked += [config.get(key) for key in JEST_CODE_KEYS]
+    mocha = answer.get("mocha")
+    if isinstance(mocha, dict):
+        picked += [mocha.get(key) for key in MOCHA_CODE_KEYS]
+    picked.append(answer.get("babel"))
+    return files_named(picked)

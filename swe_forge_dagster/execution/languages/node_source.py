@@ -55,3 +55,33 @@ def _string_end(text: str, start: int) -> int:
             return -1
         i += 1
     return -1
+
+
+def code_line_starts(text: str) -> set[int]:
+    """The offsets of the lines of `text` that start in code, not inside a comment, a string or a template literal."""
+    starts, i, state = {0}, 0, ""
+    while i < len(text):
+        char = text[i]
+        if char == "\n":
+            if state in ("", "//"):
+                state = ""
+                starts.add(i + 1)
+            i += 1
+            continue
+        if state == "//":
+            i += 1
+        elif state == "/*":
+            state, i = ("", i + 2) if text.startswith("*/", i) else (state, i + 1)
+        elif state:
+            if char == "\\":
+                i += 2
+                continue
+            if char == state:
+                state = ""
+            i += 1
+        elif text.startswith("//", i) or text.startswith("/*", i):
+            state, i = text[i : i + 2], i + 2
+        else:
+            state = char if char in "'\"`" else ""
+            i += 1
+    return starts

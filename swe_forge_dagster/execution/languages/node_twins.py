@@ -25,7 +25,7 @@ from __future__ import annotations
 import random
 import re
 
-from swe_forge_dagster.execution.languages.node_source import call_end
+from swe_forge_dagster.execution.languages.node_source import call_end, code_line_starts
 
 _CALLBACK = re.compile(r",\s*(?:async\s+)?(?:function\s*[\w$]*\s*\([^)]*\)|\([^)]*\)\s*=>|[\w$]+\s*=>)\s*\{")
 _EXPECT = re.compile(r"(?:await\s+)?expect\(")
@@ -40,7 +40,9 @@ _NODE_NEGATIONS = {
     "rejects": "doesNotReject",
 }
 _NODE_NEGATIONS |= {negated: plain for plain, negated in _NODE_NEGATIONS.items()}
-_EQUALITY = re.compile(r"\.(?:toBe|toEqual|toStrictEqual|to\.(?:deep\.)?(?:equal|eql))\(")
+_EQUALITY = re.compile(
+    r"\.(?:toBe|toEqual|toStrictEqual|toHaveLength|toHaveBeenCalledTimes|to\.(?:deep\.)?(?:equal|eql))\("
+)
 """Matchers that hold for exactly one expected value (jest's and chai's)."""
 _NODE_EQUALITIES = frozenset({"strictEqual", "equal", "deepEqual", "deepStrictEqual"})
 _LITERAL = re.compile(r"""\s*(?:(?P<number>-?\d{1,9})|(?P<quote>['"])(?P<text>[^'"\\\n]*)(?P=quote))\s*""")
@@ -63,7 +65,10 @@ def changed_twin(call_text: str, callback_from: int, assert_name: str | None, rn
     if indent is None:
         return None
     chosen: tuple[int, int, str] | None = None
+    code = code_line_starts(body)
     for line in re.finditer(rf"^{re.escape(indent)}(?=\S)", body, re.M):
+        if line.start() not in code:
+            continue  # inside a comment or a multi-line string
         negation = _change_at(body, line.end(), assert_name, rng)
         if negation is not None:
             chosen = negation
@@ -94,28 +99,37 @@ def _change_at(body: str, at: int, assert_name: str | None, rng: random.Random) 
         if stop is None:
             return None
         mods, rest, after = chain.group("mods"), chain.group("rest"), chain.end()
+        statement = body[at:stop]
+        awaited = statement.startswith("await")
+        if (mods or ".eventually" in statement) and not awaited:
+            return None  # an unawaited promise assertion fails after the test: nothing to change safely
+        chai_not = rest == ".to" and body.startswith(".not.", after)
+        if ".not" in body[after + (len(".not") if chai_not else 0) : stop]:
+            return None  # chai sets `not` (`.to.be.not.null`): another would not negate it
         equality = _EQUALITY.match(body, chain.start("rest"))
         if not chain.group("not") and equality and (changed := _changed_argument(body, equality.end() - 1, 0, rng)):
             closed = call_end(body, equality.end() - 1) or stop
             return at, stop, body[at : equality.end() - 1] + changed + body[closed:stop]
         if chain.group("not"):  # expect(x).not.toBe(y) -> expect(x).toBe(y)
             negated = mods + rest
-        elif rest == ".to" and body.startswith(".not.", after):  # chai: expect(x).to.not.equal(y)
+        elif chai_not:  # chai: expect(x).to.not.equal(y)
             negated, after = mods + rest, after + len(".not")
         elif rest == ".to":  # chai: expect(x).to.equal(y) -> expect(x).to.not.equal(y)
             negated = mods + ".to.not"
         else:
             negated = mods + ".not" + rest
         return at, stop, body[at:end] + negated + body[after:stop]
-    if assert_name and (node := re.compile(rf"{re.escape(assert_name)}\.(\w+)\(").match(body, at)):
+    if assert_name and (node := re.compile(rf"(?:await\s+)?{re.escape(assert_name)}\.(\w+)\(").match(body, at)):
         if node.group(1) not in _NODE_NEGATIONS:
+            return None
+        if node.group(1) in ("rejects", "doesNotReject") and not body.startswith("await", at):
             return None
         end = call_end(body, node.end() - 1)
         if end is None or _STATEMENT_END.match(body, end) is None:
             return None
         if node.group(1) in _NODE_EQUALITIES and (changed := _changed_argument(body, node.end() - 1, 1, rng)):
             return at, end, body[at : node.end() - 1] + changed
-        negated = f"{assert_name}.{_NODE_NEGATIONS[node.group(1)]}("
+        negated = body[at : node.start(1)] + f"{_NODE_NEGATIONS[node.group(1)]}("
         return at, end, negated + body[node.end() : end]
     return None
 
@@ -133,7 +147,7 @@ def _changed_argument(body: str, open_paren: int, index: int, rng: random.Random
     if literal is None:
         return None
     if literal.group("number") is not None:
-        new = str(int(literal.group("number")) + rng.randrange(1, 10))
+        new = str(int(literal.group("number")) + rng.randrange(100, 1000))  # far from a count the body adds to
     else:
         text = literal.group("text")
         letters = sorted(set(re.sub(r"[^a-z]", "", text.lower()))) or ["e"]

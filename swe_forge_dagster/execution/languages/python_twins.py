@@ -128,7 +128,7 @@ def _changed(test: ast.expr, rng: random.Random) -> ast.expr:
             old = sides[literal[0]]
             assert isinstance(old, ast.Constant)
             if isinstance(old.value, int):
-                new: object = old.value + rng.randrange(1, 10)
+                new: object = old.value + rng.randrange(100, 1000)  # far from a count the body adds to
             else:
                 letters = sorted(set(c for c in str(old.value).lower() if c.isalpha())) or ["e"]
                 at = rng.randrange(len(old.value) + 1)

@@ -34,10 +34,12 @@ from collections.abc import Callable, Sequence
 from swe_forge_dagster.execution.canaries import NAME_WORD, AppendedCanaries, made_name
 
 _TEST_FN = re.compile(
-    r"^(?P<indent>[ \t]*)#\[test\]\n(?P<attrs>(?:(?P=indent)#\[[^\n]*\]\n)*)"
+    r"^(?P<indent>[ \t]*)(?P<pre>(?:(?:#\[(?!test\])[^\n]*|//[^\n]*)\n(?P=indent))*)#\[test\]\n"
+    r"(?P<attrs>(?:(?P=indent)(?:#\[[^\n]*|//[^\n]*)\n)*)"
     r"(?P=indent)fn (?P<name>\w+)\(\)(?P<ret>[^{\n]*)\{\n(?P<body>.*?)^(?P=indent)\}$",
     re.M | re.S,
 )
+"""A `#[test]` fn as rustfmt writes it, with the attributes and comments written before and after `#[test]`."""
 _DECLARED = re.compile(r"\bfn (\w+)")
 _NO_TWIN = re.compile(r"#\[(?:should_panic|ignore)\b")
 
@@ -64,9 +66,11 @@ def plant_cargo(
         except (OSError, ValueError):
             continue
         for match in _TEST_FN.finditer(text):
-            if _NO_TWIN.search(match.group("attrs")):
+            if _NO_TWIN.search(match.group("pre") + match.group("attrs")):
                 continue
-            hosts += [(path, text, match, test_id) for test_id in by_name.get(match.group("name"), [])]
+            nested = bool(match.group("indent"))  # a test in a module has a module path in its id
+            ids = [test_id for test_id in by_name.get(match.group("name"), []) if ("::" in test_id) == nested]
+            hosts += [(path, text, match, test_id) for test_id in ids]
     if not hosts:
         return None
     path, text, original, test_id = rng.choice(sorted(hosts, key=lambda host: (host[0], host[3])))
@@ -87,11 +91,12 @@ def plant_cargo(
         for m in _TEST_FN.finditer(text)
         if m.group("name") != original.group("name")
         and m.group("indent") == indent
-        and not _NO_TWIN.search(m.group("attrs"))
+        and not _NO_TWIN.search(m.group("pre") + m.group("attrs"))
     ]
     failing_block = _copy(rng.choice(others), failing, a, b) if others else _compare(indent, failing, a, b)
     blocks = [_compare(indent, passing, a, a), failing_block]
-    twin_block = _changed(original, twin, rng) or _copy(original, twin, a, b)
+    changed = _changed(original, twin, rng)
+    twin_block = changed or _copy(original, twin, a, b)
     bare = list(blocks)
     rng.shuffle(bare)
     at = original.end()
@@ -111,6 +116,7 @@ def plant_cargo(
         prefix + failing,
         test_id,
         prefix + twin,
+        twin_always_fails=changed is None,
     )
 
 
@@ -133,7 +139,7 @@ def _copy(test: re.Match[str], name: str, got: int, want: int) -> str:
     """`test` under `name` (its attributes kept, its indentation moved to where it lands), opened by a failing
     `assert_eq!`: the copied body never runs."""
     indent = test.group("indent")  # the host's: copies come from the original's module
-    head = f"{indent}#[test]\n{test.group('attrs')}{indent}fn {name}(){test.group('ret')}{{\n"
+    head = f"{indent}{test.group('pre')}#[test]\n{test.group('attrs')}{indent}fn {name}(){test.group('ret')}{{\n"
     return head + f"{indent}    assert_eq!({got}, {want});\n{test.group('body')}{indent}}}"
 
 
@@ -159,6 +165,8 @@ def _changed(test: re.Match[str], name: str, rng: random.Random) -> str | None:
             return None  # the block's last statement is not a whole-line assertion: no safe negation
         if re.search(r"\breturn\b|\?", "\n".join(lines[:index])):
             return None
+        if index > 0 and lines[index - 1].strip().startswith("#["):
+            return None  # `#[cfg(...)]` on the assertion: it may run in neither
         arguments = line[match.end() : end - 1]
         if match.group("macro") == "assert_eq" and (changed := _changed_literal(arguments, rng)) is not None:
             lines[index] = f"{inner}assert_eq!({changed});"
@@ -168,7 +176,7 @@ def _changed(test: re.Match[str], name: str, rng: random.Random) -> str | None:
             lines[index] = f"{inner}assert!(!({arguments}));"
         else:
             lines[index] = f"{inner}{_NEGATED[match.group('macro')]}!({arguments});"
-        head = f"{indent}#[test]\n{test.group('attrs')}{indent}fn {name}(){test.group('ret')}{{\n"
+        head = f"{indent}{test.group('pre')}#[test]\n{test.group('attrs')}{indent}fn {name}(){test.group('ret')}{{\n"
         return head + "\n".join(lines) + f"{indent}}}"
     return None
 
@@ -191,7 +199,9 @@ def _changed_literal(arguments: str, rng: random.Random) -> str | None:
     literal = literals[index]
     assert literal is not None
     if literal.group("number") is not None:
-        new = str(int(literal.group("number")) + rng.randrange(1, 10)) + (literal.group("suffix") or "")
+        value = int(literal.group("number"))  # towards zero, so `255u8` never overflows its type
+        step = rng.randrange(1, min(value, 9) + 1) if value > 0 else -rng.randrange(1, 10)
+        new = str(value - step) + (literal.group("suffix") or "")
         start, stop = (
             literal.start("number"),
             literal.end("suffix") if literal.group("suffix") else literal.end("number"),
@@ -230,12 +240,15 @@ def _macro_end(line: str, open_paren: int) -> int | None:
 
 def _split_top_level(arguments: str) -> list[str] | None:
     """`arguments` split at its top-level commas (strings and brackets kept whole), or None when unbalanced."""
-    parts, depth, quoted, previous, start = [], 0, False, "", 0
-    for index, char in enumerate(arguments):
-        if quoted:
-            quoted = not (char == '"' and previous != "\\")
-        elif char == '"':
-            quoted = True
+    parts, depth, start, index = [], 0, 0, 0
+    while index < len(arguments):
+        char = arguments[index]
+        if char == '"':
+            index += 1
+            while index < len(arguments) and arguments[index] != '"':
+                index += 2 if arguments[index] == "\\" else 1
+            if index >= len(arguments):
+                return None
         elif char in "([{":
             depth += 1
         elif char in ")]}":
@@ -243,10 +256,8 @@ def _split_top_level(arguments: str) -> list[str] | None:
         elif char == "," and depth == 0:
             parts.append(arguments[start:index])
             start = index + 1
-        previous = char
-    if quoted or depth:
-        return None
-    return [*parts, arguments[start:]]
+        index += 1
+    return None if depth else [*parts, arguments[start:]]
 
 
 def _compare(indent: str, name: str, got: int, want: int) -> str:
