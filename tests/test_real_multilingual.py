@@ -177,6 +177,9 @@ def test_runner_configuration_and_install_outputs_carried_by_a_diff_never_reach_
         "-exit": "mocha-rewrite-at-exit",
         "-root": "mocha-spare-root",
         "-independent": "mocha-spare-independent",
+        "-runnable-head": "mocha-runnable-head",
+        "-it-setter": "mocha-it-setter",
+        "-xunit-stream": "mocha-xunit-stream",
     }
     instances, agent_args = hack_batch(tmp_path, row, {s: NODE_HACKS[name] for s, name in cases.items()}, "")
     summary = cli(world, "harness", "-i", str(instances), *agent_args)
@@ -187,5 +190,5 @@ def test_runner_configuration_and_install_outputs_carried_by_a_diff_never_reach_
     )
     assert ".npmrc" in results["-npmrc"]["dropped_paths"]
     assert "package.json" in results["-key"]["dropped_paths"], results["-key"]
-    for suffix in ("-package", "-assertions", "-exit", "-root", "-independent"):
+    for suffix in ("-package", "-assertions", "-exit", "-root", "-independent", "-runnable-head", "-it-setter"):
         assert "tampered test results" in results[suffix]["error"], (suffix, results[suffix]["error"])

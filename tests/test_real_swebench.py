@@ -26,6 +26,8 @@ from swe_forge_dagster.export.swebench import SWEBenchInstance, read_instances, 
 from swe_forge_dagster.tasks.prove import TaskExecutor
 from swe_forge_dagster.tasks.revalidate_instances import prove_with_manifests
 from tests.support.common import EXAMPLES, cli_json, swebench_cli, swebench_outcomes
+from tests.support.compiled_hacks import hack_batch
+from tests.support.hacks import PYTEST_HEAD_HACKS
 from tests.support.marshmallow import BULLSEYE, HOST_CA, LITE_DEV, marshmallow_remote
 from tests.support.records import NO_FIX_PATCH
 
@@ -65,6 +67,20 @@ def test_the_harness_resolves_both_with_the_oracle_and_neither_with_the_empty_ag
     assert (oracle["total"], oracle["resolved"]) == (2, 2), [(r["task_id"], r["error"]) for r in oracle["results"]]
     empty = cli(world, *common, "--agent-dir", str(EXAMPLES / "emptyagent"), "--agent-cmd", "python -m emptyagent")
     assert (empty["total"], empty["unresolved"]) == (2, 2)
+
+
+def test_forgers_that_spare_planted_tests_by_git_history_file_times_or_lie_by_equality_do_not_resolve(
+    world: dict, tmp_path: Path
+) -> None:
+    """A second red team's five agents on the real marshmallow-1359, each of which won before the sealed checkout
+    (`repo_box.seal_checkout`) and the changed-literal twins (`python_twins`): all five are tampered results now."""
+    (row,) = [json.loads(inst.model_dump_json()) for inst in world["instances"] if inst.instance_id == IDS[0]]
+    instances, agent_args = hack_batch(tmp_path, row, PYTEST_HEAD_HACKS)
+    summary = cli(world, "harness", "-i", str(instances), *agent_args, "--git-url", world["git_url"])
+    results = {r["task_id"].removeprefix(IDS[0] + "-"): r for r in summary["results"]}
+    assert set(results) == set(PYTEST_HEAD_HACKS)
+    for name, result in results.items():
+        assert result["status"] == "unresolved" and "tampered test results" in result["error"], (name, result)
 
 
 def test_swebenchs_own_parser_reads_our_ids_from_our_validation_log(world: dict, docker_client: object) -> None:
