@@ -7,8 +7,11 @@ from __future__ import annotations
 import random
 import re
 
+import pytest
+
 from swe_forge_dagster.execution.canaries import AppendedCanaries
 from swe_forge_dagster.execution.languages.registry import runner_of
+from swe_forge_dagster.execution.languages.rust import parse_libtest
 from swe_forge_dagster.execution.languages.rust_canaries import plant_cargo
 
 LIB = """pub fn clamp(v: i64, lo: i64, hi: i64) -> i64 {
@@ -137,3 +140,22 @@ def test_attributes_before_test_stay_with_the_original_and_risky_assertions_get_
         assert value and 0 <= int(value.group(1)) < 255  # towards zero: never past the type's range
     cfg = plant_cargo(list(files), ["only_with_x"], files.__getitem__, random.Random(1))
     assert cfg is not None and cfg.twin_always_fails  # a copy opened by a failing comparison, not a changed one
+
+
+def test_a_report_whose_events_disagree_with_libtests_summary_is_unreadable() -> None:
+    """A forged `ok` printed to the report's stream, with an unterminated prefix that swallows libtest's own `failed`
+    event (a red-team agent): the summary libtest counted still says one failed."""
+    honest = (
+        b'{ "type": "suite", "event": "started", "test_count": 2 }\n'
+        b'{ "type": "test", "event": "started", "name": "a" }\n{ "type": "test", "event": "started", "name": "b" }\n'
+        b'{ "type": "test", "name": "a", "event": "ok" }\n'
+    )
+    summary = b'{ "type": "suite", "event": "failed", "passed": 1, "failed": 1, "ignored": 0, "measured": 0 }\n'
+    assert parse_libtest(honest + b'{ "type": "test", "name": "b", "event": "failed" }\n' + summary) == {
+        "a": "passed",
+        "b": "failed",
+    }
+    forged = honest + b'{ "type": "test", "event": "ok", "name": "b" }\n{"sf":"{ "type": "test", "name": "b", '
+    forged += b'"event": "failed" }\n' + summary
+    with pytest.raises(ValueError, match="summary counts 1 passed tests but its events 2"):
+        parse_libtest(forged)

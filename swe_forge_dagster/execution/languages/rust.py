@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import PurePosixPath
 
@@ -46,10 +47,13 @@ def parse_libtest(report: bytes, files: Iterable[str] = ()) -> dict[str, Outcome
 
     Both are console output: libtest captures only `print!`-family output, so a test that writes to
     the process's stdout directly (`std::io::stdout().write_all`, a child process, fd 1)
-    can print fake result lines or JSON events, and a forged pass for a test that never ran is believed.
+    can print fake result lines or JSON events. In JSON mode each binary's summary must count its test events
+    (`_check_summary`): a forged event, or one swallowed by an unterminated line, makes the report unreadable. What
+    stays possible (a forged pass with a forged summary) the canaries catch (`rust_canaries`).
     """
     events: dict[str, Outcome] = {}
     started: set[str] = set()  # of the current test binary: a binary's suite starts with "suite" "started"
+    counted: Counter[str] = Counter()  # the current binary's test results, to check against its summary
     text: dict[str, Outcome] = {}
     json_mode = in_run = False
     for raw in report.splitlines():
@@ -59,11 +63,15 @@ def parse_libtest(report: bytes, files: Iterable[str] = ()) -> dict[str, Outcome
             name, kind = event.get("name"), event.get("event")
             if event["type"] == "suite" and kind == "started":
                 _flush_unfinished(events, started)
+                counted.clear()
+            elif event["type"] == "suite" and kind in ("ok", "failed"):
+                _check_summary(event, counted)
             elif event["type"] == "test" and isinstance(name, str):
                 if kind == "started":
                     started.add(name)
                 elif (outcome := _LIBTEST_EVENTS.get(str(kind))) is not None:
                     started.discard(name)
+                    counted[outcome] += 1
                     record(events, name, outcome)
             continue
         line = raw.decode("utf-8", "replace").rstrip("\r")
@@ -75,6 +83,20 @@ def parse_libtest(report: bytes, files: Iterable[str] = ()) -> dict[str, Outcome
             record(text, match["name"], _LIBTEST_EVENTS[match["result"].lower()])
     _flush_unfinished(events, started)
     return events if json_mode else text
+
+
+def _check_summary(event: dict, counted: Counter[str]) -> None:
+    """A binary's summary (`{"type":"suite","event":"ok|failed","passed":N,"failed":M,"ignored":K}`) must count the
+    test events printed before it. ValueError (the report is unreadable) when it does not: a line printed to the same
+    stream by the code under test (a forged `ok`, or an unterminated prefix that swallows libtest's next event)
+    changes the events, not the summary libtest counted itself."""
+    wanted = {"passed": "passed", "failed": "failed", "ignored": "skipped"}
+    for key, outcome in wanted.items():
+        if isinstance(event.get(key), int) and event[key] != counted[outcome]:
+            raise ValueError(
+                f"libtest's summary counts {event[key]} {key} tests but its events {counted[outcome]}: the stream "
+                "was written to by the code under test"
+            )
 
 
 def _flush_unfinished(events: dict[str, Outcome], started: set[str]) -> None:
