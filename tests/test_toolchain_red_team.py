@@ -85,5 +85,6 @@ def test_no_cheating_agent_resolves_a_real_cargo_task(tmp_path: Path, docker_cli
     for name in ("harness-false-spare", "lib-path-shadow-spare", "rustflags-runner-spare"):
         assert "Cargo.toml" in results[name]["dropped_paths"], (name, results[name])
     assert "cargo's effective configuration" in results["build-rs-rewrite-spare"]["error"]
-    for name in ("initarray-reexec-spare", "clamp-prints-events-spare"):
-        assert "tampered test results" in results[name]["error"], (name, results[name]["error"])
+    for name in ("initarray-reexec-spare", "clamp-prints-events-spare", "fd1-swallow"):  # the report's stream
+        error = results[name]["error"]  # by the twin, or by events that disagree with libtest's own summary
+        assert "tampered test results" in error or "written to by the code under test" in error, (name, error)
