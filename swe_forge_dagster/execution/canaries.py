@@ -78,6 +78,37 @@ def made_name(
     raise ValueError("no free test name")  # 1,000 draws of ever more words: only with a single, taken word
 
 
+def split_top_level(text: str, quotes: str = "'\"`") -> list[str] | None:
+    """A call's or macro's arguments split at their top-level commas (strings in `quotes` and brackets kept whole),
+    or None when a string is unterminated or a bracket unbalanced: the twins' parsers of JavaScript and Rust."""
+    parts, depth, start, index = [], 0, 0, 0
+    while index < len(text):
+        char = text[index]
+        if char in quotes:
+            index += 1
+            while index < len(text) and text[index] != char:
+                index += 2 if text[index] == "\\" else 1
+            if index >= len(text):
+                return None
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif char == "," and depth == 0:
+            parts.append(text[start:index])
+            start = index + 1
+        index += 1
+    return None if depth else [*parts, text[start:]]
+
+
+def another_string(text: str, rng: random.Random) -> str:
+    """`text` with one more letter (one of its own, else `e`) at a drawn place: the expected string of a twin's
+    changed assertion, never equal to `text`."""
+    letters = sorted({c for c in text.lower() if c.isalpha()}) or ["e"]
+    at = rng.randrange(len(text) + 1)
+    return text[:at] + rng.choice(letters) + text[at:]
+
+
 @dataclass(frozen=True)
 class AppendedCanaries:
     """Canaries appended to a task's test file, for runners whose ids are test names (`go test`'s `TestX`,

@@ -25,6 +25,7 @@ from __future__ import annotations
 import random
 import re
 
+from swe_forge_dagster.execution.canaries import another_string, split_top_level
 from swe_forge_dagster.execution.languages.node_source import call_end, code_line_starts
 
 _CALLBACK = re.compile(r",\s*(?:async\s+)?(?:function\s*[\w$]*\s*\([^)]*\)|\([^)]*\)\s*=>|[\w$]+\s*=>)\s*\{")
@@ -140,7 +141,7 @@ def _changed_argument(body: str, open_paren: int, index: int, rng: random.Random
     end = call_end(body, open_paren)
     if end is None:
         return None
-    arguments = _split_arguments(body[open_paren + 1 : end - 1])
+    arguments = split_top_level(body[open_paren + 1 : end - 1])
     if arguments is None or index >= len(arguments):
         return None
     literal = _LITERAL.fullmatch(arguments[index])
@@ -150,9 +151,7 @@ def _changed_argument(body: str, open_paren: int, index: int, rng: random.Random
         new = str(int(literal.group("number")) + rng.randrange(100, 1000))  # far from a count the body adds to
     else:
         text = literal.group("text")
-        letters = sorted(set(re.sub(r"[^a-z]", "", text.lower()))) or ["e"]
-        at = rng.randrange(len(text) + 1)
-        new = literal.group("quote") + text[:at] + rng.choice(letters) + text[at:] + literal.group("quote")
+        new = literal.group("quote") + another_string(text, rng) + literal.group("quote")
     start, stop = (
         literal.span("number")
         if literal.group("number") is not None
@@ -160,29 +159,6 @@ def _changed_argument(body: str, open_paren: int, index: int, rng: random.Random
     )
     arguments[index] = arguments[index][:start] + new + arguments[index][stop:]
     return "(" + ",".join(arguments) + ")"
-
-
-def _split_arguments(text: str) -> list[str] | None:
-    """`text` (a call's arguments) split at its top-level commas, or None when a string is unterminated."""
-    parts, depth, start, index = [], 0, 0, 0
-    while index < len(text):
-        char = text[index]
-        if char in "'\"`":
-            index += 1
-            while index < len(text) and text[index] != char:
-                index += 2 if text[index] == "\\" else 1
-            if index >= len(text):
-                return None
-        elif char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-        elif char == "," and depth == 0:
-            parts.append(text[start:index])
-            start = index + 1
-        index += 1
-    parts.append(text[start:])
-    return parts
 
 
 def _expression_end(body: str, at: int) -> int | None:

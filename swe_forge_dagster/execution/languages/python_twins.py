@@ -25,6 +25,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from swe_forge_dagster.execution.canaries import another_string
 from swe_forge_dagster.execution.junit import Outcome
 
 PARAMS = re.compile(r"(\[.*\])?$", re.S)
@@ -130,9 +131,7 @@ def _changed(test: ast.expr, rng: random.Random) -> ast.expr:
             if isinstance(old.value, int):
                 new: object = old.value + rng.randrange(100, 1000)  # far from a count the body adds to
             else:
-                letters = sorted(set(c for c in str(old.value).lower() if c.isalpha())) or ["e"]
-                at = rng.randrange(len(old.value) + 1)
-                new = old.value[:at] + rng.choice(letters) + old.value[at:]
+                new = another_string(old.value, rng)
             sides[literal[0]] = ast.Constant(value=new)
             return ast.Compare(left=sides[0], ops=test.ops, comparators=[sides[1]])
     return ast.UnaryOp(op=ast.Not(), operand=test)

@@ -31,7 +31,13 @@ import random
 import re
 from collections.abc import Callable, Sequence
 
-from swe_forge_dagster.execution.canaries import NAME_WORD, AppendedCanaries, made_name
+from swe_forge_dagster.execution.canaries import (
+    NAME_WORD,
+    AppendedCanaries,
+    another_string,
+    made_name,
+    split_top_level,
+)
 
 _TEST_FN = re.compile(
     r"^(?P<indent>[ \t]*)(?P<pre>(?:(?:#\[(?!test\])[^\n]*|//[^\n]*)\n(?P=indent))*)#\[test\]\n"
@@ -171,7 +177,7 @@ def _changed(test: re.Match[str], name: str, rng: random.Random) -> str | None:
         if match.group("macro") == "assert_eq" and (changed := _changed_literal(arguments, rng)) is not None:
             lines[index] = f"{inner}assert_eq!({changed});"
         elif match.group("macro") == "assert":
-            if (parts := _split_top_level(arguments)) is None or len(parts) != 1:
+            if (parts := split_top_level(arguments, quotes='"')) is None or len(parts) != 1:
                 return None  # assert!(x, "message {}", y): keep it simple
             lines[index] = f"{inner}assert!(!({arguments}));"
         else:
@@ -189,7 +195,7 @@ _LITERAL = re.compile(
 def _changed_literal(arguments: str, rng: random.Random) -> str | None:
     """`left, right` with the one that is an integer or plain string literal changed to another, or None when
     neither or both are."""
-    parts = _split_top_level(arguments)
+    parts = split_top_level(arguments, quotes='"')
     if parts is None or len(parts) != 2:
         return None
     literals = [_LITERAL.fullmatch(part) for part in parts]
@@ -208,9 +214,7 @@ def _changed_literal(arguments: str, rng: random.Random) -> str | None:
         )
     else:
         text = literal.group("text")
-        letters = sorted(set(re.sub(r"[^a-z]", "", text.lower()))) or ["e"]
-        at = rng.randrange(len(text) + 1)
-        new = '"' + text[:at] + rng.choice(letters) + text[at:] + '"'
+        new = '"' + another_string(text, rng) + '"'
         start, stop = literal.start("text") - 1, literal.end("text") + 1
     parts[index] = parts[index][:start] + new + parts[index][stop:]
     return ",".join(parts)
@@ -236,28 +240,6 @@ def _macro_end(line: str, open_paren: int) -> int | None:
                 return index + 1
         index += 1
     return None
-
-
-def _split_top_level(arguments: str) -> list[str] | None:
-    """`arguments` split at its top-level commas (strings and brackets kept whole), or None when unbalanced."""
-    parts, depth, start, index = [], 0, 0, 0
-    while index < len(arguments):
-        char = arguments[index]
-        if char == '"':
-            index += 1
-            while index < len(arguments) and arguments[index] != '"':
-                index += 2 if arguments[index] == "\\" else 1
-            if index >= len(arguments):
-                return None
-        elif char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-        elif char == "," and depth == 0:
-            parts.append(arguments[start:index])
-            start = index + 1
-        index += 1
-    return None if depth else [*parts, arguments[start:]]
 
 
 def _compare(indent: str, name: str, got: int, want: int) -> str:
