@@ -157,15 +157,15 @@ def test_asset_spec_snapshot() -> None:
         "task_validation",
         "task_quality",
         "swe_task",
-        "task_rejection",
         "swe_dataset",
         "eval_result",
         "eval_summary",
     }
     harness = defs.resolve_assets_def("eval_result")
-    assert harness.node_def.pool == "docker_harness" and harness.partitions_def == dg.DynamicPartitionsDefinition(
-        name="tasks"
-    )
+    assert harness.node_def.pool == "docker_harness" and harness.partitions_def == dg.MultiPartitionsDefinition(
+        {"agent": dg.DynamicPartitionsDefinition(name="agents"), "task": dg.DynamicPartitionsDefinition(name="tasks")}
+    )  # every agent's latest verdict on a task is its own partition
+    assert [c.name for c in harness.check_specs] == ["resolved"]
     assert defs.resolve_sensor_def("harness_sensor").default_status == dg.DefaultSensorStatus.STOPPED
     assert defs.resolve_sensor_def("gharchive_mining_sensor").default_status == dg.DefaultSensorStatus.STOPPED
     # Task stages: one dynamic partition per task, Docker stages share pool task_build, the LLM judge llm_api.
@@ -174,6 +174,8 @@ def test_asset_spec_snapshot() -> None:
         stage = defs.resolve_assets_def(name)
         assert stage.partitions_def == dg.DynamicPartitionsDefinition(name="tasks"), name
         assert stage.node_def.tags["swe_forge/stage"] == "tasks"
+        (outcome,) = stage.check_specs  # each stage answers with its partitioned `accepted` check
+        assert outcome.name == "accepted" and outcome.partitions_def == stage.partitions_def, name
     assert {defs.resolve_assets_def(n).node_def.pool for n in stages[:4]} == {"task_build"}
     assert defs.resolve_assets_def("task_quality").node_def.pool == "llm_api"
     patch_deps = graph.get(dg.AssetKey("task_patch")).parent_keys

@@ -6,8 +6,8 @@
   multi-hour run the check covers the run's hours at once (Dagster evaluates a check once per run),
   and its metadata names the bad hours.
 - `swe_task_has_fail_to_pass` (blocking): an exported task directory reads back and has at least
-  one FAIL_TO_PASS test id and a command for each (a rejected task materializes `task_rejection`
-  instead, so the check does not run for it).
+  one FAIL_TO_PASS test id and a command for each (a rejected task has no directory: it passes,
+  `exported: false`; its rejection is the stage's own `accepted` check, `assets.tasks`).
 """
 
 import dagster as dg
@@ -20,6 +20,7 @@ from swe_forge_dagster.export.task_dir import TaskDirError, read_task_dir
 from swe_forge_dagster.gharchive.schema import PR_EVENTS_SCHEMA
 from swe_forge_dagster.resources import LakeResource
 from swe_forge_dagster.resources.tasks import TaskBuildResource
+from swe_forge_dagster.tasks.stage_declaration import FINAL
 from swe_forge_dagster.tasks.status import read_status
 
 EVENTS = "gharchive_pr_events"
@@ -49,7 +50,7 @@ def gharchive_pr_events_schema(context: dg.AssetCheckExecutionContext, lake: Lak
     )
 
 
-@dg.asset_check(asset="swe_task", blocking=True, partitions_def=task_partitions)
+@dg.asset_check(asset=FINAL.asset, blocking=True, partitions_def=task_partitions)
 def swe_task_has_fail_to_pass(
     context: dg.AssetCheckExecutionContext, tasks: TaskBuildResource, lake: LakeResource
 ) -> dg.AssetCheckResult:

@@ -1,20 +1,20 @@
-"""The task partition's assets: patch → environment → tests → validation → quality → `swe_task` | `task_rejection`.
+"""The task partition's assets: patch → environment → tests → validation → quality → `swe_task`.
 
 Thin, and made from the stage declaration (`tasks.stage_declaration`): one asset per declared
 stage, named, pooled and described there, each after the one before. Each runs its stage of
-`tasks.stages.TaskBuilder` for its partition, records the
-task's row in the `tasks` dataset (also on failure), and reports what the stage did. A rejected
-task materializes its stages successfully with `status: rejected` and the reason (rejection is
-an answer); an exception fails the step, so that one task's stage can be retried alone from the UI.
-The last stage, `export_task`, materializes exactly one of two assets per partition: `swe_task`
-(the exported directory) for an accepted task, `task_rejection` (stage and reason) for a rejected
-one, so the partitions bar of `swe_task` is green for real tasks and a rejected task is told
-apart at a glance (grey there, green in `task_rejection`). A task exported once and rejected on a
-re-run keeps its older `swe_task` materialization; its newer `task_rejection` one says what holds.
+`tasks.stages.TaskBuilder` for its partition, records the task's row in the `tasks` dataset (also
+on failure), and reports what the stage did.
+
+One colour means one thing on every task asset. A partition is materialized (green) when its
+stage ran to an answer, failed (red) when the stage raised (an error to retry from the UI, the
+exception in the run's log), missing (grey) when it has not run. The answer itself is the
+stage's partitioned asset check `accepted`: passed while the task is still accepted after the
+stage, failed with severity WARN from the stage that rejected it on (description: the stage and
+the reason). So the check's Partitions tab of any stage shows accepted tasks green and rejected
+ones red, and the asset graph counts them. `swe_task` is the last stage: an accepted task's
+exported directory, or, for a rejected one, the same failed `accepted` check.
 `swe_dataset` (unpartitioned) rebuilds the SWE-bench JSONL/Parquet from the exported directories.
 """
-
-from collections.abc import Iterator
 
 import dagster as dg
 
@@ -72,7 +72,24 @@ def run_stage(
         metadata["task_dir"] = dg.MetadataValue.path(str(outcome.facts["task_dir"]))
     if stage.transcript_file and task.path(stage.transcript_file).is_file():
         metadata["transcript"] = dg.MetadataValue.path(str(task.path(stage.transcript_file)))
-    return dg.MaterializeResult(metadata=metadata)
+    return dg.MaterializeResult(metadata=metadata, check_results=[outcome_check(stage, outcome.status, outcome.reason)])
+
+
+ACCEPTED_CHECK = "accepted"
+
+
+def outcome_check(stage: Stage, status: str, reason: str | None) -> dg.AssetCheckResult:
+    """The stage's answer as its `accepted` check: passed while the task is accepted, WARN once rejected."""
+    if status not in ("rejected", "passed_on"):
+        return dg.AssetCheckResult(check_name=ACCEPTED_CHECK, passed=True, metadata={"status": status})
+    where = f"rejected at {stage.name}" if status == "rejected" else "rejected at an earlier stage"
+    return dg.AssetCheckResult(
+        check_name=ACCEPTED_CHECK,
+        passed=False,
+        severity=dg.AssetCheckSeverity.WARN,
+        description=f"{where}: {reason or 'no reason recorded'}",
+        metadata={"status": status, "reason": reason or ""},
+    )
 
 
 def stage_asset(stage: Stage, upstream: dg.AssetDep | dg.AssetsDefinition) -> dg.AssetsDefinition:
@@ -86,6 +103,15 @@ def stage_asset(stage: Stage, upstream: dg.AssetDep | dg.AssetsDefinition) -> dg
         "pool": stage.pool,
         "code_version": stage.code_version,
         "description": stage.description,
+        "check_specs": [
+            dg.AssetCheckSpec(
+                ACCEPTED_CHECK,
+                asset=stage.asset,
+                partitions_def=task_partitions,
+                description="Still accepted after this stage: fails (WARN) from the stage that rejected the task "
+                "on, with the stage and the reason.",
+            )
+        ],
         **TASK_GROUP,
     }
     if stage.llm is LLMUse.NONE:
@@ -107,63 +133,23 @@ def stage_asset(stage: Stage, upstream: dg.AssetDep | dg.AssetsDefinition) -> dg
     return with_llm
 
 
-def _building_assets() -> list[dg.AssetsDefinition]:
-    """Every stage but the last, in declared order, each after the one before (the first after triage)."""
+def _stage_assets() -> list[dg.AssetsDefinition]:
+    """Every stage, in declared order, each after the one before (the first after triage)."""
     built: list[dg.AssetsDefinition] = []
     upstream: dg.AssetDep | dg.AssetsDefinition = dg.AssetDep(
         classified_prs, partition_mapping=dg.AllPartitionMapping()
     )
-    for stage in STAGES[:-1]:
+    for stage in STAGES:
         built.append(stage_asset(stage, upstream))
         upstream = built[-1]
     return built
 
 
-BUILDING_ASSETS = _building_assets()
+TASK_STAGE_ASSETS = _stage_assets()
+"""One asset per declared stage, in the declaration's order, the last `swe_task` (`task_job` selects them)."""
 
 
-@dg.multi_asset(
-    name=FINAL.asset,
-    specs=[
-        dg.AssetSpec(
-            "swe_task",
-            deps=[BUILDING_ASSETS[-1]],
-            skippable=True,
-            kinds={"yaml"},
-            group_name="tasks",
-            code_version="2",
-            description="The exported task directory (workspace.yaml, prompt.md, "
-            "checks.txt, environment.json, patches/): materialized for accepted tasks only.",
-        ),
-        dg.AssetSpec(
-            "task_rejection",
-            deps=[BUILDING_ASSETS[-1]],
-            skippable=True,
-            group_name="tasks",
-            code_version="1",
-            description="Why the task was rejected (stage and reason): materialized for rejected tasks only.",
-        ),
-    ],
-    partitions_def=task_partitions,
-    op_tags=TASK_GROUP["op_tags"],
-    pool=FINAL.pool,
-    can_subset=False,
-    description=FINAL.description,
-)
-def export_task(
-    context: dg.AssetExecutionContext, tasks: TaskBuildResource, lake: LakeResource
-) -> Iterator[dg.MaterializeResult]:
-    """The final stage: `swe_task` for an exported task, else `task_rejection` (one per partition)."""
-    result = run_stage(context, FINAL, tasks, lake, None)
-    exported = (result.metadata or {}).get("status") == "done"
-    yield dg.MaterializeResult(asset_key="swe_task" if exported else "task_rejection", metadata=result.metadata)
-
-
-TASK_STAGE_ASSETS = [*BUILDING_ASSETS, export_task]
-"""One asset per declared stage, in the declaration's order (`task_job` selects them)."""
-
-
-@dg.asset(deps=["swe_task"], code_version="1", kinds={"parquet"}, group_name="tasks")
+@dg.asset(deps=[FINAL.asset], code_version="1", kinds={"parquet"}, group_name="tasks")
 def swe_dataset(context: dg.AssetExecutionContext, tasks: TaskBuildResource) -> dg.MaterializeResult:
     """Every exported task as one SWE-bench-schema JSONL and Parquet file (`datasets` loads the Parquet)."""
     shared = tasks.shared_files()

@@ -7,12 +7,13 @@ their runs appear in the UI exactly like UI-launched ones and run the same asset
   (the shape a `multi_run` backfill gives), each hour still its own materialization;
 - `run_partitions`: one run per task partition of a job (`task_job`, `eval_job`), adding the
   dynamic partitions first;
-- `materialize_assets`: unpartitioned assets (`swe_dataset`, `eval_summary`).
+- `materialize_assets`: unpartitioned assets (`swe_dataset`, `eval_summary`), through the named job that
+  selects exactly them (`dataset_job`, `eval_summary_job`), so the UI's runs list names what ran.
 
 In-process runs log to the console at WARNING (the instance's event log keeps everything).
-Every run goes through `_execute`: it is tagged with the identity of the process running it
-(`processes`: what lets a later command see that a `kill -9`ed run is dead and free its pool
-slots, `reaper`), claims its pool slots atomically (`slot_claims`: concurrent runs of a SQLite
+Every run goes through `_execute`: its only tags of ours are the identity of the process running
+it (`processes`: the two tags that let a later command see that a `kill -9`ed run is dead and free
+its pool slots, `reaper`), claims its pool slots atomically (`slot_claims`: concurrent runs of a SQLite
 instance otherwise lose claims), and is watched while it waits for a pool slot (`slot_wait`:
 says what it waits for on stderr, and lets Ctrl-C stop the wait). An interrupted run (Ctrl-C,
 SIGTERM) raises KeyboardInterrupt here instead of returning a failed result, so no further run
@@ -37,9 +38,7 @@ from swe_forge_dagster.orchestration.slot_claims import install as install_atomi
 from swe_forge_dagster.orchestration.slot_wait import Notify, SlotWaitWatcher
 
 HOUR = dt.timedelta(hours=1)
-LAUNCHED_BY = {"swe_forge/launched_by": "cli"}
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
-EPHEMERAL_JOB = "__ephemeral_asset_job__"  # the name `dg.materialize` gives its job
 
 
 def to_stderr(message: str) -> None:
@@ -167,7 +166,7 @@ def materialize_hours(
             job,
             instance,
             notify,
-            {**tags, **LAUNCHED_BY},
+            tags,
             run_config={"loggers": {"console": {"config": {"log_level": log_level}}}},
         )
         # From the instance, not the result: hours recorded before a partial failure count too.
@@ -199,16 +198,29 @@ def materialize_hours(
 def run_partitions(
     defs: dg.Definitions, instance: dg.DagsterInstance, job_name: str, keys: Sequence[str], notify: Notify = to_stderr
 ) -> dict[str, bool]:
-    """One in-process run of `job_name` per partition key (dynamic partitions added first): key -> success."""
+    """One in-process run of `job_name` per partition key (a task, or a `MultiPartitionKey` of an agent and a
+    task), the keys of its dynamic partitions added first: key -> success."""
     job = defs.resolve_job_def(job_name)
-    partitions = job.partitions_def
-    if isinstance(partitions, dg.DynamicPartitionsDefinition) and partitions.name and keys:
-        instance.add_dynamic_partitions(partitions.name, list(keys))
+    _add_dynamic_keys(job.partitions_def, keys, instance)
     outcomes = {}
     for key in keys:
-        result = _execute(job, instance, notify, LAUNCHED_BY, partition_key=key, run_config=QUIET)
-        outcomes[key] = result.success
+        result = _execute(job, instance, notify, {}, partition_key=key, run_config=QUIET)
+        outcomes[str(key)] = result.success
     return outcomes
+
+
+def _add_dynamic_keys(
+    partitions: dg.PartitionsDefinition | None, keys: Sequence[str], instance: dg.DagsterInstance
+) -> None:
+    """Add `keys` to the dynamic partitions they belong to: the job's own, or each dynamic dimension's."""
+    if isinstance(partitions, dg.DynamicPartitionsDefinition) and partitions.name and keys:
+        instance.add_dynamic_partitions(partitions.name, list(keys))
+    if isinstance(partitions, dg.MultiPartitionsDefinition):
+        for dimension in partitions.partitions_defs:
+            named = dimension.partitions_def
+            if isinstance(named, dg.DynamicPartitionsDefinition) and named.name:
+                wanted = {key.keys_by_dimension[dimension.name] for key in keys}  # type: ignore[attr-defined]
+                instance.add_dynamic_partitions(named.name, sorted(wanted))
 
 
 def materialize_assets(
@@ -216,8 +228,18 @@ def materialize_assets(
 ) -> bool:
     """Materialize unpartitioned assets in-process (one run); whether it succeeded.
 
-    The job `dg.materialize` would build, built here so that the run goes through `_execute`.
+    Through the definitions' job that selects exactly these assets (`dataset_job`, `eval_summary_job`), else
+    a job named after them: never Dagster's `__ephemeral_asset_job__`, which the runs list cannot tell apart.
     """
-    assets = [defs.resolve_assets_def(name) for name in asset_names]
-    job = dg.Definitions(assets=assets, jobs=[dg.define_asset_job(EPHEMERAL_JOB)]).resolve_job_def(EPHEMERAL_JOB)
-    return _execute(job, instance, notify, LAUNCHED_BY, run_config=QUIET).success
+    job = _job_selecting(defs, set(asset_names))
+    return _execute(job, instance, notify, {}, run_config=QUIET).success
+
+
+def _job_selecting(defs: dg.Definitions, names: set[str]) -> dg.JobDefinition:
+    for job_def in defs.jobs or []:
+        job = defs.resolve_job_def(job_def.name)
+        if {key.to_user_string() for key in job.asset_layer.executable_asset_keys} == names:
+            return job
+    name = "materialize_" + "_".join(sorted(names))
+    assets = [defs.resolve_assets_def(asset) for asset in sorted(names)]
+    return dg.Definitions(assets=assets, jobs=[dg.define_asset_job(name)]).resolve_job_def(name)

@@ -1,13 +1,15 @@
 """`harness_sensor`: evaluate each newly exported task with the configured agent, once.
 
-Requests one `eval_job` run per accepted task that has no stored result for the configured agent
-(run key = agent + task, so a task is evaluated once per agent however often this ticks). Skips
+Requests one `eval_job` run per accepted task that has no stored result for the configured agent,
+for its (agent, task) partition, adding the agent's partition first (run key = agent + task, so a
+task is evaluated once per agent however often this ticks). Skips
 with a reason when no agent is configured. Stopped by default: an agent costs Docker time and,
 for a model-driven agent, money.
 """
 
 import dagster as dg
 
+from swe_forge_dagster.assets.partitions import agent_partitions, eval_key
 from swe_forge_dagster.harness.store import agent_key, has_result
 from swe_forge_dagster.resources import LakeResource
 from swe_forge_dagster.resources.harness import HarnessResource
@@ -35,7 +37,10 @@ def build_harness_sensor(job_name: str = "eval_job") -> dg.SensorDefinition:
             return dg.SkipReason(f"every exported task has a result for {label}")
         key = agent_key(label)
         return dg.SensorResult(
-            run_requests=[dg.RunRequest(partition_key=t, run_key=f"{key}:{t}") for t in todo[:PER_TICK]]
+            run_requests=[
+                dg.RunRequest(partition_key=eval_key(label, t), run_key=f"{key}:{t}") for t in todo[:PER_TICK]
+            ],
+            dynamic_partitions_requests=[agent_partitions.build_add_request([key])],
         )
 
     return harness_sensor

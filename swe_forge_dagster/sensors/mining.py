@@ -114,9 +114,8 @@ def build_mining_sensor(
             f"requesting {len(plan.hours)} hour(s) {plan.keys[0]} .. {plan.keys[-1]}; "
             f"{plan.backlog} complete hour(s) still to come"
         )
-        tags = {"swe_forge/launched_by": name}
-        return dg.SensorResult(
-            run_requests=[dg.RunRequest(run_key=key, partition_key=key, tags=tags) for key in plan.keys],
+        return dg.SensorResult(  # Dagster tags each run with this sensor's name (`dagster/sensor_name`)
+            run_requests=[dg.RunRequest(run_key=key, partition_key=key) for key in plan.keys],
             cursor=partition_key(plan.hours[-1]),
         )
 

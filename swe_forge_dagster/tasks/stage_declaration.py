@@ -34,8 +34,7 @@ class Stage:
     `name` is the work folder's `<name>.json`, the `tasks` view's `stage` and the `TaskBuilder` method;
     `asset` the Dagster asset (op) that runs it, in `pool` (None: no pool); `status_columns` maps a
     column of the `tasks` view to the field of the stage's saved file it shows; `transcript`: the
-    stage keeps an agent transcript. `code_version` is its asset's (the final stage's two outputs
-    carry their own, in `assets.tasks`).
+    stage keeps an agent transcript. `code_version` is its asset's.
     """
 
     name: str
@@ -107,11 +106,13 @@ QUALITY = Stage(
 )
 EXPORT = Stage(
     "export",
-    "export_task",
+    "swe_task",
     LLMUse.NONE,
     None,  # no Docker and no LLM: writing a directory needs no slot
-    "Export an accepted task's directory (`swe_task`), or record a rejected task's reason (`task_rejection`).",
+    "The task as a SWE-bench instance: an accepted task's exported directory (workspace.yaml, prompt.md, "
+    "checks.txt, environment.json, patches/), or, for a rejected one, the stage and reason (check `accepted`).",
     {"task_dir": "task_dir"},
+    code_version="3",
 )
 
 STAGES: tuple[Stage, ...] = (PATCH, ENVIRONMENT, TESTS, VALIDATION, QUALITY, EXPORT)
