@@ -34,6 +34,8 @@ from tests.support.common import BASE_IMAGE, SHARED_FIXTURES, SettingsFactory
 # Fixtures that several test modules share, defined beside their helpers; and the tiers' time per run
 # against their budgets (`tests/support/tiers.py`: markers `real_repo`, `browser`, `docker`, else fast).
 pytest_plugins = [
+    "tests.support.browser",
+    "tests.support.demo_run",
     "tests.support.download",
     "tests.support.mining_sensor",
     "tests.support.postgres_server",

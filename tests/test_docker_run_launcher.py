@@ -29,6 +29,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -102,6 +105,28 @@ def test_submitted_hours_run_in_a_container_and_their_parquet_lands_on_the_store
         assert pq.read_table(part, filesystem=store).num_rows == sum(actions.values())
     assert not (deployment.local / "lake").exists()  # the local folder holds per-machine state only
     assert deployment.sql(PER_HOUR) == ["dt,hour,n", "2015-01-01,0,315", "2015-01-01,1,293"]
+
+
+def test_the_next_step_deploy_start_prints_runs_as_printed_from_a_fresh_shell(
+    deployment: Deployment, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """deploy/start's last line is a command to paste: run exactly as printed, in a shell where `swe-forge` is not
+    on PATH and no setting is exported (the env file it sources brings both), from another folder."""
+    (line,) = [line for line in deployment.start_log.splitlines() if line.startswith("start: next:")]
+    command = line.removeprefix("start: next:").strip()
+    venv_bin = str(Path(sys.executable).parent)
+    fresh = {k: v for k, v in os.environ.items() if not k.startswith(("SWE_FORGE_", "DAGSTER_", "AWS_"))}
+    fresh["PATH"] = os.pathsep.join(p for p in fresh.get("PATH", "").split(os.pathsep) if p != venv_bin)
+    assert subprocess.run(["bash", "-c", "command -v swe-forge"], env=fresh).returncode != 0
+    done = subprocess.run(["bash", "-c", command], env=fresh, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, (command, done.stderr[-3000:])
+    (run_id,) = done.stdout.split()
+    with deployment.instance(monkeypatch) as instance:  # let the run end before the next test uses the launcher
+        deadline = time.monotonic() + 300
+        while (run := instance.get_run_by_id(run_id)) is not None and not run.is_finished:
+            assert time.monotonic() < deadline, f"run {run_id} still {run.status}"
+            time.sleep(2)
+        assert run is not None and run.status == dg.DagsterRunStatus.SUCCESS
 
 
 def test_mine_submit_builds_a_task_in_a_run_container_and_shares_its_environment_image(

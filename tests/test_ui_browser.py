@@ -7,20 +7,15 @@ then the backfill page until it reports success. The backfill runs on the daemon
 their Parquet files in the lake. Screenshots go to the test's tmp dir (and to
 `$SWE_FORGE_SCREENSHOT_DIR` when set), on failure too.
 
-The browser is Debian's `chromium` (Playwright's own browser download needs the internet);
-`SWE_FORGE_CHROMIUM` names another binary. Without one the test skips, unless
-`SWE_FORGE_REQUIRE_BROWSER=1` (set by .ci/run), which makes a missing browser a failure.
+The browser and the helpers are `tests/support/browser.py`'s.
 """
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import os
 import re
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -29,13 +24,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import httpx
 import polars as pl
 import pytest
 
 from swe_forge_dagster.demo.worlds.gharchive_world import write_hour
 from swe_forge_dagster.gharchive.hours import hive_dir, partition_key
 from swe_forge_dagster.orchestration.instance import TEMPLATE
+from tests.support.browser import (
+    UI_TIMEOUT_MS,
+    dismiss_community_dialog,
+    free_port,
+    graphql,
+    save_screenshot,
+    stop_process_group,
+    wait_for_assets,
+)
 from tests.support.common import REPO_ROOT
 
 if TYPE_CHECKING:
@@ -45,43 +48,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.timeout(420)]
 
 SERVER_START_TIMEOUT = 150.0
 BACKFILL_TIMEOUT = 180.0
-UI_TIMEOUT_MS = 30_000
-
-
-def find_chromium() -> str | None:
-    explicit = os.environ.get("SWE_FORGE_CHROMIUM")
-    if explicit:
-        return shutil.which(explicit)  # None when it is not an executable
-    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
-        found = shutil.which(name)
-        if found:
-            return found
-    return None
-
-
-@pytest.fixture(scope="module")
-def chromium() -> str:
-    required = os.environ.get("SWE_FORGE_REQUIRE_BROWSER") == "1"
-    path = find_chromium()
-    problem = None
-    if path is None:
-        problem = "no Chromium found (apt-get install chromium, or set SWE_FORGE_CHROMIUM to its binary)"
-    else:
-        try:
-            import playwright.sync_api  # noqa: F401
-        except ImportError as exc:
-            problem = f"playwright is not installed ({exc}); run scripts/bootstrap"
-    if problem:
-        if required:
-            pytest.fail(f"SWE_FORGE_REQUIRE_BROWSER=1 but {problem}")
-        pytest.skip(problem)
-    return path  # type: ignore[return-value]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @dataclass
@@ -91,12 +57,6 @@ class DagsterDev:
     log: Path
     hours: list[dt.datetime]
     pr_events: dict[str, int]  # hour key -> PullRequestEvents written into the mirror
-
-
-def graphql(url: str, query: str, **variables: object) -> dict:
-    response = httpx.post(f"{url}/graphql", json={"query": query, "variables": variables}, timeout=30)
-    response.raise_for_status()
-    return response.json()["data"]
 
 
 @pytest.fixture
@@ -140,46 +100,10 @@ def dagster_dev(tmp_path: Path) -> Iterator[DagsterDev]:
             start_new_session=True,
         )
     try:
-        deadline = time.monotonic() + SERVER_START_TIMEOUT
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"dagster dev exited with {proc.returncode}:\n{log.read_text()[-4000:]}")
-            try:
-                nodes = graphql(url, "{ assetNodes { assetKey { path } } }")["assetNodes"]
-                if any(n["assetKey"]["path"] == ["gharchive_pr_events"] for n in nodes):
-                    break
-            except (httpx.HTTPError, KeyError, TypeError, ValueError):
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(
-                    f"dagster dev did not serve the assets in {SERVER_START_TIMEOUT}s:\n{log.read_text()[-4000:]}"
-                )
-            time.sleep(1)
+        wait_for_assets(proc, url, log, "gharchive_pr_events", SERVER_START_TIMEOUT)
         yield DagsterDev(url, home, log, hours, pr_events)
     finally:
         stop_process_group(proc)
-
-
-def stop_process_group(proc: subprocess.Popen) -> None:
-    """Ask `dagster dev` to stop (it stops its webserver, daemon and code servers), then make sure."""
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=20)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)  # whatever is left of the group this test started
-    proc.wait(timeout=10)
-
-
-def save_screenshot(page: Page, tmp_path: Path, name: str) -> Path:
-    path = tmp_path / "screenshots" / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(path), full_page=True)
-    target = os.environ.get("SWE_FORGE_SCREENSHOT_DIR")
-    if target:
-        Path(target).mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, Path(target) / name)
-    return path
 
 
 def test_ui_backfill_of_two_hours_in_headless_chromium(chromium: str, dagster_dev: DagsterDev, tmp_path: Path) -> None:
@@ -268,19 +192,6 @@ def test_ui_backfill_of_two_hours_in_headless_chromium(chromium: str, dagster_de
         rows = pl.read_parquet(hive_dir(lake, hour) / "part-0.parquet").height
         assert rows == dagster_dev.pr_events[partition_key(hour)]
     assert (tmp_path / "screenshots" / "ui-2-backfill-succeeded.png").stat().st_size > 10_000
-
-
-def dismiss_community_dialog(page: Page) -> None:
-    """A fresh instance greets a visitor on 127.0.0.1 with a newsletter dialog, 1 s after the first
-    page loads; it steals focus (closing any open dropdown), so skip it before doing anything else."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
-    from playwright.sync_api import expect
-
-    try:
-        page.get_by_role("dialog").get_by_role("button", name="Skip").click(timeout=10_000)
-    except PlaywrightTimeoutError:
-        return  # not shown: this instance has seen it already
-    expect(page.get_by_text("Join the Dagster community")).to_be_hidden()
 
 
 def wait_for_backfill_status(page: Page, timeout: float) -> str:

@@ -70,6 +70,8 @@ class Deployment:
     s3_endpoint: str
     github: GithubTwin
     llm: OpenAITwin
+    start_log: str = ""
+    """What deploy/start printed on stderr (its last line: the next step, a command to paste)."""
 
     @property
     def home(self) -> str:
@@ -185,7 +187,16 @@ def running_deployment(root: Path, docker_client: docker.DockerClient) -> Iterat
         try:
             assert started.returncode == 0, started.stderr[-4000:]
             yield Deployment(
-                root / "deploy", env, local, postgres_url, world, base + 8, f"http://127.0.0.1:{base}", github, llm
+                root / "deploy",
+                env,
+                local,
+                postgres_url,
+                world,
+                base + 8,
+                f"http://127.0.0.1:{base}",
+                github,
+                llm,
+                started.stderr,
             )
         finally:
             stopped = subprocess.run(
