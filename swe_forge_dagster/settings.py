@@ -1,9 +1,16 @@
-"""Settings for every external service and path, read from the environment (and `.env`).
+"""Settings for every external service and path, read from the environment, `.env`, and the home's `settings.env`.
 
 Every endpoint is a setting so the same code runs against the real service or a loopback twin;
 the names are the public ones docs/reference/settings.md lists (generated from this file). Secrets
 (GITHUB_TOKEN, OPENROUTER_API_KEY / SWE_FORGE_LLM_API_KEY) are not settings: resources read them by name when a
 run starts (`common.secrets`), so they never sit in a config object that could be printed.
+
+Priority, highest first: values given in code, the process environment, the home's own settings file
+(`<SWE_FORGE_HOME>/settings.env`, dotenv format of the same names), `.env` in the working directory, the
+defaults. The home's file lets a home carry what it is about (`swe-forge demo` writes one so that every later
+command on the demo's home sees the demo's world, not GitHub's), while a variable the user sets still wins; it
+beats `.env` because a home is named on purpose and `.env` is the folder's general default. Only a local home
+has one (an object-store home is shared by machines whose settings differ); the file cannot move the home.
 """
 
 from __future__ import annotations
@@ -12,13 +19,19 @@ import datetime as dt
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import (
+    BaseSettings,
+    DotEnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
 from swe_forge_dagster.common.home import HomeLayout
 from swe_forge_dagster.common.registry_address import parse_registry
+from swe_forge_dagster.common.store import StoreConfigError, is_remote_uri, store_path
 
 # Defaults that code outside `Settings` needs too (resources, configs, the CLI's flags): written once here.
 DEFAULT_DOCKER_IMAGE = "python:3.12-slim"
@@ -31,6 +44,9 @@ DEFAULT_AGENT_TIMEOUT_S = 600.0
 DEFAULT_TEST_TIMEOUT_S = 120.0
 DEFAULT_SANDBOX_DISK = "4g"
 """What each harness container may write to disk (`execution.disk_guard`)."""
+HOME_SETTINGS_FILE = "settings.env"
+"""The home's own settings (dotenv), below the process environment and above `.env`."""
+HOME_ALIAS = "SWE_FORGE_HOME"
 
 
 def parse_tiers(value: str) -> str:
@@ -42,6 +58,50 @@ def parse_tiers(value: str) -> str:
     return ",".join(tiers)
 
 
+def home_settings_file(home: str | os.PathLike[str]) -> Path | None:
+    """`<home>/settings.env` of a local home (a path or `file://` URI); None for an object-store home, or a home
+    naming an unknown scheme (which `layout` reports, naming the setting, when a command uses the home)."""
+    if is_remote_uri(home):
+        return None
+    try:
+        return Path(store_path(home)) / HOME_SETTINGS_FILE
+    except StoreConfigError:
+        return None
+
+
+class HomeSettingsSource(PydanticBaseSettingsSource):
+    """The settings file of the home that the sources above it (code, environment) or `.env` name, else the
+    default home's. Its own `SWE_FORGE_HOME` is dropped: a file inside a home cannot say the home is elsewhere."""
+
+    def __init__(
+        self,
+        settings_cls: type[BaseSettings],
+        above: tuple[PydanticBaseSettingsSource, ...],
+        dotenv: PydanticBaseSettingsSource,
+    ) -> None:
+        super().__init__(settings_cls)
+        self._above = above
+        self._dotenv = dotenv
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        """Unused (`__call__` reads the whole file), but abstract in the base class."""
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        home: object = None
+        for source in (*self._above, self._dotenv):
+            home = source().get(HOME_ALIAS)
+            if home:
+                break
+        default = self.settings_cls.model_fields["home"].default
+        path = home_settings_file(os.fspath(home) if isinstance(home, os.PathLike) else str(home or default))
+        if path is None or not path.is_file():
+            return {}
+        values = DotEnvSettingsSource(self.settings_cls, env_file=path)()
+        values.pop(HOME_ALIAS, None)
+        return values
+
+
 class Settings(BaseSettings):
     """One place for configuration; assets receive these values through resources."""
 
@@ -51,8 +111,9 @@ class Settings(BaseSettings):
         env_file=".env", extra="ignore", populate_by_name=False, use_attribute_docstrings=True
     )
 
-    home: str = Field(default=".swe-forge", validation_alias="SWE_FORGE_HOME")
-    """A path, or a `file://` / `s3://bucket/prefix` URI (`common.store`)."""
+    home: str = Field(default=".swe-forge", validation_alias=HOME_ALIAS)
+    """A path, or a `file://` / `s3://bucket/prefix` URI (`common.store`). A local home may hold its own settings in
+    `settings.env` (dotenv, these names): below the environment, above `.env`."""
     local_dir: str = Field(default=".swe-forge", validation_alias="SWE_FORGE_LOCAL_DIR")
     """Per-machine state (Dagster home, caches, clones, locks, catalog file) when the home is an object store."""
     s3_endpoint_url: str = Field(default="", validation_alias="SWE_FORGE_S3_ENDPOINT_URL")
@@ -162,6 +223,24 @@ class Settings(BaseSettings):
     """seconds before an idle or overlong gym episode is ended and removed"""
     gym_episode_timeout: float = Field(default=3600.0, gt=0, validation_alias="SWE_FORGE_GYM_EPISODE_TIMEOUT")
     """seconds before an overlong gym episode is ended and removed (`agent_error`, reward 0.0)"""
+
+    demo_world: Path | None = Field(default=None, validation_alias="SWE_FORGE_DEMO_WORLD")
+    """The demo world a home was made by (`swe-forge demo` writes it in its home's `settings.env`): `swe-forge dev`
+    and `swe-forge ingest` on that home bring the world's GitHub and LLM twins back up on 127.0.0.1 and point the
+    settings at them, so the UI's backfills stay in the demo's world."""
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Code, environment, the home's `settings.env`, `.env`, secrets files (see the module docstring)."""
+        home_file = HomeSettingsSource(settings_cls, (init_settings, env_settings), dotenv_settings)
+        return init_settings, env_settings, home_file, dotenv_settings, file_secret_settings
 
     @field_validator("home", "local_dir", mode="before")
     @classmethod

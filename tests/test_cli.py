@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import subprocess
@@ -106,17 +107,18 @@ def test_cli_errors_are_specific_with_exit_codes(tmp_path: Path, env: dict[str, 
 def test_demo_runs_end_to_end_offline(demo_run: DemoRun, docker_client: docker.DockerClient) -> None:
     result, env = demo_run, demo_run.env  # `swe-forge demo` of this session (tests/support/demo_run.py)
     assert result.returncode == 0, result.stderr[-3000:]
-    assert "classic" in result.stdout and "trimmed" in result.stdout
+    assert "trimmed" in result.stdout  # recent hours only (SWE_FORGE_START_DATE unset: `demo.run.demo_hours`)
     assert "swe-forge dev" in result.stdout
     demo_home = result.home
     assert (demo_home / "catalog.duckdb").is_file() and (demo_home / "dagster" / "dagster.yaml").is_file()
     # Its home stays in its world (`demo.world_home`): a later command there reads the home's settings.env.
     seen = run(
         [sys.executable, "-c", "from swe_forge_dagster.settings import Settings; print(Settings().model_dump_json())"],
-        {k: v for k, v in env.items() if k != "SWE_FORGE_START_DATE"} | {"SWE_FORGE_HOME": str(demo_home)},
+        {**env, "SWE_FORGE_HOME": str(demo_home)},
     )
     home_settings = json.loads(seen.stdout)
-    assert home_settings["start_date"] == "2015-01-01"  # the demo's first hour
+    today = dt.datetime.now(dt.UTC).date()  # the demo's first day: the day before its newest hour (days of hours)
+    assert today - dt.timedelta(days=2) <= dt.date.fromisoformat(home_settings["start_date"]) < today
     assert home_settings["demo_world"] == str(demo_home / "demo-world")
     assert home_settings["gharchive_url"] == f"file://{demo_home / 'gharchive-mirror'}"
     # The task stage: two Python tasks and a JavaScript one (npm + mocha, on the Node image) exported, the PR

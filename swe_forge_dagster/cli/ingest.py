@@ -11,13 +11,18 @@ SIGTERM, also while a run waits for a pool slot: that run ends CANCELED; submitt
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from swe_forge_dagster.cli.common import err, out, say, usage_error
 from swe_forge_dagster.settings import get_settings
+
+if TYPE_CHECKING:
+    from swe_forge_dagster.settings import Settings
 
 EXIT_INTERRUPTED = 130
 JOBS = {"events": "gharchive_job", "enriched": "candidates_job", "classified": "hourly_pipeline_job"}
@@ -52,6 +57,7 @@ def ingest(
 ) -> None:
     """Materialize the hourly assets for hours, in-process and recorded in the instance (or --submit them)."""
     from swe_forge_dagster.definitions import build_definitions
+    from swe_forge_dagster.demo.world_home import DemoWorldError
     from swe_forge_dagster.gharchive.download import DownloadError
     from swe_forge_dagster.gharchive.hours import InvalidHourError
     from swe_forge_dagster.orchestration.ingest import IngestUsageError, Submit, ingest_hours
@@ -83,22 +89,40 @@ def ingest(
     if through not in JOBS:
         raise usage_error(f"--through must be one of {', '.join(JOBS)}, not {through!r}")
     try:
-        ok = ingest_hours(
-            settings,
-            build_definitions(settings),
-            keys,
-            err,
-            job_name=JOBS[through],
-            out=out,
-            submit=Submit(workspace, wait, timeout) if submit else None,
-            as_json=as_json,
-        )
+        with _demo_world(settings, submit) as (settings, secrets):
+            ok = ingest_hours(
+                settings,
+                build_definitions(settings, *secrets),
+                keys,
+                err,
+                job_name=JOBS[through],
+                out=out,
+                submit=Submit(workspace, wait, timeout) if submit else None,
+                as_json=as_json,
+            )
     except (DownloadError, SubmitError) as exc:  # e.g. GH Archive unreachable; no code location to submit to
         say("error:", "red", exc)
         raise typer.Exit(1) from None
-    except IngestUsageError as exc:
+    except (IngestUsageError, DemoWorldError) as exc:
         raise usage_error(str(exc)) from None
     except KeyboardInterrupt as exc:
         say("interrupted:", "red", exc or "stopped")
         raise typer.Exit(EXIT_INTERRUPTED) from None
     raise typer.Exit(0 if ok else 1)
+
+
+@contextmanager
+def _demo_world(settings: Settings, submit: bool) -> Iterator[tuple[Settings, tuple[str, list[str]]]]:
+    """On a demo's home, the settings and secret names of its world, its twins up while the runs go (in-process
+    runs only: a submitted run reads the daemon's settings); elsewhere, `settings` and the usual secret names."""
+    from swe_forge_dagster.demo.world_home import DEMO_LLM_KEY_ENV, DEMO_TOKEN_ENV, serve_demo_world
+
+    if submit or settings.demo_world is None:
+        yield settings, ("GITHUB_TOKEN", [])
+        return
+    with serve_demo_world(settings) as twins:
+        assert twins is not None
+        world_settings = twins.apply(settings)
+        for line in twins.notice(world_settings):
+            say("demo world:", "yellow", line)
+        yield world_settings, (DEMO_TOKEN_ENV, [DEMO_LLM_KEY_ENV])

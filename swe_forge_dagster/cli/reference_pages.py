@@ -86,8 +86,9 @@ def settings_reference() -> str:
         "",
         "# Settings",
         "",
-        "Every setting, read from the environment or a `.env` file (`swe_forge_dagster/settings.py`). Secrets are not "
-        "settings: they are read by name when a run starts (see [Configuration](../configuration.md)).",
+        "Every setting, read from the environment, the home's own `settings.env`, or a `.env` file, in that order of "
+        "priority (`swe_forge_dagster/settings.py`; see [Configuration](../configuration.md)). Secrets are not "
+        "settings: they are read by name when a run starts.",
         "",
         "| variable | default | what |",
         "|---|---|---|",

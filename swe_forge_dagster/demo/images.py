@@ -6,6 +6,11 @@ The task stage and the harness need an image with python3, venv, pip, pytest and
 image built FROM `python:3.12-slim` with git and pytest (machines that reach Docker Hub and PyPI);
 and last the debootstrap script itself. Each failure is kept, so the final error says what was
 tried and how to fix it.
+
+The demo's JavaScript task runs on the Node pack's default image (`languages.node.NODE_IMAGE`, Debian's nodejs +
+npm on `swe-forge-base:bookworm`): `ensure_node_image` builds it up front with a progress line, the base image
+first when it is missing (debootstrap), rather than leave it to a silent first-need build inside a run, or to no
+build at all when the demo's sandbox is `swe-forge-base:demo` (the Node image is not built on that one).
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ from pathlib import Path
 
 import docker
 
+from swe_forge_dagster.execution import toolchain_images
+from swe_forge_dagster.execution.languages.node import NODE_IMAGE
 from swe_forge_dagster.settings import DEFAULT_BASE_IMAGE
 
 LOCAL_BASE = DEFAULT_BASE_IMAGE
@@ -68,3 +75,29 @@ def ensure_sandbox_image(client: docker.DockerClient, say: Callable[[str], None]
         + ". Set SWE_FORGE_DOCKER_IMAGE to an image with python3, venv, pip, pytest and git, "
         "or run scripts/build-base-image.sh (needs debootstrap and root)."
     )
+
+
+def ensure_node_image(client: docker.DockerClient, say: Callable[[str], None] = print) -> str | None:
+    """Build the Node image the demo's JavaScript task needs when it is absent; None when it is there, else why
+    not (the demo goes on: that task is then rejected before any LLM call, with the reason)."""
+    if toolchain_images.present(client, NODE_IMAGE):
+        return None
+    build = toolchain_images.build_of(NODE_IMAGE)
+    if build is None:  # the Node pack no longer builds its default image: a bug here, said plainly
+        return f"{NODE_IMAGE} is absent and no language pack says how to build it"
+    fix = "build it with scripts/build-toolchain-image.sh node (then run the demo again), or expect no JavaScript task"
+    script = REPO_ROOT / "scripts" / "build-base-image.sh"
+    if not _present(client, build.base) and script.is_file():
+        say(f"building {build.base} with debootstrap, the base of {NODE_IMAGE} (about a minute, once)")
+        done = subprocess.run([str(script), build.base], capture_output=True, text=True, timeout=1800)
+        if done.returncode != 0:
+            return f"{NODE_IMAGE} needs {build.base}: {(done.stderr or done.stdout).strip()[-300:]}; {fix}"
+    say(
+        f"building {NODE_IMAGE} for the JavaScript task: {build.debian_packages or build.describe} on {build.base} "
+        "(a few minutes, once)"
+    )
+    try:
+        toolchain_images.ensure(client, NODE_IMAGE)
+    except docker.errors.DockerException as exc:  # ToolchainImageError is one: a missing base, a failed install
+        return f"could not build {NODE_IMAGE}: {str(exc)[:300]}; {fix}"
+    return None

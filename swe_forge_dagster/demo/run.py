@@ -9,7 +9,13 @@ task partitions and run `task_job` (environment and test agents answered by the 
 by execution in Docker), and `swe_dataset` exports the accepted ones. One of those PRs is in a
 JavaScript repository (npm + mocha): its environment comes from its manifests on the local Node
 image (`swe-forge-node:bookworm`) with mocha installed from the npm registry (through the host's CA
-bundle, `host_ca_bundle`); without the image or the registry it is rejected before any LLM call, with why.
+bundle, `host_ca_bundle`), which the demo builds when absent, as it builds the sandbox image; without the image
+or the registry it is rejected before any LLM call, with why.
+
+All of the demo's hours are recent (the day before the task world's, which end at the last complete hour) unless
+SWE_FORGE_START_DATE is set, and its home keeps its world (`world_home`): the home's `settings.env` starts the
+hourly partitions on the demo's first day and points every later command (`swe-forge dev`, `ingest`) at the
+demo's world, whose GitHub and LLM twins those commands bring back up.
 """
 
 from __future__ import annotations
@@ -24,6 +30,14 @@ from rich.text import Text
 
 from swe_forge_dagster.common.invocation import next_step
 from swe_forge_dagster.common.terminal import inert
+from swe_forge_dagster.demo.world_home import (
+    DEMO_LLM_KEY,
+    DEMO_LLM_KEY_ENV,
+    DEMO_TOKEN,
+    DEMO_TOKEN_ENV,
+    LLM_COST_PER_MTOK,
+    write_demo_home,
+)
 from swe_forge_dagster.demo.worlds.gharchive_world import TRIMMED_SINCE, write_hour
 from swe_forge_dagster.gharchive.hours import partition_key
 from swe_forge_dagster.gharchive.parse import parse_hour
@@ -32,11 +46,6 @@ from swe_forge_dagster.settings import Settings
 
 if TYPE_CHECKING:
     from swe_forge_dagster.demo.tasks_stage import TaskStageResult
-
-DEMO_TOKEN_ENV = "SWE_FORGE_DEMO_GITHUB_TOKEN"  # never the user's GITHUB_TOKEN
-DEMO_TOKEN = "demo-token-not-a-secret"
-DEMO_LLM_KEY_ENV = "SWE_FORGE_DEMO_LLM_KEY"  # never the user's LLM key
-DEMO_LLM_KEY = "demo-llm-key-not-a-secret"
 
 SUMMARY_SQL = """
 SELECT e.dt, e.hour, any_value(e.payload_format) AS payload, count(*) AS pr_events,
@@ -70,8 +79,16 @@ GROUP BY ALL ORDER BY prs DESC LIMIT 8
 """
 
 
-def demo_hours(settings: Settings) -> list[dt.datetime]:
-    """A classic-payload hour (when the start date allows) and a trimmed-payload hour."""
+def demo_hours(settings: Settings, newest: dt.datetime) -> list[dt.datetime]:
+    """The two generated hours, before the task world's (`newest` and the hours just before it).
+
+    By default both on the day before `newest`, so that the demo's home starts its hourly partitions that day and
+    the UI shows days of hours, not years: both in the trimmed payload GitHub ships since 2025-10-07. With
+    SWE_FORGE_START_DATE set: an hour at the start date (the classic payload when it is before 2025-10-07) and a
+    trimmed-payload hour."""
+    if "start_date" not in settings.model_fields_set:
+        day = dt.datetime.combine((newest - dt.timedelta(days=1)).date(), dt.time(), tzinfo=dt.UTC)
+        return [day + dt.timedelta(hours=6), day + dt.timedelta(hours=18)]
     start = dt.datetime.combine(settings.start_date, dt.time(), tzinfo=dt.UTC)
     trimmed = max(start, TRIMMED_SINCE) + dt.timedelta(hours=12)
     return sorted({start, trimmed})
@@ -82,20 +99,21 @@ def run_demo(settings: Settings, home: Path, out: Console, err: Console) -> int:
     from swe_forge_dagster.demo.twins.github_twin import GithubTwin
     from swe_forge_dagster.demo.twins.openai_twin import OpenAITwin
     from swe_forge_dagster.demo.worlds.github_world_gen import world_from_pr_events
-    from swe_forge_dagster.demo.worlds.task_world import build_task_world
+    from swe_forge_dagster.demo.worlds.task_world import build_task_world, newest_complete_hour
     from swe_forge_dagster.demo.worlds.world_agent import world_agent_responder
     from swe_forge_dagster.gharchive.download import DownloadError
     from swe_forge_dagster.orchestration.ingest import IngestUsageError, ingest_hours
     from swe_forge_dagster.wiring.catalog import query
 
     mirror = home / "gharchive-mirror"
-    hours = demo_hours(settings)
+    newest = newest_complete_hour()
+    hours = demo_hours(settings, newest)
     rows: list[dict] = []
     for index, hour in enumerate(hours):
         path, _ = write_hour(mirror, hour, events=20_000, seed=index)
         rows += parse_hour(path, home / "cache" / "work").table.to_pylist()
     world = world_from_pr_events(rows, seed=0)
-    task_world = build_task_world(home / "task-world", mirror=mirror, javascript=True)
+    task_world = build_task_world(home / "task-world", newest, mirror=mirror, javascript=True)
     task_hours = task_world.hours[:TASK_HOURS]
     world.repos.update(task_world.github.repos)
     world.pulls.update(task_world.github.pulls)
@@ -107,7 +125,7 @@ def run_demo(settings: Settings, home: Path, out: Console, err: Console) -> int:
     os.environ[DEMO_LLM_KEY_ENV] = DEMO_LLM_KEY
     with (
         GithubTwin(world, token=DEMO_TOKEN) as twin,
-        OpenAITwin(world_agent_responder(task_world.git), api_key=DEMO_LLM_KEY, cost_per_mtok=(1.25, 10.0)) as llm,
+        OpenAITwin(world_agent_responder(task_world.git), api_key=DEMO_LLM_KEY, cost_per_mtok=LLM_COST_PER_MTOK) as llm,
     ):
         demo_settings = settings.model_copy(
             update={
@@ -122,6 +140,10 @@ def run_demo(settings: Settings, home: Path, out: Console, err: Console) -> int:
                 "difficulty": "",
                 "ca_bundle": host_ca_bundle(settings),
             }
+        )
+        first = min([*hours, newest - dt.timedelta(hours=max(task_world.plan))])
+        write_demo_home(
+            home, world, task_world.git.root, javascript=True, values=_home_settings(demo_settings, first, image)
         )
         err.print(
             f"demo world: {len(hours) + len(task_hours)} GH Archive hours in {mirror}; GitHub twin at "
@@ -173,6 +195,22 @@ TASK_HOURS = 2  # the task world's two newest hours: 3 PRs become tasks (2 Pytho
 HOST_CA_BUNDLES = ("/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/cert.pem")
 
 
+def _home_settings(settings: Settings, first: dt.datetime, image: str | None) -> dict[str, str | None]:
+    """What the demo's home keeps (`world_home`): the demo's settings that a later command must see too (the
+    sandbox image only when the demo chose one: without Docker, a later command chooses as usual)."""
+    ca_bundle = settings.ca_bundle
+    return {
+        "SWE_FORGE_START_DATE": f"{first:%Y-%m-%d}",
+        "SWE_FORGE_GHARCHIVE_URL": settings.gharchive_url,
+        "SWE_FORGE_GIT_URL": settings.git_url,
+        "SWE_FORGE_DOCKER_IMAGE": image,
+        "SWE_FORGE_OUTPUT": str(settings.output_dir),
+        "SWE_FORGE_PR_FILE": str(settings.pr_file_path),
+        "SWE_FORGE_CA_BUNDLE": str(ca_bundle) if ca_bundle else None,
+        "SWE_FORGE_DIFFICULTY": settings.difficulty,
+    }
+
+
 def host_ca_bundle(settings: Settings) -> Path | None:
     """The CA bundle the demo's sandboxes trust: `SWE_FORGE_CA_BUNDLE` when set, else the host's own
     (`SSL_CERT_FILE`, else the system bundle), so that npm (and pip) in a container get through the TLS proxy
@@ -189,7 +227,7 @@ def _docker(err: Console) -> tuple[object | None, str | None, str | None]:
     """(client, sandbox image, None) or (None, None, why the task stage cannot run)."""
     import docker
 
-    from swe_forge_dagster.demo.images import NoSandboxImage, ensure_sandbox_image
+    from swe_forge_dagster.demo.images import NoSandboxImage, ensure_node_image, ensure_sandbox_image
 
     try:
         client = docker.from_env()
@@ -197,9 +235,12 @@ def _docker(err: Console) -> tuple[object | None, str | None, str | None]:
     except docker.errors.DockerException as exc:
         return None, None, f"no Docker engine answers ({str(exc)[:200]}); tasks are built in containers"
     try:
-        return client, ensure_sandbox_image(client, err.print), None
+        image = ensure_sandbox_image(client, err.print)
     except NoSandboxImage as exc:
         return None, None, str(exc)
+    if problem := ensure_node_image(client, err.print):
+        err.print(Text.assemble(("JavaScript task:", "yellow"), " ", inert(problem, multiline=True)))
+    return client, image, None
 
 
 def _build_tasks(settings: Settings, task_hours: list[str]) -> TaskStageResult:
