@@ -2,8 +2,9 @@
 
 The demo takes about four minutes on 2 cores; the CLI test checks what it prints and exports, and the
 browser test opens the Dagster UI on its instance. Both read the same run instead of paying twice.
-The demo runs as a user runs it: a subprocess of the CLI, with no `SWE_FORGE_*` or `DAGSTER_*`
-variable of the test process (the demo's home keeps its own settings).
+The demo runs as a user runs it on a fresh clone: a subprocess of the CLI, from the clone, with no
+`SWE_FORGE_*` or `DAGSTER_*` variable of the test process (the demo's home keeps its own settings) and
+without the environment's `bin` folder on PATH (so its next steps name the clone's `./swe-forge`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from pathlib import Path
 
 import docker
 import pytest
+
+from tests.support.common import REPO_ROOT
 
 DEMO_TIMEOUT_S = 900.0
 
@@ -35,6 +38,8 @@ class DemoRun:
 def clean_env(home: Path) -> dict[str, str]:
     """The test process's environment without our settings, with `home` as SWE_FORGE_HOME."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SWE_FORGE_", "DAGSTER_"))}
+    venv_bin = str(Path(sys.executable).parent)
+    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p != venv_bin)
     env.update(SWE_FORGE_HOME=str(home), COLUMNS="200", NO_COLOR="1")
     return env
 
@@ -44,6 +49,7 @@ def run_demo(root: Path) -> DemoRun:
     env = clean_env(root)
     done = subprocess.run(
         [sys.executable, "-m", "swe_forge_dagster.cli", "demo"],
+        cwd=REPO_ROOT,
         env=env,
         capture_output=True,
         text=True,
