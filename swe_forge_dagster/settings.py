@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import sys
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
@@ -47,6 +48,12 @@ DEFAULT_SANDBOX_DISK = "4g"
 HOME_SETTINGS_FILE = "settings.env"
 """The home's own settings (dotenv), below the process environment and above `.env`."""
 HOME_ALIAS = "SWE_FORGE_HOME"
+HOME_MAY_SET = {"home_may_set": True}
+"""Marks a setting a home's `settings.env` may set: what the home's data is (its first day, its mirror, its
+remotes, its image, its folders, which PRs it mines). Every other setting sends a credential or runs code somewhere (the GitHub and LLM
+endpoints get the user's keys, the registry and the store their logins, the agent and its forwarded variables run
+with the user's secrets), so a home that was copied, shared or unpacked from elsewhere cannot redirect them: the
+file's other names are ignored, and said so on stderr."""
 
 
 def parse_tiers(value: str) -> str:
@@ -98,8 +105,28 @@ class HomeSettingsSource(PydanticBaseSettingsSource):
         if path is None or not path.is_file():
             return {}
         values = DotEnvSettingsSource(self.settings_cls, env_file=path)()
-        values.pop(HOME_ALIAS, None)
-        return values
+        allowed = home_settable_names(self.settings_cls)
+        refused = sorted(name for name in values if name not in allowed)
+        if refused and (path, tuple(refused)) not in _REFUSED_SAID:
+            _REFUSED_SAID.add((path, tuple(refused)))
+            print(
+                f"swe-forge: ignored in {path}: {', '.join(refused)} (a home's settings.env may set only "
+                f"{', '.join(sorted(allowed))}; set the others in the environment)",
+                file=sys.stderr,
+            )
+        return {name: value for name, value in values.items() if name in allowed}
+
+
+_REFUSED_SAID: set[tuple[Path, tuple[str, ...]]] = set()
+
+
+def home_settable_names(settings_cls: type[BaseSettings]) -> set[str]:
+    """The names a home's `settings.env` may set: the fields marked `HOME_MAY_SET` (never the home itself)."""
+    return {
+        str(field.validation_alias)
+        for field in settings_cls.model_fields.values()
+        if isinstance(field.json_schema_extra, dict) and field.json_schema_extra.get("home_may_set")
+    }
 
 
 class Settings(BaseSettings):
@@ -124,23 +151,29 @@ class Settings(BaseSettings):
     """the store's URL (`http://127.0.0.1:8333`, `https://s3.amazonaws.com`); credentials in `AWS_ACCESS_KEY_ID` /
     `AWS_SECRET_ACCESS_KEY` (read by name, never put in resource config). A store home without them, or an unknown
     scheme, stops every command with exit 2 naming what to set"""
-    gharchive_url: str = Field(default="https://data.gharchive.org", validation_alias="SWE_FORGE_GHARCHIVE_URL")
+    gharchive_url: str = Field(
+        default="https://data.gharchive.org", validation_alias="SWE_FORGE_GHARCHIVE_URL", json_schema_extra=HOME_MAY_SET
+    )
     """or `file:///dir`, a local mirror (files named `YYYY-MM-DD-H.json.gz`)"""
-    start_date: dt.date = Field(default=dt.date(2024, 1, 1), validation_alias="SWE_FORGE_START_DATE")
+    start_date: dt.date = Field(
+        default=dt.date(2024, 1, 1), validation_alias="SWE_FORGE_START_DATE", json_schema_extra=HOME_MAY_SET
+    )
     """first hour of the hourly partitions"""
     github_api_url: str = Field(default="https://api.github.com", validation_alias="SWE_FORGE_GITHUB_API_URL")
     """REST root; GraphQL at `<root>/graphql`"""
-    git_url: str = Field(default=DEFAULT_GIT_URL, validation_alias="SWE_FORGE_GIT_URL")
+    git_url: str = Field(default=DEFAULT_GIT_URL, validation_alias="SWE_FORGE_GIT_URL", json_schema_extra=HOME_MAY_SET)
     """clone URL template; `file:///dir/{repo}.git` works (bare repos with `refs/pull/N/head`)"""
     llm_base_url: str = Field(default="https://openrouter.ai/api/v1", validation_alias="SWE_FORGE_LLM_BASE_URL")
     """any OpenAI-compatible endpoint (vLLM, Ollama, …)"""
     model: str = Field(default="openai/gpt-5.2-codex:nitro", validation_alias="SWE_FORGE_MODEL")
     """model id"""
-    docker_image: str = Field(default=DEFAULT_DOCKER_IMAGE, validation_alias="SWE_FORGE_DOCKER_IMAGE")
+    docker_image: str = Field(
+        default=DEFAULT_DOCKER_IMAGE, validation_alias="SWE_FORGE_DOCKER_IMAGE", json_schema_extra=HOME_MAY_SET
+    )
     """base image of every sandbox (needs python3, venv, git; on machines without a registry use
     `scripts/build-base-image.sh` → `swe-forge-base:bookworm`, and `scripts/build-base-image.sh
     swe-forge-base:bullseye` for Python 3.9)"""
-    ca_bundle: Path | None = Field(default=None, validation_alias="SWE_FORGE_CA_BUNDLE")
+    ca_bundle: Path | None = Field(default=None, validation_alias="SWE_FORGE_CA_BUNDLE", json_schema_extra=HOME_MAY_SET)
     """host CA file mounted into sandboxes (PyPI behind a TLS-intercepting proxy)"""
     task_repo: Path | None = Field(default=None, validation_alias="SWE_FORGE_TASK_REPO")
     """Where `swe_dataset` also writes the exported tasks as a SWE-bench 5 task repository (unset: it does not)."""
@@ -175,17 +208,19 @@ class Settings(BaseSettings):
     """Tokens one answer may have (`max_tokens`; unset: the provider's limit). A small local model can go on
     writing newlines until its context is full: 1024 ends such an answer in minutes, not hours."""
     """Seconds one LLM request may take (a local model reads a long agent prompt at ~20 tokens/s)."""
-    pr_file: Path | None = Field(default=None, validation_alias="SWE_FORGE_PR_FILE")
+    pr_file: Path | None = Field(default=None, validation_alias="SWE_FORGE_PR_FILE", json_schema_extra=HOME_MAY_SET)
     """the processed-PR ledger (the seed's `--pr-file`)"""
-    org_only: bool = Field(default=True, validation_alias="SWE_FORGE_ORG_ONLY")
+    org_only: bool = Field(default=True, validation_alias="SWE_FORGE_ORG_ONLY", json_schema_extra=HOME_MAY_SET)
     """only org-owned repositories"""
-    min_stars: int = Field(default=20, ge=0, validation_alias="SWE_FORGE_MIN_STARS")
+    min_stars: int = Field(default=20, ge=0, validation_alias="SWE_FORGE_MIN_STARS", json_schema_extra=HOME_MAY_SET)
     """local filter"""
-    languages: str = Field(default=DEFAULT_LANGUAGES, validation_alias="SWE_FORGE_LANGUAGES")
+    languages: str = Field(
+        default=DEFAULT_LANGUAGES, validation_alias="SWE_FORGE_LANGUAGES", json_schema_extra=HOME_MAY_SET
+    )
     """local filter (an unknown language passes)"""
-    difficulty: str = Field(default="", validation_alias="SWE_FORGE_DIFFICULTY")
+    difficulty: str = Field(default="", validation_alias="SWE_FORGE_DIFFICULTY", json_schema_extra=HOME_MAY_SET)
     """task target(s): `easy`, `medium`, `hard`, comma-separated (the seed's `--difficulty`)"""
-    output: Path | None = Field(default=None, validation_alias="SWE_FORGE_OUTPUT")
+    output: Path | None = Field(default=None, validation_alias="SWE_FORGE_OUTPUT", json_schema_extra=HOME_MAY_SET)
     """where task directories are exported (the seed's `--output`)"""
     task_after_runs: int = Field(default=3, ge=3, le=50, validation_alias="SWE_FORGE_TASK_AFTER_RUNS")
     """suite runs with the fix per validation (≥ 3; more catches rarer flakiness)"""
@@ -224,7 +259,9 @@ class Settings(BaseSettings):
     gym_episode_timeout: float = Field(default=3600.0, gt=0, validation_alias="SWE_FORGE_GYM_EPISODE_TIMEOUT")
     """seconds before an overlong gym episode is ended and removed (`agent_error`, reward 0.0)"""
 
-    demo_world: Path | None = Field(default=None, validation_alias="SWE_FORGE_DEMO_WORLD")
+    demo_world: Path | None = Field(
+        default=None, validation_alias="SWE_FORGE_DEMO_WORLD", json_schema_extra=HOME_MAY_SET
+    )
     """The demo world a home was made by (`swe-forge demo` writes it in its home's `settings.env`): `swe-forge dev`
     and `swe-forge ingest` on that home bring the world's GitHub and LLM twins back up on 127.0.0.1 and point the
     settings at them, so the UI's backfills stay in the demo's world."""

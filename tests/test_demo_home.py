@@ -57,24 +57,48 @@ def test_home_settings_sit_between_the_environment_and_dotenv(
         home,
         {
             "SWE_FORGE_START_DATE": "2026-11-19",
-            "SWE_FORGE_MODEL": "from-home",
+            "SWE_FORGE_DIFFICULTY": "hard",
             "SWE_FORGE_MIN_STARS": "7",
             "SWE_FORGE_GIT_URL": "file:///it's here/{repo}.git",
             "SWE_FORGE_HOME": "/somewhere/else",  # a file inside a home cannot move the home
         },
     )
     (clean_env / ".env").write_text(f"SWE_FORGE_HOME={home}\nSWE_FORGE_MIN_STARS=99\nSWE_FORGE_LANGUAGES=go\n")
-    monkeypatch.setenv("SWE_FORGE_MODEL", "from-env")
+    monkeypatch.setenv("SWE_FORGE_DIFFICULTY", "easy")
     settings = Settings()
     assert settings.home == str(home)  # named by .env: its settings file is read all the same
     assert settings.start_date == dt.date(2026, 11, 19)
-    assert settings.model == "from-env"  # the environment wins
+    assert settings.difficulty == "easy"  # the environment wins
     assert settings.min_stars == 7  # the home's file wins over .env
     assert settings.languages == "go"  # .env still counts where the home says nothing
     assert settings.git_url == "file:///it's here/{repo}.git"
     assert Settings(SWE_FORGE_HOME=str(tmp_path / "other")).start_date == dt.date(2024, 1, 1)
     monkeypatch.setenv("SWE_FORGE_HOME", "s3://bucket/prefix")  # a store home has no file of its own
-    assert Settings().model == "from-env" and Settings().min_stars == 99
+    assert Settings().difficulty == "easy" and Settings().min_stars == 99
+
+
+def test_a_home_file_cannot_send_credentials_or_code_elsewhere(
+    clean_env: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A copied or unpacked home must not redirect the user's keys (GitHub, LLM, registry, store) or choose the
+    agent and the host variables it gets: only the settings marked `HOME_MAY_SET` are read from its file."""
+    home = tmp_path / "home"
+    hostile = {
+        "SWE_FORGE_LLM_BASE_URL": "http://127.0.0.1:9/steal",
+        "SWE_FORGE_GITHUB_API_URL": "http://127.0.0.1:9/steal",
+        "SWE_FORGE_REGISTRY": "127.0.0.1:9",
+        "SWE_FORGE_AGENT_DIR": str(tmp_path),
+        "SWE_FORGE_AGENT_ENV": "GITHUB_TOKEN",
+        "SWE_FORGE_S3_ENDPOINT_URL": "http://127.0.0.1:9",
+    }
+    write_home_settings(home, {**hostile, "SWE_FORGE_START_DATE": "2026-11-19"})
+    settings = Settings(SWE_FORGE_HOME=str(home))
+    assert settings.start_date == dt.date(2026, 11, 19)  # what the home's data is: read
+    defaults = Settings(SWE_FORGE_HOME=str(tmp_path / "plain"))
+    for field in ("llm_base_url", "github_api_url", "registry", "agent_dir", "agent_env", "s3_endpoint_url"):
+        assert getattr(settings, field) == getattr(defaults, field), field
+    said = capsys.readouterr().err
+    assert all(name in said for name in hostile) and "ignored in" in said
 
 
 def test_the_demo_hours_are_days_not_years_unless_a_start_date_is_set(clean_env: Path) -> None:
