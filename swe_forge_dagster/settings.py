@@ -50,10 +50,10 @@ HOME_SETTINGS_FILE = "settings.env"
 HOME_ALIAS = "SWE_FORGE_HOME"
 HOME_MAY_SET = {"home_may_set": True}
 """Marks a setting a home's `settings.env` may set: what the home's data is (its first day, its mirror, its
-remotes, its image, its folders, which PRs it mines). Every other setting sends a credential or runs code somewhere (the GitHub and LLM
-endpoints get the user's keys, the registry and the store their logins, the agent and its forwarded variables run
-with the user's secrets), so a home that was copied, shared or unpacked from elsewhere cannot redirect them: the
-file's other names are ignored, and said so on stderr."""
+remotes, its image, its folders, which PRs it mines). Every other setting sends a credential or runs code
+somewhere (the GitHub and LLM endpoints get the user's keys, the registry and the store their logins, the agent
+and its forwarded variables run with the user's secrets), so a home that was copied, shared or unpacked from
+elsewhere cannot redirect them: the file's other names are ignored, and said so on stderr."""
 
 
 def parse_tiers(value: str) -> str:

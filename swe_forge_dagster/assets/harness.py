@@ -5,8 +5,10 @@ the per-task function `swe-forge harness` runs too (it stores the row in `eval_r
 reports the verdict. Its partitions are (agent, task) pairs (`assets.partitions.eval_partitions`),
 so every agent's latest verdict on a task stays visible, and the verdict is the partitioned check
 `resolved`: passed when resolved, failed WARN when unresolved, failed ERROR when the run could not
-judge (agent_error, test_error, setup_error, sanity_fail). A run evaluates the configured agent:
-a partition of another agent fails at once and says which agent to configure.
+judge (agent_error, test_error, setup_error, sanity_fail). A run evaluates the partition's agent: the
+configured one, or one this lake evaluated before (`harness.agent_registry`), so a UI backfill over
+the whole matrix re-runs each agent on its own row; an agent never seen here, or whose folder changed,
+fails at once and says why.
 `eval_summary` tabulates every agent with results, the CLI's included, with each agent's figures
 as their own numeric metadata (one plotted series per agent).
 A task that was not exported (rejected, still building) has nothing to evaluate and says so.
@@ -17,10 +19,10 @@ import dagster as dg
 from swe_forge_dagster.assets.partitions import eval_partitions
 from swe_forge_dagster.gym.episodes import EPISODES, reward_rows, reward_table
 from swe_forge_dagster.harness import Harness, Status, load_task_dir
+from swe_forge_dagster.harness.agent_registry import UnknownAgent, config_for, record_agent
 from swe_forge_dagster.harness.session import evaluate_and_record
 from swe_forge_dagster.harness.store import (
     EVAL_RESULTS,
-    agent_key,
     read_results,
     result_path,
     summaries_by_agent,
@@ -80,15 +82,13 @@ def eval_result(
     setup_error or sanity_fail, with every check's result."""
     if not harness.configured:
         raise dg.Failure(NOT_CONFIGURED, allow_retries=False)
-    keys = context.partition_key.keys_by_dimension  # type: ignore[attr-defined]
-    task_id, wanted = keys["task"], keys["agent"]
-    if wanted != agent_key(harness.label):
-        raise dg.Failure(
-            f"this partition is agent {wanted}'s, but the configured agent is {harness.label} "
-            f"({agent_key(harness.label)}): configure that agent (SWE_FORGE_AGENT, or SWE_FORGE_AGENT_DIR and "
-            "SWE_FORGE_AGENT_CMD, or the `harness` resource in the launchpad) to run its partitions",
-            allow_retries=False,
-        )
+    keys = eval_partitions.get_partition_key_from_str(str(context.partition_key)).keys_by_dimension
+    task_id = keys["task"]
+    try:  # the partition's agent: the configured one, or one this lake evaluated before (`agent_registry`)
+        config = config_for(lake.lake_dir, keys["agent"], harness.config(context.run.run_id))
+    except UnknownAgent as exc:
+        raise dg.Failure(str(exc), allow_retries=False) from exc
+    record_agent(lake.lake_dir, config)
     task = read_status(lake.lake_dir, task_id) or {}
     if task.get("status") != "accepted" or not task.get("task_dir"):
         context.log.info(f"{task_id} was not exported ({task.get('status')}): nothing to evaluate")
@@ -100,7 +100,6 @@ def eval_result(
     if task_dir is None:
         where = task["task_dir"]
         raise dg.Failure(f"{task_id} is accepted but its exported directory is neither at {where} nor stored")
-    config = harness.config(context.run.run_id)
     loaded = load_task_dir(task_dir, default_image=config.docker_image)
     with Harness(config) as runner:  # each stage (environment, sanity, agent, verify) shows up in the run's log
         result = evaluate_and_record(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dagster as dg
 
 from swe_forge_dagster.gharchive.hours import PARTITION_KEY_FORMAT
-from swe_forge_dagster.harness.store import agent_key
+from swe_forge_dagster.harness.store import AGENT_PARTITIONS_NAME, agent_key
 from swe_forge_dagster.settings import get_settings
 
 
@@ -30,7 +30,6 @@ task_partitions = dg.DynamicPartitionsDefinition(name=TASK_PARTITIONS_NAME)
 
 # The agents evaluated, one partition each, keyed by `harness.store.agent_key` of the agent's label (a slug and a
 # digest: no `|`, `,`, `[` or `]`); the harness sensor and the launchers add them.
-AGENT_PARTITIONS_NAME = "agents"
 agent_partitions = dg.DynamicPartitionsDefinition(name=AGENT_PARTITIONS_NAME)
 # `eval_result`: one partition per (agent, task), so that every agent's latest verdict on a task is its own.
 eval_partitions = dg.MultiPartitionsDefinition({"agent": agent_partitions, "task": task_partitions})

@@ -16,21 +16,43 @@ from pathlib import Path
 SKIPPED = {"__pycache__", ".git", ".hg", ".svn", "node_modules", ".venv", ".mypy_cache", ".pytest_cache"}
 
 
-@functools.lru_cache(maxsize=64)
 def folder_digest(folder: Path) -> str:
-    """The sha256 of the folder's files (12 hex digits are shown; the whole digest is returned)."""
-    digest = hashlib.sha256()
-    for root, dirs, files in os.walk(folder):
+    """The sha256 of the folder's files (12 hex digits are shown; the whole digest is returned).
+
+    Files are read again only when their list, sizes or modification times changed since the last call: a long-lived
+    process (the UI's code server, a harness over many tasks) sees an edited agent as the other agent it is.
+    """
+    files = _files(folder)
+    signature = tuple((relative, *_stat(path)) for relative, path in files)
+    return _digest(folder, signature)
+
+
+def _files(folder: Path) -> list[tuple[str, Path]]:
+    found = []
+    for root, dirs, names in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if d not in SKIPPED)
-        for name in sorted(files):
+        for name in sorted(names):
             path = Path(root, name)
-            relative = path.relative_to(folder).as_posix()
-            digest.update(relative.encode() + b"\0")
-            if path.is_symlink():
-                digest.update(b"link:" + os.readlink(path).encode())
-            else:
-                with path.open("rb") as handle:
-                    for block in iter(lambda handle=handle: handle.read(1 << 20), b""):
-                        digest.update(block)
-            digest.update(b"\0")
+            found.append((path.relative_to(folder).as_posix(), path))
+    return found
+
+
+def _stat(path: Path) -> tuple[int, int]:
+    info = path.lstat()
+    return info.st_mtime_ns, info.st_size
+
+
+@functools.lru_cache(maxsize=64)
+def _digest(folder: Path, signature: tuple[tuple[str, int, int], ...]) -> str:
+    digest = hashlib.sha256()
+    for relative, _, _ in signature:
+        path = folder / relative
+        digest.update(relative.encode() + b"\0")
+        if path.is_symlink():
+            digest.update(b"link:" + os.readlink(path).encode())
+        else:
+            with path.open("rb") as handle:
+                for block in iter(lambda handle=handle: handle.read(1 << 20), b""):
+                    digest.update(block)
+        digest.update(b"\0")
     return digest.hexdigest()

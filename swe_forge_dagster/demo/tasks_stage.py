@@ -16,7 +16,7 @@ import dagster as dg
 
 from swe_forge_dagster.assets.partitions import eval_key
 from swe_forge_dagster.common.examples import examples_dir
-from swe_forge_dagster.definitions import build_definitions, build_resources
+from swe_forge_dagster.definitions import build_definitions
 from swe_forge_dagster.export.dataset import DATASET_NAME
 from swe_forge_dagster.orchestration.launcher import materialize_assets, run_partitions
 from swe_forge_dagster.orchestration.mine import run_tasks
@@ -62,7 +62,7 @@ def evaluate_demo_tasks(
     for update in demo_agents().values():
         agent_settings = settings.model_copy(update=update)
         defs = build_definitions(agent_settings, llm_key_envs=llm_key_envs)
-        label = build_resources(agent_settings)["harness"].label
+        label = defs.resources["harness"].label
         ok &= all(run_partitions(defs, instance, "eval_job", [eval_key(label, t) for t in task_ids]).values())
         ok &= materialize_assets(defs, instance, ["eval_summary"])
     return ok

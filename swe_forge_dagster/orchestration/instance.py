@@ -113,4 +113,18 @@ def open_instance(settings: Settings, notify: Callable[[str], None] = _to_stderr
     set_pool_limits(instance)
     for reaped in reap_dead_runs(instance):
         notify(reaped.describe())
+    add_configured_agent(instance, settings)
     return instance
+
+
+def add_configured_agent(instance: DagsterInstance, settings: Settings) -> None:
+    """The configured agent's row of `eval_result` (partition `agents`), so the UI can launch its evaluations
+    before any sensor or command has run it; nothing when no agent is configured."""
+    from swe_forge_dagster.harness.models import HarnessConfig
+    from swe_forge_dagster.harness.store import AGENT_PARTITIONS_NAME, agent_key
+
+    if settings.agent != "oracle" and not settings.agent_dir:
+        return
+    kind = "oracle" if settings.agent == "oracle" else "command"
+    config = HarnessConfig(agent=kind, agent_dir=settings.agent_dir, agent_cmd=settings.agent_cmd)
+    instance.add_dynamic_partitions(AGENT_PARTITIONS_NAME, [agent_key(config.agent_label)])

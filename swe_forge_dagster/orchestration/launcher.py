@@ -5,8 +5,8 @@ their runs appear in the UI exactly like UI-launched ones and run the same asset
 
 - `materialize_hours`: hourly partitions; contiguous hours go in one run as a partition range
   (the shape a `multi_run` backfill gives), each hour still its own materialization;
-- `run_partitions`: one run per task partition of a job (`task_job`, `eval_job`), adding the
-  dynamic partitions first;
+- `run_partitions`: one run per partition of a job (a task of `task_job`, an (agent, task) pair of
+  `eval_job`), adding the dynamic partitions' keys first;
 - `materialize_assets`: unpartitioned assets (`swe_dataset`, `eval_summary`), through the named job that
   selects exactly them (`dataset_job`, `eval_summary_job`), so the UI's runs list names what ran.
 
@@ -216,11 +216,11 @@ def _add_dynamic_keys(
     if isinstance(partitions, dg.DynamicPartitionsDefinition) and partitions.name and keys:
         instance.add_dynamic_partitions(partitions.name, list(keys))
     if isinstance(partitions, dg.MultiPartitionsDefinition):
+        parsed = [partitions.get_partition_key_from_str(str(key)).keys_by_dimension for key in keys]  # "a|b" too
         for dimension in partitions.partitions_defs:
             named = dimension.partitions_def
             if isinstance(named, dg.DynamicPartitionsDefinition) and named.name:
-                wanted = {key.keys_by_dimension[dimension.name] for key in keys}  # type: ignore[attr-defined]
-                instance.add_dynamic_partitions(named.name, sorted(wanted))
+                instance.add_dynamic_partitions(named.name, sorted({key[dimension.name] for key in parsed}))
 
 
 def materialize_assets(
@@ -236,6 +236,7 @@ def materialize_assets(
 
 
 def _job_selecting(defs: dg.Definitions, names: set[str]) -> dg.JobDefinition:
+    """The defined job whose assets are exactly `names`, else one built and named after them."""
     for job_def in defs.jobs or []:
         job = defs.resolve_job_def(job_def.name)
         if {key.to_user_string() for key in job.asset_layer.executable_asset_keys} == names:

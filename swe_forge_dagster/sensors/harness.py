@@ -9,7 +9,7 @@ for a model-driven agent, money.
 
 import dagster as dg
 
-from swe_forge_dagster.assets.partitions import agent_partitions, eval_key
+from swe_forge_dagster.assets.partitions import agent_partitions, eval_key, task_partitions
 from swe_forge_dagster.harness.store import agent_key, has_result
 from swe_forge_dagster.resources import LakeResource
 from swe_forge_dagster.resources.harness import HarnessResource
@@ -40,7 +40,10 @@ def build_harness_sensor(job_name: str = "eval_job") -> dg.SensorDefinition:
             run_requests=[
                 dg.RunRequest(partition_key=eval_key(label, t), run_key=f"{key}:{t}") for t in todo[:PER_TICK]
             ],
-            dynamic_partitions_requests=[agent_partitions.build_add_request([key])],
+            dynamic_partitions_requests=[  # both dimensions' keys (a lake shared by instances may know more tasks)
+                agent_partitions.build_add_request([key]),
+                task_partitions.build_add_request(todo[:PER_TICK]),
+            ],
         )
 
     return harness_sensor

@@ -73,14 +73,35 @@ def graphql(url: str, query: str, **variables: object) -> dict:
 
 
 def stop_process_group(proc: subprocess.Popen) -> None:
-    """Ask `dagster dev` to stop (it stops its webserver, daemon and code servers), then make sure."""
+    """Ask `dagster dev` (or `swe-forge dev`, which passes it on) to stop, then make sure: every process it
+    started is killed, also those in a process group of their own (`swe-forge dev` runs `dagster dev` in one)."""
+    tree = descendants(proc.pid)
     if proc.poll() is None:
         proc.send_signal(signal.SIGINT)
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=20)
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)  # whatever is left of the group this test started
+    for pid in tree | descendants(proc.pid):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
     proc.wait(timeout=10)
+
+
+def descendants(pid: int) -> set[int]:
+    """Every live process below `pid`, from /proc's parent links."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
 
 
 def save_screenshot(page: Page, tmp_path: Path, name: str) -> Path:

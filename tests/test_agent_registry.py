@@ -1,0 +1,33 @@
+"""Any (agent, task) partition of `eval_result` runs its own agent (`harness.agent_registry`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from swe_forge_dagster.harness.agent_registry import UnknownAgent, config_for, record_agent
+from swe_forge_dagster.harness.models import HarnessConfig
+from swe_forge_dagster.harness.store import agent_key
+
+
+def test_a_recorded_agent_runs_its_own_partitions_with_the_configured_settings(tmp_path: Path) -> None:
+    lake = tmp_path / "lake"
+    folder = tmp_path / "my-agent"
+    folder.mkdir()
+    (folder / "agent.py").write_text("print('patch')\n")
+    mine = HarnessConfig(agent="command", agent_dir=folder, agent_cmd="python agent.py")
+    key = record_agent(lake, mine)
+    assert key == agent_key(mine.agent_label)
+    configured = HarnessConfig(agent="oracle", test_timeout=33.0, agent_env=("OPENAI_API_KEY",))
+    assert config_for(lake, agent_key("oracle"), configured) is configured  # the configured one: as it is
+    chosen = config_for(lake, key, configured)
+    assert (chosen.agent, chosen.agent_dir, chosen.agent_cmd) == ("command", folder, "python agent.py")
+    assert chosen.test_timeout == 33.0 and chosen.agent_env == ("OPENAI_API_KEY",)  # the run's own settings
+    assert chosen.agent_label == mine.agent_label
+
+    (folder / "agent.py").write_text("print('another patch')\n")  # another agent now: its old row is not re-judged
+    with pytest.raises(UnknownAgent, match="content changed"):
+        config_for(lake, key, configured)
+    with pytest.raises(UnknownAgent, match="was ever evaluated"):
+        config_for(lake, "someone-12345678", configured)
