@@ -258,3 +258,9 @@ def test_harness_assets_evaluate_exported_tasks_per_agent(pipeline: Pipeline) ->
         (True, GOOD[0], "resolved"),
         (True, GOOD[1], "resolved"),
     }
+    # A UI backfill over the matrix: with the empty agent configured, the oracle's row runs the oracle (recorded in
+    # the lake when it ran), not the configured agent, and not a failure.
+    result = defs.resolve_job_def("eval_job").execute_in_process(
+        instance=pipeline.instance, partition_key=eval_key("oracle", GOOD[0]), raise_on_error=False
+    )
+    assert result.success and [c.passed for c in result.get_asset_check_evaluations()] == [True]
