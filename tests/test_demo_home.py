@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 import signal
 import sys
 import threading
@@ -32,7 +33,7 @@ from swe_forge_dagster.demo.worlds.gharchive_world import TRIMMED_SINCE
 from swe_forge_dagster.demo.worlds.github_world_file import load_world, save_world
 from swe_forge_dagster.demo.worlds.github_world_gen import world_from_pr_events
 from swe_forge_dagster.demo.worlds.task_world import TaskWorld, build_task_world
-from swe_forge_dagster.settings import Settings
+from swe_forge_dagster.settings import Settings, home_settable_names
 
 NEWEST = dt.datetime(2026, 11, 20, 15, tzinfo=dt.UTC)
 
@@ -213,3 +214,9 @@ def test_a_demo_home_without_its_world_says_what_to_do(clean_env: Path, tmp_path
     write_home_settings(home, {"SWE_FORGE_DEMO_WORLD": str(home / "demo-world")})
     with pytest.raises(DemoWorldError, match="swe-forge demo"), serve_demo_world(Settings(SWE_FORGE_HOME=str(home))):
         pass
+
+
+def test_the_configuration_page_lists_what_a_home_may_set() -> None:
+    page = (Path(__file__).resolve().parents[1] / "docs" / "configuration.md").read_text()
+    paragraph = page.split("It sets only what the home's data is:", 1)[1].split("(the fields marked", 1)[0]
+    assert set(re.findall(r"`(SWE_FORGE_\w+)`", paragraph)) == home_settable_names(Settings)
