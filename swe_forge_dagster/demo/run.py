@@ -30,14 +30,7 @@ from rich.text import Text
 
 from swe_forge_dagster.common.invocation import next_step
 from swe_forge_dagster.common.terminal import inert
-from swe_forge_dagster.demo.world_home import (
-    DEMO_LLM_KEY,
-    DEMO_LLM_KEY_ENV,
-    DEMO_TOKEN,
-    DEMO_TOKEN_ENV,
-    LLM_COST_PER_MTOK,
-    write_demo_home,
-)
+from swe_forge_dagster.demo.world_home import DEMO_LLM_KEY_ENV, DEMO_TOKEN_ENV, demo_twins, write_demo_home
 from swe_forge_dagster.demo.worlds.gharchive_world import TRIMMED_SINCE, write_hour
 from swe_forge_dagster.gharchive.hours import partition_key
 from swe_forge_dagster.gharchive.parse import parse_hour
@@ -96,11 +89,8 @@ def demo_hours(settings: Settings, newest: dt.datetime) -> list[dt.datetime]:
 
 def run_demo(settings: Settings, home: Path, out: Console, err: Console) -> int:
     from swe_forge_dagster.definitions import build_definitions
-    from swe_forge_dagster.demo.twins.github_twin import GithubTwin
-    from swe_forge_dagster.demo.twins.openai_twin import OpenAITwin
     from swe_forge_dagster.demo.worlds.github_world_gen import world_from_pr_events
     from swe_forge_dagster.demo.worlds.task_world import build_task_world, newest_complete_hour
-    from swe_forge_dagster.demo.worlds.world_agent import world_agent_responder
     from swe_forge_dagster.gharchive.download import DownloadError
     from swe_forge_dagster.orchestration.ingest import IngestUsageError, ingest_hours
     from swe_forge_dagster.wiring.catalog import query
@@ -121,12 +111,7 @@ def run_demo(settings: Settings, home: Path, out: Console, err: Console) -> int:
     docker_client, image, docker_problem = _docker(err)
     if "DAGSTER_HOME" not in os.environ:
         os.environ["DAGSTER_HOME"] = str(home / "dagster")
-    os.environ[DEMO_TOKEN_ENV] = DEMO_TOKEN
-    os.environ[DEMO_LLM_KEY_ENV] = DEMO_LLM_KEY
-    with (
-        GithubTwin(world, token=DEMO_TOKEN) as twin,
-        OpenAITwin(world_agent_responder(task_world.git), api_key=DEMO_LLM_KEY, cost_per_mtok=LLM_COST_PER_MTOK) as llm,
-    ):
+    with demo_twins(world, task_world.git) as (twin, llm):
         demo_settings = settings.model_copy(
             update={
                 "home": home,

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from swe_forge_dagster.demo.twins.github_twin import GithubTwin
 from swe_forge_dagster.demo.twins.openai_twin import OpenAITwin
-from swe_forge_dagster.demo.worlds.git_world import build_git_world
+from swe_forge_dagster.demo.worlds.git_world import GitWorld, build_git_world
 from swe_forge_dagster.demo.worlds.github_world import GithubWorld
 from swe_forge_dagster.demo.worlds.github_world_file import load_world, save_world
 from swe_forge_dagster.demo.worlds.world_agent import world_agent_responder
@@ -135,10 +135,18 @@ def serve_demo_world(settings: Settings) -> Iterator[DemoTwins | None]:
             f"remove that line from {settings.home_abs / HOME_SETTINGS_FILE}"
         ) from exc
     git = build_git_world(Path(manifest["git_root"]), javascript=bool(manifest.get("javascript")))
-    os.environ[DEMO_TOKEN_ENV] = DEMO_TOKEN  # for this process's own runs (`build_definitions(..., DEMO_TOKEN_ENV)`)
+    with demo_twins(world, git) as (github, llm):
+        yield DemoTwins(world_dir, github, llm)
+
+
+@contextmanager
+def demo_twins(world: GithubWorld, git: GitWorld) -> Iterator[tuple[GithubTwin, OpenAITwin]]:
+    """The demo's GitHub twin (serving `world`) and LLM twin (answering from `git`'s remotes) on 127.0.0.1, with the
+    demo's not-secret keys in this process's environment for its own runs: the demo and a demo home's commands."""
+    os.environ[DEMO_TOKEN_ENV] = DEMO_TOKEN  # `build_definitions(..., DEMO_TOKEN_ENV)` reads the key by this name
     os.environ[DEMO_LLM_KEY_ENV] = DEMO_LLM_KEY
     with (
         GithubTwin(world, token=DEMO_TOKEN) as github,
         OpenAITwin(world_agent_responder(git), api_key=DEMO_LLM_KEY, cost_per_mtok=LLM_COST_PER_MTOK) as llm,
     ):
-        yield DemoTwins(world_dir, github, llm)
+        yield github, llm
