@@ -111,12 +111,15 @@ def test_the_next_step_deploy_start_prints_runs_as_printed_from_a_fresh_shell(
     deployment: Deployment, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """deploy/start's last line is a command to paste: run exactly as printed, in a shell where this clone's
-    environment is not on PATH and no setting is exported (the env file it sources brings both), elsewhere."""
+    environment is not on PATH and no setting is exported but the database the user brought (the env file it
+    sources brings the rest), from another folder."""
     (line,) = [line for line in deployment.start_log.splitlines() if line.startswith("start: next:")]
     command = line.removeprefix("start: next:").strip()
     venv_bin = str(Path(sys.executable).parent)
     fresh = {k: v for k, v in os.environ.items() if not k.startswith(("SWE_FORGE_", "DAGSTER_", "AWS_"))}
     fresh["PATH"] = os.pathsep.join(p for p in fresh.get("PATH", "").split(os.pathsep) if p != venv_bin)
+    # the one variable the user set themselves and deploy/start never writes to a file: the database they brought
+    fresh["SWE_FORGE_POSTGRES_URL"] = deployment.env["SWE_FORGE_POSTGRES_URL"]
     done = subprocess.run(["bash", "-c", command], env=fresh, cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, (command, done.stderr[-3000:])
     (run_id,) = done.stdout.split()
