@@ -31,7 +31,9 @@ import pytest
 # are printed, not enforced, until a quiet CI run has measured them: set them from its tier summary.
 # real_repo raised to 1200 s when SWE-bench's own round trips joined it (fmt and marshmallow built and graded by
 # `swebench eval --task-repo`, ~150 s) and the fast tier began to run beside it (956 s measured then).
-DEFAULT_BUDGETS: dict[str, float] = {"fast": 900, "docker": 1500, "browser": 420, "real_repo": 1200}
+# docker raised to 1700 s when the demo's UI and the deployment's printed next step joined it (1554 s measured in a
+# CI run of 2566 s in all).
+DEFAULT_BUDGETS: dict[str, float] = {"fast": 900, "docker": 1700, "browser": 420, "real_repo": 1200}
 TIERS = ("real_repo", "browser", "docker")  # checked in this order: a test is in the first it is marked with
 
 _seconds: dict[str, float] = defaultdict(float)
