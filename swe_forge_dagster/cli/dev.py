@@ -39,14 +39,12 @@ def dev(ctx: typer.Context) -> None:
     err.print(f"DAGSTER_HOME={os.environ['DAGSTER_HOME']} dagster dev {' '.join(target + ctx.args)}", markup=False)
     if settings.demo_world is None:
         os.execv(dagster, command)
-    from swe_forge_dagster.demo.world_home import DemoWorldError, serve_demo_world
+    from swe_forge_dagster.demo.world_home import DemoWorldError, announced_demo_world
 
     try:
-        with serve_demo_world(settings) as twins:
-            assert twins is not None  # a demo world is set
-            for line in twins.notice(twins.apply(settings)):
-                say("demo world:", "bold yellow", line)
-            raise typer.Exit(run_forwarding_signals(command, {**os.environ, **twins.child_env()}))
+        with announced_demo_world(settings, lambda line: say("demo world:", "bold yellow", line)) as served:
+            assert served is not None  # a demo world is set
+            raise typer.Exit(run_forwarding_signals(command, {**os.environ, **served[0].child_env()}))
     except DemoWorldError as exc:
         raise usage_error(str(exc)) from None
 

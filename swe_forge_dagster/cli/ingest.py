@@ -115,14 +115,11 @@ def ingest(
 def _demo_world(settings: Settings, submit: bool) -> Iterator[tuple[Settings, tuple[str, list[str]]]]:
     """On a demo's home, the settings and secret names of its world, its twins up while the runs go (in-process
     runs only: a submitted run reads the daemon's settings); elsewhere, `settings` and the usual secret names."""
-    from swe_forge_dagster.demo.world_home import DEMO_LLM_KEY_ENV, DEMO_TOKEN_ENV, serve_demo_world
+    from swe_forge_dagster.demo.world_home import DEMO_LLM_KEY_ENV, DEMO_TOKEN_ENV, announced_demo_world
 
     if submit or settings.demo_world is None:
         yield settings, ("GITHUB_TOKEN", [])
         return
-    with serve_demo_world(settings) as twins:
-        assert twins is not None
-        world_settings = twins.apply(settings)
-        for line in twins.notice(world_settings):
-            say("demo world:", "yellow", line)
-        yield world_settings, (DEMO_TOKEN_ENV, [DEMO_LLM_KEY_ENV])
+    with announced_demo_world(settings, lambda line: say("demo world:", "yellow", line)) as served:
+        assert served is not None  # a demo world is set
+        yield served[1], (DEMO_TOKEN_ENV, [DEMO_LLM_KEY_ENV])

@@ -40,12 +40,16 @@ class NoSandboxImage(RuntimeError):
     pass
 
 
-def _present(client: docker.DockerClient, tag: str) -> bool:
-    try:
-        client.images.get(tag)
-        return True
-    except docker.errors.ImageNotFound:
-        return False
+def _debootstrap(client: docker.DockerClient, tag: str) -> str | None:
+    """Build base image `tag` with scripts/build-base-image.sh (debootstrap, root): None when it is there after,
+    else why not."""
+    script = REPO_ROOT / "scripts" / "build-base-image.sh"
+    if not script.is_file():
+        return f"{script} is missing"
+    done = subprocess.run([str(script), tag], capture_output=True, text=True, timeout=1800)
+    if done.returncode == 0 and toolchain_images.present(client, tag):
+        return None
+    return f"{script.name}: {(done.stderr or done.stdout).strip()[-300:]}"
 
 
 def ensure_sandbox_image(client: docker.DockerClient, say: Callable[[str], None] = print) -> str:
@@ -53,7 +57,7 @@ def ensure_sandbox_image(client: docker.DockerClient, say: Callable[[str], None]
     if chosen:
         return chosen
     for tag in (LOCAL_BASE, DEMO_IMAGE):
-        if _present(client, tag):
+        if toolchain_images.present(client, tag):
             return tag
     tried = []
     say(f"building the sandbox image {DEMO_IMAGE} from python:3.12-slim (once)")
@@ -62,13 +66,11 @@ def ensure_sandbox_image(client: docker.DockerClient, say: Callable[[str], None]
         return DEMO_IMAGE
     except docker.errors.DockerException as exc:
         tried.append(f"docker build FROM python:3.12-slim: {str(exc).splitlines()[0][:200]}")
-    script = REPO_ROOT / "scripts" / "build-base-image.sh"
-    if script.is_file():
-        say(f"building {LOCAL_BASE} with debootstrap instead (about a minute)")
-        done = subprocess.run([str(script), LOCAL_BASE], capture_output=True, text=True, timeout=1800)
-        if done.returncode == 0 and _present(client, LOCAL_BASE):
-            return LOCAL_BASE
-        tried.append(f"{script.name}: {(done.stderr or done.stdout).strip()[-300:]}")
+    say(f"building {LOCAL_BASE} with debootstrap instead (about a minute)")
+    problem = _debootstrap(client, LOCAL_BASE)
+    if problem is None:
+        return LOCAL_BASE
+    tried.append(problem)
     raise NoSandboxImage(
         "no sandbox image: "
         + "; ".join(tried)
@@ -86,12 +88,10 @@ def ensure_node_image(client: docker.DockerClient, say: Callable[[str], None] = 
     if build is None:  # the Node pack no longer builds its default image: a bug here, said plainly
         return f"{NODE_IMAGE} is absent and no language pack says how to build it"
     fix = "build it with scripts/build-toolchain-image.sh node (then run the demo again), or expect no JavaScript task"
-    script = REPO_ROOT / "scripts" / "build-base-image.sh"
-    if not _present(client, build.base) and script.is_file():
+    if not toolchain_images.present(client, build.base):
         say(f"building {build.base} with debootstrap, the base of {NODE_IMAGE} (about a minute, once)")
-        done = subprocess.run([str(script), build.base], capture_output=True, text=True, timeout=1800)
-        if done.returncode != 0:
-            return f"{NODE_IMAGE} needs {build.base}: {(done.stderr or done.stdout).strip()[-300:]}; {fix}"
+        if problem := _debootstrap(client, build.base):
+            return f"{NODE_IMAGE} needs {build.base}: {problem}; {fix}"
     say(
         f"building {NODE_IMAGE} for the JavaScript task: {build.debian_packages or build.describe} on {build.base} "
         "(a few minutes, once)"

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -137,6 +137,22 @@ def serve_demo_world(settings: Settings) -> Iterator[DemoTwins | None]:
     git = build_git_world(Path(manifest["git_root"]), javascript=bool(manifest.get("javascript")))
     with demo_twins(world, git) as (github, llm):
         yield DemoTwins(world_dir, github, llm)
+
+
+@contextmanager
+def announced_demo_world(
+    settings: Settings, notify: Callable[[str], None]
+) -> Iterator[tuple[DemoTwins, Settings] | None]:
+    """`serve_demo_world`, each line of its notice told to `notify`, with `settings` pointed at the twins; None
+    (nothing started, nothing said) for any other home. What `swe-forge dev` and `swe-forge ingest` open."""
+    with serve_demo_world(settings) as twins:
+        if twins is None:
+            yield None
+            return
+        world_settings = twins.apply(settings)
+        for line in twins.notice(world_settings):
+            notify(line)
+        yield twins, world_settings
 
 
 @contextmanager
