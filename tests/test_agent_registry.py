@@ -31,3 +31,16 @@ def test_a_recorded_agent_runs_its_own_partitions_with_the_configured_settings(t
         config_for(lake, key, configured)
     with pytest.raises(UnknownAgent, match="was ever evaluated"):
         config_for(lake, "someone-12345678", configured)
+
+
+def test_every_command_that_opens_the_instance_adds_the_configured_agents_row(tmp_path: Path) -> None:
+    import dagster as dg
+
+    from swe_forge_dagster.orchestration.instance import add_configured_agent
+    from swe_forge_dagster.settings import Settings
+
+    with dg.instance_for_test() as instance:
+        add_configured_agent(instance, Settings(SWE_FORGE_HOME=str(tmp_path)))  # no agent configured: no row
+        assert instance.get_dynamic_partitions("agents") == []
+        add_configured_agent(instance, Settings(SWE_FORGE_HOME=str(tmp_path), SWE_FORGE_AGENT="oracle"))
+        assert instance.get_dynamic_partitions("agents") == [agent_key("oracle")]

@@ -40,7 +40,8 @@ def clean_env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SWE_FORGE_", "DAGSTER_"))}
     venv_bin = str(Path(sys.executable).parent)
     env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p != venv_bin)
-    env.update(SWE_FORGE_HOME=str(home), COLUMNS="200", NO_COLOR="1")
+    env.pop("COLUMNS", None)  # piped, as a user redirecting it to a file: no line may wrap inside a command
+    env.update(SWE_FORGE_HOME=str(home), NO_COLOR="1")
     return env
 
 
