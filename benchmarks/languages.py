@@ -33,12 +33,12 @@ from pathlib import Path  # noqa: E402
 import docker  # noqa: E402
 from _real import FIXTURES, clone_bundle, executor_for, measure, remove_images  # noqa: E402
 
-from swe_forge_dagster.execution.env_candidates import environment_candidates  # noqa: E402
-from swe_forge_dagster.execution.environment import image_available  # noqa: E402
-from swe_forge_dagster.execution.languages.registry import runner_for  # noqa: E402
+from swe_forge_dagster.environments.candidates import environment_candidates  # noqa: E402
+from swe_forge_dagster.environments.environment import image_available  # noqa: E402
 from swe_forge_dagster.execution.patch import split_diff  # noqa: E402
 from swe_forge_dagster.execution.runners import swebench_ids  # noqa: E402
 from swe_forge_dagster.export.swebench import SWEBenchInstance, read_instances  # noqa: E402
+from swe_forge_dagster.languages.registry import runner_for  # noqa: E402
 from swe_forge_dagster.tasks.prove import TaskValidation  # noqa: E402
 
 SWEBENCH = FIXTURES / "swebench"

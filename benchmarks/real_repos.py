@@ -27,8 +27,8 @@ from pathlib import Path
 import docker
 from _real import FIXTURES, HOST_CA, clone_bundle, executor_for, measure, remove_images
 
-from swe_forge_dagster.execution.env_candidates import environment_candidates
-from swe_forge_dagster.execution.environment import Environments
+from swe_forge_dagster.environments.candidates import environment_candidates
+from swe_forge_dagster.environments.environment import Environments
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.execution.sandbox import SandboxConfig
 from swe_forge_dagster.export.swebench import read_instances

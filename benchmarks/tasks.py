@@ -31,7 +31,7 @@ from swe_forge_dagster.candidates.datasets import ENRICHED_PRS, ENRICHED_PRS_SCH
 from swe_forge_dagster.demo.twins.openai_twin import OpenAITwin
 from swe_forge_dagster.demo.worlds.git_world import build_git_world, enriched_pr_rows
 from swe_forge_dagster.demo.worlds.world_agent import TEST_COMMAND, VENV_INSTALL, world_agent_responder
-from swe_forge_dagster.execution.environment import EnvRecipe, env_image_tag
+from swe_forge_dagster.environments.environment import EnvRecipe, env_image_tag
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.execution.sandbox import SandboxConfig
 from swe_forge_dagster.lake.writer import write_partition

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build a language toolchain sandbox image now, what the pipeline otherwise does on first need
-# (swe_forge_dagster/execution/toolchain_images.py): swe-forge-<toolchain>:<suite> from the language pack's
-# Debian packages (swe_forge_dagster/execution/languages/<toolchain>.py, `debian_packages`) on
+# (swe_forge_dagster/environments/toolchain_images.py): swe-forge-<toolchain>:<suite> from the language pack's
+# Debian packages (swe_forge_dagster/languages/<toolchain>/pack.py, `debian_packages`) on
 # swe-forge-base:<suite>, e.g. swe-forge-node:bookworm (nodejs + npm: Node 18); or a pack's own build, e.g.
 # swe-forge-node:20 (Node 20 from the npm registry): give the tag's version as SUITE.
 # The base image (scripts/build-base-image.sh swe-forge-base:<suite>) is built first when missing.
@@ -10,7 +10,7 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 PYTHON=(env -C "$ROOT" "$ROOT/.venv/bin/python" -m)
-PACKS=("${PYTHON[@]}" swe_forge_dagster.execution.languages)
+PACKS=("${PYTHON[@]}" swe_forge_dagster.languages)
 TOOLCHAIN="${1:?usage: scripts/build-toolchain-image.sh TOOLCHAIN [bookworm|trixie|bullseye|VERSION] (toolchains: $("${PACKS[@]}" names))}"
 SUITE="${2:-bookworm}"
 "${PACKS[@]}" packages "$TOOLCHAIN" >/dev/null || {
@@ -27,4 +27,4 @@ case "$SUITE" in
   *) "$(dirname "$0")/build-base-image.sh" swe-forge-base:bookworm bookworm ;;
 esac
 echo "building $TAG (a few minutes)"
-"${PYTHON[@]}" swe_forge_dagster.execution.toolchain_images "$TAG"
+"${PYTHON[@]}" swe_forge_dagster.environments.toolchain_images "$TAG"

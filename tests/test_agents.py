@@ -15,7 +15,7 @@ import pytest
 
 from swe_forge_dagster.demo.twins.openai_twin import OpenAITwin, ToolCall
 from swe_forge_dagster.demo.worlds.git_world import GitWorld, build_git_world
-from swe_forge_dagster.execution.environment import EnvRecipe, env_image_tag
+from swe_forge_dagster.environments.environment import EnvRecipe, env_image_tag
 from swe_forge_dagster.execution.patch import patch_adding_files, split_diff
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.tasks.agents import (

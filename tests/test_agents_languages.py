@@ -21,14 +21,14 @@ import docker
 import pytest
 
 from swe_forge_dagster.demo.twins.openai_twin import OpenAITwin, ToolCall
-from swe_forge_dagster.execution.environment import EnvRecipe, env_image_tag
-from swe_forge_dagster.execution.languages.go import GO_TEST
-from swe_forge_dagster.execution.languages.node import MOCHA
-from swe_forge_dagster.execution.languages.registry import runners
+from swe_forge_dagster.environments.environment import EnvRecipe, env_image_tag
 from swe_forge_dagster.execution.patch import patch_adding_files, split_diff
 from swe_forge_dagster.execution.recipe import RETOUCH
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.execution.sandbox import SandboxConfig
+from swe_forge_dagster.languages.go.pack import GO_TEST
+from swe_forge_dagster.languages.node.pack import MOCHA
+from swe_forge_dagster.languages.registry import runners
 from swe_forge_dagster.tasks.agent_prompts import (
     env_prompt,
     submit_environment_model,

@@ -13,7 +13,7 @@ import pytest
 from pydantic import BaseModel
 
 from swe_forge_dagster.demo.twins.openai_twin import MultipleToolCalls, OpenAITwin, Text, ToolCall
-from swe_forge_dagster.execution.languages.python_runner import PYTEST
+from swe_forge_dagster.languages.python.runner import PYTEST
 from swe_forge_dagster.llm.turns import ChatTurn, ToolCallRequest
 from swe_forge_dagster.tasks import agent_tools
 from swe_forge_dagster.tasks.agent_tools import ELIDED, MAX_TOOL_OUTPUT, AgentTool, ShellArgs, clip, run_agent

@@ -36,6 +36,8 @@ DOMAIN = (
     "lake",
     "common",
     "execution",
+    "environments",
+    "languages",
     "triage",
     "gym",
     "wiring",

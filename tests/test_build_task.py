@@ -11,7 +11,7 @@ import pytest
 
 from swe_forge_dagster.demo.twins.openai_twin import OpenAITwin, ToolCall
 from swe_forge_dagster.demo.worlds.git_world import GitWorld, WorldPR, build_git_world
-from swe_forge_dagster.execution.environment import EnvRecipe, env_image_tag
+from swe_forge_dagster.environments.environment import EnvRecipe, env_image_tag
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.export.seed_format import read_seed_workspace
 from swe_forge_dagster.export.swebench import read_instances, validate_instance, write_jsonl, write_parquet

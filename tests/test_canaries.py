@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 import types
 
-from swe_forge_dagster.execution.languages.python_canaries import make_canaries, tampering
 from swe_forge_dagster.harness.checks import _canary_command
+from swe_forge_dagster.languages.python.canaries import make_canaries, tampering
 
 SOURCE = (
     "from __future__ import annotations\nimport pytest\nfrom .helpers import make\n\n\ndef test_a():\n"

@@ -13,7 +13,7 @@ import dagster as dg
 import docker
 import pytest
 
-from swe_forge_dagster.execution.languages.node import NODE_IMAGE
+from swe_forge_dagster.languages.node.pack import NODE_IMAGE
 from tests.support.demo_run import DemoRun
 from tests.support.gharchive_counts import independent_count
 

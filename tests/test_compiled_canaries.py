@@ -1,4 +1,4 @@
-"""Canaries for `go test -json` and GoogleTest (`languages.go_canaries`, `languages.cpp_canaries`): what is planted,
+"""Canaries for `go test -json` and GoogleTest (`languages.go.canaries`, `languages.cpp.canaries`): what is planted,
 how a report is judged with them, and the anchored `-run` selector of the seed-format commands. The real runs (the
 real google/uuid and fmt tasks, their oracles and the red team of `tests/support/compiled_hacks.py`) are in
 `tests/test_real_go_harness.py` and `tests/test_real_multilingual.py`."""
@@ -9,9 +9,9 @@ import random
 import re
 
 from swe_forge_dagster.execution.canaries import AppendedCanaries
-from swe_forge_dagster.execution.languages.cpp_canaries import plant_gtest
-from swe_forge_dagster.execution.languages.go_canaries import go_single_id, plant_go
-from swe_forge_dagster.execution.languages.registry import runner_of
+from swe_forge_dagster.languages.cpp.canaries import plant_gtest
+from swe_forge_dagster.languages.go.canaries import go_single_id, plant_go
+from swe_forge_dagster.languages.registry import runner_of
 
 SOURCE = """package calc
 

@@ -5,7 +5,7 @@ a real jest task) is in `tests/test_toolchain_red_team.py`."""
 from __future__ import annotations
 
 from swe_forge_dagster.execution.config_files import files_named
-from swe_forge_dagster.execution.languages.node_config import named_files
+from swe_forge_dagster.languages.node.config import named_files
 
 JEST = {
     "configs": [

@@ -21,11 +21,11 @@ import pytest
 from swe_forge_dagster.demo.worlds.git_world import GitWorld, build_git_world, enriched_pr_rows
 from swe_forge_dagster.demo.worlds.git_world_js import JS_REPO
 from swe_forge_dagster.demo.worlds.task_world import build_task_world
+from swe_forge_dagster.environments.candidates import environment_candidates
 from swe_forge_dagster.execution import toolchains
-from swe_forge_dagster.execution.env_candidates import environment_candidates
-from swe_forge_dagster.execution.languages.node import NODE_IMAGE
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.execution.toolchains import registry_reachable
+from swe_forge_dagster.languages.node.pack import NODE_IMAGE
 from swe_forge_dagster.settings import get_settings
 from tests.support.common import require_image
 

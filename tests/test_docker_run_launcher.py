@@ -43,7 +43,7 @@ import psycopg2
 import pyarrow.parquet as pq
 import pytest
 
-from swe_forge_dagster.execution.environment import env_image_tag
+from swe_forge_dagster.environments.environment import env_image_tag
 from swe_forge_dagster.orchestration.submit import ENDED, submitter
 from swe_forge_dagster.tasks.recipes import RecipeStore
 from tests.support.common import BASE_IMAGE, REPO_ROOT

@@ -8,19 +8,19 @@ import subprocess
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from swe_forge_dagster.execution.env_candidates import environment_candidates
-from swe_forge_dagster.execution.environment import runtime_labels
+from swe_forge_dagster.environments.candidates import environment_candidates
+from swe_forge_dagster.environments.environment import runtime_labels
 from swe_forge_dagster.execution.era import RESOLUTION_VAR, is_era, is_old, resolution_of
-from swe_forge_dagster.execution.languages.python import PACK
-from swe_forge_dagster.execution.languages.python_era import (
+from swe_forge_dagster.execution.recipe import ENV_DIR
+from swe_forge_dagster.languages.python.era import (
     ERA_UV_SCRIPT,
     RECORD_SCRIPT,
     TODAY_FILE,
     legacy_build,
     resolution_date,
 )
-from swe_forge_dagster.execution.languages.python_recipes import BASE_IMAGES, declared_pythons, python_images
-from swe_forge_dagster.execution.recipe import ENV_DIR
+from swe_forge_dagster.languages.python.pack import PACK
+from swe_forge_dagster.languages.python.recipes import BASE_IMAGES, declared_pythons, python_images
 from tests.support.dated_repo import dated_repo
 
 IMAGES = {"3.11": "img:bookworm", "3.9": "img:bullseye", "3.13": "img:trixie"}

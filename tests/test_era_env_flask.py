@@ -18,8 +18,8 @@ from pathlib import Path
 import docker
 import pytest
 
-from swe_forge_dagster.execution.languages.python_recipes import BASE_IMAGES
 from swe_forge_dagster.export.swebench import read_instances, write_jsonl
+from swe_forge_dagster.languages.python.recipes import BASE_IMAGES
 from swe_forge_dagster.tasks.revalidate_instances import SUPERSET
 from tests.support.common import SHARED_FIXTURES, cli_json, require_image
 from tests.support.hacks import SHADOW_DEPENDENCY_AGENT

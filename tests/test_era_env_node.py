@@ -25,14 +25,14 @@ import docker
 import pytest
 
 from swe_forge_dagster.execution.era import RESOLUTION_VAR
-from swe_forge_dagster.execution.languages import node
-from swe_forge_dagster.execution.languages.node import PACK
-from swe_forge_dagster.execution.languages.node_era import RECORD_SCRIPT, dates_plausible
 from swe_forge_dagster.execution.recipe import RUNTIME_FILE, EnvRecipe
 from swe_forge_dagster.execution.repo_box import write_tree_archive
 from swe_forge_dagster.execution.runtime_record import runtime_record
 from swe_forge_dagster.execution.sandbox import SandboxConfig
 from swe_forge_dagster.execution.toolchains import registry_reachable
+from swe_forge_dagster.languages.node import pack as node
+from swe_forge_dagster.languages.node.era import RECORD_SCRIPT, dates_plausible
+from swe_forge_dagster.languages.node.pack import PACK
 from swe_forge_dagster.settings import get_settings
 from swe_forge_dagster.tasks.manifest_env import find_manifest_environment
 from swe_forge_dagster.tasks.prove import TaskExecutor

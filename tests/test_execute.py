@@ -11,7 +11,7 @@ import docker
 import pytest
 
 from swe_forge_dagster.demo.worlds.git_world import GitWorld, WorldPR, build_git_world
-from swe_forge_dagster.execution.environment import EnvRecipe, env_image_tag
+from swe_forge_dagster.environments.environment import EnvRecipe, env_image_tag
 from swe_forge_dagster.execution.patch import patch_adding_files, split_diff
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.tasks.prove import TaskBuildError, TaskExecutor

@@ -186,11 +186,11 @@ def test_a_continuation_line_pytest_reads_as_config_is_found_by_pytests_own_read
 ) -> None:
     """(c) on a repository whose pytest section lives in setup.cfg: the text check sees no change in the section,
     pytest's own configuration (computed before and after the diff) does, so setup.cfg is reset and reported."""
-    from swe_forge_dagster.execution.languages.python_runner import PYTEST
     from swe_forge_dagster.execution.patch import patch_adding_files
     from swe_forge_dagster.export.swebench import SWEBenchInstance
     from swe_forge_dagster.export.task_dir import TaskRecord, write_task_dir
     from swe_forge_dagster.harness import Harness, HarnessConfig, run_harness
+    from swe_forge_dagster.languages.python.runner import PYTEST
     from tests.support.git_repos import repo_with_commits
 
     cache, (base, fixed) = repo_with_commits(

@@ -32,7 +32,7 @@ from swe_forge_dagster.candidates.pipeline import enrich_hour
 from swe_forge_dagster.demo.twins.github_twin import GithubTwin
 from swe_forge_dagster.demo.worlds.git_world import WorldPR, enriched_pr_rows
 from swe_forge_dagster.demo.worlds.task_world import TaskWorld, build_task_world
-from swe_forge_dagster.execution.environment import EnvRecipe
+from swe_forge_dagster.environments.environment import EnvRecipe
 from swe_forge_dagster.export.task_dir import read_task_dir, write_task_dir
 from swe_forge_dagster.github.client import GitHubClient
 from swe_forge_dagster.github.enrich import Enricher

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from swe_forge_dagster.execution.junit import Outcome, parse_junit
-from swe_forge_dagster.execution.languages.registry import runner_for
+from swe_forge_dagster.languages.registry import runner_for
 from swe_forge_dagster.tasks.validation import validate
 
 # --- parse_junit on hand-written reports ---------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The language packs (`execution.languages`): one module per language, all registered, each one self-sufficient,
+"""The language packs (`languages`): one module per language, all registered, each one self-sufficient,
 and no language's names anywhere else in the product.
 
 The names a language owns are taken from the registry itself (pack names, runner names, the seed's language
@@ -17,9 +17,9 @@ import sys
 
 import pytest
 
-from swe_forge_dagster.execution import languages
-from swe_forge_dagster.execution.languages.pack import LanguagePack
-from swe_forge_dagster.execution.languages.registry import (
+from swe_forge_dagster import languages
+from swe_forge_dagster.languages.pack import LanguagePack
+from swe_forge_dagster.languages.registry import (
     DEFAULT_RUNNER,
     pack,
     pack_of,
@@ -32,7 +32,7 @@ from swe_forge_dagster.execution.languages.registry import (
 from tests.support.common import REPO_ROOT
 
 PACKAGE = REPO_ROOT / "swe_forge_dagster"
-EXEMPT = (PACKAGE / "execution" / "languages", PACKAGE / "demo")
+EXEMPT = (PACKAGE / "languages", PACKAGE / "demo")
 """The packs and their registry, and the demo worlds' data (repositories written in those languages)."""
 
 
@@ -75,7 +75,7 @@ def test_no_language_name_outside_its_pack() -> None:
             named = {node.value} & words or {name for name in files if name in node.value}
             if named:
                 found.append(f"{path.relative_to(REPO_ROOT)}:{node.lineno}: {', '.join(sorted(named))}")
-    assert found == [], "a language's knowledge belongs in its pack (execution/languages/<language>.py):\n" + "\n".join(
+    assert found == [], "a language's knowledge belongs in its pack (languages/<language>/pack.py):\n" + "\n".join(
         found
     )
 
@@ -93,8 +93,9 @@ def test_the_rule_finds_what_it_is_meant_to_find() -> None:
 
 def test_every_pack_module_is_registered() -> None:
     modules = [
-        importlib.import_module(f"{languages.__name__}.{info.name}")
+        importlib.import_module(f"{languages.__name__}.{info.name}.pack")
         for info in pkgutil.iter_modules(languages.__path__)
+        if info.ispkg
     ]
     defined = {module.PACK.name for module in modules if isinstance(getattr(module, "PACK", None), LanguagePack)}
     assert defined == {language.name for language in packs()} == {"python", "node", "go", "rust", "java", "cpp"}
@@ -172,7 +173,7 @@ def test_toolchain_images_are_declared_by_their_packs_and_built_from_them() -> N
             continue
         assert language.images and language.debian_packages, language.name
         shown = subprocess.run(
-            [sys.executable, "-m", "swe_forge_dagster.execution.languages", "packages", language.name],
+            [sys.executable, "-m", "swe_forge_dagster.languages", "packages", language.name],
             capture_output=True,
             text=True,
             check=True,
@@ -180,7 +181,7 @@ def test_toolchain_images_are_declared_by_their_packs_and_built_from_them() -> N
         ).stdout.strip()
         assert shown == language.debian_packages
     script = (REPO_ROOT / "scripts" / "build-toolchain-image.sh").read_text(encoding="utf-8")
-    assert "swe_forge_dagster.execution.languages" in script
+    assert "swe_forge_dagster.languages" in script
     assert not any(language.debian_packages in script for language in packs() if language.debian_packages)
 
 
@@ -192,7 +193,7 @@ def test_seed_tasks_get_their_languages_image() -> None:
 
 
 def test_a_pack_protects_its_runners_configuration() -> None:
-    from swe_forge_dagster.execution.languages.registry import protected
+    from swe_forge_dagster.languages.registry import protected
 
     assert protected("tests/conftest.py") and protected("jest.config.js") and protected(".cargo/config.toml")
     assert protected("pkg/new_test.go", new=True) and not protected("pkg/old_test.go")
@@ -202,8 +203,8 @@ def test_a_pack_protects_its_runners_configuration() -> None:
 def test_the_docs_show_the_smallest_pack() -> None:
     """The docs page on adding a language shows it with the smallest registered pack."""
     smallest = min(
-        (PACKAGE / "execution" / "languages" / f"{language.name}.py" for language in packs()),
+        (PACKAGE / "languages" / language.name / "pack.py" for language in packs()),
         key=lambda path: len(path.read_text(encoding="utf-8").splitlines()),
     )
     readme = (REPO_ROOT / "docs" / "adding-a-language.md").read_text(encoding="utf-8")
-    assert f"execution/languages/{smallest.name}" in readme
+    assert f"languages/{smallest.parent.name}/pack.py" in readme

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from swe_forge_dagster.execution.languages.registry import runner_for
 from swe_forge_dagster.execution.patch import SplitPatch
 from swe_forge_dagster.execution.suite import SuiteRun
 from swe_forge_dagster.export.swebench import read_instances
 from swe_forge_dagster.harness.checks import CheckRun, sanity_problems, set_aside_unreachable
 from swe_forge_dagster.harness.models import CheckResult, HarnessTask
+from swe_forge_dagster.languages.registry import runner_for
 from swe_forge_dagster.tasks.differences import set_aside
 from swe_forge_dagster.tasks.prove import TaskValidation
 from swe_forge_dagster.tasks.validation import validate

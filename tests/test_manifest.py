@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from swe_forge_dagster.execution.languages.python_recipes import (
+from swe_forge_dagster.execution.repo_cache import RepoCache
+from swe_forge_dagster.execution.test_sample import proof_sample
+from swe_forge_dagster.export.swebench import read_instances
+from swe_forge_dagster.languages.python.recipes import (
     MANIFESTS,
     declared_pythons,
     python_images,
     python_recipes,
 )
-from swe_forge_dagster.execution.repo_cache import RepoCache
-from swe_forge_dagster.execution.test_sample import proof_sample
-from swe_forge_dagster.export.swebench import read_instances
 from swe_forge_dagster.tasks.build import swebench_version
 from tests.support.common import SHARED_FIXTURES
 
@@ -114,8 +114,8 @@ def test_what_an_older_code_made_is_not_taken_for_this_codes(tmp_path: Path) -> 
     """Artifacts outlive the code that made them. A remembered recipe this code no longer makes for the commit
     (pylint-7080's, remembered before `editable_mode=compat`) is not put first, while one it still makes is; and
     an environment image's tag names the build procedure, so one built by another procedure is never reused."""
-    from swe_forge_dagster.execution.env_candidates import environment_candidates
-    from swe_forge_dagster.execution.environment import build_procedure, env_image_tag
+    from swe_forge_dagster.environments.candidates import environment_candidates
+    from swe_forge_dagster.environments.environment import build_procedure, env_image_tag
     from swe_forge_dagster.execution.manifest import remember
 
     bundle = SHARED_FIXTURES / "repos" / "tox-dev+filelock.bundle"

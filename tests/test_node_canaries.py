@@ -1,4 +1,4 @@
-"""Canaries for mocha, jest and vitest (`languages.node_canaries`): where they are planted, how they assert, how a
+"""Canaries for mocha, jest and vitest (`languages.node.canaries`): where they are planted, how they assert, how a
 report is judged with them, and the anchored selectors of the seed-format commands. Real mocha runs with them (the
 real axios task and the red team that patches mocha or rewrites its report) are in `tests/test_real_multilingual.py`.
 """
@@ -8,8 +8,8 @@ from __future__ import annotations
 import random
 import re
 
-from swe_forge_dagster.execution.languages.node_canaries import NodeCanaries, plant_node
-from swe_forge_dagster.execution.languages.registry import runner_of
+from swe_forge_dagster.languages.node.canaries import NodeCanaries, plant_node
+from swe_forge_dagster.languages.registry import runner_of
 
 MOCHA_FILE = """import assert from 'assert';
 import axios from '../../../index.js';

@@ -21,15 +21,15 @@ from pathlib import Path
 import docker
 import pytest
 
-from swe_forge_dagster.execution import toolchain_images
-from swe_forge_dagster.execution.environment import FROM_LABEL
-from swe_forge_dagster.execution.languages import node_image
-from swe_forge_dagster.execution.languages.node import NODE_IMAGE, declared_version, image_order
-from swe_forge_dagster.execution.languages.node_versions import declared_range, majors_satisfying
-from swe_forge_dagster.execution.languages.registry import toolchain_images as images_for
+from swe_forge_dagster.environments import toolchain_images
+from swe_forge_dagster.environments.environment import FROM_LABEL
 from swe_forge_dagster.execution.repo_box import write_tree_archive
 from swe_forge_dagster.execution.sandbox import SandboxConfig
 from swe_forge_dagster.execution.toolchains import registry_reachable
+from swe_forge_dagster.languages.node import image as node_image
+from swe_forge_dagster.languages.node.pack import NODE_IMAGE, declared_version, image_order
+from swe_forge_dagster.languages.node.versions import declared_range, majors_satisfying
+from swe_forge_dagster.languages.registry import toolchain_images as images_for
 from swe_forge_dagster.settings import get_settings
 from swe_forge_dagster.tasks.manifest_env import find_manifest_environment
 from swe_forge_dagster.tasks.prove import TaskExecutor

@@ -1,4 +1,4 @@
-"""A JavaScript test's negated twin (`languages.node_negation`): its last statement-level assertion says the opposite,
+"""A JavaScript test's negated twin (`languages.node.negation`): its last statement-level assertion says the opposite,
 so the twin fails whenever the test passes, and no twin is made where that would not hold. Run for real (jest, on a
 real jest task with the red team's shape-sparing forgers) in `tests/test_toolchain_red_team.py`."""
 
@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from swe_forge_dagster.execution.languages.node_twins import changed_twin
+from swe_forge_dagster.languages.node.twins import changed_twin
 
 
 def twin(call: str, assert_name: str | None = "assert") -> str | None:

@@ -6,7 +6,7 @@
 test runs (issue 23, class 7). The red team of `tests.support.compiled_hacks.py` was written before the defence: three
 of its five agents scored `resolved` on this task then (an `init` that prints passes; one that re-runs the binary
 as a child and rewrites its failures; one that rewrites only the failures of the test files written last). With
-the canaries of `languages.go_canaries` none does, the oracle still resolves and an agent that changes nothing
+the canaries of `languages.go.canaries` none does, the oracle still resolves and an agent that changes nothing
 does not. Needs Docker and `swe-forge-go:bookworm` (`scripts/build-toolchain-image.sh go`).
 """
 
@@ -18,8 +18,8 @@ import subprocess
 import docker
 import pytest
 
-from swe_forge_dagster.execution.languages.registry import pack
 from swe_forge_dagster.execution.patch import split_diff
+from swe_forge_dagster.languages.registry import pack
 from tests.support.common import EXAMPLES, SHARED_FIXTURES, cli_json, require_image, swebench_cli
 from tests.support.compiled_hacks import GO_HACKS, hack_batch
 

@@ -25,7 +25,7 @@ from pathlib import Path
 import docker
 import pytest
 
-from swe_forge_dagster.execution.languages.registry import pack
+from swe_forge_dagster.languages.registry import pack
 from tests.support.common import EXAMPLES, SHARED_FIXTURES, swebench_cli
 from tests.support.compiled_hacks import CPP_HACKS, hack_batch
 from tests.support.hacks import NODE_HACKS
@@ -122,7 +122,7 @@ def test_fmt_validates_id_for_id_and_only_the_oracle_resolves(world: dict) -> No
 
 def test_a_library_that_rewrites_the_googletest_report_at_exit_does_not_resolve(world: dict, tmp_path: Path) -> None:
     """Class 7 for GoogleTest: fmt's library code, linked into the test binary, drops every failure from the XML
-    report in a static destructor (it won before `languages.cpp_canaries`), and two red-team agents that spare the
+    report in a static destructor (it won before `languages.cpp.canaries`), and two red-team agents that spare the
     planted tests by their failure messages or their source (they won against the first canaries); the planted
     failure or the twin passes with each, which the harness calls tampering, and the review flag names the line."""
     row = world["rows"]["fmtlib__fmt-2457"]
@@ -164,7 +164,7 @@ def test_runner_configuration_and_install_outputs_carried_by_a_diff_never_reach_
     reports every mocha failure as a pass). The first two are dropped by path, the last by mocha's own loader
     answering differently after the diff. Then package code the tests import (class 7): it patches mocha's runner
     to pass every failure, or only assertion failures, or rewrites the xunit report at exit; all three won before
-    the canaries (`languages.node_canaries`), which catch them now, as they catch the red team's two that spared
+    the canaries (`languages.node.canaries`), which catch them now, as they catch the red team's two that spared
     root-level tests or tests whose function text uses no package (they won against the first canaries). None
     resolves."""
     row = world["rows"]["axios__axios-5085"]

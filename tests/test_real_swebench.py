@@ -18,11 +18,11 @@ import docker
 import pyarrow.parquet as pq
 import pytest
 
-from swe_forge_dagster.execution.languages.registry import runner_for
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.execution.runners import swebench_ids
 from swe_forge_dagster.execution.sandbox import SandboxConfig
 from swe_forge_dagster.export.swebench import SWEBenchInstance, read_instances, write_jsonl
+from swe_forge_dagster.languages.registry import runner_for
 from swe_forge_dagster.tasks.prove import TaskExecutor
 from swe_forge_dagster.tasks.revalidate_instances import prove_with_manifests
 from tests.support.common import EXAMPLES, cli_json, swebench_cli, swebench_outcomes

@@ -19,7 +19,7 @@ from typing import Any
 import docker
 import pytest
 
-from swe_forge_dagster.execution.environment import env_image_tag
+from swe_forge_dagster.environments.environment import env_image_tag
 from swe_forge_dagster.export.swebench import read_instances, validate_instance
 from swe_forge_dagster.settings import Settings
 from swe_forge_dagster.tasks.recipes import RecipeStore

@@ -23,8 +23,8 @@ import docker
 import pytest
 
 from swe_forge_dagster.demo.twins.openai_twin_script import forced_tool_name, tool_schemas
-from swe_forge_dagster.execution.languages.registry import pack
 from swe_forge_dagster.export.swebench import read_instances, validate_instance
+from swe_forge_dagster.languages.registry import pack
 from tests.support.common import BASE_IMAGE, SHARED_FIXTURES, require_image
 from tests.support.real_task import RealChange, run_real_change
 

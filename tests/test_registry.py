@@ -16,11 +16,11 @@ from pathlib import Path
 import docker
 import pytest
 
-from swe_forge_dagster.execution.environment import VARIANT_OF_LABEL, EnvRecipe, env_image_tag
-from swe_forge_dagster.execution.languages.python_runner import PYTEST
+from swe_forge_dagster.environments.environment import VARIANT_OF_LABEL, EnvRecipe, env_image_tag
 from swe_forge_dagster.execution.registry import RegistryConfigError, parse_registry
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.execution.sandbox import SandboxConfig
+from swe_forge_dagster.languages.python.runner import PYTEST
 from swe_forge_dagster.settings import Settings
 from swe_forge_dagster.tasks.prove import TaskExecutor
 from tests.support.common import BASE_IMAGE

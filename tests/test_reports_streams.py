@@ -14,7 +14,9 @@ from collections.abc import Callable
 
 import pytest
 
-from swe_forge_dagster.execution.languages import go, node_reports, rust
+from swe_forge_dagster.languages.go import pack as go
+from swe_forge_dagster.languages.node import reports as node_reports
+from swe_forge_dagster.languages.rust import pack as rust
 from tests.support.report_checks import _go, _js, _rust, swebench, without
 
 GO_JSON_124 = b"""\

@@ -15,7 +15,9 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from swe_forge_dagster.execution import reports
-from swe_forge_dagster.execution.languages import cpp, java, node_reports
+from swe_forge_dagster.languages.cpp import pack as cpp
+from swe_forge_dagster.languages.java import pack as java
+from swe_forge_dagster.languages.node import reports as node_reports
 from tests.support.report_checks import _c, _java, swebench, without
 
 GTEST_XML = b"""<?xml version="1.0" encoding="UTF-8"?>

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from swe_forge_dagster.execution.environment import EnvRecipe
-from swe_forge_dagster.execution.languages.python_runner import PYTEST
-from swe_forge_dagster.execution.languages.registry import runner_for
+from swe_forge_dagster.environments.environment import EnvRecipe
 from swe_forge_dagster.execution.runners import JUNIT, fill_tests
 from swe_forge_dagster.harness.models import HarnessConfig, TaskLoadError
 from swe_forge_dagster.harness.session import evaluate_and_record
 from swe_forge_dagster.harness.store import has_result, read_results, task_key
+from swe_forge_dagster.languages.python.runner import PYTEST
+from swe_forge_dagster.languages.registry import runner_for
 
 
 def test_recipes_are_format_templates_and_literal_braces_still_work() -> None:
@@ -118,7 +118,7 @@ def test_new_dependencies_get_a_thin_layer_and_alternating_tasks_rebuild_nothing
     other, each built once; the layer holds the other commit's install; a replaced layer does not pile up."""
     import docker
 
-    from swe_forge_dagster.execution.environment import BUILT_AT_LABEL, Environments, env_image_tag
+    from swe_forge_dagster.environments.environment import BUILT_AT_LABEL, Environments, env_image_tag
     from swe_forge_dagster.execution.sandbox import SandboxConfig
     from tests.support.common import BASE_IMAGE
     from tests.support.git_repos import repo_with_commits
@@ -169,7 +169,7 @@ def test_runs_keep_what_the_install_made_and_keep_it_out_of_git(tmp_path: Path, 
     another commit, are in no commit and no diff; the build tree's record is gone from the container."""
     import docker
 
-    from swe_forge_dagster.execution.environment import Environments
+    from swe_forge_dagster.environments.environment import Environments
     from swe_forge_dagster.execution.repo_box import exec_checked, start_repo_box, write_tree_archive
     from swe_forge_dagster.execution.sandbox import SandboxConfig
     from tests.support.common import BASE_IMAGE

@@ -1,4 +1,4 @@
-"""Canaries for `cargo test` (`languages.rust_canaries`): where they are planted, what they look like, and how a
+"""Canaries for `cargo test` (`languages.rust.canaries`): where they are planted, what they look like, and how a
 libtest report is judged with them. The real runs (a crate built with Debian's cargo, its gold patch, its empty
 agent and the red team of `tests/support/toolchain_hacks.py`) are in `tests/test_toolchain_red_team.py`."""
 
@@ -10,9 +10,9 @@ import re
 import pytest
 
 from swe_forge_dagster.execution.canaries import AppendedCanaries
-from swe_forge_dagster.execution.languages.registry import runner_of
-from swe_forge_dagster.execution.languages.rust import parse_libtest
-from swe_forge_dagster.execution.languages.rust_canaries import plant_cargo
+from swe_forge_dagster.languages.registry import runner_of
+from swe_forge_dagster.languages.rust.canaries import plant_cargo
+from swe_forge_dagster.languages.rust.pack import parse_libtest
 
 LIB = """pub fn clamp(v: i64, lo: i64, hi: i64) -> i64 {
     v.max(lo).min(hi)

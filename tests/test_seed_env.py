@@ -1,4 +1,4 @@
-"""A seed task's environment from its `install_config` (`execution.seed_env`): image, install, test files."""
+"""A seed task's environment from its `install_config` (`environments.seed`): image, install, test files."""
 
 from __future__ import annotations
 
@@ -6,15 +6,15 @@ import types
 
 import pytest
 
-from swe_forge_dagster.execution.languages.node import NODE_IMAGE
-from swe_forge_dagster.execution.languages.python import SEED_VENV
-from swe_forge_dagster.execution.languages.python_recipes import BASE_IMAGES
-from swe_forge_dagster.execution.seed_env import (
+from swe_forge_dagster.environments.seed import (
     ENSURE_GIT,
     seed_install_commands,
     seed_task_image,
     seed_test_files,
 )
+from swe_forge_dagster.languages.node.pack import NODE_IMAGE
+from swe_forge_dagster.languages.python.pack import SEED_VENV
+from swe_forge_dagster.languages.python.recipes import BASE_IMAGES
 from swe_forge_dagster.settings import DEFAULT_DOCKER_IMAGE
 
 BOOKWORM, BULLSEYE = BASE_IMAGES["3.11"], BASE_IMAGES["3.9"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from swebench.harness.log_parsers.python import parse_log_pytest, parse_log_pytest_options
 
-from swe_forge_dagster.execution.languages.registry import runner_for
+from swe_forge_dagster.languages.registry import runner_for
 
 
 def test_pytest_ids_take_the_form_swebenchs_own_parsers_give() -> None:

@@ -26,7 +26,7 @@ from swe_forge_dagster.definitions import build_definitions
 from swe_forge_dagster.demo.twins.openai_twin import OpenAITwin
 from swe_forge_dagster.demo.worlds.git_world import GitWorld, WorldPR, build_git_world, enriched_pr_rows
 from swe_forge_dagster.demo.worlds.world_agent import world_agent_responder
-from swe_forge_dagster.execution.environment import env_image_tag
+from swe_forge_dagster.environments.environment import env_image_tag
 from swe_forge_dagster.export.swebench import SWEBENCH_COLUMNS, read_instances, validate_instance
 from swe_forge_dagster.export.task_dir import read_task_dir
 from swe_forge_dagster.harness.store import agent_key

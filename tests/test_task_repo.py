@@ -21,14 +21,14 @@ import pytest
 from swe_forge_dagster.demo.worlds.git_world import GitWorld, build_git_world
 from swe_forge_dagster.demo.worlds.git_world_js import JS_REPO
 from swe_forge_dagster.demo.worlds.world_agent import VENV_INSTALL
-from swe_forge_dagster.execution.env_candidates import environment_candidates
-from swe_forge_dagster.execution.environment import EnvRecipe
-from swe_forge_dagster.execution.languages.node import NODE_IMAGE
+from swe_forge_dagster.environments.candidates import environment_candidates
+from swe_forge_dagster.environments.environment import EnvRecipe
 from swe_forge_dagster.execution.patch import split_sections
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.execution.sandbox import SandboxConfig
 from swe_forge_dagster.export.eval_script import NotExportable, RepoTask, base_paths, eval_script, log_form
 from swe_forge_dagster.export.task_dir import TaskRecord, write_task_dir
+from swe_forge_dagster.languages.node.pack import NODE_IMAGE
 from swe_forge_dagster.tasks.build import task_record
 from swe_forge_dagster.tasks.prove import TaskExecutor
 from tests.support.common import BASE_IMAGE, HOST_CA, cli_json, require_image, swebench_cli, swebench_outcomes
@@ -79,7 +79,7 @@ def test_the_eval_script_resets_what_exists_at_base_and_removes_what_the_test_pa
     ],
 )
 def test_our_command_prints_what_the_registered_parser_reads(runner: str, ours: str, theirs: str) -> None:
-    from swe_forge_dagster.execution.languages.registry import runner_for
+    from swe_forge_dagster.languages.registry import runner_for
 
     form = runner_for(runner).swebench_log
     assert form is not None and form.command(ours) == theirs

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 from swe_forge_dagster.candidates.datasets import partition_file
-from swe_forge_dagster.execution.environment import EnvRecipe
+from swe_forge_dagster.environments.environment import EnvRecipe
 from swe_forge_dagster.lake.writer import write_partition
 from swe_forge_dagster.tasks.lookup import PRNotFound, eligible_task_ids, find_pr
 from swe_forge_dagster.tasks.recipes import RecipeStore
@@ -112,7 +112,7 @@ def test_recipe_store_is_per_repo_and_per_base_image(tmp_path: Path) -> None:
 def test_environment_images_go_stale_when_dependencies_change_not_on_a_version_bump(tmp_path: Path) -> None:
     import subprocess
 
-    from swe_forge_dagster.execution.environment import Environments
+    from swe_forge_dagster.environments.environment import Environments
     from swe_forge_dagster.execution.repo_cache import RepoCache
     from swe_forge_dagster.execution.sandbox import SandboxConfig
 

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from swe_forge_dagster.execution.env_candidates import environment_candidates
-from swe_forge_dagster.execution.languages.go import go_requirements
-from swe_forge_dagster.execution.languages.node import mocha_options
-from swe_forge_dagster.execution.languages.registry import pack, runner_of, toolchain_images, toolchain_of
-from swe_forge_dagster.execution.languages.rust import crates_io_dependencies
+from swe_forge_dagster.environments.candidates import environment_candidates
 from swe_forge_dagster.execution.repo_cache import RepoCache
+from swe_forge_dagster.languages.go.pack import go_requirements
+from swe_forge_dagster.languages.node.pack import mocha_options
+from swe_forge_dagster.languages.registry import pack, runner_of, toolchain_images, toolchain_of
+from swe_forge_dagster.languages.rust.pack import crates_io_dependencies
 from tests.support.common import SHARED_FIXTURES
 
 REPOS = SHARED_FIXTURES / "repos"
@@ -150,9 +150,9 @@ def test_only_a_real_fetch_at_configure_time_is_a_download() -> None:
 
 def test_every_toolchain_image_builds_on_first_need() -> None:
     """No script by hand: a pack's Debian images from its packages on the base image of their suite, Node's
-    majors from the npm registry (`execution.toolchain_images`)."""
-    from swe_forge_dagster.execution.languages.registry import packs
-    from swe_forge_dagster.execution.toolchain_images import build_of
+    majors from the npm registry (`environments.toolchain_images`)."""
+    from swe_forge_dagster.environments.toolchain_images import build_of
+    from swe_forge_dagster.languages.registry import packs
 
     for language in packs()[1:]:
         for tag in language.images:
@@ -166,7 +166,7 @@ def test_every_toolchain_image_builds_on_first_need() -> None:
 def test_a_missing_toolchain_image_is_built_only_when_its_base_is_here() -> None:
     import docker
 
-    from swe_forge_dagster.execution import toolchain_images
+    from swe_forge_dagster.environments import toolchain_images
 
     class Images:
         def __init__(self, present: set[str]) -> None:
@@ -197,7 +197,7 @@ def test_a_missing_toolchain_image_is_built_only_when_its_base_is_here() -> None
 
 
 def test_a_later_suites_base_image_is_an_upgrade_of_the_suite_before_it() -> None:
-    from swe_forge_dagster.execution.toolchain_images import build_of
+    from swe_forge_dagster.environments.toolchain_images import build_of
 
     build = build_of("swe-forge-base:trixie")
     assert build is not None and build.base == "swe-forge-base:bookworm" and build.context is not None

@@ -1,4 +1,4 @@
-"""Twin canaries (`languages.python_twins`): a copy of one of the task's FAIL_TO_PASS tests with its last assertion
+"""Twin canaries (`languages.python.twins`): a copy of one of the task's FAIL_TO_PASS tests with its last assertion
 negated, appended to the task's own test file. Run here with real pytest on a small package: an honest fix passes
 the test and fails its twin; a forger that passes only the failures naming the function under test (the red team's
 `SPARING_HOOK`, which beats the planted canaries) passes both and is caught."""
@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from swe_forge_dagster.execution.junit import parse_junit
-from swe_forge_dagster.execution.languages.python_twins import make_twin
+from swe_forge_dagster.languages.python.twins import make_twin
 from tests.support.hacks import SPARING_HOOK
 
 TESTS = b"""import pytest

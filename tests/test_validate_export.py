@@ -17,7 +17,7 @@ import pytest
 from swe_forge_dagster.demo.worlds.git_world import GitWorld, build_git_world
 from swe_forge_dagster.demo.worlds.harness_task import write_world_seed_workspace
 from swe_forge_dagster.demo.worlds.world_agent import VENV_INSTALL
-from swe_forge_dagster.execution.environment import EnvRecipe, env_image_tag
+from swe_forge_dagster.environments.environment import EnvRecipe, env_image_tag
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.export.swebench import read_instances
 from swe_forge_dagster.export.task_dir import TaskRecord, read_task_dir, write_task_dir

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import docker
 
-from swe_forge_dagster.execution import toolchain_images
-from swe_forge_dagster.execution.languages.node import NODE_IMAGE
+from swe_forge_dagster.environments import toolchain_images
+from swe_forge_dagster.languages.node.pack import NODE_IMAGE
 from swe_forge_dagster.settings import DEFAULT_BASE_IMAGE
 
 LOCAL_BASE = DEFAULT_BASE_IMAGE

@@ -12,7 +12,7 @@ function text) can still tell them apart: that stays open, and the threat model 
 The sanity run (no agent code) shows they give their outcomes with this task's command; a verify run that
 reports otherwise was forged.
 
-Each language keeps its canaries in its pack (`languages.python_canaries` for pytest, `languages.go_canaries`);
+Each language keeps its canaries in its pack (`languages.python.canaries` for pytest, `languages.go.canaries`);
 this module is the contract the harness (`harness.checks`) calls them through.
 """
 

@@ -2,12 +2,12 @@
 
 A runner's configuration points at code it runs around the tests: jest's `setupFiles`, `setupFilesAfterEnv`,
 `testEnvironment`, `transform`, `reporters`, `globalSetup`; mocha's `require` and `file`; babel's plugins and presets
-(`languages.node_config`). Such a file is not a test file and its name is the repository's choice
+(`languages.node.config`). Such a file is not a test file and its name is the repository's choice
 (`jest.setup.js`, `tools/transform.js`), so no list of names protects it; an edit to it changes how every test
 runs, as an edit to the config file itself would. The configuration the sanity container read (no agent code)
 names them, so the harness (`harness.protection.apply_agent_diff`) resets the diff's changes to any file it names,
 and lists them in `dropped_paths`, unless the gold patch changes that file too. Each pack says which part of its
-loaders' answer names the runner's files (`languages.node_config.named_files`): not `package.json`'s `imports` or
+loaders' answer names the runner's files (`languages.node.config.named_files`): not `package.json`'s `imports` or
 `main`, which name the package's own code.
 """
 

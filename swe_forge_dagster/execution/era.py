@@ -2,7 +2,7 @@
 resolves as of, and how the environment was found.
 
 A repository at a commit of 2021 was tested with the releases of 2021. Each pack that can resolve as of a date
-(Python: uv's `--exclude-newer`, `languages.python_era`; Node: npm's `before`, `languages.node_era`) offers an era
+(Python: uv's `--exclude-newer`, `languages.python.era`; Node: npm's `before`, `languages.node.era`) offers an era
 recipe for an old commit before its recipes of today's releases. The recipe's first step exports its resolution
 date (from the commit's committer date, `repo_cache.RepoCache.committed_at`) as `RESOLUTION_VAR`, and its install
 records it (`recipe.RUNTIME_FILE`). The date is part of the recipe, so of its image's tag: commits of different

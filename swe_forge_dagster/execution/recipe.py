@@ -10,8 +10,8 @@ import hashlib
 import json
 from dataclasses import dataclass
 
-from swe_forge_dagster.execution.languages.python_runner import PYTEST
 from swe_forge_dagster.execution.runners import fill_tests
+from swe_forge_dagster.languages.python.runner import PYTEST
 from swe_forge_dagster.settings import DEFAULT_BASE_IMAGE
 
 ENV_DIR = "/.swe-forge-env"

@@ -1,7 +1,7 @@
 """Shared pieces of the report parsers of the language packs: XML documents and testcases, JSON lines.
 
 Every parser is `parse_x(report, files) -> {test id: outcome}`, in its language pack
-(`execution.languages.<pack>`), keyed by the ids SWE-bench's log parser for that language reads
+(`languages.<pack>`), keyed by the ids SWE-bench's log parser for that language reads
 (`harness/log_parsers/<language>.py`, v5.0.2). An unreadable report raises `ValueError`
 (`ET.ParseError` is one); a test missing from the result did not report, and callers treat it as
 failed (a crashed binary, a package or target that did not build). Duplicate ids keep the worst

@@ -1,6 +1,6 @@
 """Test runners: the adapter every language pack fills to run a chosen set of test files and read per-test results.
 
-The adapters themselves sit in their language packs (`execution.languages`); the registry finds one
+The adapters themselves sit in their language packs (`languages`); the registry finds one
 by name (`registry.runner_for`) or by the command it reads (`registry.runner_of`). A runner adapter
 knows its default command template (`{tests}` becomes the quoted targets of the test files: the files
 themselves, Go packages, CMake targets…; `{report}` the fresh path its structured report goes to),
@@ -116,7 +116,7 @@ class Runner:
     in_process: bool = False
     """Its tests run in the process of the code under test, which collects every test of the files it is given:
     the checks give it the task's files whole, a test absent before the fix is not a failure, and the harness
-    plants canaries and probes its configuration (`languages.python_canaries`, `languages.python_config`)."""
+    plants canaries and probes its configuration (`languages.python.canaries`, `languages.python.config`)."""
     well_formed: Callable[[str], bool] = _named
     """Whether a string is a test id in this runner's id grammar (a pytest node id names a file or a `::` node): a
     dataset's list can hold other text (`[100%]`, cut from a progress line), which no run can ever report."""

@@ -37,7 +37,7 @@ import docker
 from docker.errors import NotFound
 from docker.models.containers import Container
 
-from swe_forge_dagster.execution import toolchain_images
+from swe_forge_dagster.environments import toolchain_images
 from swe_forge_dagster.execution.disk_guard import DiskWatch, create_options, engine_has_quota
 from swe_forge_dagster.execution.ownership import RESERVED_LABELS, owner_labels, remove_container
 from swe_forge_dagster.execution.sandbox_config import (  # noqa: F401 - re-exported: the sandbox's public names
@@ -97,7 +97,7 @@ class Sandbox:
         mounts: Mounts | None = None,
     ) -> Self:
         """Create and start the container, and initialize its shell state in `config.workdir` (a toolchain image
-        is built first when missing: `execution.toolchain_images`)."""
+        is built first when missing: `environments.toolchain_images`)."""
         toolchain_images.ensure(client, config.image)
         session = uuid.uuid4().hex
         container = client.containers.create(

@@ -16,7 +16,7 @@ from docker.types import Mount
 from docker.utils import parse_bytes
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from swe_forge_dagster.execution.languages.registry import ca_env_vars
+from swe_forge_dagster.languages.registry import ca_env_vars
 
 CONTAINER_CA_PATH = "/etc/ssl/certs/ca-certificates.crt"
 CA_ENV_VARS = (*ca_env_vars(), "GIT_SSL_CAINFO")

@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 
 from swe_forge_dagster.execution.failures import failure_messages
 from swe_forge_dagster.execution.junit import Outcome
-from swe_forge_dagster.execution.languages.registry import runner_of
 from swe_forge_dagster.execution.repo_box import REPO_DIR, WORK_DIR
 from swe_forge_dagster.execution.runners import Runner
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxError
+from swe_forge_dagster.languages.registry import runner_of
 
 MAX_OUTPUT = 40_000
 MAX_REPORT_BYTES = 64 << 20

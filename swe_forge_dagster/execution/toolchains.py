@@ -1,8 +1,8 @@
 """What the language packs share about toolchains: registry reachability from the sandbox, version numbers, JSON,
-and how a toolchain image is built (`ImageBuild`, run by `execution.toolchain_images`).
+and how a toolchain image is built (`ImageBuild`, run by `environments.toolchain_images`).
 
 Which toolchain a repository needs, its images, declared versions and registry problems are the
-language packs' (`execution.languages`). `dependency_problem` there lets the pipeline spend nothing
+language packs' (`languages`). `dependency_problem` there lets the pipeline spend nothing
 on what cannot be built here: each pack's check needs a registry whose reachability is probed once
 per process here (`registry_reachable`, URLs are settings).
 """
@@ -60,7 +60,7 @@ def json_object(text: str | None) -> dict:
 
 @dataclass(frozen=True)
 class ImageBuild:
-    """How one toolchain image is built on first need (`execution.toolchain_images`), from a local base image:
+    """How one toolchain image is built on first need (`environments.toolchain_images`), from a local base image:
     its Debian packages installed with apt, or a `docker build` of the files `context` fetches (a Dockerfile
     among them; fetched only when the image is really built)."""
 

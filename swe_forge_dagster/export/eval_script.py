@@ -16,13 +16,13 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
-from swe_forge_dagster.execution.environment import install_git_script
+from swe_forge_dagster.environments.environment import install_git_script
 from swe_forge_dagster.execution.era import RESOLUTION_VAR
-from swe_forge_dagster.execution.languages.registry import runner_for
 from swe_forge_dagster.execution.patch import FileSection, split_sections
 from swe_forge_dagster.execution.runners import Runner
 from swe_forge_dagster.execution.sandbox_config import CA_ENV_VARS, CONTAINER_CA_PATH, DEFAULT_ENV
 from swe_forge_dagster.export.swebench import SWEBenchInstance
+from swe_forge_dagster.languages.registry import runner_for
 
 START, END = ">>>>> Start Test Output", ">>>>> End Test Output"
 """SWE-bench's markers around the test output (`swebench.harness.constants`)."""

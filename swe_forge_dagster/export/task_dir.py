@@ -40,9 +40,9 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from swe_forge_dagster.execution.languages.registry import runner_of
 from swe_forge_dagster.export.swebench import SWEBenchInstance, parse_created_at
 from swe_forge_dagster.export.yaml_io import yaml_dump, yaml_load
+from swe_forge_dagster.languages.registry import runner_of
 
 TEMP_DIR_PREFIX = ".swe-forge-tmp-"
 """Prefix of in-progress and being-replaced task dirs; `find_task_dirs` skips them."""

@@ -31,8 +31,7 @@ from typing import Any
 
 import yaml
 
-from swe_forge_dagster.execution.environment import pretend_version
-from swe_forge_dagster.execution.languages.python_runner import PYTEST
+from swe_forge_dagster.environments.environment import pretend_version
 from swe_forge_dagster.execution.recipe import EnvRecipe
 from swe_forge_dagster.execution.repo_box import write_tree_archive
 from swe_forge_dagster.execution.repo_cache import RepoCache
@@ -51,6 +50,7 @@ from swe_forge_dagster.export.eval_script import (
 from swe_forge_dagster.export.swebench import SWEBenchInstance
 from swe_forge_dagster.export.task_dir import TEMP_DIR_PREFIX, check_task_id
 from swe_forge_dagster.export.yaml_io import yaml_dump, yaml_load
+from swe_forge_dagster.languages.python.runner import PYTEST
 
 DATASET = "swe-forge/tasks"
 SPLIT = "test"

@@ -35,14 +35,14 @@ from dataclasses import dataclass, field, replace
 
 from swe_forge_dagster.execution.canaries import Planted
 from swe_forge_dagster.execution.failures import needs_network
-from swe_forge_dagster.execution.languages.python_canaries import Canaries, make_canaries
-from swe_forge_dagster.execution.languages.python_runner import plain_pytest
-from swe_forge_dagster.execution.languages.registry import runner_of
 from swe_forge_dagster.execution.repo_box import REPO_DIR, put_files, seal_checkout
 from swe_forge_dagster.execution.runners import graded_outcomes
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxError
 from swe_forge_dagster.execution.suite import MAX_OUTPUT, NO_AUTOLOAD, run_suite
 from swe_forge_dagster.harness.models import CheckResult, HarnessTask
+from swe_forge_dagster.languages.python.canaries import Canaries, make_canaries
+from swe_forge_dagster.languages.python.runner import plain_pytest
+from swe_forge_dagster.languages.registry import runner_of
 
 CHECK_OUTPUT_TAIL = 2_000
 

@@ -31,9 +31,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from swe_forge_dagster.execution.languages.python_runner import PYTEST
+from swe_forge_dagster.environments.seed import ENSURE_GIT, seed_install_commands, seed_task_image, seed_test_files
 from swe_forge_dagster.execution.patch import split_sections
-from swe_forge_dagster.execution.seed_env import ENSURE_GIT, seed_install_commands, seed_task_image, seed_test_files
 from swe_forge_dagster.export.instance_files import INSTANCE_SUFFIXES, is_task_repo
 from swe_forge_dagster.export.seed_format import SeedTask, find_task_dirs, read_seed_workspace
 from swe_forge_dagster.export.swebench import BadRecord, InstanceFormatError, SWEBenchInstance, read_instance_records
@@ -46,6 +45,7 @@ from swe_forge_dagster.export.task_dir import (
 )
 from swe_forge_dagster.export.task_repo import carried_recipe
 from swe_forge_dagster.harness.models import HarnessTask, TaskLoadError
+from swe_forge_dagster.languages.python.runner import PYTEST
 
 DEFAULT_SPEC_KEY = "*"
 _REPO_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
@@ -172,7 +172,7 @@ def task_from_record(record: TaskRecord, *, source: str = "") -> HarnessTask:
 def task_from_seed(seed: SeedTask, *, default_image: str) -> HarnessTask:
     """The seed's workspace: shell-command checks, tests in meta.test_files.
 
-    The image and the install follow its `install_config` (`execution.seed_env`, shared with `validate`).
+    The image and the install follow its `install_config` (`environments.seed`, shared with `validate`).
     """
     extra = seed_test_files(seed.test_files)
     return HarnessTask(

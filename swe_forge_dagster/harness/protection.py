@@ -31,7 +31,7 @@ dependency at start-up) are reset as well, and the runner's effective configurat
 the diff by the runner's own loader (`RunnerConfig`), which catches config our text reading would miss.
 
 Not covered here: source code that tampers with pytest from inside the test process (it is imported by the
-tests, so it runs there): `languages.python_canaries` and `languages.python_twins` detect that in the results.
+tests, so it runs there): `languages.python.canaries` and `languages.python.twins` detect that in the results.
 Test code is decided by the rules that split a PR into its fix and its tests, so a package named `test/` or
 `testing/` (django/test, sympy/testing) counts as tests, as SWE-bench's split counts it; a path the gold patch
 changes never does. pytest's own `src/_pytest` is source (only a NEW `_pytest/` shadows pytest).
@@ -46,12 +46,6 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from swe_forge_dagster.execution.languages.python_protection import (
-    MODULE_SUFFIXES,
-    PYTEST_SECTION_FILES,
-    pytest_section,
-)
-from swe_forge_dagster.execution.languages.registry import is_fixed_dependency_file, is_test_code, protected
 from swe_forge_dagster.execution.patch import split_sections
 from swe_forge_dagster.execution.repo_box import (
     GIT,
@@ -66,6 +60,12 @@ from swe_forge_dagster.execution.repo_box import (
 )
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxError
 from swe_forge_dagster.harness.module_names import second_modules
+from swe_forge_dagster.languages.python.protection import (
+    MODULE_SUFFIXES,
+    PYTEST_SECTION_FILES,
+    pytest_section,
+)
+from swe_forge_dagster.languages.registry import is_fixed_dependency_file, is_test_code, protected
 
 MAX_CONFIG_BYTES = 1 << 20
 
@@ -179,9 +179,9 @@ def apply_agent_diff(
     Git in this container (which no agent code ever ran in) lists the changes: edits, deletions,
     new files, ignored files and type changes, with no rename detection to hide a path behind.
     New top-level modules in the directories the checks import from (`import_roots`, asked of the environment
-    in the sanity container: `languages.python_paths`; without it, every directory that is not a package) are
+    in the sanity container: `languages.python.paths`; without it, every directory that is not a package) are
     reset too, whatever their names, and so is a new file that is a second module for an existing module name
-    (`module_names`). With `runner_config` (the runner's own effective configuration, `languages.python_config`,
+    (`module_names`). With `runner_config` (the runner's own effective configuration, `languages.python.config`,
     `node_config`, `rust_config`, and its answer for the tree before the diff: the sanity container's), the files
     that answer names as the runner's are reset, and a configuration that differs after the diff resets every
     configuration file the diff changed (not one the gold patch changes too: then the difference is the task's);
@@ -286,7 +286,7 @@ def new_top_level_modules(
     changes: Iterable[tuple[str, str]], roots: Collection[str], existing: Collection[str]
 ) -> list[str]:
     """New code files that make a new top-level module, whatever its name: the first part of the path below one of
-    the import `roots` (repo-relative, '' the root: `languages.python_paths`) is a module file or a directory (a
+    the import `roots` (repo-relative, '' the root: `languages.python.paths`) is a module file or a directory (a
     package or a namespace package) that was not in the tree before the diff (`existing`, repo-relative)."""
     found = []
     for status, path in changes:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from swe_forge_dagster.execution.languages.registry import runner_of
 from swe_forge_dagster.execution.manifest import remembered
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.export.eval_script import RepoTask
@@ -20,6 +19,7 @@ from swe_forge_dagster.export.seed_format import find_task_dirs
 from swe_forge_dagster.export.swebench import read_instances
 from swe_forge_dagster.export.task_dir import TaskDirError, read_task_dir
 from swe_forge_dagster.harness.inputs import EnvSpec, InputError, task_from_instance, task_from_record
+from swe_forge_dagster.languages.registry import runner_of
 
 Labelled = list[tuple[str, RepoTask]]
 

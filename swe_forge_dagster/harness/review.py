@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from swe_forge_dagster.execution.languages.registry import review_signs
+from swe_forge_dagster.languages.registry import review_signs
 
 MAX_NOTES = 20
 

@@ -30,10 +30,8 @@ from typing import Any
 import docker
 from docker.errors import DockerException, ImageNotFound
 
+from swe_forge_dagster.environments.environment import Environments
 from swe_forge_dagster.execution.canaries import Planted
-from swe_forge_dagster.execution.environment import Environments
-from swe_forge_dagster.execution.languages.python_paths import import_roots
-from swe_forge_dagster.execution.languages.registry import runner_of
 from swe_forge_dagster.execution.ownership import KEEP_LABEL
 from swe_forge_dagster.execution.repo_box import (
     PatchRejected,
@@ -61,6 +59,8 @@ from swe_forge_dagster.harness.protection import ConfigChanged, apply_agent_diff
 from swe_forge_dagster.harness.review import review_notes
 from swe_forge_dagster.harness.runner_config import ConfigReader, config_reader
 from swe_forge_dagster.harness.task_environment import task_environment
+from swe_forge_dagster.languages.python.paths import import_roots
+from swe_forge_dagster.languages.registry import runner_of
 
 log = logging.getLogger(__name__)
 StageHook = Callable[[str], None]

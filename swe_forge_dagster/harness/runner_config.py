@@ -9,17 +9,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from swe_forge_dagster.execution.languages import node_config as node
-from swe_forge_dagster.execution.languages import rust_config as cargo
-from swe_forge_dagster.execution.languages.node import JEST_RUNNER, MOCHA_RUNNER, VITEST_RUNNER
-from swe_forge_dagster.execution.languages.python_config import pytest_config
-from swe_forge_dagster.execution.languages.python_protection import CONFIG_FILES, CONFIG_TRIGGERS
-from swe_forge_dagster.execution.languages.python_runner import PYTEST_RUNNER
-from swe_forge_dagster.execution.languages.registry import runner_of
-from swe_forge_dagster.execution.languages.rust import CARGO_RUNNER
 from swe_forge_dagster.execution.sandbox import Sandbox
 from swe_forge_dagster.harness.models import HarnessTask
 from swe_forge_dagster.harness.protection import RunnerConfig
+from swe_forge_dagster.languages.node import config as node
+from swe_forge_dagster.languages.node.pack import JEST_RUNNER, MOCHA_RUNNER, VITEST_RUNNER
+from swe_forge_dagster.languages.python.config import pytest_config
+from swe_forge_dagster.languages.python.protection import CONFIG_FILES, CONFIG_TRIGGERS
+from swe_forge_dagster.languages.python.runner import PYTEST_RUNNER
+from swe_forge_dagster.languages.registry import runner_of
+from swe_forge_dagster.languages.rust import config as cargo
+from swe_forge_dagster.languages.rust.pack import CARGO_RUNNER
 
 Reader = Callable[[tuple[str, ...]], Callable[[Sandbox], object]]
 """A pack's probe: the task's test files -> how to read the configuration in a box."""

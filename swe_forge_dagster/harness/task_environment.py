@@ -1,6 +1,6 @@
 """A task's environment image for the harness: the task's own recipe, or one from the repository's manifests.
 
-Built by `execution.environment`, as task building builds it: reused only while the dependency
+Built by `environments.environment`, as task building builds it: reused only while the dependency
 manifests at the task's base are the ones it was built from, one build per tag at a time across
 processes, each install command under the fixed install step timeout. The base image is only
 needed (and pulled when `--pull` is given) when a build is. Failures are the task's `setup_error`
@@ -14,13 +14,13 @@ from functools import partial
 import docker
 from docker.errors import DockerException, ImageNotFound
 
-from swe_forge_dagster.execution.env_candidates import environment_candidates
-from swe_forge_dagster.execution.environment import EnvironmentBuildError, Environments, EnvRecipe, image_available
-from swe_forge_dagster.execution.languages.python_runner import PYTEST
+from swe_forge_dagster.environments.candidates import environment_candidates
+from swe_forge_dagster.environments.environment import EnvironmentBuildError, Environments, EnvRecipe, image_available
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.harness.inputs import patch_files
 from swe_forge_dagster.harness.models import HarnessConfig, HarnessTask, Status
 from swe_forge_dagster.harness.outcome import HarnessOutcome
+from swe_forge_dagster.languages.python.runner import PYTEST
 
 
 def task_environment(

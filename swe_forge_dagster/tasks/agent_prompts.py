@@ -1,7 +1,7 @@
 """What the sandbox agents are told, per language, and the forms their answers must take.
 
 Python keeps its own prompts (a venv, pytest, JUnit options added by the harness). Every other
-language pack (`execution.languages`) gets a prompt from its hints (`LanguagePack.hints`): how projects
+language pack (`languages`) gets a prompt from its hints (`LanguagePack.hints`): how projects
 of that language install on its image and which of its runner adapters can run and read its tests.
 The test command the environment agent submits must be a runner's template form, with
 `{tests}` (the runner's targets of the test files) and `{report}` (its structured report): `runner_of`
@@ -15,8 +15,9 @@ import re
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from swe_forge_dagster.execution.languages.pack import RunnerHints
-from swe_forge_dagster.execution.languages.registry import (
+from swe_forge_dagster.execution.runners import JUNIT, Runner
+from swe_forge_dagster.languages.pack import RunnerHints
+from swe_forge_dagster.languages.registry import (
     DEFAULT_PACK,
     DEFAULT_RUNNER,
     is_default,
@@ -24,7 +25,6 @@ from swe_forge_dagster.execution.languages.registry import (
     pack_of_runner,
     runner_of,
 )
-from swe_forge_dagster.execution.runners import JUNIT, Runner
 from swe_forge_dagster.tasks.agent_tools import AgentTool
 
 # What the harness needs from every pytest run (as in `execution.runners.PYTEST`); added to agent commands.

@@ -28,21 +28,21 @@ from pathlib import Path
 
 import docker
 
-from swe_forge_dagster.execution.environment import (
+from swe_forge_dagster.environments.environment import (
     INSTALL_TIMEOUT_S,
     EnvRecipe,
     image_available,
     install_git_script,
 )
 from swe_forge_dagster.execution.junit import Outcome, parse_junit
-from swe_forge_dagster.execution.languages.python_runner import PYTEST_RUNNER
-from swe_forge_dagster.execution.languages.registry import is_default, pack, runner_of
 from swe_forge_dagster.execution.recipe import RETOUCH
 from swe_forge_dagster.execution.repo_box import TREE_NAME, WorkspaceError, start_repo_box
 from swe_forge_dagster.execution.runners import JUNIT
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig, owned_by_root
 from swe_forge_dagster.execution.suite import run_suite
 from swe_forge_dagster.execution.test_sample import proof_sample
+from swe_forge_dagster.languages.python.runner import PYTEST_RUNNER
+from swe_forge_dagster.languages.registry import is_default, pack, runner_of
 from swe_forge_dagster.llm.client import LLMClient
 from swe_forge_dagster.llm.prompts import data
 from swe_forge_dagster.tasks.agent_prompts import (

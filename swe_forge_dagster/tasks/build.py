@@ -12,11 +12,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from swe_forge_dagster.execution.environment import EnvRecipe
-from swe_forge_dagster.execution.languages.registry import runner_of
+from swe_forge_dagster.environments.environment import EnvRecipe
 from swe_forge_dagster.execution.runners import swebench_ids
 from swe_forge_dagster.export.swebench import SWEBenchInstance, dataset_timestamp
 from swe_forge_dagster.export.task_dir import TaskRecord
+from swe_forge_dagster.languages.registry import runner_of
 from swe_forge_dagster.llm.client import LLMClient
 from swe_forge_dagster.llm.functions import PRFacts, QualityJudgement, write_problem_statement
 from swe_forge_dagster.tasks.prove import TaskBuildError, TaskValidation

@@ -1,7 +1,7 @@
 """An environment for a task from the repository's own manifests, before the environment agent is asked.
 
 The environment stage tries, in order: the repository's stored recipe, then the recipes its
-packaging files suggest (`execution.env_candidates`: those that resolve as of the commit's era first,
+packaging files suggest (`environments.candidates`: those that resolve as of the commit's era first,
 then today's releases; for Python an install per test extra /
 requirements file, on the base image of the Python it declares; for JavaScript, Go, Rust, Java and
 C/C++ the toolchain image and the project's own install and test runner), then the LLM agent
@@ -23,14 +23,14 @@ from pathlib import Path
 
 from docker.errors import ImageNotFound
 
-from swe_forge_dagster.execution.env_candidates import environment_candidates
-from swe_forge_dagster.execution.environment import EnvRecipe, image_available
-from swe_forge_dagster.execution.languages.registry import is_default, pack, runner_of
+from swe_forge_dagster.environments.candidates import environment_candidates
+from swe_forge_dagster.environments.environment import EnvRecipe, image_available
 from swe_forge_dagster.execution.manifest import remember
 from swe_forge_dagster.execution.patch import SplitPatch
 from swe_forge_dagster.execution.repo_box import write_tree_archive
 from swe_forge_dagster.execution.runtime_record import runtime_record
 from swe_forge_dagster.execution.test_sample import proof_sample
+from swe_forge_dagster.languages.registry import is_default, pack, runner_of
 from swe_forge_dagster.tasks.prove import TaskBuildError, TaskExecutor
 
 PROOF_TIMEOUT_S = 900.0

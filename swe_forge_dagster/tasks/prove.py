@@ -3,7 +3,7 @@
 For one PR: take its change at the merge-base, split it into `patch` and `test_patch`, check
 both apply, then in Docker (never on the host) run the tests touched by `test_patch` once at
 base+test_patch and N times (3 by default) at base+test_patch+patch. Every run is a fresh
-no-network container from the environment image (`execution.environment`), its /repo the base
+no-network container from the environment image (`environments.environment`), its /repo the base
 commit (`execution.repo_box`, the same preparation the harness uses), the suite run and read by
 `execution.suite` (the same as the harness's checks). `validation.validate` turns the per-test
 outcomes into the lists, or a rejection with its reason.
@@ -19,13 +19,13 @@ from pathlib import Path
 
 import docker
 
-from swe_forge_dagster.execution.environment import EnvironmentBuildError, Environments, EnvRecipe
-from swe_forge_dagster.execution.languages.registry import DEFAULT_RUNNER, runner_of
+from swe_forge_dagster.environments.environment import EnvironmentBuildError, Environments, EnvRecipe
 from swe_forge_dagster.execution.patch import SplitPatch, check_applies, split_diff
 from swe_forge_dagster.execution.repo_box import PatchRejected, WorkspaceError, start_repo_box, write_tree_archive
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.execution.sandbox import CommandResult, SandboxConfig
 from swe_forge_dagster.execution.suite import MAX_OUTPUT, SuiteRun, run_suite
+from swe_forge_dagster.languages.registry import DEFAULT_RUNNER, runner_of
 from swe_forge_dagster.settings import DEFAULT_BASE_IMAGE
 from swe_forge_dagster.tasks.validation import Validation, validate
 
@@ -80,7 +80,7 @@ class TaskExecutor:
         return self.environments.export_tree(repo, sha, into)
 
     def environment_image(self, repo: str, base_sha: str, recipe: EnvRecipe) -> tuple[str, bool]:
-        """(tag, reused) of the repo's environment image (see `execution.environment`)."""
+        """(tag, reused) of the repo's environment image (see `environments.environment`)."""
         try:
             return self.environments.image(repo, base_sha, recipe)
         except EnvironmentBuildError as exc:

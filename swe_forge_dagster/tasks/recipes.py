@@ -13,7 +13,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from swe_forge_dagster.execution.environment import EnvRecipe
+from swe_forge_dagster.environments.environment import EnvRecipe
 
 
 class RecipeStore:

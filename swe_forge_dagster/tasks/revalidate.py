@@ -15,7 +15,7 @@ from pathlib import Path
 
 import docker
 
-from swe_forge_dagster.execution.environment import EnvRecipe
+from swe_forge_dagster.environments.environment import EnvRecipe
 from swe_forge_dagster.execution.patch import SplitPatch, split_diff
 from swe_forge_dagster.execution.repo_box import WorkspaceError
 from swe_forge_dagster.execution.repo_cache import RepoCacheError

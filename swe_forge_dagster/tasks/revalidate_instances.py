@@ -1,7 +1,7 @@
 """Re-derive a SWE-bench instance's FAIL_TO_PASS / PASS_TO_PASS by execution, with no environment given.
 
 `swe-forge validate -i instances.jsonl` runs this per instance: the environment is found from the
-repository's own manifests (`execution.env_candidates`: for Python a base image per Python version,
+repository's own manifests (`environments.candidates`: for Python a base image per Python version,
 nearest to what the project declares, and its test extras or requirements in a venv; for the other
 toolchains their image and the runner adapter the project uses), each candidate built and
 proven in turn until one gives a verdict; then the proof of the validation stage (the test patch's
@@ -16,9 +16,8 @@ from functools import partial
 
 from docker.errors import ImageNotFound
 
-from swe_forge_dagster.execution.env_candidates import environment_candidates
-from swe_forge_dagster.execution.environment import image_available
-from swe_forge_dagster.execution.languages.registry import runner_for
+from swe_forge_dagster.environments.candidates import environment_candidates
+from swe_forge_dagster.environments.environment import image_available
 from swe_forge_dagster.execution.manifest import remember
 from swe_forge_dagster.execution.patch import SplitPatch, split_diff, split_sections
 from swe_forge_dagster.execution.repo_cache import RepoCache
@@ -26,6 +25,7 @@ from swe_forge_dagster.execution.runners import swebench_ids
 from swe_forge_dagster.execution.runtime_record import runtime_record
 from swe_forge_dagster.export.swebench import SWEBenchInstance
 from swe_forge_dagster.export.task_repo import carried_recipe
+from swe_forge_dagster.languages.registry import runner_for
 from swe_forge_dagster.tasks.differences import explain_differences, set_aside, unreachable
 from swe_forge_dagster.tasks.given_files import files_of_given_ids
 from swe_forge_dagster.tasks.prove import TaskBuildError, TaskExecutor, TaskValidation, clip

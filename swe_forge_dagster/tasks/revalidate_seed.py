@@ -1,7 +1,7 @@
 """Re-prove a swe-forge (seed) task directory by execution: do its shell-command checks still hold?
 
 The seed's checks are commands, not test ids, so the proof is by exit code, in the environment the
-harness would give the task (`execution.seed_env`: the image its `install_config` asks for, the
+harness would give the task (`environments.seed`: the image its `install_config` asks for, the
 install in a venv at `/tmp/venv`): every FAIL_TO_PASS command must fail at base + test_patch (+ the
 seed's test files) and pass with the gold patch in every one of N runs; every PASS_TO_PASS command
 must pass in all runs. A task that does not hold is `invalid`, and the reason names the commands and
@@ -14,11 +14,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from swe_forge_dagster.execution.environment import EnvRecipe
+from swe_forge_dagster.environments.environment import EnvRecipe
+from swe_forge_dagster.environments.seed import seed_install_commands, seed_task_image, seed_test_files
 from swe_forge_dagster.execution.repo_box import write_tree_archive
 from swe_forge_dagster.execution.runtime_record import runtime_record
 from swe_forge_dagster.execution.sandbox import CommandResult
-from swe_forge_dagster.execution.seed_env import seed_install_commands, seed_task_image, seed_test_files
 from swe_forge_dagster.export.seed_format import SeedFormatError, SeedTask, read_seed_workspace
 from swe_forge_dagster.tasks.prove import TaskBuildError, TaskExecutor, clip
 from swe_forge_dagster.tasks.revalidate import ERROR, INVALID, VALID, Revalidation

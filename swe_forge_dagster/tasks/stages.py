@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from swe_forge_dagster.common.store import StorePath
-from swe_forge_dagster.execution.environment import EnvRecipe
-from swe_forge_dagster.execution.languages.registry import is_default, toolchain_tags
+from swe_forge_dagster.environments.environment import EnvRecipe
 from swe_forge_dagster.execution.patch import check_applies, patch_adding_files, split_diff
 from swe_forge_dagster.execution.sandbox import SandboxConfig
 from swe_forge_dagster.export.task_dir import read_task_dir, write_task_dir
+from swe_forge_dagster.languages.registry import is_default, toolchain_tags
 from swe_forge_dagster.llm.client import LLMClient
 from swe_forge_dagster.llm.functions import QualityJudgement, score_quality
 from swe_forge_dagster.tasks.agent_tools import AgentFailed

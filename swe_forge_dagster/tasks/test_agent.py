@@ -15,13 +15,13 @@ from pathlib import Path, PurePosixPath
 import docker
 
 from swe_forge_dagster.common.paths import is_test_path
-from swe_forge_dagster.execution.environment import EnvRecipe
+from swe_forge_dagster.environments.environment import EnvRecipe
 from swe_forge_dagster.execution.junit import Outcome
-from swe_forge_dagster.execution.languages.python_runner import PYTEST_RUNNER
-from swe_forge_dagster.execution.languages.registry import runner_of
 from swe_forge_dagster.execution.patch import patch_adding_files
 from swe_forge_dagster.execution.runners import Runner
 from swe_forge_dagster.execution.sandbox import SandboxConfig
+from swe_forge_dagster.languages.python.runner import PYTEST_RUNNER
+from swe_forge_dagster.languages.registry import runner_of
 from swe_forge_dagster.llm.client import LLMClient
 from swe_forge_dagster.llm.prompts import data
 from swe_forge_dagster.tasks.agent_prompts import (

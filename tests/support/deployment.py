@@ -28,7 +28,7 @@ from swe_forge_dagster.demo.twins.github_twin import GithubTwin
 from swe_forge_dagster.demo.twins.openai_twin import OpenAITwin
 from swe_forge_dagster.demo.worlds.task_world import TaskWorld, build_task_world
 from swe_forge_dagster.demo.worlds.world_agent import world_agent_responder
-from swe_forge_dagster.execution.environment import env_image_tag
+from swe_forge_dagster.environments.environment import env_image_tag
 from swe_forge_dagster.tasks.recipes import RecipeStore
 from tests.support.common import BASE_IMAGE, REPO_ROOT, SHARED_FIXTURES
 from tests.support.gharchive_server import GharchiveServer

@@ -11,7 +11,7 @@ from pathlib import Path
 import docker
 import pytest
 
-from swe_forge_dagster.execution.languages.python_recipes import BASE_IMAGES
+from swe_forge_dagster.languages.python.recipes import BASE_IMAGES
 from tests.support.common import SHARED_FIXTURES, require_image
 
 BUNDLE = SHARED_FIXTURES / "repos" / "marshmallow-code+marshmallow.bundle"

@@ -14,7 +14,7 @@ import shlex
 from pathlib import Path
 
 from swe_forge_dagster.demo.worlds.git_world import WorldPR
-from swe_forge_dagster.execution.environment import EnvRecipe
+from swe_forge_dagster.environments.environment import EnvRecipe
 from swe_forge_dagster.execution.patch import patch_adding_files, split_diff
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.export.swebench import SWEBenchInstance

@@ -15,11 +15,11 @@ from pathlib import PurePosixPath
 from typing import Literal
 
 from swe_forge_dagster.execution.junit import Outcome, worst
-from swe_forge_dagster.execution.languages.pack import AgentHints, Files, LanguagePack, RunnerHints
 from swe_forge_dagster.execution.recipe import RETOUCH, EnvRecipe
 from swe_forge_dagster.execution.reports import record, xml_outcome, xml_testcases
 from swe_forge_dagster.execution.runners import Runner, command_word
 from swe_forge_dagster.execution.toolchains import registry_reachable, version_numbers
+from swe_forge_dagster.languages.pack import AgentHints, Files, LanguagePack, RunnerHints
 from swe_forge_dagster.settings import get_settings
 
 MAVEN = (

@@ -19,9 +19,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from swe_forge_dagster.execution.languages.python_config import isolated_probe
 from swe_forge_dagster.execution.repo_box import REPO_DIR, WORK_DIR
 from swe_forge_dagster.execution.sandbox import Sandbox
+from swe_forge_dagster.languages.python.config import isolated_probe
 
 ROOTS_PROBE = f"""import json, os, sys
 repo = {REPO_DIR!r}

@@ -11,8 +11,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import PurePosixPath
 
 from swe_forge_dagster.execution.junit import Outcome, parse_junit
-from swe_forge_dagster.execution.languages.python_canaries import plant_pytest
 from swe_forge_dagster.execution.runners import JUNIT, Runner, SwebenchLog
+from swe_forge_dagster.languages.python.canaries import plant_pytest
 
 PYTEST = (
     "python -m pytest -p no:cacheprovider --continue-on-collection-errors -o junit_family=xunit1 "

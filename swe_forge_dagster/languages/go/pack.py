@@ -17,12 +17,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import PurePosixPath
 
 from swe_forge_dagster.execution.junit import Outcome, worst
-from swe_forge_dagster.execution.languages.go_canaries import go_single_id, plant_go
-from swe_forge_dagster.execution.languages.pack import AgentHints, Files, LanguagePack, RunnerHints
 from swe_forge_dagster.execution.recipe import RETOUCH, EnvRecipe
 from swe_forge_dagster.execution.reports import json_line, record
 from swe_forge_dagster.execution.runners import Runner, SwebenchLog, command_word
 from swe_forge_dagster.execution.toolchains import registry_reachable, version_numbers
+from swe_forge_dagster.languages.go.canaries import go_single_id, plant_go
+from swe_forge_dagster.languages.pack import AgentHints, Files, LanguagePack, RunnerHints
 from swe_forge_dagster.settings import get_settings
 
 GO_TEST = "go test -json -count=1 {tests} > {report}"

@@ -20,7 +20,7 @@ import logging
 from collections.abc import Iterable, Mapping
 from pathlib import PurePosixPath
 
-from swe_forge_dagster.execution.languages import registry
+from swe_forge_dagster.languages import registry
 from swe_forge_dagster.settings import DEFAULT_BASE_IMAGE, DEFAULT_DOCKER_IMAGE
 
 log = logging.getLogger(__name__)

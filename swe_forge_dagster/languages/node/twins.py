@@ -26,7 +26,7 @@ import random
 import re
 
 from swe_forge_dagster.execution.canaries import another_string, split_top_level
-from swe_forge_dagster.execution.languages.node_source import call_end, code_line_starts
+from swe_forge_dagster.languages.node.source import call_end, code_line_starts
 
 _CALLBACK = re.compile(r",\s*(?:async\s+)?(?:function\s*[\w$]*\s*\([^)]*\)|\([^)]*\)\s*=>|[\w$]+\s*=>)\s*\{")
 _EXPECT = re.compile(r"(?:await\s+)?expect\(")

@@ -34,7 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from swe_forge_dagster.execution.junit import Outcome
-from swe_forge_dagster.execution.languages.python_twins import Twin, make_twin
+from swe_forge_dagster.languages.python.twins import Twin, make_twin
 
 WORDS = (
     "handles",

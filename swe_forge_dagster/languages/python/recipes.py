@@ -27,8 +27,8 @@ from collections.abc import Iterable, Mapping
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-from swe_forge_dagster.execution.languages.python_runner import PYTEST
 from swe_forge_dagster.execution.recipe import EnvRecipe
+from swe_forge_dagster.languages.python.runner import PYTEST
 from swe_forge_dagster.settings import DEFAULT_BASE_IMAGE
 
 BASE_IMAGES = {"3.11": DEFAULT_BASE_IMAGE, "3.9": "swe-forge-base:bullseye", "3.13": "swe-forge-base:trixie"}

@@ -17,18 +17,18 @@ from dataclasses import replace
 from datetime import datetime
 
 from swe_forge_dagster.execution.era import is_old
-from swe_forge_dagster.execution.languages import python_protection
-from swe_forge_dagster.execution.languages.pack import AgentHints, Files, LanguagePack, RunnerHints
-from swe_forge_dagster.execution.languages.python_era import VERSIONS, era_recipe, legacy_build, legacy_install
-from swe_forge_dagster.execution.languages.python_recipes import (
+from swe_forge_dagster.execution.recipe import EnvRecipe
+from swe_forge_dagster.languages.pack import AgentHints, Files, LanguagePack, RunnerHints
+from swe_forge_dagster.languages.python import protection as python_protection
+from swe_forge_dagster.languages.python.era import VERSIONS, era_recipe, legacy_build, legacy_install
+from swe_forge_dagster.languages.python.recipes import (
     BASE_IMAGES,
     MANIFESTS,
     TEST_REQUIREMENTS,
     python_images,
     python_recipes,
 )
-from swe_forge_dagster.execution.languages.python_runner import PYTEST_RUNNER
-from swe_forge_dagster.execution.recipe import EnvRecipe
+from swe_forge_dagster.languages.python.runner import PYTEST_RUNNER
 
 DIST_NAME_FILES = ("pyproject.toml", "setup.cfg", "setup.py")
 """Where the distribution's name is read (setuptools-scm's pretend version is scoped to it), in this order."""

@@ -16,12 +16,12 @@ from collections.abc import Iterable, Sequence
 from pathlib import PurePosixPath
 
 from swe_forge_dagster.execution.junit import Outcome
-from swe_forge_dagster.execution.languages.pack import AgentHints, Files, LanguagePack, RunnerHints
-from swe_forge_dagster.execution.languages.rust_canaries import plant_cargo
 from swe_forge_dagster.execution.recipe import RETOUCH, EnvRecipe
 from swe_forge_dagster.execution.reports import json_line, record
 from swe_forge_dagster.execution.runners import Runner, command_word
 from swe_forge_dagster.execution.toolchains import registry_reachable, version_numbers
+from swe_forge_dagster.languages.pack import AgentHints, Files, LanguagePack, RunnerHints
+from swe_forge_dagster.languages.rust.canaries import plant_cargo
 from swe_forge_dagster.settings import get_settings
 
 CARGO = "RUSTC_BOOTSTRAP=1 cargo test --offline {tests} -- -Z unstable-options --format json > {report}"

@@ -14,9 +14,14 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import PurePosixPath
 
 from swe_forge_dagster.common.paths import is_test_path
-from swe_forge_dagster.execution.languages import cpp, go, java, node, python, rust
-from swe_forge_dagster.execution.languages.pack import Files, LanguagePack
 from swe_forge_dagster.execution.runners import Runner
+from swe_forge_dagster.languages.cpp import pack as cpp
+from swe_forge_dagster.languages.go import pack as go
+from swe_forge_dagster.languages.java import pack as java
+from swe_forge_dagster.languages.node import pack as node
+from swe_forge_dagster.languages.pack import Files, LanguagePack
+from swe_forge_dagster.languages.python import pack as python
+from swe_forge_dagster.languages.rust import pack as rust
 
 PACKS: tuple[LanguagePack, ...] = (python.PACK, node.PACK, go.PACK, rust.PACK, java.PACK, cpp.PACK)
 DEFAULT_PACK = PACKS[0]
@@ -174,7 +179,7 @@ def is_test_code(path: str) -> bool:
 
 
 def seed_task_image(install_config: Mapping[str, object], language: str, default_image: str) -> str:
-    """The image a seed task runs on, from its `install_config` and language (`execution.seed_env`).
+    """The image a seed task runs on, from its `install_config` and language (`environments.seed`).
 
     Packs are tried by `seed_rank`; among packs of one rank, one named by an `install_config` key wins
     over one named by the language. The default pack decides when none does.

@@ -30,16 +30,16 @@ from pathlib import Path
 
 import docker
 
-from swe_forge_dagster.execution import toolchain_images
+from swe_forge_dagster.environments import toolchain_images
 from swe_forge_dagster.execution.era import RESOLUTION_VAR
-from swe_forge_dagster.execution.languages.python import DIST_NAME_FILES, dependency_part
-from swe_forge_dagster.execution.languages.registry import dependency_files, runtime_probes
 from swe_forge_dagster.execution.recipe import RUNTIME_FILE, EnvRecipe
 from swe_forge_dagster.execution.registry import ImageRegistry
 from swe_forge_dagster.execution.repo_box import ENV_DIR, GIT, TREE_NAME, write_tree_archive
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig, SandboxError
 from swe_forge_dagster.execution.tar_safety import safe_extract
+from swe_forge_dagster.languages.python.pack import DIST_NAME_FILES, dependency_part
+from swe_forge_dagster.languages.registry import dependency_files, runtime_probes
 
 DEPS_LABEL = "swe-forge.deps"
 BUILT_AT_LABEL = "swe-forge.built-at"
@@ -91,7 +91,7 @@ class EnvironmentBuildError(RuntimeError):
 
 def image_available(client: docker.DockerClient, image: str) -> bool:
     """Whether `image` is on the engine (a local base image may not have been built), or is a toolchain image that
-    is built on first need (`execution.toolchain_images`: when a sandbox starts on it)."""
+    is built on first need (`environments.toolchain_images`: when a sandbox starts on it)."""
     try:
         client.images.get(image)
     except docker.errors.ImageNotFound:

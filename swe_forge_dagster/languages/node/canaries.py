@@ -32,8 +32,8 @@ from dataclasses import dataclass, replace
 
 from swe_forge_dagster.execution.canaries import made_name
 from swe_forge_dagster.execution.junit import Outcome
-from swe_forge_dagster.execution.languages.node_source import call_end
-from swe_forge_dagster.execution.languages.node_twins import changed_twin
+from swe_forge_dagster.languages.node.source import call_end
+from swe_forge_dagster.languages.node.twins import changed_twin
 
 _TEST_CALL = re.compile(r"""(?<![\w.$])(it|test)\s*\(\s*(['"`])((?:(?!\2)[^\\\n]|\\.)+)\2""")
 _WORD = re.compile(r"[A-Za-z][a-z]+")

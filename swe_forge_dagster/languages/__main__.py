@@ -1,4 +1,4 @@
-"""`python -m swe_forge_dagster.execution.languages packages|images|names [PACK]`: what the shell scripts read.
+"""`python -m swe_forge_dagster.languages packages|images|names [PACK]`: what the shell scripts read.
 
 `packages node` prints the Debian packages of the node pack's toolchain image (what
 `scripts/build-toolchain-image.sh` installs); `images node` its image tags; `names` the packs with
@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import sys
 
-from swe_forge_dagster.execution.languages.registry import pack, packs
+from swe_forge_dagster.languages.registry import pack, packs
 
 
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in ("packages", "images", "names"):
-        print("usage: python -m swe_forge_dagster.execution.languages packages|images|names [PACK]", file=sys.stderr)
+        print("usage: python -m swe_forge_dagster.languages packages|images|names [PACK]", file=sys.stderr)
         return 2
     if argv[0] == "names":
         print(" ".join(language.name for language in packs() if language.debian_packages))

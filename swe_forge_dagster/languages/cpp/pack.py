@@ -16,11 +16,11 @@ from collections.abc import Iterable, Sequence
 from pathlib import PurePosixPath
 
 from swe_forge_dagster.execution.junit import Outcome, worst
-from swe_forge_dagster.execution.languages.cpp_canaries import plant_gtest
-from swe_forge_dagster.execution.languages.pack import AgentHints, Files, LanguagePack, RunnerHints
 from swe_forge_dagster.execution.recipe import RETOUCH, EnvRecipe
 from swe_forge_dagster.execution.reports import record, xml_outcome, xml_testcases
 from swe_forge_dagster.execution.runners import Runner, SwebenchLog
+from swe_forge_dagster.languages.cpp.canaries import plant_gtest
+from swe_forge_dagster.languages.pack import AgentHints, Files, LanguagePack, RunnerHints
 
 GTEST = (
     "cmake build >/dev/null || exit 1; "

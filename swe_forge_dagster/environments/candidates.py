@@ -15,10 +15,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from swe_forge_dagster.execution.era import runs_in_its_era
-from swe_forge_dagster.execution.languages.registry import pack_of, root_files
 from swe_forge_dagster.execution.manifest import remembered
 from swe_forge_dagster.execution.recipe import EnvRecipe
 from swe_forge_dagster.execution.repo_cache import RepoCache
+from swe_forge_dagster.languages.registry import pack_of, root_files
 
 
 @dataclass

@@ -22,14 +22,15 @@ from datetime import datetime
 from pathlib import PurePosixPath
 
 from swe_forge_dagster.execution.era import is_old
-from swe_forge_dagster.execution.languages import node_image, node_reports
-from swe_forge_dagster.execution.languages.node_canaries import plant_node
-from swe_forge_dagster.execution.languages.node_era import LOCK_FILES, dates_plausible, era_recipe
-from swe_forge_dagster.execution.languages.node_versions import declared_range, majors_satisfying
-from swe_forge_dagster.execution.languages.pack import AgentHints, Files, LanguagePack, RunnerHints
 from swe_forge_dagster.execution.recipe import EnvRecipe
 from swe_forge_dagster.execution.runners import Runner, SwebenchLog, anchored, command_word, title_at_end
 from swe_forge_dagster.execution.toolchains import json_object, registry_reachable, version_numbers
+from swe_forge_dagster.languages.node import image as node_image
+from swe_forge_dagster.languages.node import reports as node_reports
+from swe_forge_dagster.languages.node.canaries import plant_node
+from swe_forge_dagster.languages.node.era import LOCK_FILES, dates_plausible, era_recipe
+from swe_forge_dagster.languages.node.versions import declared_range, majors_satisfying
+from swe_forge_dagster.languages.pack import AgentHints, Files, LanguagePack, RunnerHints
 from swe_forge_dagster.settings import get_settings
 
 MOCHA = "npx --no-install mocha --exit --reporter xunit --reporter-options output={report} {tests}"

@@ -1,0 +1,1 @@
+"""The C/C++ language pack: `pack.PACK` and the modules it is made of."""
