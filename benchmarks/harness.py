@@ -29,6 +29,7 @@ from typing import Any
 
 import docker
 
+from swe_forge_dagster.common.sandbox_spec import SandboxSpec
 from swe_forge_dagster.demo.worlds.git_world import build_git_world
 from swe_forge_dagster.demo.worlds.harness_task import write_world_task
 from swe_forge_dagster.execution.repo_cache import RepoCache
@@ -98,8 +99,7 @@ def main(argv: list[str] | None = None) -> int:
             agent_cmd="sh /agent/run.sh",
             repo_cache_dir=root / "repos",
             git_url=world.url_template,
-            docker_image=BASE_IMAGE,
-            cpu=1.0,
+            sandbox=SandboxSpec(image=BASE_IMAGE, cpu=1.0),
         )
         warm_started = time.perf_counter()
         timed_run(config.model_copy(update={"agent": "oracle"}), items[:1], client)  # builds or finds the image

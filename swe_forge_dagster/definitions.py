@@ -8,18 +8,24 @@ import dagster as dg
 
 # Our own use of Dagster's beta and preview features (`backfill_policy`, partitioned asset checks) warns once per
 # process at import, five blocks on every command that loads the definitions: silenced for these imports only, so
-# a user's code in the same process still hears about its own.
+# a user's code in the same process still hears about its own (`assets.graph` does the same for what it builds).
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", dg.BetaWarning)
     warnings.simplefilter("ignore", dg.PreviewWarning)
-    from swe_forge_dagster.assets.candidates import enriched_prs, pr_candidates
-    from swe_forge_dagster.assets.catalog import catalog
-    from swe_forge_dagster.assets.checks import ASSET_CHECKS
-    from swe_forge_dagster.assets.gharchive import gharchive_pr_events
-    from swe_forge_dagster.assets.harness import HARNESS_ASSETS
-    from swe_forge_dagster.assets.jobs import JOBS
-    from swe_forge_dagster.assets.tasks import TASK_STAGE_ASSETS, swe_dataset
-    from swe_forge_dagster.assets.triage import classified_prs
+    from swe_forge_dagster.assets.graph import build_asset_graph
+from swe_forge_dagster.common.dagster_names import (
+    CANDIDATES_STAGE,
+    CATALOG_STAGE,
+    EVAL_JOB,
+    GHARCHIVE_STAGE,
+    GITHUB_STAGE,
+    HARNESS_STAGE,
+    HOURLY_PIPELINE_JOB,
+    LLM_STAGE,
+    STAGE_TAG,
+    TASK_JOB,
+    TASKS_STAGE,
+)
 from swe_forge_dagster.orchestration.slot_claims import install as install_atomic_slot_claims
 from swe_forge_dagster.resources import (
     GharchiveResource,
@@ -30,6 +36,7 @@ from swe_forge_dagster.resources import (
     TaskBuildResource,
 )
 from swe_forge_dagster.resources.harness import HarnessResource
+from swe_forge_dagster.resources.sandbox import SandboxResourceConfig
 from swe_forge_dagster.sensors.harness import build_harness_sensor
 from swe_forge_dagster.sensors.mining import build_mining_sensor
 from swe_forge_dagster.sensors.tasks import build_task_sensor
@@ -38,36 +45,32 @@ from swe_forge_dagster.settings import Settings, get_settings
 # Within one run, the multiprocess executor caps steps per stage by the `swe_forge/stage` op tag;
 # across runs, the pools (limits in the instance, see swe_forge_dagster.orchestration.instance) do.
 STAGE_LIMITS: dict[str, int] = {
-    "gharchive": 4,
-    "candidates": 4,
-    "github": 1,
-    "llm": 1,
-    "catalog": 1,
-    "tasks": 1,
-    "harness": 2,
+    GHARCHIVE_STAGE: 4,
+    CANDIDATES_STAGE: 4,
+    GITHUB_STAGE: 1,
+    LLM_STAGE: 1,
+    CATALOG_STAGE: 1,
+    TASKS_STAGE: 1,
+    HARNESS_STAGE: 2,
 }
 
 executor = dg.multiprocess_executor.configured(
     {
         "max_concurrent": 4,
         "tag_concurrency_limits": [
-            {"key": "swe_forge/stage", "value": stage, "limit": limit} for stage, limit in STAGE_LIMITS.items()
+            {"key": STAGE_TAG, "value": stage, "limit": limit} for stage, limit in STAGE_LIMITS.items()
         ],
     }
 )
 
-ALL_ASSETS = [
-    gharchive_pr_events,
-    pr_candidates,
-    enriched_prs,
-    classified_prs,
-    catalog,
-    *TASK_STAGE_ASSETS,
-    swe_dataset,
-    *HARNESS_ASSETS,
-]
 
-SENSORS = [build_mining_sensor("hourly_pipeline_job"), build_task_sensor("task_job"), build_harness_sensor("eval_job")]
+def build_sensors(hourly_partitions: dg.HourlyPartitionsDefinition) -> list[dg.SensorDefinition]:
+    """The sensors, each targeting its job by name; the mining sensor over the same hours as the assets."""
+    return [
+        build_mining_sensor(HOURLY_PIPELINE_JOB, partitions_def=hourly_partitions),
+        build_task_sensor(TASK_JOB),
+        build_harness_sensor(EVAL_JOB),
+    ]
 
 
 def build_resources(
@@ -76,6 +79,7 @@ def build_resources(
     """Resources from settings; secrets are named by env var, never stored in config."""
     home = settings.home_ref  # a local path, or the object-store URI (resources resolve it with HomeLayout)
     key_envs = {"key_envs": llm_key_envs} if llm_key_envs else {}
+    sandbox = SandboxResourceConfig.of(settings.sandbox)  # one spec, nested whole in the resources that start sandboxes
     return {
         "lake": LakeResource(home=home),
         "gharchive": GharchiveResource(base_url=settings.gharchive_url, home=home),
@@ -103,25 +107,22 @@ def build_resources(
         "tasks": TaskBuildResource(
             home=home,
             git_url=settings.git_url,
-            base_image=settings.docker_image,
+            sandbox=sandbox,
             output_dir=str(settings.output_dir),
-            ca_bundle=str(settings.ca_bundle) if settings.ca_bundle else None,
             after_runs=settings.task_after_runs,
             registry=settings.registry,
             task_repo=str(settings.task_repo) if settings.task_repo else None,
         ),
         "harness": HarnessResource(
             home=home,
-            agent=settings.agent or ("command" if settings.agent_dir else ""),
+            agent=settings.agent,
             agent_dir=str(settings.agent_dir) if settings.agent_dir else None,
             agent_cmd=settings.agent_cmd,
             agent_timeout_seconds=settings.agent_timeout,
             test_timeout_seconds=settings.test_timeout,
-            docker_image=settings.docker_image,
+            sandbox=sandbox,
             agent_env=[name.strip() for name in settings.agent_env.split(",") if name.strip()],
             git_url=settings.git_url,
-            ca_bundle=str(settings.ca_bundle) if settings.ca_bundle else None,
-            disk_limit=settings.sandbox_disk,
             registry=settings.registry,
         ),
     }
@@ -130,13 +131,18 @@ def build_resources(
 def build_definitions(
     settings: Settings | None = None, github_token_env: str = "GITHUB_TOKEN", llm_key_envs: list[str] | None = None
 ) -> dg.Definitions:
-    """Definitions for `settings` (the environment's by default); tests and the demo pass their own."""
+    """Definitions for `settings` (the environment's by default); tests and the demo pass their own.
+
+    Everything that depends on a setting is built from `settings`: the resources, and the hourly partitions (the
+    first hour is `settings.start_date`) with the assets, checks, jobs and sensor over them (`assets.graph`).
+    """
     settings = settings or get_settings()
+    graph = build_asset_graph(settings)
     return dg.Definitions(
-        assets=ALL_ASSETS,
-        asset_checks=ASSET_CHECKS,
-        jobs=JOBS,
-        sensors=SENSORS,
+        assets=graph.assets,
+        asset_checks=graph.asset_checks,
+        jobs=graph.jobs,
+        sensors=build_sensors(graph.hourly_partitions),
         resources=build_resources(settings, github_token_env, llm_key_envs),
         executor=executor,
     )

@@ -30,12 +30,18 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from swe_forge_dagster.common.agent_kind import AgentKind
 from swe_forge_dagster.common.home import HomeLayout
 from swe_forge_dagster.common.registry_address import parse_registry
+from swe_forge_dagster.common.sandbox_spec import (
+    DEFAULT_DOCKER_IMAGE,
+    DEFAULT_SANDBOX_DISK,
+    SandboxSpec,
+)
 from swe_forge_dagster.common.store import StoreConfigError, is_remote_uri, store_path
 
-# Defaults that code outside `Settings` needs too (resources, configs, the CLI's flags): written once here.
-DEFAULT_DOCKER_IMAGE = "python:3.12-slim"
+# Defaults that code outside `Settings` needs too (resources, configs, the CLI's flags): written once here (the
+# sandboxes' in `common.sandbox_spec`, re-exported).
 DEFAULT_BASE_IMAGE = "swe-forge-base:bookworm"
 """The local sandbox image `scripts/build-base-image.sh` builds with debootstrap (no registry needed)."""
 DEFAULT_GIT_URL = "https://github.com/{repo}.git"
@@ -43,8 +49,6 @@ DEFAULT_LANGUAGES = "python,javascript,typescript,go,rust,java"
 DEFAULT_AGENT_CMD = "python -m baseagent"
 DEFAULT_AGENT_TIMEOUT_S = 600.0
 DEFAULT_TEST_TIMEOUT_S = 120.0
-DEFAULT_SANDBOX_DISK = "4g"
-"""What each harness container may write to disk (`execution.disk_guard`)."""
 HOME_SETTINGS_FILE = "settings.env"
 """The home's own settings (dotenv), below the process environment and above `.env`."""
 HOME_ALIAS = "SWE_FORGE_HOME"
@@ -301,8 +305,8 @@ class Settings(BaseSettings):
     @field_validator("agent")
     @classmethod
     def _agent_kind(cls, value: str) -> str:
-        if value not in ("", "oracle", "command"):
-            raise ValueError(f"SWE_FORGE_AGENT is oracle or command (with SWE_FORGE_AGENT_DIR), not {value!r}")
+        if value:  # empty: none, or a command when SWE_FORGE_AGENT_DIR is set (`agent_kind.configured_kind`)
+            AgentKind.parse(value, where="SWE_FORGE_AGENT", allowed=(AgentKind.ORACLE, AgentKind.COMMAND))
         return value
 
     @field_validator("gharchive_url")
@@ -318,6 +322,12 @@ class Settings(BaseSettings):
     @property
     def layout(self) -> HomeLayout:
         return HomeLayout.of(self.home, self.local_dir, endpoint_url=self.s3_endpoint_url, region=self.s3_region)
+
+    @property
+    def sandbox(self) -> SandboxSpec:
+        """The sandboxes' specification as these settings make it (image, CA bundle, disk bound; the other limits
+        at their defaults): what the resources and the commands start from."""
+        return SandboxSpec(image=self.docker_image, ca_bundle=self.ca_bundle, disk_limit=self.sandbox_disk)
 
     @property
     def home_abs(self) -> Path:

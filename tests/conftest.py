@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import os
 
-# Partitions are defined at import time from SWE_FORGE_START_DATE; the real fixture hours are
-# from 2015, so every test process starts there. Set before any project import.
+# Settings read SWE_FORGE_START_DATE, the first hour of the hourly partitions (`build_definitions(settings)`); the
+# real fixture hours are from 2015, so every test process starts there. Set before any project import.
 os.environ["SWE_FORGE_START_DATE"] = "2015-01-01"
 # Registries this machine cannot reach (crates.io, the Go module proxy, Maven Central) are probed by the
 # dependency check (`execution.toolchains`), and PyPI gives the local model's weights; tests never send a

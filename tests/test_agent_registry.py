@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from swe_forge_dagster.harness.agent_registry import UnknownAgent, config_for, record_agent
+from swe_forge_dagster.common.dagster_names import AGENT_PARTITIONS
+from swe_forge_dagster.common.agent_kind import AgentKind
+from swe_forge_dagster.harness.agent_registry import UnknownAgent, agent_file, config_for, record_agent
 from swe_forge_dagster.harness.models import HarnessConfig
 from swe_forge_dagster.harness.store import agent_key
 
@@ -22,7 +24,8 @@ def test_a_recorded_agent_runs_its_own_partitions_with_the_configured_settings(t
     configured = HarnessConfig(agent="oracle", test_timeout=33.0, agent_env=("OPENAI_API_KEY",))
     assert config_for(lake, agent_key("oracle"), configured) is configured  # the configured one: as it is
     chosen = config_for(lake, key, configured)
-    assert (chosen.agent, chosen.agent_dir, chosen.agent_cmd) == ("command", folder, "python agent.py")
+    assert (chosen.agent, chosen.agent_dir, chosen.agent_cmd) == (AgentKind.COMMAND, folder, "python agent.py")
+    assert '"agent": "command"' in agent_file(lake, key).read_text()  # the record keeps the kind's word
     assert chosen.test_timeout == 33.0 and chosen.agent_env == ("OPENAI_API_KEY",)  # the run's own settings
     assert chosen.agent_label == mine.agent_label
 
@@ -41,6 +44,6 @@ def test_every_command_that_opens_the_instance_adds_the_configured_agents_row(tm
 
     with dg.instance_for_test() as instance:
         add_configured_agent(instance, Settings(SWE_FORGE_HOME=str(tmp_path)))  # no agent configured: no row
-        assert instance.get_dynamic_partitions("agents") == []
+        assert instance.get_dynamic_partitions(AGENT_PARTITIONS) == []
         add_configured_agent(instance, Settings(SWE_FORGE_HOME=str(tmp_path), SWE_FORGE_AGENT="oracle"))
-        assert instance.get_dynamic_partitions("agents") == [agent_key("oracle")]
+        assert instance.get_dynamic_partitions(AGENT_PARTITIONS) == [agent_key("oracle")]

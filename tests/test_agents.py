@@ -18,6 +18,7 @@ from swe_forge_dagster.demo.worlds.git_world import GitWorld, build_git_world
 from swe_forge_dagster.environments.environment import EnvRecipe, env_image_tag
 from swe_forge_dagster.execution.patch import patch_adding_files, split_diff
 from swe_forge_dagster.execution.repo_cache import RepoCache
+from swe_forge_dagster.languages.python.runner import PYTEST
 from swe_forge_dagster.tasks.agents import (
     JUNIT_OPTIONS,
     AgentFailed,
@@ -32,7 +33,7 @@ VENV = (
     "python -m venv --system-site-packages /opt/venv && . /opt/venv/bin/activate "
     "&& pip install --no-build-isolation --no-deps -e ."
 )
-RECIPE = EnvRecipe(install_commands=(VENV,), base_image=BASE_IMAGE)
+RECIPE = EnvRecipe(install_commands=(VENV,), test_command=PYTEST, base_image=BASE_IMAGE)
 
 
 @pytest.fixture

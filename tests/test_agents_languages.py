@@ -22,10 +22,10 @@ import pytest
 
 from swe_forge_dagster.demo.twins.openai_twin import OpenAITwin, ToolCall
 from swe_forge_dagster.environments.environment import EnvRecipe, env_image_tag
+from swe_forge_dagster.environments.sandboxes import sandbox_config
 from swe_forge_dagster.execution.patch import patch_adding_files, split_diff
 from swe_forge_dagster.execution.recipe import RETOUCH
 from swe_forge_dagster.execution.repo_cache import RepoCache
-from swe_forge_dagster.execution.sandbox import SandboxConfig
 from swe_forge_dagster.languages.go.pack import GO_TEST
 from swe_forge_dagster.languages.node.pack import MOCHA
 from swe_forge_dagster.languages.registry import runners
@@ -188,7 +188,7 @@ def test_node_environment_and_test_agents_give_a_validated_mocha_task(
     except docker.errors.ImageNotFound:
         pytest.skip(f"{NODE_IMAGE} missing: scripts/build-toolchain-image.sh node")
     repo, base, head = node_repo(tmp_path)
-    sandbox = SandboxConfig(image=BASE_IMAGE, ca_bundle=HOST_CA)
+    sandbox = sandbox_config(build=True, image=BASE_IMAGE, ca_bundle=HOST_CA)
     executor = TaskExecutor(
         docker_client, RepoCache(tmp_path / "cache", f"file://{tmp_path}/remotes/{{repo}}.git"), sandbox
     )

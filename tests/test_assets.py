@@ -10,6 +10,25 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
+from swe_forge_dagster.common.dagster_names import (
+    AGENT_PARTITIONS,
+    CANDIDATES_STAGE,
+    DOCKER_HARNESS_POOL,
+    DUCKDB_CATALOG_POOL,
+    GHARCHIVE_DOWNLOAD_POOL,
+    GHARCHIVE_JOB,
+    GHARCHIVE_STAGE,
+    GITHUB_API_POOL,
+    GITHUB_STAGE,
+    HOURLY_PIPELINE_JOB,
+    LLM_API_POOL,
+    LLM_STAGE,
+    STAGE_TAG,
+    TASK_BUILD_POOL,
+    TASK_JOB,
+    TASK_PARTITIONS,
+    TASKS_STAGE,
+)
 from swe_forge_dagster.definitions import build_definitions
 from swe_forge_dagster.demo.worlds.gharchive_world import write_hour
 from swe_forge_dagster.orchestration.launcher import contiguous_blocks, hour_range, materialize_hours
@@ -43,7 +62,7 @@ def test_real_hour_materializes_with_metadata(
     gharchive_2015: Path, settings_for: SettingsFactory, instance: dg.DagsterInstance
 ) -> None:
     settings = settings_for(f"file://{gharchive_2015}")
-    job = build_definitions(settings).resolve_job_def("gharchive_job")
+    job = build_definitions(settings).resolve_job_def(GHARCHIVE_JOB)
     result = job.execute_in_process(partition_key="2015-01-01-00:00", instance=instance)
     assert result.success
     meta = materializations(instance)["2015-01-01-00:00"]
@@ -60,7 +79,7 @@ def test_rematerialization_does_not_duplicate(
     gharchive_2015: Path, settings_for: SettingsFactory, instance: dg.DagsterInstance
 ) -> None:
     settings = settings_for(f"file://{gharchive_2015}")
-    job = build_definitions(settings).resolve_job_def("gharchive_job")
+    job = build_definitions(settings).resolve_job_def(GHARCHIVE_JOB)
     for _ in range(2):
         assert job.execute_in_process(partition_key="2015-01-01-01:00", instance=instance).success
     assert count_rows(settings.lake_dir) == {"2015-01-01-01": 293}
@@ -134,16 +153,16 @@ def test_asset_spec_snapshot() -> None:
     assert isinstance(partitions, dg.HourlyPartitionsDefinition)
     assert partitions.get_first_partition_key() == "2015-01-01-00:00"
     assert partitions.fmt == "%Y-%m-%d-%H:%M"
-    assert node.pool == "gharchive_download"
-    assert node.tags["swe_forge/stage"] == "gharchive"
+    assert node.pool == GHARCHIVE_DOWNLOAD_POOL
+    assert node.tags[STAGE_TAG] == GHARCHIVE_STAGE
     assert asset.backfill_policy == dg.BackfillPolicy.multi_run(max_partitions_per_run=8)
     catalog = defs.resolve_assets_def("catalog")
-    assert catalog.node_def.pool == "duckdb_catalog"
+    assert catalog.node_def.pool == DUCKDB_CATALOG_POOL
     enriched = defs.resolve_assets_def("enriched_prs")
-    assert enriched.node_def.pool == "github_api" and enriched.node_def.tags["swe_forge/stage"] == "github"
+    assert enriched.node_def.pool == GITHUB_API_POOL and enriched.node_def.tags[STAGE_TAG] == GITHUB_STAGE
     assert enriched.partitions_def == partitions and enriched.backfill_policy == asset.backfill_policy
     candidates = defs.resolve_assets_def("pr_candidates")
-    assert candidates.node_def.tags["swe_forge/stage"] == "candidates" and candidates.partitions_def == partitions
+    assert candidates.node_def.tags[STAGE_TAG] == CANDIDATES_STAGE and candidates.partitions_def == partitions
     graph = defs.resolve_asset_graph()
     assert {k.to_user_string() for k in graph.get_all_asset_keys()} == {
         "gharchive_pr_events",
@@ -162,8 +181,11 @@ def test_asset_spec_snapshot() -> None:
         "eval_summary",
     }
     harness = defs.resolve_assets_def("eval_result")
-    assert harness.node_def.pool == "docker_harness" and harness.partitions_def == dg.MultiPartitionsDefinition(
-        {"agent": dg.DynamicPartitionsDefinition(name="agents"), "task": dg.DynamicPartitionsDefinition(name="tasks")}
+    assert harness.node_def.pool == DOCKER_HARNESS_POOL and harness.partitions_def == dg.MultiPartitionsDefinition(
+        {
+            "agent": dg.DynamicPartitionsDefinition(name=AGENT_PARTITIONS),
+            "task": dg.DynamicPartitionsDefinition(name=TASK_PARTITIONS),
+        }
     )  # every agent's latest verdict on a task is its own partition
     assert [c.name for c in harness.check_specs] == ["resolved"]
     assert defs.resolve_sensor_def("harness_sensor").default_status == dg.DefaultSensorStatus.STOPPED
@@ -172,22 +194,36 @@ def test_asset_spec_snapshot() -> None:
     stages = ["task_patch", "task_environment", "task_tests", "task_validation", "task_quality", "swe_task"]
     for name in stages:
         stage = defs.resolve_assets_def(name)
-        assert stage.partitions_def == dg.DynamicPartitionsDefinition(name="tasks"), name
-        assert stage.node_def.tags["swe_forge/stage"] == "tasks"
+        assert stage.partitions_def == dg.DynamicPartitionsDefinition(name=TASK_PARTITIONS), name
+        assert stage.node_def.tags[STAGE_TAG] == TASKS_STAGE
         (outcome,) = stage.check_specs  # each stage answers with its partitioned `accepted` check
         assert outcome.name == "accepted" and outcome.partitions_def == stage.partitions_def, name
-    assert {defs.resolve_assets_def(n).node_def.pool for n in stages[:4]} == {"task_build"}
-    assert defs.resolve_assets_def("task_quality").node_def.pool == "llm_api"
+    assert {defs.resolve_assets_def(n).node_def.pool for n in stages[:4]} == {TASK_BUILD_POOL}
+    assert defs.resolve_assets_def("task_quality").node_def.pool == LLM_API_POOL
     patch_deps = graph.get(dg.AssetKey("task_patch")).parent_keys
     assert patch_deps == {dg.AssetKey("classified_prs")}  # lineage only, with an explicit All mapping
     assert defs.resolve_assets_def("swe_dataset").partitions_def is None
     assert defs.resolve_sensor_def("task_sensor").default_status == dg.DefaultSensorStatus.STOPPED
-    assert set(defs.resolve_job_def("task_job").asset_layer.executable_asset_keys) >= {dg.AssetKey(n) for n in stages}
+    assert set(defs.resolve_job_def(TASK_JOB).asset_layer.executable_asset_keys) >= {dg.AssetKey(n) for n in stages}
     triage = defs.resolve_assets_def("classified_prs")
-    assert triage.node_def.pool == "llm_api" and triage.node_def.tags["swe_forge/stage"] == "llm"
+    assert triage.node_def.pool == LLM_API_POOL and triage.node_def.tags[STAGE_TAG] == LLM_STAGE
     assert graph.get(dg.AssetKey("classified_prs")).parent_keys == {dg.AssetKey("enriched_prs")}
     assert graph.get(dg.AssetKey("enriched_prs")).parent_keys == {dg.AssetKey("pr_candidates")}
     assert graph.get(dg.AssetKey("pr_candidates")).parent_keys == {ASSET}
+
+
+def test_the_hourly_partitions_follow_the_settings_given(settings_for: SettingsFactory) -> None:
+    """`build_definitions(settings)` partitions by the settings it is given, not the environment's at import."""
+    settings = settings_for("file:///nowhere")
+    later = settings.model_copy(update={"start_date": dt.date(2020, 6, 1)})
+    first, second = build_definitions(settings), build_definitions(later)
+    hourly = ["gharchive_pr_events", "pr_candidates", "enriched_prs", "classified_prs"]
+    for defs, key in ((first, "2015-01-01-00:00"), (second, "2020-06-01-00:00")):
+        for name in hourly:
+            assert defs.resolve_assets_def(name).partitions_def.get_first_partition_key() == key, name
+        (check,) = [spec for c in defs.asset_checks or [] for spec in c.check_specs if spec.asset_key == ASSET]
+        assert check.partitions_def.get_first_partition_key() == key
+        assert defs.resolve_job_def(HOURLY_PIPELINE_JOB).partitions_def.get_first_partition_key() == key
 
 
 def test_backfill_through_the_daemon_runs_a_few_multi_hour_runs(
@@ -256,7 +292,7 @@ def test_an_unpublished_hour_is_left_out_so_the_others_run_every_stage(
     keys = hour_range("2015-03-03-00:00", "2015-03-03-02:00")
     fetcher = ArchiveFetcher(settings.gharchive_url, settings.cache_dir)
     missing, ran = materialize_hours(
-        build_definitions(settings), instance, keys, job_name="gharchive_job", is_published=fetcher.is_published
+        build_definitions(settings), instance, keys, job_name=GHARCHIVE_JOB, is_published=fetcher.is_published
     )
     assert missing.keys == ["2015-03-03-02:00"] and not missing.success and "not published" in missing.errors[0]
     assert ran.success and ran.by_asset == {"gharchive_pr_events": ["2015-03-03-00:00", "2015-03-03-01:00"]}

@@ -16,6 +16,7 @@ from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.export.seed_format import read_seed_workspace
 from swe_forge_dagster.export.swebench import read_instances, validate_instance, write_jsonl, write_parquet
 from swe_forge_dagster.export.task_dir import read_task_dir, write_task_dir
+from swe_forge_dagster.languages.python.runner import PYTEST
 from swe_forge_dagster.llm.cache import AnswerCache
 from swe_forge_dagster.llm.client import LLMClient
 from swe_forge_dagster.tasks.build import PRContext, problem_statement, task_record
@@ -25,7 +26,8 @@ RECIPE = EnvRecipe(
     install_commands=(
         "python -m venv --system-site-packages /opt/venv && . /opt/venv/bin/activate "
         "&& pip install --no-build-isolation --no-deps -e .",
-    )
+    ),
+    test_command=PYTEST,
 )
 
 

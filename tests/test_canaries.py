@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import ast
-import types
 
-from swe_forge_dagster.harness.checks import _canary_command
 from swe_forge_dagster.languages.python.canaries import make_canaries, tampering
+from swe_forge_dagster.languages.python.commands import canary_command
 
 SOURCE = (
     "from __future__ import annotations\nimport pytest\nfrom .helpers import make\n\n\ndef test_a():\n"
@@ -44,14 +43,12 @@ def test_what_counts_as_tampering() -> None:
 
 
 def test_the_canary_command_selects_only_the_canary() -> None:
-    task = types.SimpleNamespace(
-        fail_to_pass=(
-            "python -m pytest -q 'tests/test_r.py::test_neg' 'tests/test_r.py::test_half[-1.5--2]' tests/test_o.py::t",
-            "cd /repo && /tmp/venv/bin/python -m pytest /repo/tests/test_x.py::TestA::test_b -q",
-        )
+    fail_to_pass = (
+        "python -m pytest -q 'tests/test_r.py::test_neg' 'tests/test_r.py::test_half[-1.5--2]' tests/test_o.py::t",
+        "cd /repo && /tmp/venv/bin/python -m pytest /repo/tests/test_x.py::TestA::test_b -q",
     )
-    assert _canary_command(task, "tests/test_r.py") == "python -m pytest -q '{path}::{name}'  "  # type: ignore[arg-type]
-    assert _canary_command(task, "tests/test_x.py") == (  # type: ignore[arg-type]
+    assert canary_command(fail_to_pass, "tests/test_r.py") == "python -m pytest -q '{path}::{name}'  "
+    assert canary_command(fail_to_pass, "tests/test_x.py") == (
         "cd /repo && /tmp/venv/bin/python -m pytest /repo/{path}::{name} -q"
     )
-    assert _canary_command(task, "tests/test_none.py") is None  # type: ignore[arg-type]
+    assert canary_command(fail_to_pass, "tests/test_none.py") is None

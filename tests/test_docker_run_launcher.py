@@ -43,6 +43,7 @@ import psycopg2
 import pyarrow.parquet as pq
 import pytest
 
+from swe_forge_dagster.common.dagster_names import GHARCHIVE_JOB, HOURLY_PIPELINE_JOB, TASK_JOB, TASK_PARTITIONS
 from swe_forge_dagster.environments.environment import env_image_tag
 from swe_forge_dagster.orchestration.submit import ENDED, submitter
 from swe_forge_dagster.tasks.recipes import RecipeStore
@@ -146,8 +147,8 @@ def test_mine_submit_builds_a_task_in_a_run_container_and_shares_its_environment
     assert deployment.store().isfile(f"{BUCKET}/{PREFIX}/tasks/{TASK}/workspace.yaml")
 
     with deployment.instance(monkeypatch) as instance:
-        runs = [r.dagster_run for r in instance.get_run_records() if r.dagster_run.job_name != "gharchive_job"]
-    assert sorted(r.job_name for r in runs) == ["hourly_pipeline_job", "task_job"]
+        runs = [r.dagster_run for r in instance.get_run_records() if r.dagster_run.job_name != GHARCHIVE_JOB]
+    assert sorted(r.job_name for r in runs) == [HOURLY_PIPELINE_JOB, TASK_JOB]
     assert all(r.status == dg.DagsterRunStatus.SUCCESS and r.tags["dagster/image"] == IMAGE for r in runs)
     assert all(r.tags["swe_forge/launched_by"] == "cli-submit" for r in runs)
 
@@ -179,7 +180,7 @@ def test_a_run_container_killed_mid_step_is_retried_and_loses_and_duplicates_not
     monkeypatch.setenv("SWE_FORGE_CODE_PORT", str(deployment.registry_port + 1))
     with deployment.instance(monkeypatch) as instance:
         with submitter(instance, REPO_ROOT / "deploy" / "workspace.yaml") as runs:
-            (submitted,) = runs.submit_partitions("task_job", [TASK], "tasks")
+            (submitted,) = runs.submit_partitions(TASK_JOB, [TASK], TASK_PARTITIONS)
         run_id = submitted.run_id
 
         def step_started() -> str | None:

@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from swe_forge_dagster.candidates.ledger import Ledger
+from swe_forge_dagster.common.dagster_names import CANDIDATES_JOB
 from swe_forge_dagster.definitions import build_definitions
 from swe_forge_dagster.demo.twins.github_twin import GithubTwin
 from swe_forge_dagster.demo.worlds.gharchive_world import write_hour
@@ -63,7 +64,7 @@ def big_world_setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator
 
 
 def run_pipeline(settings: Settings, instance: dg.DagsterInstance, keys: list[str]) -> None:
-    outcomes = materialize_hours(build_definitions(settings), instance, keys, job_name="candidates_job")
+    outcomes = materialize_hours(build_definitions(settings), instance, keys, job_name=CANDIDATES_JOB)
     assert all(o.success for o in outcomes), [o.errors for o in outcomes]
 
 
@@ -127,7 +128,7 @@ def test_a_missing_token_fails_the_partition_clearly(
 ) -> None:
     settings, _, _ = world_setup
     monkeypatch.delenv("GITHUB_TOKEN")
-    outcomes = materialize_hours(build_definitions(settings), instance, [CLASSIC], job_name="candidates_job")
+    outcomes = materialize_hours(build_definitions(settings), instance, [CLASSIC], job_name=CANDIDATES_JOB)
     assert not outcomes[0].success
     assert any("GITHUB_TOKEN is not set" in e for e in outcomes[0].errors)
 
@@ -142,7 +143,7 @@ def test_the_token_never_reaches_logs_metadata_files_or_errors(
     store = settings.home_abs / "cache" / "github" / "github.sqlite"
     with sqlite3.connect(store) as con:
         con.execute("DELETE FROM enriched_prs")
-    failed = materialize_hours(build_definitions(settings), instance, [TRIMMED], job_name="candidates_job")
+    failed = materialize_hours(build_definitions(settings), instance, [TRIMMED], job_name=CANDIDATES_JOB)
     assert not failed[0].success and any("retry after" in e for e in failed[0].errors)
     secret = TOKEN.encode()
     for path in settings.home_abs.rglob("*"):
@@ -258,7 +259,7 @@ def test_a_pr_closed_in_two_hours_of_one_run_is_decided_once(
             SWE_FORGE_GITHUB_API_URL=twin.url,
         )
         keys = ["2015-07-01-00:00", "2015-07-01-01:00"]
-        (outcome,) = materialize_hours(build_definitions(settings), instance, keys, job_name="candidates_job")
+        (outcome,) = materialize_hours(build_definitions(settings), instance, keys, job_name=CANDIDATES_JOB)
     assert outcome.success, outcome.errors
     rows = query(settings.lake_dir, "SELECT hour, reason FROM enriched_prs ORDER BY hour").to_pylist()
     assert len(rows) == 2 and rows[1]["reason"] == "already processed"

@@ -20,10 +20,10 @@ from pathlib import Path
 import docker
 import pytest
 
+from swe_forge_dagster.environments.sandboxes import sandbox_config
 from swe_forge_dagster.execution.repo_box import write_tree_archive
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.execution.runtime_record import runtime_record
-from swe_forge_dagster.execution.sandbox import SandboxConfig
 from swe_forge_dagster.tasks.manifest_env import find_manifest_environment
 from swe_forge_dagster.tasks.prove import TaskExecutor
 from tests.support.common import BASE_IMAGE, require_image
@@ -72,7 +72,7 @@ def executor_for(docker_client: docker.DockerClient) -> ExecutorFor:
     require_image(docker_client, BASE_IMAGE, f"scripts/build-base-image.sh {BASE_IMAGE}")
 
     def make(cache: RepoCache) -> TaskExecutor:
-        sandbox = SandboxConfig(image=BASE_IMAGE, ca_bundle=HOST_CA if HOST_CA.is_file() else None)
+        sandbox = sandbox_config(build=True, image=BASE_IMAGE, ca_bundle=HOST_CA if HOST_CA.is_file() else None)
         return TaskExecutor(docker_client, cache, sandbox)
 
     return make

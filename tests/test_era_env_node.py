@@ -24,11 +24,11 @@ from pathlib import Path
 import docker
 import pytest
 
+from swe_forge_dagster.environments.sandboxes import sandbox_config
 from swe_forge_dagster.execution.era import RESOLUTION_VAR
 from swe_forge_dagster.execution.recipe import RUNTIME_FILE, EnvRecipe
 from swe_forge_dagster.execution.repo_box import write_tree_archive
 from swe_forge_dagster.execution.runtime_record import runtime_record
-from swe_forge_dagster.execution.sandbox import SandboxConfig
 from swe_forge_dagster.execution.toolchains import registry_reachable
 from swe_forge_dagster.languages.node import pack as node
 from swe_forge_dagster.languages.node.era import RECORD_SCRIPT, dates_plausible
@@ -147,7 +147,7 @@ def test_a_2021_package_on_this_registry_installs_todays_releases_on_a_node_they
     if not registry_reachable(get_settings().npm_registry):
         pytest.skip(f"the npm registry ({get_settings().npm_registry}) is unreachable")
     cache, sha = dated_repo(tmp_path, FILES, OLD.isoformat())
-    sandbox = SandboxConfig(image=BASE_IMAGE, ca_bundle=HOST_CA if HOST_CA.is_file() else None)
+    sandbox = sandbox_config(build=True, image=BASE_IMAGE, ca_bundle=HOST_CA if HOST_CA.is_file() else None)
     executor = TaskExecutor(docker_client, cache, sandbox)
     found = find_manifest_environment(executor, "o/r", sha, ["test/add.test.js"])
     assert found.recipe is not None and found.image is not None, found.problem

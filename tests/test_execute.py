@@ -14,6 +14,7 @@ from swe_forge_dagster.demo.worlds.git_world import GitWorld, WorldPR, build_git
 from swe_forge_dagster.environments.environment import EnvRecipe, env_image_tag
 from swe_forge_dagster.execution.patch import patch_adding_files, split_diff
 from swe_forge_dagster.execution.repo_cache import RepoCache
+from swe_forge_dagster.languages.python.runner import PYTEST
 from swe_forge_dagster.tasks.prove import TaskBuildError, TaskExecutor
 
 pytestmark = pytest.mark.docker
@@ -22,7 +23,8 @@ RECIPE = EnvRecipe(
     install_commands=(
         "python -m venv --system-site-packages /opt/venv && . /opt/venv/bin/activate "
         "&& pip install --no-build-isolation --no-deps -e .",
-    )
+    ),
+    test_command=PYTEST,
 )
 
 

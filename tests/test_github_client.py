@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from swe_forge_dagster.common.dagster_names import GITHUB_API_POOL
 from swe_forge_dagster.common.slots import Slots
 from swe_forge_dagster.demo.twins.github_twin import GithubTwin
 from swe_forge_dagster.demo.worlds.github_world import GithubWorld
@@ -227,7 +228,10 @@ def test_at_most_three_requests_in_flight_across_clients(twin: GithubTwin, world
 
     def run(index: int) -> None:
         client = GitHubClient(
-            twin.url, TOKEN, store=GithubStore(tmp_path / f"s{index}.sqlite"), slots=Slots(slots_dir, "github_api", 3)
+            twin.url,
+            TOKEN,
+            store=GithubStore(tmp_path / f"s{index}.sqlite"),
+            slots=Slots(slots_dir, GITHUB_API_POOL, 3),
         )
         with client:
             list(Enricher(client, client.store, workers=3).enrich(sorted(big.pulls)))

@@ -15,7 +15,7 @@ import docker
 import pytest
 
 from swe_forge_dagster.export.swebench import SWEBenchInstance, write_jsonl
-from swe_forge_dagster.gym.config import GymConfig
+from swe_forge_dagster.gym.config import GYM_SANDBOX, GymConfig
 from swe_forge_dagster.gym.service import Gym, task_from_row
 from swe_forge_dagster.harness.models import Status
 from tests.support.gym_world import containers_of, patch_edits
@@ -78,7 +78,7 @@ def test_the_gold_edits_through_the_tools_earn_1_with_the_harness_oracles_verdic
     config = GymConfig(
         state_dir=world["root"] / "gym",
         git_url=world["git_url"],
-        ca_bundle=HOST_CA if HOST_CA.is_file() else None,
+        sandbox=GYM_SANDBOX.but(ca_bundle=HOST_CA if HOST_CA.is_file() else None),
         repo_cache_dir=world["home"] / "cache" / "repos",
     )
     with Gym(config, lake_dir=world["home"] / "lake", client=docker_client) as gym:

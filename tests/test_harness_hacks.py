@@ -17,6 +17,7 @@ from pathlib import Path
 import docker
 import pytest
 
+from swe_forge_dagster.common.sandbox_spec import SandboxSpec
 from swe_forge_dagster.harness import Status, TaskResult, load_inputs
 from tests.support.common import BASE_IMAGE
 from tests.support.hacks import FORCE_PASS_CONFTEST, HACKS, SNEAKY
@@ -226,7 +227,7 @@ def test_a_continuation_line_pytest_reads_as_config_is_found_by_pytests_own_read
     common = {
         "repo_cache_dir": tmp_path / "harness-repos",
         "git_url": f"file://{tmp_path}/remotes/{{repo}}.git",
-        "docker_image": BASE_IMAGE,
+        "sandbox": SandboxSpec(image=BASE_IMAGE),
         "test_timeout": 90,
         "agent_timeout": 120,
     }

@@ -38,6 +38,7 @@ from swe_forge_dagster.github.client import GitHubClient
 from swe_forge_dagster.github.enrich import Enricher
 from swe_forge_dagster.github.store import GithubStore
 from swe_forge_dagster.lake.writer import write_partition
+from swe_forge_dagster.languages.python.runner import PYTEST
 from swe_forge_dagster.tasks.build import Proof, make_task_record
 from swe_forge_dagster.tasks.lookup import HOURLY_GLOB, find_pr
 from swe_forge_dagster.tasks.stages import _pr_from, _pr_json
@@ -113,7 +114,7 @@ def test_task_record_hints_are_the_issue_comments_before_the_first_commit(setup:
         fail_to_pass_commands=["pytest tests/test_rounding.py::test_negative_half"],
         pass_to_pass_commands=[],
     )
-    record = make_task_record(pr, proof, EnvRecipe(), "round_half_up(-2.5) returns -2")
+    record = make_task_record(pr, proof, EnvRecipe((), PYTEST), "round_half_up(-2.5) returns -2")
     assert record.instance.hints_text == hints
     assert read_task_dir(write_task_dir(tmp_path / "out", record)).instance.hints_text == hints
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
+from swe_forge_dagster.common.dagster_names import GHARCHIVE_DOWNLOAD_POOL
 from swe_forge_dagster.common.slots import Slots
 from swe_forge_dagster.definitions import build_definitions
 from swe_forge_dagster.demo.worlds.gharchive_world import write_hour
@@ -30,7 +31,7 @@ def test_a_run_downloads_eight_hours_at_once_and_isolates_failures(tmp_path: Pat
             server.delay(archive_file_name(when), 0.3)
         server.fail_next(archive_file_name(hours[0]), 500)
         fetcher = ArchiveFetcher(
-            server.url, cache, backoff_initial=0, slots=Slots(tmp_path / "locks", "gharchive_download", 8)
+            server.url, cache, backoff_initial=0, slots=Slots(tmp_path / "locks", GHARCHIVE_DOWNLOAD_POOL, 8)
         )
         results = list(ingest_hours(hours, fetcher, lake, IngestOptions(max_parallel_downloads=8)))
         peak = server.max_in_flight

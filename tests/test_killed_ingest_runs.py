@@ -21,13 +21,14 @@ import dagster as dg
 import pytest
 from dagster._core.instance.ref import InstanceRef
 
+from swe_forge_dagster.common.dagster_names import GHARCHIVE_DOWNLOAD_POOL
 from swe_forge_dagster.demo.worlds.gharchive_world import write_hour
 from swe_forge_dagster.gharchive.hours import archive_file_name, partition_key
 from swe_forge_dagster.orchestration.instance import POOL_LIMITS
 from swe_forge_dagster.orchestration.processes import identity_fields
 from tests.support.gharchive_server import GharchiveServer
 
-POOL = "gharchive_download"
+POOL = GHARCHIVE_DOWNLOAD_POOL
 KILLED = [dt.datetime(2015, 1, 1, h, tzinfo=dt.UTC) for h in range(POOL_LIMITS[POOL])]
 BASELINE, WAITER, AFTER = (dt.datetime(2015, 1, 2, h, tzinfo=dt.UTC) for h in range(3))
 

@@ -12,8 +12,10 @@ import ast
 import importlib
 import json
 import pkgutil
+import re
 import subprocess
 import sys
+from pathlib import Path, PurePosixPath
 
 import pytest
 
@@ -21,9 +23,11 @@ from swe_forge_dagster import languages
 from swe_forge_dagster.languages.pack import LanguagePack
 from swe_forge_dagster.languages.registry import (
     DEFAULT_RUNNER,
+    is_test_path,
     pack,
     pack_of,
     packs,
+    protected,
     root_files,
     runner_for,
     runner_of,
@@ -32,23 +36,44 @@ from swe_forge_dagster.languages.registry import (
 from tests.support.common import REPO_ROOT
 
 PACKAGE = REPO_ROOT / "swe_forge_dagster"
-EXEMPT = (PACKAGE / "languages", PACKAGE / "demo")
-"""The packs and their registry, and the demo worlds' data (repositories written in those languages)."""
+PACKAGE_NAME = f"{languages.__name__}"
+EXEMPT = (PACKAGE / "demo",)
+"""Beside the packs and their registry (`languages/`), the demo worlds' data (repositories written in those
+languages) may name languages; it still imports them through the registry."""
 
 
 def language_names() -> tuple[set[str], set[str]]:
     """(words matched as whole string constants, file names matched inside string constants), from the registry.
 
-    Words: pack, runner and seed language names (`go`, `pytest`, `javascript`): short, so only a constant that
-    is exactly one of them is a use (`"go"`, not `"go ahead"`). File names: a `.` or `/` makes them specific
-    enough to be found inside any constant (`"package.json"` in an f-string or a message).
+    Words: pack, runner and seed language names (`go`, `pytest`, `javascript`) and source suffixes (`.py`): short,
+    so only a constant that is exactly one of them is a use (`"go"`, not `"go ahead"`). File names: a `.` or `/`
+    makes them specific enough to be found inside any constant (`"package.json"` in an f-string, a message or a
+    regex): the root files a pack reads, depends on or recognises a repository by, the files its runners' loaders
+    read or share with it, the files a distribution's name is read from.
     """
     words: set[str] = set()
     files: set[str] = set()
     for language in packs():
         words |= {language.name, *language.seed_languages, *(runner.name for runner in language.runners)}
-        files |= {*language.manifests, *language.read_files, *language.dependency_files}
+        words |= set(language.extensions)
+        files |= {*language.manifests, *language.read_files, *language.dependency_files, *language.dist_name_files}
+        for probe in language.config_probes.values():
+            files |= {*probe.files, *(probe.triggers or ())}
+        if language.config_sections is not None:
+            files |= set(language.config_sections.files)
     return words, files
+
+
+def language_path(text: str) -> bool:
+    """Whether a constant is a path only a language gives a meaning to: one a pack protects (`conftest.py`,
+    `node_modules`, `__pycache__`, `.cargo/config.toml`), or test code by a pack's own conventions (`x_test.go`,
+    `a.spec.ts`, `src/test/java/A.java`) and not by the product's generic rules (`tests/`, `fixtures/`)."""
+    if not PurePosixPath(text).parts or any(c.isspace() for c in text) or not any(c in text for c in "./_"):
+        return False
+    if text.startswith("*") and text.endswith(tuple(e for language in packs() for e in language.extensions)):
+        return True  # a glob of a language's source files (`*.py`)
+    generic = is_test_path(f"{text.strip('/')}/x") and not any(c in text for c in "*.")
+    return protected(text, new=True) or (any(language.test_code(text) for language in packs()) and not generic)
 
 
 def string_constants(tree: ast.AST) -> list[ast.Constant]:
@@ -65,30 +90,86 @@ def string_constants(tree: ast.AST) -> list[ast.Constant]:
     ]
 
 
-def test_no_language_name_outside_its_pack() -> None:
+def named_languages(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, what) for every constant of a module that names a language's runner, manifest or path."""
     words, files = language_names()
     found = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        if any(path.is_relative_to(exempt) for exempt in EXEMPT):
+    for node in string_constants(tree):
+        text = node.value.replace("\\", "")  # a regex's escapes (`conftest\\.py`) name the file all the same
+        named = {node.value} & words or {name for name in files if name in text}
+        if not named:  # a regex's alternatives (`^conftest\\.py$|.*_test\\.go$`) are paths each
+            named = {part for part in re.sub(r"[\^$()]", "", text).split("|") if language_path(part)}
+        if named:
+            found.append((node.lineno, ", ".join(sorted(named))))
+    return found
+
+
+def pack_imports(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, module) for every import of a module under `languages` other than the registry."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            modules = [node.module] if node.module != PACKAGE_NAME else [f"{node.module}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            modules = [alias.name for alias in node.names]
+        else:
             continue
-        for node in string_constants(ast.parse(path.read_text(encoding="utf-8"))):
-            named = {node.value} & words or {name for name in files if name in node.value}
-            if named:
-                found.append(f"{path.relative_to(REPO_ROOT)}:{node.lineno}: {', '.join(sorted(named))}")
+        for module in modules:
+            if module.startswith(f"{PACKAGE_NAME}.") and module != f"{PACKAGE_NAME}.registry":
+                found.append((node.lineno, module))
+    return found
+
+
+def product_modules(*exempt: Path) -> list[Path]:
+    return [
+        path
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if not any(path.is_relative_to(folder) for folder in (PACKAGE / "languages", *exempt))
+    ]
+
+
+def test_no_language_name_outside_its_pack() -> None:
+    found = [
+        f"{path.relative_to(REPO_ROOT)}:{line}: {what}"
+        for path in product_modules(*EXEMPT)
+        for line, what in named_languages(ast.parse(path.read_text(encoding="utf-8")))
+    ]
     assert found == [], "a language's knowledge belongs in its pack (languages/<language>/pack.py):\n" + "\n".join(
         found
     )
+
+
+def test_no_module_outside_the_packs_imports_a_pack() -> None:
+    """Only `languages.registry` answers for the packs: no module outside `languages/` (the demo's included)
+    imports a pack, its private modules or the interface module."""
+    found = [
+        f"{path.relative_to(REPO_ROOT)}:{line}: {module}"
+        for path in product_modules()
+        for line, module in pack_imports(ast.parse(path.read_text(encoding="utf-8")))
+    ]
+    assert found == [], "ask `languages.registry` instead:\n" + "\n".join(found)
 
 
 def test_the_rule_finds_what_it_is_meant_to_find() -> None:
     words, files = language_names()
     assert {"python", "node", "go", "rust", "java", "cpp", "pytest", "mocha", "cargo", "maven", "gtest"} <= words
     assert {"package.json", "go.mod", "Cargo.toml", "pom.xml", "CMakeLists.txt", "pyproject.toml"} <= files
-    sample = 'x = "go"\ny = f"read {n} from package.json"\n"""A docstring naming pytest and go.mod."""\nz = "go on"\n'
-    hits = [
-        n.value for n in string_constants(ast.parse(sample)) if n.value in words or any(f in n.value for f in files)
+    assert {"pytest.ini", "tox.ini", ".npmrc", "Cargo.lock"} <= files  # the runners' loaders' files
+    sample = (
+        'x = "go"\ny = f"read {n} from package.json"\n"""A docstring naming pytest and go.mod."""\nz = "go on"\n'
+        'a = "conftest.py"\nb = r"^.*_test\\.go$"\nc = "node_modules"\nd = ".py"\ne = "tests/"\nf = "src/app"\n'
+        'g = "*.py"\n'
+    )
+    hits = [what for _line, what in sorted(named_languages(ast.parse(sample)))]
+    assert hits == ["go", "package.json", "conftest.py", ".*_test.go", "node_modules", ".py", "*.py"]  # not "tests/"
+    imports = "from swe_forge_dagster.languages.python.runner import X\nfrom swe_forge_dagster.languages import node\n"
+    imports += (
+        "from swe_forge_dagster.languages.registry import pack\nfrom swe_forge_dagster.languages import registry\n"
+    )
+    assert [module for _line, module in pack_imports(ast.parse(imports))] == [
+        "swe_forge_dagster.languages.python.runner",
+        "swe_forge_dagster.languages.node",
     ]
-    assert hits == ["go", " from package.json"]  # not the docstring, not "go on"
 
 
 def test_every_pack_module_is_registered() -> None:

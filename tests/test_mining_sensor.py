@@ -18,13 +18,15 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from swe_forge_dagster.assets.gharchive import gharchive_pr_events
-from swe_forge_dagster.assets.partitions import hourly_partitions
+from swe_forge_dagster.assets.gharchive import build_gharchive_pr_events
+from swe_forge_dagster.assets.partitions import build_hourly_partitions
+from swe_forge_dagster.common.dagster_names import HOURLY_PIPELINE_JOB
 from swe_forge_dagster.gharchive.download import DownloadError
 from swe_forge_dagster.gharchive.hours import archive_file_name, partition_key
 from swe_forge_dagster.gharchive.schedule import HOUR, last_complete_hour, parse_cursor, plan_next_hours
 from swe_forge_dagster.resources import GharchiveResource, LakeResource
-from swe_forge_dagster.sensors.mining import PublicationCheckError, build_mining_sensor, gharchive_mining_sensor
+from swe_forge_dagster.sensors.mining import PublicationCheckError, build_mining_sensor
+from swe_forge_dagster.settings import Settings
 from tests.support.mining_sensor import (
     Archive,
     at,
@@ -32,6 +34,7 @@ from tests.support.mining_sensor import (
 )
 
 DAY = dt.datetime(2015, 1, 1, tzinfo=dt.UTC)
+HOURS = build_hourly_partitions(Settings(SWE_FORGE_START_DATE=f"{DAY:%Y-%m-%d}"))
 
 
 class Clock:
@@ -96,14 +99,15 @@ HarnessFactory = Callable[..., SensorHarness]
 @pytest.fixture
 def make_harness(archive: Archive, tmp_path: Path, instance: dg.DagsterInstance) -> HarnessFactory:
     def make(clock: Clock, cursor: str | None = None, **options: object) -> SensorHarness:
-        job = dg.define_asset_job("hourly_pipeline_job", selection=[gharchive_pr_events])
-        sensor = build_mining_sensor(job.name, clock=clock, **options)  # type: ignore[arg-type]
+        events = build_gharchive_pr_events(HOURS)
+        job = dg.define_asset_job(HOURLY_PIPELINE_JOB, selection=[events])
+        sensor = build_mining_sensor(job.name, partitions_def=HOURS, clock=clock, **options)  # type: ignore[arg-type]
         home = str(tmp_path / "home")
         resources: dict[str, dg.ConfigurableResource] = {
             "gharchive": GharchiveResource(base_url=archive.server.url, home=home, timeout_seconds=5),
             "lake": LakeResource(home=home),
         }
-        definitions = dg.Definitions(assets=[gharchive_pr_events], jobs=[job], sensors=[sensor], resources=resources)
+        definitions = dg.Definitions(assets=[events], jobs=[job], sensors=[sensor], resources=resources)
         return SensorHarness(sensor, definitions, resources, instance, cursor=cursor)
 
     return make
@@ -275,16 +279,16 @@ def test_first_start_waits_for_the_newest_hour_when_it_is_not_out_yet(
 
 
 def test_the_sensor_definition() -> None:
-    sensor = gharchive_mining_sensor
+    sensor = build_mining_sensor(partitions_def=HOURS)
     assert sensor.name == "gharchive_mining_sensor"
-    assert sensor.job_name == "hourly_pipeline_job"
+    assert sensor.job_name == HOURLY_PIPELINE_JOB
     assert sensor.default_status == dg.DefaultSensorStatus.STOPPED
     assert sensor.required_resource_keys == {"gharchive"}
     assert sensor.minimum_interval_seconds == 300
     with pytest.raises(ValueError, match="invalid hour partition key"):
-        build_mining_sensor("hourly_pipeline_job", start="2015-01-01")
+        build_mining_sensor(HOURLY_PIPELINE_JOB, partitions_def=HOURS, start="2015-01-01")
     with pytest.raises(ValueError, match="at least 1"):
-        build_mining_sensor("hourly_pipeline_job", max_hours_per_tick=0)
+        build_mining_sensor(HOURLY_PIPELINE_JOB, partitions_def=HOURS, max_hours_per_tick=0)
 
 
 def test_a_mangled_cursor_fails_the_tick_instead_of_guessing(archive: Archive, make_harness: HarnessFactory) -> None:
@@ -339,6 +343,6 @@ def test_plan_stops_at_the_first_failed_check() -> None:
 
 
 def test_sensor_keys_are_partitions_of_the_hourly_assets() -> None:
-    plan = plan_next_hours(None, at(5, 5), published_until(at(9)), earliest=hourly_partitions.start)
-    valid = set(hourly_partitions.get_partition_keys(current_time=at(5, 5)))
+    plan = plan_next_hours(None, at(5, 5), published_until(at(9)), earliest=HOURS.start)
+    valid = set(HOURS.get_partition_keys(current_time=at(5, 5)))
     assert plan.keys and set(plan.keys) <= valid and plan.keys[-1] == max(valid)

@@ -12,6 +12,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
+from swe_forge_dagster.common.dagster_names import HOURLY_PIPELINE_JOB
 from tests.support.common import REPO_ROOT
 from tests.support.mining_sensor import (
     Archive,
@@ -86,6 +87,6 @@ def test_the_daemon_launches_each_hour_once_even_when_the_cursor_is_moved_back(
         tick()
         runs = list(reversed(instance.get_runs()))
         assert [run.tags["dagster/partition"] for run in runs] == [key(h) for h in range(7)]
-        assert all(run.job_name == "hourly_pipeline_job" for run in runs)
+        assert all(run.job_name == HOURLY_PIPELINE_JOB for run in runs)
         assert all(run.tags["dagster/sensor_name"] == "gharchive_mining_sensor" for run in runs)
         assert len({run.tags["dagster/run_key"] for run in runs}) == 7

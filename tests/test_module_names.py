@@ -4,7 +4,8 @@ whatever its name; one found after it shadows nothing. The real run (an extensio
 
 from __future__ import annotations
 
-from swe_forge_dagster.harness.module_names import module_key, second_modules
+from swe_forge_dagster.harness.module_names import second_modules
+from swe_forge_dagster.languages.registry import module_key
 
 TREE = [
     "src/range.js",
@@ -19,12 +20,12 @@ TREE = [
 
 
 def test_the_module_key_is_what_an_import_writes_and_where_it_comes_in_the_order() -> None:
-    assert module_key("src/range") == ("js", "src/range", 0)
-    assert module_key("src/range.js") == ("js", "src/range", 1)
-    assert module_key("src/range/index.ts") == ("js", "src/range", 105)
-    assert module_key("pkg/rounding/__init__.py") == ("py", "pkg/rounding", 0)
-    assert module_key("pkg/rounding.cpython-311-x86_64-linux-gnu.so") == ("py", "pkg/rounding", 1)
-    assert module_key("pkg/rounding.py") == ("py", "pkg/rounding", 2)
+    assert module_key("src/range") == ("node", "src/range", 0)
+    assert module_key("src/range.js") == ("node", "src/range", 1)
+    assert module_key("src/range/index.ts") == ("node", "src/range", 105)
+    assert module_key("pkg/rounding/__init__.py") == ("python", "pkg/rounding", 0)
+    assert module_key("pkg/rounding.cpython-311-x86_64-linux-gnu.so") == ("python", "pkg/rounding", 1)
+    assert module_key("pkg/rounding.py") == ("python", "pkg/rounding", 2)
     assert module_key("types/range.d.ts") is None and module_key("pkg/rounding.pyi") is None
     assert module_key("README.md") is None and module_key("setup.cfg") is None
 

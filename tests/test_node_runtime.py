@@ -23,8 +23,8 @@ import pytest
 
 from swe_forge_dagster.environments import toolchain_images
 from swe_forge_dagster.environments.environment import FROM_LABEL
+from swe_forge_dagster.environments.sandboxes import sandbox_config
 from swe_forge_dagster.execution.repo_box import write_tree_archive
-from swe_forge_dagster.execution.sandbox import SandboxConfig
 from swe_forge_dagster.execution.toolchains import registry_reachable
 from swe_forge_dagster.languages.node import image as node_image
 from swe_forge_dagster.languages.node.pack import NODE_IMAGE, declared_version, image_order
@@ -130,7 +130,7 @@ def test_a_package_that_needs_node_20_runs_on_node_20_or_later(
     if not registry_reachable(get_settings().npm_registry):
         pytest.skip(f"the npm registry ({get_settings().npm_registry}) is unreachable")
     cache, (sha,) = repo_with_commits(tmp_path, [NEEDS_NODE_20])
-    sandbox = SandboxConfig(image=BASE_IMAGE, ca_bundle=HOST_CA if HOST_CA.is_file() else None)
+    sandbox = sandbox_config(build=True, image=BASE_IMAGE, ca_bundle=HOST_CA if HOST_CA.is_file() else None)
     executor = TaskExecutor(docker_client, cache, sandbox)
     found = find_manifest_environment(executor, "o/r", sha, ["test/file.test.js"])
     assert found.recipe is not None and found.image is not None, found.problem

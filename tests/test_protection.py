@@ -14,10 +14,10 @@ from swe_forge_dagster.harness.protection import (
     filter_diff,
     install_outputs,
     is_protected,
-    new_top_level_modules,
-    pytest_section,
     under_outputs,
 )
+from swe_forge_dagster.languages.python.modules import new_top_level_modules
+from swe_forge_dagster.languages.python.protection import pytest_section
 
 SWEBENCH_FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "swebench"
 

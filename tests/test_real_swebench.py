@@ -18,9 +18,9 @@ import docker
 import pyarrow.parquet as pq
 import pytest
 
+from swe_forge_dagster.environments.sandboxes import sandbox_config
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.execution.runners import swebench_ids
-from swe_forge_dagster.execution.sandbox import SandboxConfig
 from swe_forge_dagster.export.swebench import SWEBenchInstance, read_instances, write_jsonl
 from swe_forge_dagster.languages.registry import runner_for
 from swe_forge_dagster.tasks.prove import TaskExecutor
@@ -87,7 +87,7 @@ def test_swebenchs_own_parser_reads_our_ids_from_our_validation_log(world: dict,
     parsers = pytest.importorskip("swebench.harness.log_parsers.python", reason="`swebench` not installed")
     inst: SWEBenchInstance = next(i for i in world["instances"] if i.instance_id == IDS[0])
     cache = RepoCache(world["root"] / "api-repos", world["git_url"])
-    sandbox = SandboxConfig(image=BULLSEYE, ca_bundle=HOST_CA if HOST_CA.is_file() else None)
+    sandbox = sandbox_config(build=True, image=BULLSEYE, ca_bundle=HOST_CA if HOST_CA.is_file() else None)
     executor = TaskExecutor(docker_client, cache, sandbox)  # type: ignore[arg-type]
     result, problem, _ = prove_with_manifests(inst, executor)
     assert result is not None, problem

@@ -17,9 +17,9 @@ import docker
 import pytest
 
 from swe_forge_dagster.environments.environment import VARIANT_OF_LABEL, EnvRecipe, env_image_tag
+from swe_forge_dagster.environments.sandboxes import sandbox_config
 from swe_forge_dagster.execution.registry import RegistryConfigError, parse_registry
 from swe_forge_dagster.execution.repo_cache import RepoCache
-from swe_forge_dagster.execution.sandbox import SandboxConfig
 from swe_forge_dagster.languages.python.runner import PYTEST
 from swe_forge_dagster.settings import Settings
 from swe_forge_dagster.tasks.prove import TaskExecutor
@@ -69,7 +69,7 @@ def test_an_image_built_on_one_machine_is_pulled_not_rebuilt_on_another(
     recipe = EnvRecipe(
         (f"echo {marker} > /opt/marker && (grep -o httpx pyproject.toml >> /opt/marker || true)",), PYTEST, BASE_IMAGE
     )
-    sandbox = SandboxConfig(image=BASE_IMAGE, network="none")
+    sandbox = sandbox_config(build=True, image=BASE_IMAGE, network="none")
     tag = env_image_tag("o/r", recipe)
     repository = tag.split(":")[0]
     built: list[str] = []
@@ -115,7 +115,10 @@ def test_a_registry_that_is_down_means_a_local_build_and_a_logged_reason(
     registry.stop()
     try:
         executor = TaskExecutor(
-            docker_client, cache, SandboxConfig(image=BASE_IMAGE, network="none"), registry=registry.address
+            docker_client,
+            cache,
+            sandbox_config(build=True, image=BASE_IMAGE, network="none"),
+            registry=registry.address,
         )
         assert executor.environment_image("o/r", shas[0], recipe) == (tag, False)
         pull, push = executor.environments.registry.events

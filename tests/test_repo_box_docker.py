@@ -8,6 +8,7 @@ from pathlib import Path
 import docker
 import pytest
 
+from swe_forge_dagster.environments.sandboxes import sandbox_config
 from swe_forge_dagster.execution.repo_box import (
     WorkspaceError,
     fetch_base,
@@ -16,7 +17,7 @@ from swe_forge_dagster.execution.repo_box import (
     write_tree_archive,
 )
 from swe_forge_dagster.execution.repo_cache import RepoCache
-from swe_forge_dagster.execution.sandbox import SandboxConfig, SandboxError
+from swe_forge_dagster.execution.sandbox import SandboxError
 from tests.support.common import BASE_IMAGE
 
 pytestmark = pytest.mark.docker
@@ -48,7 +49,7 @@ def test_the_base_tree_is_the_commit_exactly_and_agent_output_is_bounded(
     fetch_base(cache, "acme/attrs", sha)
     archive = write_tree_archive(cache, "acme/attrs", sha, tmp_path / "tree.tar")
     box, base = start_repo_box(
-        docker_client, SandboxConfig(image=BASE_IMAGE, network="none"), archive, name_hint="attrs"
+        docker_client, sandbox_config(build=True, image=BASE_IMAGE, network="none"), archive, name_hint="attrs"
     )
     try:
         listed = box.container.exec_run(["git", "-C", "/repo", "ls-files"]).output.decode().split()

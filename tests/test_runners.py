@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from swe_forge_dagster.environments.environment import EnvRecipe
+from swe_forge_dagster.environments.sandboxes import sandbox_config
 from swe_forge_dagster.execution.runners import JUNIT, fill_tests
 from swe_forge_dagster.harness.models import HarnessConfig, TaskLoadError
 from swe_forge_dagster.harness.session import evaluate_and_record
@@ -25,7 +26,7 @@ def test_recipes_are_format_templates_and_literal_braces_still_work() -> None:
     )
     # a seed or SWE-bench command that is no format template keeps its braces
     assert fill_tests("echo {} && pytest {tests}", ["t.py"]) == "echo {} && pytest t.py"
-    recipe = EnvRecipe(test_command="rm -f {{x}}; " + PYTEST)
+    recipe = EnvRecipe((), "rm -f {{x}}; " + PYTEST)
     assert recipe.tests_command(["t.py"]) == runner_for().command(recipe.test_command, ["t.py"], JUNIT)[0]
 
 
@@ -78,7 +79,7 @@ def test_a_swebench_instance_is_graded_by_its_cut_ids_in_a_real_run(docker_clien
     """In a container: a suite whose ids have spaces, checked with the ids SWE-bench lists (cut at the first
     whitespace) and with our full ids; both forms give the same verdicts, and an id in the wrong form is missing."""
     from swe_forge_dagster.execution.repo_box import put_files
-    from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig
+    from swe_forge_dagster.execution.sandbox import Sandbox
     from swe_forge_dagster.harness.checks import run_checks
     from swe_forge_dagster.harness.models import HarnessTask
     from tests.support.common import BASE_IMAGE
@@ -98,7 +99,9 @@ def test_a_swebench_instance_is_graded_by_its_cut_ids_in_a_real_run(docker_clien
         "test_command": PYTEST,
         "run_files": ("tests/test_m.py",),
     }
-    with Sandbox.start(docker_client, SandboxConfig(image=BASE_IMAGE, network="none"), name_hint="ids") as box:  # type: ignore[arg-type]
+    with Sandbox.start(
+        docker_client, sandbox_config(build=True, image=BASE_IMAGE, network="none"), name_hint="ids"
+    ) as box:  # type: ignore[arg-type]
         put_files(box, {"/repo/tests/test_m.py": module})
         graded = {}
         for name, ids, form in (("cut", cut, "swebench"), ("full", full, "full"), ("wrong", cut, "full")):
@@ -119,7 +122,6 @@ def test_new_dependencies_get_a_thin_layer_and_alternating_tasks_rebuild_nothing
     import docker
 
     from swe_forge_dagster.environments.environment import BUILT_AT_LABEL, Environments, env_image_tag
-    from swe_forge_dagster.execution.sandbox import SandboxConfig
     from tests.support.common import BASE_IMAGE
     from tests.support.git_repos import repo_with_commits
 
@@ -130,7 +132,7 @@ def test_new_dependencies_get_a_thin_layer_and_alternating_tasks_rebuild_nothing
             for deps in ('["attrs"]', '["attrs", "httpx"]')
         ],
     )
-    environments = Environments(docker_client, cache, SandboxConfig(image=BASE_IMAGE, network="none"))  # type: ignore[arg-type]
+    environments = Environments(docker_client, cache, sandbox_config(build=True, image=BASE_IMAGE, network="none"))  # type: ignore[arg-type]
     recipe = EnvRecipe(
         ("grep -o httpx pyproject.toml > /opt/installed || echo none > /opt/installed",), PYTEST, BASE_IMAGE
     )
@@ -171,7 +173,6 @@ def test_runs_keep_what_the_install_made_and_keep_it_out_of_git(tmp_path: Path, 
 
     from swe_forge_dagster.environments.environment import Environments
     from swe_forge_dagster.execution.repo_box import exec_checked, start_repo_box, write_tree_archive
-    from swe_forge_dagster.execution.sandbox import SandboxConfig
     from tests.support.common import BASE_IMAGE
     from tests.support.git_repos import repo_with_commits
 
@@ -180,11 +181,11 @@ def test_runs_keep_what_the_install_made_and_keep_it_out_of_git(tmp_path: Path, 
     )
     install = "mkdir -p src/pkg.egg-info && echo meta > src/pkg.egg-info/PKG-INFO && echo v=1 > src/pkg/_version.py"
     recipe = EnvRecipe((install,), PYTEST, BASE_IMAGE)
-    environments = Environments(docker_client, cache, SandboxConfig(image=BASE_IMAGE, network="none"))  # type: ignore[arg-type]
+    environments = Environments(docker_client, cache, sandbox_config(build=True, image=BASE_IMAGE, network="none"))  # type: ignore[arg-type]
     image, _ = environments.image("o/r", shas[0], recipe)
     try:
         archive = write_tree_archive(cache, "o/r", shas[1], tmp_path / "tree.tar")
-        config = SandboxConfig(image=image, network="none")
+        config = sandbox_config(build=True, image=image, network="none")
         box, _sha = start_repo_box(docker_client, config, archive, name_hint="outputs")  # type: ignore[arg-type]
         with box:
             script = (

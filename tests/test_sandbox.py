@@ -17,6 +17,7 @@ import pytest
 from docker.utils import parse_bytes
 from pydantic import ValidationError
 
+from swe_forge_dagster.environments.sandboxes import sandbox_config
 from swe_forge_dagster.execution.ownership import (
     LABEL,
     OWNER_BOOT_LABEL,
@@ -39,7 +40,9 @@ LIST_PROCESSES = r"for p in /proc/[0-9]*; do tr '\0' ' ' < $p/cmdline 2>/dev/nul
 
 
 def config(**overrides: object) -> SandboxConfig:
-    return SandboxConfig(**{"image": BASE_IMAGE, "mem_limit": "1g", "labels": TEST_LABELS, **overrides})
+    """As the product configures sandboxes (`environments.sandboxes`: the packs' CA variables, the toolchain images'
+    hook), with the kernel's former defaults (a network, no disk bound) that these tests were written against."""
+    return sandbox_config(build=True, **{"image": BASE_IMAGE, "mem_limit": "1g", "labels": TEST_LABELS, **overrides})
 
 
 @pytest.fixture(scope="module")

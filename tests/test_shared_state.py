@@ -23,6 +23,7 @@ import pytest
 
 from swe_forge_dagster.candidates.ledger import Ledger, LedgerEntry
 from swe_forge_dagster.candidates.ledger_postgres import PostgresLedger
+from swe_forge_dagster.common.dagster_names import GITHUB_API_POOL, LLM_API_POOL
 from swe_forge_dagster.common.home import HomeLayout
 from swe_forge_dagster.common.postgres import Database, SharedStateError
 from swe_forge_dagster.common.postgres_url import PostgresUrlError
@@ -70,7 +71,7 @@ def test_without_the_setting_every_store_stays_a_file_under_the_home(
     home = machine(tmp_path, "a")
     assert isinstance(github_store(home), GithubStore) and isinstance(answer_cache(home), AnswerCache)
     assert isinstance(call_ledger(home), CallLedger) and isinstance(processed_ledger(home.processed_prs), Ledger)
-    assert isinstance(request_slots(home, "github_api", 3), Slots)
+    assert isinstance(request_slots(home, GITHUB_API_POOL, 3), Slots)
     assert llm_calls_table() is None
 
 
@@ -306,15 +307,15 @@ def holder(
 
 
 def test_slots_hold_across_processes(shared: str, tmp_path: Path) -> None:
-    mine = request_slots(machine(tmp_path, "a"), "github_api", 2)
+    mine = request_slots(machine(tmp_path, "a"), GITHUB_API_POOL, 2)
     assert isinstance(mine, PostgresSlots)
     with mine.hold() as first, mine.hold() as second:  # this process holds both slots
         assert {first, second} == {0, 1}
-        other = holder(tmp_path, shared, "github_api", 2, 0, 1.0)
+        other = holder(tmp_path, shared, GITHUB_API_POOL, 2, 0, 1.0)
         assert other.communicate(timeout=60)[0].strip() == "timeout"  # another machine gets none
-        assert holder(tmp_path, shared, "llm_api", 2, 0, 1.0).communicate(timeout=60)[0].startswith("held")
+        assert holder(tmp_path, shared, LLM_API_POOL, 2, 0, 1.0).communicate(timeout=60)[0].startswith("held")
     # Three processes of two threads, each wanting one of 3 slots for 1 s: never more than 3 inside, 3 at once.
-    procs = [holder(tmp_path, shared, "github_api", 3, 1.0, 120, threads=2) for _ in range(3)]
+    procs = [holder(tmp_path, shared, GITHUB_API_POOL, 3, 1.0, 120, threads=2) for _ in range(3)]
     spans = []
     for proc in procs:
         lines = proc.communicate(timeout=180)[0].splitlines()
@@ -335,8 +336,8 @@ def _taken(slots: RequestSlots) -> bool:
 
 
 def test_a_killed_holder_frees_its_slot(shared: str, tmp_path: Path) -> None:
-    victim = holder(tmp_path, shared, "llm_api", 1, 3600, 60)
-    slots = request_slots(machine(tmp_path, "a"), "llm_api", 1)
+    victim = holder(tmp_path, shared, LLM_API_POOL, 1, 3600, 60)
+    slots = request_slots(machine(tmp_path, "a"), LLM_API_POOL, 1)
     deadline = time.monotonic() + 60
     while not _taken(slots) and time.monotonic() < deadline:  # wait until the victim holds the slot
         time.sleep(0.1)
@@ -351,8 +352,8 @@ def test_a_killed_holder_frees_its_slot(shared: str, tmp_path: Path) -> None:
 
 
 def test_a_slot_limit_below_one_is_refused(postgres_db: str) -> None:
-    with pytest.raises(ValueError, match="github_api"):
-        PostgresSlots(Database(postgres_db), "github_api", 0)
+    with pytest.raises(ValueError, match=GITHUB_API_POOL):
+        PostgresSlots(Database(postgres_db), GITHUB_API_POOL, 0)
 
 
 def test_ledger_rows_read_back_as_ledger_entries(postgres_db: str, tmp_path: Path) -> None:

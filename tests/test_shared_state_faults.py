@@ -17,6 +17,7 @@ import duckdb
 import psycopg2
 import pytest
 
+from swe_forge_dagster.common.dagster_names import LLM_API_POOL
 from swe_forge_dagster.common.home import HomeLayout
 from swe_forge_dagster.common.postgres import Database
 from swe_forge_dagster.common.slots_postgres import PostgresSlots
@@ -53,7 +54,7 @@ def test_after_a_restart_a_full_pool_of_dead_connections_costs_one_retry(
 def test_a_slot_taken_before_a_lost_session_never_releases_the_same_slot_taken_after(
     postgres_db: str, postgres_server: PostgresServer
 ) -> None:
-    slots = PostgresSlots(Database(postgres_db), "llm_api", 2)
+    slots = PostgresSlots(Database(postgres_db), LLM_API_POOL, 2)
     observer = psycopg2.connect(postgres_db)
     observer.autocommit = True
 

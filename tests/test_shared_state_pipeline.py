@@ -19,6 +19,7 @@ import dagster as dg
 import psycopg2
 import pytest
 
+from swe_forge_dagster.common.dagster_names import HOURLY_PIPELINE_JOB
 from swe_forge_dagster.definitions import build_definitions
 from swe_forge_dagster.demo.twins.github_twin import GithubTwin
 from swe_forge_dagster.demo.twins.openai_twin import OpenAITwin, triage_responder
@@ -59,7 +60,7 @@ def settings_of(home: Path, mirror: Path, github_url: str, llm_url: str) -> Sett
 def run_hour(settings: Settings) -> None:
     """The hour through the hourly job, in this process, with a Dagster instance of its own."""
     with dg.instance_for_test() as instance:
-        (outcome,) = materialize_hours(build_definitions(settings), instance, [HOUR], job_name="hourly_pipeline_job")
+        (outcome,) = materialize_hours(build_definitions(settings), instance, [HOUR], job_name=HOURLY_PIPELINE_JOB)
         assert outcome.success, outcome.errors
 
 

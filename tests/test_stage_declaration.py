@@ -21,7 +21,8 @@ from typing import Any
 import dagster as dg
 import pytest
 
-from swe_forge_dagster.assets.tasks import TASK_STAGE_ASSETS
+from swe_forge_dagster.assets.graph import build_asset_graph
+from swe_forge_dagster.settings import Settings
 from swe_forge_dagster.tasks import work as work_module
 from swe_forge_dagster.tasks.stage_declaration import FINAL, STAGE_NAMES, STAGES, LLMUse, stage_named
 from swe_forge_dagster.tasks.stages import StageOutcome, TaskBuilder
@@ -146,6 +147,8 @@ def test_the_work_folder_walks_the_declared_order() -> None:
 
 
 def test_the_stage_assets_are_the_declared_stages_in_order() -> None:
+    assets_made = build_asset_graph(Settings()).assets  # in the order the graph builds them
+    TASK_STAGE_ASSETS = [a for a in assets_made if a.node_def.name in {stage.asset for stage in STAGES}]
     assert [assets.node_def.name for assets in TASK_STAGE_ASSETS] == [stage.asset for stage in STAGES]
     for stage, assets in zip(STAGES, TASK_STAGE_ASSETS, strict=True):
         assert assets.node_def.pool == stage.pool

@@ -22,6 +22,7 @@ import pytest
 
 from swe_forge_dagster.assets.partitions import eval_key
 from swe_forge_dagster.candidates.datasets import ENRICHED_PRS, ENRICHED_PRS_SCHEMA, partition_file
+from swe_forge_dagster.common.dagster_names import AGENT_PARTITIONS, EVAL_JOB, TASK_JOB
 from swe_forge_dagster.definitions import build_definitions
 from swe_forge_dagster.demo.twins.openai_twin import OpenAITwin
 from swe_forge_dagster.demo.worlds.git_world import GitWorld, WorldPR, build_git_world, enriched_pr_rows
@@ -57,7 +58,7 @@ class Pipeline:
     requested: list[str]
 
     def run_task(self, task_id: str) -> dg.ExecuteInProcessResult:
-        job = self.defs.resolve_job_def("task_job")
+        job = self.defs.resolve_job_def(TASK_JOB)
         return job.execute_in_process(instance=self.instance, partition_key=task_id, raise_on_error=False)
 
     def rows(self) -> dict[str, dict]:
@@ -231,9 +232,9 @@ def test_harness_assets_evaluate_exported_tasks_per_agent(pipeline: Pipeline) ->
         requested = sorted(r.partition_key for r in asked.run_requests)
         # exported tasks only, none evaluated yet by this agent, each its own (agent, task) partition
         assert requested == sorted(eval_key(label, t) for t in GOOD), name
-        pipeline.instance.add_dynamic_partitions("agents", [agent_key(label)])  # what the sensor's request adds
+        pipeline.instance.add_dynamic_partitions(AGENT_PARTITIONS, [agent_key(label)])  # what the sensor's request adds
         assert asked.dynamic_partitions_requests[0].partition_keys == [agent_key(label)]
-        job = defs.resolve_job_def("eval_job")
+        job = defs.resolve_job_def(EVAL_JOB)
         for task_id in [*GOOD, BAD]:
             key = eval_key(label, task_id)
             result = job.execute_in_process(instance=pipeline.instance, partition_key=key, raise_on_error=False)
@@ -260,7 +261,7 @@ def test_harness_assets_evaluate_exported_tasks_per_agent(pipeline: Pipeline) ->
     }
     # A UI backfill over the matrix: with the empty agent configured, the oracle's row runs the oracle (recorded in
     # the lake when it ran), not the configured agent, and not a failure.
-    result = defs.resolve_job_def("eval_job").execute_in_process(
+    result = defs.resolve_job_def(EVAL_JOB).execute_in_process(
         instance=pipeline.instance, partition_key=eval_key("oracle", GOOD[0]), raise_on_error=False
     )
     assert result.success and [c.passed for c in result.get_asset_check_evaluations()] == [True]

@@ -23,12 +23,13 @@ from swe_forge_dagster.demo.worlds.git_world_js import JS_REPO
 from swe_forge_dagster.demo.worlds.world_agent import VENV_INSTALL
 from swe_forge_dagster.environments.candidates import environment_candidates
 from swe_forge_dagster.environments.environment import EnvRecipe
+from swe_forge_dagster.environments.sandboxes import sandbox_config
 from swe_forge_dagster.execution.patch import split_sections
 from swe_forge_dagster.execution.repo_cache import RepoCache
-from swe_forge_dagster.execution.sandbox import SandboxConfig
 from swe_forge_dagster.export.eval_script import NotExportable, RepoTask, base_paths, eval_script, log_form
 from swe_forge_dagster.export.task_dir import TaskRecord, write_task_dir
 from swe_forge_dagster.languages.node.pack import NODE_IMAGE
+from swe_forge_dagster.languages.python.runner import PYTEST
 from swe_forge_dagster.tasks.build import task_record
 from swe_forge_dagster.tasks.prove import TaskExecutor
 from tests.support.common import BASE_IMAGE, HOST_CA, cli_json, require_image, swebench_cli, swebench_outcomes
@@ -88,10 +89,10 @@ def test_our_command_prints_what_the_registered_parser_reads(runner: str, ours: 
 def _prove(world: GitWorld, cache: RepoCache, client: docker.DockerClient, repo: str, number: int) -> TaskRecord:
     pr = world.pr(repo, number)
     if pr.language == "Python":
-        recipe = EnvRecipe(install_commands=(VENV_INSTALL,), base_image=BASE_IMAGE)
+        recipe = EnvRecipe(install_commands=(VENV_INSTALL,), test_command=PYTEST, base_image=BASE_IMAGE)
     else:
         recipe = environment_candidates(cache, pr.repo, pr.base_sha, pr.src_files + pr.test_files).recipes[0]
-    sandbox = SandboxConfig(image=BASE_IMAGE, ca_bundle=HOST_CA if HOST_CA.is_file() else None)
+    sandbox = sandbox_config(build=True, image=BASE_IMAGE, ca_bundle=HOST_CA if HOST_CA.is_file() else None)
     result = TaskExecutor(client, cache, sandbox).validate_pr(pr.repo, pr.base_sha, pr.head_sha, recipe)
     context = world_context(pr)
     return task_record(context, result, recipe, pr.title)

@@ -13,6 +13,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
+from swe_forge_dagster.common.dagster_names import HOURLY_PIPELINE_JOB
 from swe_forge_dagster.definitions import build_definitions
 from swe_forge_dagster.demo.twins.github_twin import GithubTwin
 from swe_forge_dagster.demo.twins.openai_twin import OpenAITwin, Text, triage_responder
@@ -51,7 +52,7 @@ def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Set
 
 
 def run(settings: Settings, instance: dg.DagsterInstance) -> list:
-    return materialize_hours(build_definitions(settings), instance, [HOUR], job_name="hourly_pipeline_job")
+    return materialize_hours(build_definitions(settings), instance, [HOUR], job_name=HOURLY_PIPELINE_JOB)
 
 
 def metadata(instance: dg.DagsterInstance) -> dict:

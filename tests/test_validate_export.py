@@ -21,12 +21,13 @@ from swe_forge_dagster.environments.environment import EnvRecipe, env_image_tag
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.export.swebench import read_instances
 from swe_forge_dagster.export.task_dir import TaskRecord, read_task_dir, write_task_dir
+from swe_forge_dagster.languages.python.runner import PYTEST
 from swe_forge_dagster.tasks.build import task_record
 from swe_forge_dagster.tasks.prove import TaskExecutor
 from tests.support.common import BASE_IMAGE
 from tests.support.records import world_context
 
-RECIPE = EnvRecipe(install_commands=(VENV_INSTALL,), base_image=BASE_IMAGE)
+RECIPE = EnvRecipe(install_commands=(VENV_INSTALL,), test_command=PYTEST, base_image=BASE_IMAGE)
 
 
 @pytest.fixture(scope="module")

@@ -1,25 +1,30 @@
 """`pr_candidates` (pre-filter, no network) and `enriched_prs` (GitHub + local filter), hourly.
 
 Each hour of a ranged run is processed and recorded on its own: if a later hour fails, the
-hours already done keep their materializations and only the failed ones need a retry.
+hours already done keep their materializations and only the failed ones need a retry. Built per
+hourly partitions definition (`build_candidate_assets`): the hours follow the settings.
 """
 
 from collections.abc import Callable
+from typing import Any
 
 import dagster as dg
 
-from swe_forge_dagster.assets.gharchive import HOURS_PER_BACKFILL_RUN, gharchive_pr_events
-from swe_forge_dagster.assets.partitions import hourly_partitions
+from swe_forge_dagster.assets.partitions import hourly_backfill_policy
 from swe_forge_dagster.candidates.pipeline import CandidatesReport, EnrichReport, build_candidates, enrich_hour
+from swe_forge_dagster.common.dagster_names import CANDIDATES_STAGE, GITHUB_API_POOL, GITHUB_STAGE, STAGE_TAG
 from swe_forge_dagster.github.client import GitHubAuthError, GitHubRateLimitError
 from swe_forge_dagster.resources import GitHubResource, LakeResource, MiningResource
 
-HOURLY = {
-    "partitions_def": hourly_partitions,
-    "backfill_policy": dg.BackfillPolicy.multi_run(max_partitions_per_run=HOURS_PER_BACKFILL_RUN),
-    "group_name": "candidates",
-    "kinds": {"parquet"},
-}
+
+def hourly(partitions: dg.TimeWindowPartitionsDefinition, group_name: str) -> dict[str, Any]:
+    """What every hourly stage after ingest shares: the hours, the backfill policy, its group and Parquet."""
+    return {
+        "partitions_def": partitions,
+        "backfill_policy": hourly_backfill_policy(),
+        "group_name": group_name,
+        "kinds": {"parquet"},
+    }
 
 
 def _table(counts: dict[str, int], header: str) -> dg.MetadataValue:
@@ -76,38 +81,52 @@ def enrich_metadata(report: EnrichReport) -> dict[str, object]:
     }
 
 
-@dg.asset(deps=[gharchive_pr_events], op_tags={"swe_forge/stage": "candidates"}, code_version="1", **HOURLY)
-def pr_candidates(
-    context: dg.AssetExecutionContext, lake: LakeResource, mining: MiningResource
-) -> dg.MaterializeResult:
-    """Closed PRs of the hour, one row each: `candidate`, or `dropped` with the reason (bot, not merged, …)."""
-    ledger, rules = mining.ledger(), mining.rules()
+def build_candidate_assets(
+    partitions: dg.TimeWindowPartitionsDefinition, events: dg.AssetsDefinition
+) -> tuple[dg.AssetsDefinition, dg.AssetsDefinition]:
+    """`pr_candidates` after `events` (`gharchive_pr_events`), then `enriched_prs`, both over `partitions`."""
 
-    def work(hour: str) -> dict[str, object]:
-        report = build_candidates(lake.lake_dir, hour, ledger, rules)
-        context.log.info(f"{hour}: {report.closed_prs} closed PRs, {report.candidates} candidates")
-        return candidates_metadata(report)
-
-    return run_hours(context, work)
-
-
-@dg.asset(deps=[pr_candidates], pool="github_api", op_tags={"swe_forge/stage": "github"}, code_version="1", **HOURLY)
-def enriched_prs(
-    context: dg.AssetExecutionContext, lake: LakeResource, github: GitHubResource, mining: MiningResource
-) -> dg.MaterializeResult:
-    """Candidates enriched through GitHub (GraphQL, 30 per request) and put through the local filter."""
-    config, ledger = mining.filter_config(), mining.ledger()
-    with github.client() as client:
-        enricher = github.enricher(client, config.max_files)
+    @dg.asset(
+        deps=[events], op_tags={STAGE_TAG: CANDIDATES_STAGE}, code_version="1", **hourly(partitions, "candidates")
+    )
+    def pr_candidates(
+        context: dg.AssetExecutionContext, lake: LakeResource, mining: MiningResource
+    ) -> dg.MaterializeResult:
+        """Closed PRs of the hour, one row each: `candidate`, or `dropped` with the reason (bot, not merged, …)."""
+        ledger, rules = mining.ledger(), mining.rules()
 
         def work(hour: str) -> dict[str, object]:
-            report = enrich_hour(lake.lake_dir, hour, enricher, config, ledger)
-            context.log.info(
-                f"{hour}: {report.candidates_in} candidates -> {report.accepted} accepted, "
-                f"{report.errors} errors; {report.requests} requests ({report.from_store} from the store)"
-            )
-            for sample in report.error_samples:
-                context.log.warning(sample)
-            return enrich_metadata(report)
+            report = build_candidates(lake.lake_dir, hour, ledger, rules)
+            context.log.info(f"{hour}: {report.closed_prs} closed PRs, {report.candidates} candidates")
+            return candidates_metadata(report)
 
-        return run_hours(context, work, no_retry=(GitHubAuthError, GitHubRateLimitError))
+        return run_hours(context, work)
+
+    @dg.asset(
+        deps=[pr_candidates],
+        pool=GITHUB_API_POOL,
+        op_tags={STAGE_TAG: GITHUB_STAGE},
+        code_version="1",
+        **hourly(partitions, "candidates"),
+    )
+    def enriched_prs(
+        context: dg.AssetExecutionContext, lake: LakeResource, github: GitHubResource, mining: MiningResource
+    ) -> dg.MaterializeResult:
+        """Candidates enriched through GitHub (GraphQL, 30 per request) and put through the local filter."""
+        config, ledger = mining.filter_config(), mining.ledger()
+        with github.client() as client:
+            enricher = github.enricher(client, config.max_files)
+
+            def work(hour: str) -> dict[str, object]:
+                report = enrich_hour(lake.lake_dir, hour, enricher, config, ledger)
+                context.log.info(
+                    f"{hour}: {report.candidates_in} candidates -> {report.accepted} accepted, "
+                    f"{report.errors} errors; {report.requests} requests ({report.from_store} from the store)"
+                )
+                for sample in report.error_samples:
+                    context.log.warning(sample)
+                return enrich_metadata(report)
+
+            return run_hours(context, work, no_retry=(GitHubAuthError, GitHubRateLimitError))
+
+    return pr_candidates, enriched_prs

@@ -12,8 +12,7 @@
 
 import dagster as dg
 
-from swe_forge_dagster.assets.gharchive import gharchive_pr_events
-from swe_forge_dagster.assets.partitions import hourly_partitions, task_partitions
+from swe_forge_dagster.assets.partitions import task_partitions
 from swe_forge_dagster.candidates.datasets import partition_file
 from swe_forge_dagster.common.store import read_parquet_schema
 from swe_forge_dagster.export.task_dir import TaskDirError, read_task_dir
@@ -40,14 +39,21 @@ def hour_file_problem(lake: LakeResource, key: str) -> str | None:
     return None
 
 
-@dg.asset_check(asset=gharchive_pr_events, blocking=True, partitions_def=hourly_partitions)
-def gharchive_pr_events_schema(context: dg.AssetCheckExecutionContext, lake: LakeResource) -> dg.AssetCheckResult:
-    """Each hour's Parquet file exists, reads, and has exactly the published schema."""
-    problems = {key: why for key in context.partition_keys if (why := hour_file_problem(lake, key))}
-    return dg.AssetCheckResult(
-        passed=not problems,
-        metadata={"hours_checked": len(context.partition_keys), "bad_hours": dg.MetadataValue.json(problems)},
-    )
+def build_events_schema_check(
+    partitions: dg.TimeWindowPartitionsDefinition, events: dg.AssetsDefinition
+) -> dg.AssetChecksDefinition:
+    """`gharchive_pr_events_schema` on `events` (`gharchive_pr_events`), over its `partitions`."""
+
+    @dg.asset_check(asset=events, blocking=True, partitions_def=partitions)
+    def gharchive_pr_events_schema(context: dg.AssetCheckExecutionContext, lake: LakeResource) -> dg.AssetCheckResult:
+        """Each hour's Parquet file exists, reads, and has exactly the published schema."""
+        problems = {key: why for key in context.partition_keys if (why := hour_file_problem(lake, key))}
+        return dg.AssetCheckResult(
+            passed=not problems,
+            metadata={"hours_checked": len(context.partition_keys), "bad_hours": dg.MetadataValue.json(problems)},
+        )
+
+    return gharchive_pr_events_schema
 
 
 @dg.asset_check(asset=FINAL.asset, blocking=True, partitions_def=task_partitions)
@@ -69,4 +75,8 @@ def swe_task_has_fail_to_pass(
     )
 
 
-ASSET_CHECKS = [gharchive_pr_events_schema, swe_task_has_fail_to_pass]
+def build_asset_checks(
+    partitions: dg.TimeWindowPartitionsDefinition, events: dg.AssetsDefinition
+) -> list[dg.AssetChecksDefinition]:
+    """Every asset check, the hourly one over `partitions` (the settings' hours)."""
+    return [build_events_schema_check(partitions, events), swe_task_has_fail_to_pass]

@@ -17,6 +17,7 @@ A task that was not exported (rejected, still building) has nothing to evaluate 
 import dagster as dg
 
 from swe_forge_dagster.assets.partitions import eval_partitions
+from swe_forge_dagster.common.dagster_names import DOCKER_HARNESS_POOL, HARNESS_STAGE, STAGE_TAG
 from swe_forge_dagster.gym.episodes import EPISODES, reward_rows, reward_table
 from swe_forge_dagster.harness import Harness, Status, load_task_dir
 from swe_forge_dagster.harness.agent_registry import UnknownAgent, config_for, record_agent
@@ -60,9 +61,9 @@ def verdict_check(status: str, reason: str) -> dg.AssetCheckResult:
 @dg.asset(
     deps=[dg.AssetDep(FINAL.asset, partition_mapping=dg.MultiToSingleDimensionPartitionMapping("task"))],
     partitions_def=eval_partitions,
-    pool="docker_harness",
+    pool=DOCKER_HARNESS_POOL,
     group_name="harness",
-    op_tags={"swe_forge/stage": "harness"},
+    op_tags={STAGE_TAG: HARNESS_STAGE},
     kinds={"docker"},
     code_version="2",
     check_specs=[

@@ -1,45 +1,48 @@
 """The jobs: named selections of the assets, what the sensors, the launcher and the UI run.
 
-Sensors target them by name (`job_name=`), so these definitions and the sensors never import
-each other; `definitions.py` holds both.
+Sensors target them by name (`job_name=`, from `common.dagster_names`), so these definitions and the
+sensors never import each other; `definitions.py` holds both. Built from the assets of one settings'
+graph (`assets.graph`): the hourly ones are built per settings.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import dagster as dg
 
-from swe_forge_dagster.assets.candidates import enriched_prs, pr_candidates
-from swe_forge_dagster.assets.catalog import catalog
-from swe_forge_dagster.assets.gharchive import gharchive_pr_events
 from swe_forge_dagster.assets.harness import eval_result, eval_summary
-from swe_forge_dagster.assets.tasks import TASK_STAGE_ASSETS, swe_dataset
-from swe_forge_dagster.assets.triage import classified_prs
-
-# The hourly ingest as a job: what `swe-forge ingest` runs in-process.
-gharchive_job = dg.define_asset_job("gharchive_job", selection=[gharchive_pr_events])
-# Ingest through GitHub enrichment (needs a GitHub token, no LLM key).
-candidates_job = dg.define_asset_job("candidates_job", selection=[gharchive_pr_events, pr_candidates, enriched_prs])
-# The hourly mining stages end to end: ingest, pre-filter, enrich + filter, triage (the mining sensor's target).
-hourly_pipeline_job = dg.define_asset_job(
-    "hourly_pipeline_job", selection=[gharchive_pr_events, pr_candidates, enriched_prs, classified_prs]
+from swe_forge_dagster.assets.hourly import HourlyAssets
+from swe_forge_dagster.assets.tasks import swe_dataset
+from swe_forge_dagster.common.dagster_names import (
+    CANDIDATES_JOB,
+    CATALOG_JOB,
+    DATASET_JOB,
+    EVAL_JOB,
+    EVAL_SUMMARY_JOB,
+    GHARCHIVE_JOB,
+    HOURLY_PIPELINE_JOB,
+    TASK_JOB,
 )
-# One task partition through every stage: what the task sensor requests, and a UI "materialize" of one task.
-task_job = dg.define_asset_job("task_job", selection=TASK_STAGE_ASSETS)
-# The configured agent on one exported task (what the harness sensor requests per new task).
-eval_job = dg.define_asset_job("eval_job", selection=[eval_result])
 
-# The unpartitioned assets, each as a job, so that every run in the UI's list says what it ran.
-catalog_job = dg.define_asset_job("catalog_job", selection=[catalog])
-dataset_job = dg.define_asset_job("dataset_job", selection=[swe_dataset])
-eval_summary_job = dg.define_asset_job("eval_summary_job", selection=[eval_summary])
 
-JOBS = [
-    gharchive_job,
-    candidates_job,
-    hourly_pipeline_job,
-    task_job,
-    eval_job,
-    catalog_job,
-    dataset_job,
-    eval_summary_job,
-]
+def build_jobs(
+    hourly: HourlyAssets, catalog: dg.AssetsDefinition, task_stages: Sequence[dg.AssetsDefinition]
+) -> list[dg.UnresolvedAssetJobDefinition]:
+    """Every job over these assets."""
+    return [
+        # The hourly ingest as a job: what `swe-forge ingest` runs in-process.
+        dg.define_asset_job(GHARCHIVE_JOB, selection=[hourly.events]),
+        # Ingest through GitHub enrichment (needs a GitHub token, no LLM key).
+        dg.define_asset_job(CANDIDATES_JOB, selection=[hourly.events, hourly.candidates, hourly.enriched]),
+        # The hourly mining stages end to end: ingest, pre-filter, enrich + filter, triage (the mining sensor's target).
+        dg.define_asset_job(HOURLY_PIPELINE_JOB, selection=hourly.assets),
+        # One task partition through every stage: what the task sensor requests, and a UI "materialize" of one task.
+        dg.define_asset_job(TASK_JOB, selection=list(task_stages)),
+        # The configured agent on one exported task (what the harness sensor requests per new task).
+        dg.define_asset_job(EVAL_JOB, selection=[eval_result]),
+        # The unpartitioned assets, each as a job, so that every run in the UI's list says what it ran.
+        dg.define_asset_job(CATALOG_JOB, selection=[catalog]),
+        dg.define_asset_job(DATASET_JOB, selection=[swe_dataset]),
+        dg.define_asset_job(EVAL_SUMMARY_JOB, selection=[eval_summary]),
+    ]

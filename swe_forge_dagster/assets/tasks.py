@@ -19,7 +19,7 @@ exported directory, or, for a rejected one, the same failed `accepted` check.
 import dagster as dg
 
 from swe_forge_dagster.assets.partitions import task_partitions
-from swe_forge_dagster.assets.triage import classified_prs
+from swe_forge_dagster.common.dagster_names import STAGE_TAG, TASKS_STAGE
 from swe_forge_dagster.common.home import HomeLayout
 from swe_forge_dagster.export.dataset import export_dataset
 from swe_forge_dagster.resources import LakeResource, LLMResource
@@ -29,7 +29,7 @@ from swe_forge_dagster.tasks.stages import ClientFactory
 from swe_forge_dagster.tasks.status import write_status
 from swe_forge_dagster.tasks.work import TaskWork
 
-TASK_GROUP = {"group_name": "tasks", "partitions_def": task_partitions, "op_tags": {"swe_forge/stage": "tasks"}}
+TASK_GROUP = {"group_name": "tasks", "partitions_def": task_partitions, "op_tags": {STAGE_TAG: TASKS_STAGE}}
 
 
 def _facts_table(facts: dict[str, object]) -> str:
@@ -133,20 +133,15 @@ def stage_asset(stage: Stage, upstream: dg.AssetDep | dg.AssetsDefinition) -> dg
     return with_llm
 
 
-def _stage_assets() -> list[dg.AssetsDefinition]:
-    """Every stage, in declared order, each after the one before (the first after triage)."""
+def build_task_stage_assets(classified: dg.AssetsDefinition) -> list[dg.AssetsDefinition]:
+    """One asset per declared stage, in the declaration's order, each after the one before, the first after
+    `classified` (`classified_prs`, on all of its hours), the last `swe_task` (`task_job` selects them)."""
     built: list[dg.AssetsDefinition] = []
-    upstream: dg.AssetDep | dg.AssetsDefinition = dg.AssetDep(
-        classified_prs, partition_mapping=dg.AllPartitionMapping()
-    )
+    upstream: dg.AssetDep | dg.AssetsDefinition = dg.AssetDep(classified, partition_mapping=dg.AllPartitionMapping())
     for stage in STAGES:
         built.append(stage_asset(stage, upstream))
         upstream = built[-1]
     return built
-
-
-TASK_STAGE_ASSETS = _stage_assets()
-"""One asset per declared stage, in the declaration's order, the last `swe_task` (`task_job` selects them)."""
 
 
 @dg.asset(deps=[FINAL.asset], code_version="1", kinds={"parquet"}, group_name="tasks")

@@ -1,8 +1,12 @@
-"""`classified_prs`: difficulty triage of each hour's accepted PRs (pool `llm_api`)."""
+"""`classified_prs`: difficulty triage of each hour's accepted PRs (pool `llm_api`).
+
+Built per hourly partitions definition (`build_classified_prs`): the hours follow the settings.
+"""
 
 import dagster as dg
 
-from swe_forge_dagster.assets.candidates import HOURLY, enriched_prs, run_hours
+from swe_forge_dagster.assets.candidates import hourly, run_hours
+from swe_forge_dagster.common.dagster_names import LLM_API_POOL, LLM_STAGE, STAGE_TAG
 from swe_forge_dagster.llm.client import LLMAuthError
 from swe_forge_dagster.resources import LakeResource, LLMResource
 from swe_forge_dagster.triage.pipeline import ClassifyReport, classify_hour
@@ -29,25 +33,32 @@ def classify_metadata(report: ClassifyReport) -> dict[str, object]:
     }
 
 
-@dg.asset(
-    deps=[enriched_prs],
-    pool="llm_api",
-    op_tags={"swe_forge/stage": "llm"},
-    code_version="1",
-    **{**HOURLY, "group_name": "triage"},
-)
-def classified_prs(context: dg.AssetExecutionContext, lake: LakeResource, llm: LLMResource) -> dg.MaterializeResult:
-    """Each accepted PR classified once: easy|medium|hard with a score in the tier's range and reasoning."""
-    with llm.client() as client:
+def build_classified_prs(
+    partitions: dg.TimeWindowPartitionsDefinition, enriched: dg.AssetsDefinition
+) -> dg.AssetsDefinition:
+    """`classified_prs` after `enriched` (`enriched_prs`), over `partitions`."""
 
-        def work(hour: str) -> dict[str, object]:
-            report = classify_hour(lake.lake_dir, hour, client, workers=llm.max_in_flight)
-            context.log.info(
-                f"{hour}: {report.classified}/{report.prs_in} classified {report.by_difficulty}, "
-                f"{report.calls} calls ({report.cache_hits} cached), ${report.cost:.4f}"
-            )
-            for sample in report.error_samples:
-                context.log.warning(sample)
-            return classify_metadata(report)
+    @dg.asset(
+        deps=[enriched],
+        pool=LLM_API_POOL,
+        op_tags={STAGE_TAG: LLM_STAGE},
+        code_version="1",
+        **hourly(partitions, "triage"),
+    )
+    def classified_prs(context: dg.AssetExecutionContext, lake: LakeResource, llm: LLMResource) -> dg.MaterializeResult:
+        """Each accepted PR classified once: easy|medium|hard with a score in the tier's range and reasoning."""
+        with llm.client() as client:
 
-        return run_hours(context, work, no_retry=(LLMAuthError,))
+            def work(hour: str) -> dict[str, object]:
+                report = classify_hour(lake.lake_dir, hour, client, workers=llm.max_in_flight)
+                context.log.info(
+                    f"{hour}: {report.classified}/{report.prs_in} classified {report.by_difficulty}, "
+                    f"{report.calls} calls ({report.cache_hits} cached), ${report.cost:.4f}"
+                )
+                for sample in report.error_samples:
+                    context.log.warning(sample)
+                return classify_metadata(report)
+
+            return run_hours(context, work, no_retry=(LLMAuthError,))
+
+    return classified_prs

@@ -86,21 +86,18 @@ def serve(
     try:
         config = GymConfig(
             state_dir=settings.home_abs / "gym",
-            docker_image=docker_image or settings.docker_image,
+            sandbox=settings.sandbox.but(
+                image=docker_image or settings.docker_image, cpu=cpus, mem_limit=memory, network=network
+            ),
             git_url=git_url or settings.git_url,
             repo_cache_dir=settings.cache_dir / "repos",
-            ca_bundle=settings.ca_bundle,
             registry=settings.registry,
             pull=pull,
-            cpu=cpus,
-            mem_limit=memory,
-            network=network,
             test_timeout=_given(test_timeout, settings.test_timeout),
             bash_timeout=bash_timeout,  # type: ignore[arg-type]
             episode_timeout=_given(episode_timeout, settings.gym_episode_timeout),
             idle_timeout=_given(idle_timeout, settings.gym_idle_timeout),
             max_envs=int(_given(max_envs, settings.gym_max_envs)),
-            disk_limit=settings.sandbox_disk,
         )
         token = _token(secret_from_env([TOKEN_ENV]), config.state_dir)
         specs = load_env_spec(env_spec) if env_spec else None

@@ -34,10 +34,12 @@ from rich.table import Table
 from rich.text import Text
 
 from swe_forge_dagster.cli.common import err, out, say, usage_error
+from swe_forge_dagster.common.sandbox_spec import DEFAULT_CPU, DEFAULT_MEMORY
 from swe_forge_dagster.common.terminal import inert, markup_safe
 from swe_forge_dagster.settings import DEFAULT_AGENT_CMD, DEFAULT_AGENT_TIMEOUT_S, DEFAULT_TEST_TIMEOUT_S
 
 if TYPE_CHECKING:
+    from swe_forge_dagster.common.agent_kind import AgentKind
     from swe_forge_dagster.harness.models import HarnessConfig, HarnessTask, TaskLoadError, TaskResult
 
     Items = list[HarnessTask | TaskLoadError]
@@ -61,7 +63,9 @@ def harness(
     agent_cmd: Annotated[
         str, typer.Option(help="run in /repo with --prompt <text> --workdir /repo")
     ] = DEFAULT_AGENT_CMD,
-    agent: Annotated[str, typer.Option(help="command (run --agent-cmd) | oracle (apply the gold patch)")] = "command",
+    agent: Annotated[  # text, parsed into `AgentKind` below (the harness package loads only when a command runs)
+        str, typer.Option(help="command (run --agent-cmd) | oracle (apply the gold patch)")
+    ] = "command",
     agent_timeout: Annotated[float, typer.Option(help="seconds")] = DEFAULT_AGENT_TIMEOUT_S,
     test_timeout: Annotated[float, typer.Option(help="seconds per test command")] = DEFAULT_TEST_TIMEOUT_S,
     docker_image: Annotated[
@@ -77,8 +81,8 @@ def harness(
     env_spec: Annotated[Path | None, typer.Option(help="SWE-bench inputs: JSON repo -> {image, ...}")] = None,
     git_url: Annotated[str | None, typer.Option(help="clone URL template [default: SWE_FORGE_GIT_URL]")] = None,
     pull: Annotated[bool, typer.Option(help="pull a missing base image")] = False,
-    cpus: Annotated[float, typer.Option(help="CPU cores per container")] = 2.0,
-    memory: Annotated[str, typer.Option(help="memory per container")] = "4g",
+    cpus: Annotated[float, typer.Option(help="CPU cores per container")] = DEFAULT_CPU,
+    memory: Annotated[str, typer.Option(help="memory per container")] = DEFAULT_MEMORY,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="also write the JSON summary here")] = None,
     record: Annotated[
         bool, typer.Option(help="record each result in the eval_results dataset of SWE_FORGE_HOME (SQL, eval_summary)")
@@ -98,38 +102,39 @@ def harness(
     from pydantic import ValidationError
 
     from swe_forge_dagster.harness import HarnessConfig, InputError, load_env_spec, load_inputs
+    from swe_forge_dagster.common.agent_kind import AgentKind
     from swe_forge_dagster.settings import get_settings
 
     usage = usage_error
     settings = get_settings()
     names = list(agent_env or [])
-    if agent not in ("command", "oracle"):
-        raise usage(f"--agent must be command or oracle, not {agent!r}")
-    loaded = _predictions(predictions, agent, agent_dir) if predictions is not None else None
+    try:
+        kind = AgentKind.parse(agent, where="--agent", allowed=(AgentKind.COMMAND, AgentKind.ORACLE))
+    except ValueError as exc:
+        raise usage(str(exc)) from None
+    loaded = _predictions(predictions, kind, agent_dir) if predictions is not None else None
     if loaded is not None:
-        agent = "predictions"
-    elif agent == "command" and (agent_dir is None or not agent_dir.is_dir()):
+        kind = AgentKind.PREDICTIONS
+    elif kind is AgentKind.COMMAND and (agent_dir is None or not agent_dir.is_dir()):
         raise usage(f"--agent-dir {agent_dir or '(missing)'}: not a directory (or use --agent oracle)")
     unset = [name for name in names if name not in os.environ]
     if unset:
         raise usage(f"--agent-env {', '.join(unset)}: not set in this environment")
     try:
         config = HarnessConfig(
-            agent=agent,  # type: ignore[arg-type]
+            agent=kind,
             agent_dir=agent_dir.resolve() if agent_dir else None,
             predictions={p.instance_id: p.patch for p in loaded[0]} if loaded else {},
             model_name=_model_name(loaded[0]) if loaded else "",
             agent_cmd=agent_cmd,  # type: ignore[arg-type]
             agent_timeout=agent_timeout,
             test_timeout=test_timeout,
-            docker_image=docker_image or settings.docker_image,
-            network=network,  # type: ignore[arg-type]
+            sandbox=settings.sandbox.but(
+                image=docker_image or settings.docker_image, network=network, cpu=cpus, mem_limit=memory
+            ),
             agent_env=tuple(names),
             keep_containers=keep_containers,
             pull=pull,
-            cpu=cpus,
-            mem_limit=memory,
-            ca_bundle=settings.ca_bundle,
             git_url=git_url or settings.git_url,
             repo_cache_dir=settings.cache_dir / "repos",
             parallel=parallel,
@@ -154,11 +159,12 @@ def harness(
     raise typer.Exit(_run(items, config, json_output=json_output, output=output, lake_dir=lake_dir, extra=extra))
 
 
-def _predictions(path: Path, agent: str, agent_dir: Path | None) -> tuple[list, list]:
+def _predictions(path: Path, kind: AgentKind, agent_dir: Path | None) -> tuple[list, list]:
     """(good, bad) records of a predictions file; usage errors for a file that cannot be read or a second agent."""
+    from swe_forge_dagster.common.agent_kind import AgentKind
     from swe_forge_dagster.harness.predictions import PredictionsError, load_predictions
 
-    if agent != "command" or agent_dir is not None:
+    if kind is not AgentKind.COMMAND or agent_dir is not None:
         raise usage_error("--predictions is the agent: leave out --agent oracle and --agent-dir")
     try:
         good, bad = load_predictions(path)
@@ -172,7 +178,10 @@ def _predictions(path: Path, agent: str, agent_dir: Path | None) -> tuple[list, 
 
 
 def _model_name(good: list) -> str:
-    return good[0].model if good else "predictions"
+    """The predictions' model names the agent; with no good record, the agent is named after its kind."""
+    from swe_forge_dagster.common.agent_kind import AgentKind
+
+    return good[0].model if good else AgentKind.PREDICTIONS.value
 
 
 def _run(

@@ -19,13 +19,14 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from swe_forge_dagster.cli.common import err, out, say, usage_error
+from swe_forge_dagster.common.dagster_names import CANDIDATES_JOB, GHARCHIVE_JOB, HOURLY_PIPELINE_JOB
 from swe_forge_dagster.settings import get_settings
 
 if TYPE_CHECKING:
     from swe_forge_dagster.settings import Settings
 
 EXIT_INTERRUPTED = 130
-JOBS = {"events": "gharchive_job", "enriched": "candidates_job", "classified": "hourly_pipeline_job"}
+JOBS = {"events": GHARCHIVE_JOB, "enriched": CANDIDATES_JOB, "classified": HOURLY_PIPELINE_JOB}
 
 
 def ingest(

@@ -7,7 +7,7 @@ image built FROM `python:3.12-slim` with git and pytest (machines that reach Doc
 and last the debootstrap script itself. Each failure is kept, so the final error says what was
 tried and how to fix it.
 
-The demo's JavaScript task runs on the Node pack's default image (`languages.node.NODE_IMAGE`, Debian's nodejs +
+The demo's JavaScript task runs on the Node pack's default image (`LanguagePack.default_image`, Debian's nodejs +
 npm on `swe-forge-base:bookworm`): `ensure_node_image` builds it up front with a progress line, the base image
 first when it is missing (debootstrap), rather than leave it to a silent first-need build inside a run, or to no
 build at all when the demo's sandbox is `swe-forge-base:demo` (the Node image is not built on that one).
@@ -24,8 +24,11 @@ from pathlib import Path
 import docker
 
 from swe_forge_dagster.environments import toolchain_images
-from swe_forge_dagster.languages.node.pack import NODE_IMAGE
+from swe_forge_dagster.languages.registry import pack
 from swe_forge_dagster.settings import DEFAULT_BASE_IMAGE
+
+NODE_IMAGE = pack("node").default_image
+"""The Node pack's default image, which the demo's JavaScript task runs on."""
 
 LOCAL_BASE = DEFAULT_BASE_IMAGE
 DEMO_IMAGE = "swe-forge-base:demo"

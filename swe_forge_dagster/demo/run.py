@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.text import Text
 
+from swe_forge_dagster.common.dagster_names import HOURLY_PIPELINE_JOB
 from swe_forge_dagster.common.invocation import next_step
 from swe_forge_dagster.common.terminal import inert
 from swe_forge_dagster.demo.world_home import DEMO_LLM_KEY_ENV, DEMO_TOKEN_ENV, demo_twins, write_demo_home
@@ -137,7 +138,7 @@ def run_demo(settings: Settings, home: Path, out: Console, err: Console) -> int:
         keys = [partition_key(h) for h in hours] + task_hours
         try:
             defs = build_definitions(demo_settings, DEMO_TOKEN_ENV, [DEMO_LLM_KEY_ENV])
-            ok = ingest_hours(demo_settings, defs, keys, err, job_name="hourly_pipeline_job")
+            ok = ingest_hours(demo_settings, defs, keys, err, job_name=HOURLY_PIPELINE_JOB)
         except (DownloadError, IngestUsageError) as exc:  # the demo's own mirror and hours: a bug, said plainly
             err.print(f"demo ingest failed: {exc}", style="red", markup=False)
             return 1

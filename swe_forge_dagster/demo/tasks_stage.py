@@ -15,9 +15,11 @@ from typing import Any
 import dagster as dg
 
 from swe_forge_dagster.assets.partitions import eval_key
+from swe_forge_dagster.common.dagster_names import EVAL_JOB, TASK_PARTITIONS
 from swe_forge_dagster.common.examples import examples_dir
 from swe_forge_dagster.definitions import build_definitions
 from swe_forge_dagster.export.dataset import DATASET_NAME
+from swe_forge_dagster.common.agent_kind import AgentKind
 from swe_forge_dagster.orchestration.launcher import materialize_assets, run_partitions
 from swe_forge_dagster.orchestration.mine import run_tasks
 from swe_forge_dagster.settings import Settings
@@ -37,7 +39,7 @@ class TaskStageResult:
 def build_demo_tasks(
     defs: dg.Definitions, instance: dg.DagsterInstance, settings: Settings, hours: list[str]
 ) -> TaskStageResult:
-    existing = set(instance.get_dynamic_partitions("tasks"))
+    existing = set(instance.get_dynamic_partitions(TASK_PARTITIONS))
     new, _ = eligible_task_ids(settings.lake_dir, [], existing, 100, hours=hours)
     result = TaskStageResult(rows=run_tasks(defs, instance, new, settings.lake_dir) if new else [])
     if materialize_assets(defs, instance, ["swe_dataset"]):
@@ -49,8 +51,8 @@ def demo_agents() -> dict[str, dict[str, Any]]:
     """The two reference agents that bracket a harness: the gold patch must resolve every task, no change none."""
     empty = examples_dir() / "emptyagent"
     return {
-        "oracle": {"agent": "oracle"},
-        "empty agent": {"agent": "command", "agent_dir": empty, "agent_cmd": "python -m emptyagent"},
+        "oracle": {"agent": AgentKind.ORACLE.value},
+        "empty agent": {"agent": AgentKind.COMMAND.value, "agent_dir": empty, "agent_cmd": "python -m emptyagent"},
     }
 
 
@@ -63,6 +65,6 @@ def evaluate_demo_tasks(
         agent_settings = settings.model_copy(update=update)
         defs = build_definitions(agent_settings, llm_key_envs=llm_key_envs)
         label = defs.resources["harness"].label
-        ok &= all(run_partitions(defs, instance, "eval_job", [eval_key(label, t) for t in task_ids]).values())
+        ok &= all(run_partitions(defs, instance, EVAL_JOB, [eval_key(label, t) for t in task_ids]).values())
         ok &= materialize_assets(defs, instance, ["eval_summary"])
     return ok

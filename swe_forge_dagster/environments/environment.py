@@ -38,8 +38,7 @@ from swe_forge_dagster.execution.repo_box import ENV_DIR, GIT, TREE_NAME, write_
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig, SandboxError
 from swe_forge_dagster.execution.tar_safety import safe_extract
-from swe_forge_dagster.languages.python.pack import DIST_NAME_FILES, dependency_part
-from swe_forge_dagster.languages.registry import dependency_files, runtime_probes
+from swe_forge_dagster.languages.registry import dependency_files, dependency_part, dist_name_files, runtime_probes
 
 DEPS_LABEL = "swe-forge.deps"
 BUILT_AT_LABEL = "swe-forge.built-at"
@@ -322,7 +321,7 @@ def pretend_version(cache: RepoCache, repo: str, sha: str) -> str:
     version git would give it (its release tag), scoped to its own distribution when its name is known."""
     version = cache.release_version(repo, sha) or "0.0.0"
     name = None
-    for manifest in DIST_NAME_FILES:
+    for manifest in dist_name_files():
         text = (cache.show_file(repo, sha, manifest) or b"").decode("utf-8", "replace")
         match = re.search(r"(?m)^\s*name\s*=\s*['\"]?([A-Za-z0-9][A-Za-z0-9._-]*)", text)
         if match:

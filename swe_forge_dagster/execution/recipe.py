@@ -11,7 +11,6 @@ import json
 from dataclasses import dataclass
 
 from swe_forge_dagster.execution.runners import fill_tests
-from swe_forge_dagster.languages.python.runner import PYTEST
 from swe_forge_dagster.settings import DEFAULT_BASE_IMAGE
 
 ENV_DIR = "/.swe-forge-env"
@@ -29,10 +28,13 @@ rebuild cheap."""
 
 @dataclass(frozen=True)
 class EnvRecipe:
-    """How to install a repository and run its tests; cached as an image per (repo, recipe)."""
+    """How to install a repository and run its tests; cached as an image per (repo, recipe).
 
-    install_commands: tuple[str, ...] = ()
-    test_command: str = PYTEST  # `{tests}` is replaced by the quoted test files
+    The test command has no default: the kernel names no runner, so whoever makes a recipe (a language pack's
+    ladder, a seed task, a test) says which one runs."""
+
+    install_commands: tuple[str, ...]
+    test_command: str  # `{tests}` is replaced by the quoted test files
     base_image: str = DEFAULT_BASE_IMAGE
 
     def key(self) -> str:

@@ -37,7 +37,6 @@ import docker
 from docker.errors import NotFound
 from docker.models.containers import Container
 
-from swe_forge_dagster.environments import toolchain_images
 from swe_forge_dagster.execution.disk_guard import DiskWatch, create_options, engine_has_quota
 from swe_forge_dagster.execution.ownership import RESERVED_LABELS, owner_labels, remove_container
 from swe_forge_dagster.execution.sandbox_config import (  # noqa: F401 - re-exported: the sandbox's public names
@@ -96,9 +95,11 @@ class Sandbox:
         name_hint: str,
         mounts: Mounts | None = None,
     ) -> Self:
-        """Create and start the container, and initialize its shell state in `config.workdir` (a toolchain image
-        is built first when missing: `environments.toolchain_images`)."""
-        toolchain_images.ensure(client, config.image)
+        """Create and start the container, and initialize its shell state in `config.workdir` (a missing image is
+        made first by the configuration's hook, when it has one: the product's builds toolchain images,
+        `environments.toolchain_images`)."""
+        if config.ensure_image is not None:
+            config.ensure_image(client, config.image)
         session = uuid.uuid4().hex
         container = client.containers.create(
             config.image,

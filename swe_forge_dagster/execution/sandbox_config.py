@@ -7,20 +7,23 @@ time, not at container start) without the container machinery.
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
-from docker.errors import DockerException
+import docker
 from docker.types import Mount
-from docker.utils import parse_bytes
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
+from pydantic.json_schema import SkipJsonSchema
 
-from swe_forge_dagster.languages.registry import ca_env_vars
+from swe_forge_dagster.common.sandbox_spec import Network, SandboxSpec
+
+__all__ = ["Network", "SandboxConfig", "SandboxSpec"]
 
 CONTAINER_CA_PATH = "/etc/ssl/certs/ca-certificates.crt"
-CA_ENV_VARS = (*ca_env_vars(), "GIT_SSL_CAINFO")
-"""Where the language packs' tools (`LanguagePack.ca_env_vars`) and git look for extra CA certificates."""
+GIT_CA_ENV_VARS = ("GIT_SSL_CAINFO",)
+"""Where git looks for extra CA certificates: the one tool the kernel itself runs in every sandbox; the language
+packs' tools name theirs through `SandboxConfig.ca_env_vars`."""
 
 # PID 1 without docker-init: sleeps in the background and `wait`s, so a TERM stops the container
 # at once, and the `wait` reaps the orphans that killed commands leave behind.
@@ -39,36 +42,25 @@ DISK_EXIT_CODE = 153  # 128 + SIGXFSZ: what a process killed for writing past a 
 KILL_GRACE_S = 5.0
 MAX_SYMLINKS = 16
 
-Network = Literal["bridge", "none", "host"]
 Mounts = dict[str | Path, tuple[str, str]]
 """host path -> (container path, "ro" | "rw")"""
+ImageHook = Callable[[docker.DockerClient, str], object]
+"""Makes a missing image (`Sandbox.start` calls it with the client and the image before creating the container)."""
 
 
-class SandboxConfig(BaseModel):
-    """The image and the limits of one sandbox; its `model_dump_json()` can key a cache."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class SandboxConfig(SandboxSpec):
+    """One container: the run's `SandboxSpec` plus its labels, environment and working directory, and what the
+    kernel is handed rather than knowing (it knows no language): the variables the image's tools read a CA bundle
+    from, and the hook that makes a missing image. Without the hook the image must exist. Product code makes these
+    in one place (`environments.sandboxes.sandbox_config`); its `model_dump_json()` (the hook left out) can key a
+    cache."""
 
     image: str
-    cpu: float = Field(default=2.0, gt=0, description="cores, as nano_cpus")
-    mem_limit: str = Field(default="4g", description="memory, and memory+swap: no swap beyond it")
-    pids_limit: int = Field(default=512, ge=16)
-    network: Network = "bridge"
-    ca_bundle: Path | None = Field(default=None, description=f"host CA file, mounted at {CONTAINER_CA_PATH}")
     workdir: str = "/repo"
     labels: dict[str, str] = Field(default_factory=dict)
     env: dict[str, str] = Field(default_factory=dict)
-    disk_limit: str | None = Field(default=None, description="what the container may write to disk (`disk_guard`)")
-
-    @field_validator("mem_limit", "disk_limit")
-    @classmethod
-    def _parsable_size(cls, value: str | None) -> str | None:
-        try:
-            if value is not None:
-                parse_bytes(value)  # fail at configuration time, not at container start
-        except DockerException as exc:
-            raise ValueError(str(exc)) from exc
-        return value
+    ca_env_vars: tuple[str, ...] = Field(default=(), description="set to the mounted CA bundle, with git's")
+    ensure_image: SkipJsonSchema[ImageHook | None] = Field(default=None, exclude=True, repr=False)
 
     @field_validator("workdir")
     @classmethod
@@ -79,7 +71,8 @@ class SandboxConfig(BaseModel):
 
     def environment(self) -> dict[str, str]:
         """The container's environment: defaults, the CA variables, then the configured env."""
-        ca = dict.fromkeys(CA_ENV_VARS, CONTAINER_CA_PATH) if self.ca_bundle else {}
+        names = (*self.ca_env_vars, *GIT_CA_ENV_VARS)
+        ca = dict.fromkeys(names, CONTAINER_CA_PATH) if self.ca_bundle else {}
         return {**DEFAULT_ENV, **ca, **self.env}
 
 

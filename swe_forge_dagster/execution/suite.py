@@ -28,7 +28,6 @@ from swe_forge_dagster.execution.junit import Outcome
 from swe_forge_dagster.execution.repo_box import REPO_DIR, WORK_DIR
 from swe_forge_dagster.execution.runners import Runner
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxError
-from swe_forge_dagster.languages.registry import runner_of
 
 MAX_OUTPUT = 40_000
 MAX_REPORT_BYTES = 64 << 20
@@ -58,12 +57,11 @@ def run_suite(
     files: Sequence[str],
     timeout: float,
     *,
-    runner: Runner | None = None,
+    runner: Runner,
     plugin_autoload: bool = False,
     max_output: int = MAX_OUTPUT,
 ) -> SuiteRun:
     """Run `template` for the test `files` in `box`'s /repo and read the report (see the module docstring)."""
-    runner = runner or runner_of(template)
     command, report = runner.command(template, files, f"{WORK_DIR}/report-{uuid.uuid4().hex}.xml")
     prefix = "" if plugin_autoload else NO_AUTOLOAD
     where = shlex.quote(report.rsplit("/", 1)[0] or "/")
@@ -78,7 +76,7 @@ def run_suite(
         run.error = f"the test command timed out after {timeout:g}s"
         return run
     if result.disk_exceeded:
-        run.error = f"the test command wrote past the sandbox's disk limit ({box.config.disk_limit}) and was stopped"
+        run.error = f"the test command wrote past {box.config.disk_phrase()} and was stopped"
         return run
     try:
         xml = box.read_file(report, max_bytes=MAX_REPORT_BYTES, follow_symlinks=False)

@@ -17,10 +17,11 @@ import shlex
 from dataclasses import dataclass
 
 from swe_forge_dagster.environments.environment import install_git_script
+from swe_forge_dagster.environments.sandboxes import ca_variables
 from swe_forge_dagster.execution.era import RESOLUTION_VAR
 from swe_forge_dagster.execution.patch import FileSection, split_sections
 from swe_forge_dagster.execution.runners import Runner
-from swe_forge_dagster.execution.sandbox_config import CA_ENV_VARS, CONTAINER_CA_PATH, DEFAULT_ENV
+from swe_forge_dagster.execution.sandbox_config import CONTAINER_CA_PATH, DEFAULT_ENV
 from swe_forge_dagster.export.swebench import SWEBenchInstance
 from swe_forge_dagster.languages.registry import runner_for
 
@@ -185,7 +186,7 @@ def dockerfile(record: RepoTask, with_ca: bool) -> str:
     env = dict(DEFAULT_ENV)
     copy_ca = ""
     if with_ca:
-        env.update(dict.fromkeys(CA_ENV_VARS, CONTAINER_CA_PATH))
+        env.update(dict.fromkeys(ca_variables(), CONTAINER_CA_PATH))
         copy_ca = f"COPY {CA_FILE} {CONTAINER_CA_PATH}\n"
     env_lines = " \\\n    ".join(f"{name}={shlex.quote(value)}" for name, value in env.items())
     return (

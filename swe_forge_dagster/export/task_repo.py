@@ -50,7 +50,7 @@ from swe_forge_dagster.export.eval_script import (
 from swe_forge_dagster.export.swebench import SWEBenchInstance
 from swe_forge_dagster.export.task_dir import TEMP_DIR_PREFIX, check_task_id
 from swe_forge_dagster.export.yaml_io import yaml_dump, yaml_load
-from swe_forge_dagster.languages.python.runner import PYTEST
+from swe_forge_dagster.languages.registry import DEFAULT_RUNNER
 
 DATASET = "swe-forge/tasks"
 SPLIT = "test"
@@ -69,7 +69,7 @@ def carried_recipe(inst: SWEBenchInstance) -> EnvRecipe | None:
     if not isinstance(carried, dict) or not carried.get("image"):
         return None
     commands = tuple(str(command) for command in carried.get("install_commands") or ())
-    return EnvRecipe(commands, str(carried.get("test_command") or PYTEST), str(carried["image"]))
+    return EnvRecipe(commands, str(carried.get("test_command") or DEFAULT_RUNNER.template), str(carried["image"]))
 
 
 def image_name(instance_id: str) -> str:

@@ -15,19 +15,19 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from swe_forge_dagster.execution.sandbox import Network
+from swe_forge_dagster.common.sandbox_spec import SandboxSpec
 from swe_forge_dagster.gym.tools import DEFAULT_BASH_TIMEOUT_S
+from swe_forge_dagster.common.agent_kind import AgentKind
 from swe_forge_dagster.harness.models import HarnessConfig
-from swe_forge_dagster.settings import (
-    DEFAULT_DOCKER_IMAGE,
-    DEFAULT_GIT_URL,
-    DEFAULT_SANDBOX_DISK,
-    DEFAULT_TEST_TIMEOUT_S,
-)
+from swe_forge_dagster.settings import DEFAULT_GIT_URL, DEFAULT_TEST_TIMEOUT_S
 
 DEFAULT_EPISODE_TIMEOUT_S = 3600.0
 DEFAULT_IDLE_TIMEOUT_S = 600.0
 DEFAULT_MAX_ENVS = 8
+GYM_CPU = 1.0
+GYM_MEMORY = "2g"
+GYM_SANDBOX = SandboxSpec(cpu=GYM_CPU, mem_limit=GYM_MEMORY)
+"""SWE-Gym's card: 1 CPU and 2 GB of RAM per sandbox, no network (the spec's default)."""
 GYM_AGENT_CMD = "swe-forge gym"
 """The harness's agent command for gym episodes: never run (the episode's tool calls are the agent)."""
 
@@ -38,17 +38,13 @@ class GymConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     state_dir: Path
-    docker_image: str = Field(default=DEFAULT_DOCKER_IMAGE, description="for tasks that do not name their own")
     git_url: str = DEFAULT_GIT_URL
     repo_cache_dir: Path = Path(".swe-forge/cache/repos")
-    ca_bundle: Path | None = None
     registry: str = ""
     pull: bool = False
-    cpu: float = Field(default=1.0, gt=0)
-    mem_limit: str = "2g"
-    pids_limit: int = Field(default=512, ge=16)
-    disk_limit: str | None = DEFAULT_SANDBOX_DISK
-    network: Network = Field(default="none", description="the sandbox's network (the agent's container)")
+    sandbox: SandboxSpec = Field(
+        default=GYM_SANDBOX, description="image (for tasks that do not name their own), limits, network, CA bundle"
+    )
     test_timeout: float = Field(default=DEFAULT_TEST_TIMEOUT_S, gt=0)
     pytest_plugin_autoload: bool = False
     bash_timeout: float = Field(default=DEFAULT_BASH_TIMEOUT_S, gt=0)
@@ -63,6 +59,11 @@ class GymConfig(BaseModel):
         return value.expanduser().resolve()
 
     @property
+    def docker_image(self) -> str:
+        """The image for tasks that do not name their own."""
+        return self.sandbox.image
+
+    @property
     def transcripts_dir(self) -> Path:
         return self.state_dir / "transcripts"
 
@@ -74,20 +75,14 @@ class GymConfig(BaseModel):
     def harness_config(self) -> HarnessConfig:
         """The harness configuration every environment of this gym is set up and graded with."""
         return HarnessConfig(
-            agent="command",
+            agent=AgentKind.COMMAND,
             agent_dir=self.agent_dir,
             agent_cmd=GYM_AGENT_CMD,
             agent_timeout=self.episode_timeout,
             test_timeout=self.test_timeout,
-            docker_image=self.docker_image,
-            network=self.network,
+            sandbox=self.sandbox,
             pytest_plugin_autoload=self.pytest_plugin_autoload,
             pull=self.pull,
-            cpu=self.cpu,
-            mem_limit=self.mem_limit,
-            pids_limit=self.pids_limit,
-            disk_limit=self.disk_limit,
-            ca_bundle=self.ca_bundle,
             git_url=self.git_url,
             repo_cache_dir=self.repo_cache_dir,
             registry=self.registry,

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from swe_forge_dagster.execution.repo_box import REPO_DIR, take_diff
 from swe_forge_dagster.execution.sandbox import Sandbox
+from swe_forge_dagster.common.agent_kind import AgentKind
 from swe_forge_dagster.harness.models import HarnessConfig, HarnessTask
 
 AGENT_DIR = "/agent"
@@ -79,11 +80,11 @@ def run_agent(box: Sandbox, task: HarnessTask, config: HarnessConfig, base_sha: 
     The prompt file is already in place: it is written when the container starts.
     """
     started = time.perf_counter()
-    if config.agent == "oracle":
+    if config.agent is AgentKind.ORACLE:
         # The reference solution is trusted: its diff is the gold patch, whole (protection is for agents'
         # diffs, so a gold patch that edits a file the checks name keeps that edit).
         return AgentRun(0, "oracle: the gold patch", round(time.perf_counter() - started, 3), diff=task.gold_patch)
-    if config.agent == "predictions":  # SWE-bench's model_patch: an agent's diff like any other (not trusted)
+    if config.agent is AgentKind.PREDICTIONS:  # SWE-bench's model_patch: an agent's diff like any other (not trusted)
         patch = config.predictions.get(task.task_id, "")
         return AgentRun(0, f"{config.model_name}: its prediction", 0.0, diff=patch)
     else:
@@ -93,7 +94,7 @@ def run_agent(box: Sandbox, task: HarnessTask, config: HarnessConfig, base_sha: 
             run.failure = f"the agent timed out after {config.agent_timeout:g}s"
             return run
         if result.disk_exceeded:
-            run.failure = f"the agent wrote more than the sandbox's disk limit ({config.disk_limit}) and was stopped"
+            run.failure = f"the agent wrote more than {box.config.disk_phrase()} and was stopped"
             return run
         if result.exit_code != 0:
             run.failure = f"the agent exited with status {result.exit_code}: {result.output[-500:].strip()}"

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 
 from swe_forge_dagster.common.store import StorePath, write_bytes_atomic
+from swe_forge_dagster.common.agent_kind import AgentKind
 from swe_forge_dagster.harness.models import HarnessConfig
 from swe_forge_dagster.harness.store import agent_key
 
@@ -36,7 +37,7 @@ def record_agent(lake_dir: StorePath, config: HarnessConfig) -> str:
     key = agent_key(config.agent_label)
     entry = {
         "label": config.agent_label,
-        "agent": config.agent,
+        "agent": config.agent.value,
         "agent_dir": str(config.agent_dir) if config.agent_dir else None,
         "agent_cmd": config.agent_cmd,
     }
@@ -61,8 +62,9 @@ def config_for(lake_dir: StorePath, key: str, configured: HarnessConfig) -> Harn
             "and SWE_FORGE_AGENT_CMD, or the `harness` resource in the launchpad) to run its partitions"
         )
     entry = json.loads(path.read_text())
+    kind = AgentKind.parse(entry["agent"], where=f"the agent recorded in {path}")
     chosen = configured.model_copy(
-        update={"agent": entry["agent"], "agent_dir": entry["agent_dir"], "agent_cmd": entry["agent_cmd"]}
+        update={"agent": kind, "agent_dir": entry["agent_dir"], "agent_cmd": entry["agent_cmd"]}
     )
     chosen = HarnessConfig.model_validate(chosen.model_dump())  # the recorded fields, validated as a config
     if agent_key(chosen.agent_label) != key:

@@ -23,13 +23,12 @@ rely on an autoloaded plugin (a fixture such as pytest-httpbin's `httpbin`, an o
 In the sanity and verify runs, canary tests (`execution.canaries`; each runner's `plant`, chosen by
 `prepare_canaries` and kept by `run_sanity` only when they behave where no agent code runs) tell whether
 the code under test tampered with the results: in `tests` mode from the same report, in `commands` mode
-(pytest's) as one more command that must fail (an exit code is all that mode has, so code that ends the
-test process early with status 0 would otherwise pass its checks).
+(a pack's `command_canaries`) as one more command that must fail (an exit code is all that mode has, so code that
+ends the test process early with status 0 would otherwise pass its checks).
 """
 
 from __future__ import annotations
 
-import re
 import shlex
 from dataclasses import dataclass, field, replace
 
@@ -40,9 +39,7 @@ from swe_forge_dagster.execution.runners import graded_outcomes
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxError
 from swe_forge_dagster.execution.suite import MAX_OUTPUT, NO_AUTOLOAD, run_suite
 from swe_forge_dagster.harness.models import CheckResult, HarnessTask
-from swe_forge_dagster.languages.python.canaries import Canaries, make_canaries
-from swe_forge_dagster.languages.python.runner import plain_pytest
-from swe_forge_dagster.languages.registry import runner_of
+from swe_forge_dagster.languages.registry import canary_checks, command_canaries, exit_status_is_runners, runner_of
 
 CHECK_OUTPUT_TAIL = 2_000
 
@@ -81,8 +78,7 @@ def run_checks(
     (`prepare_canaries`), also run them and judge whether the results were tampered with."""
     if task.mode == "tests":
         return _run_test_ids(box, task, timeout, plugin_autoload, canaries)
-    commands_canaries = canaries if isinstance(canaries, Canaries) else None  # commands mode: pytest's only
-    return _run_commands(box, task, timeout, "" if plugin_autoload else NO_AUTOLOAD, commands_canaries)
+    return _run_commands(box, task, timeout, "" if plugin_autoload else NO_AUTOLOAD, canaries)
 
 
 def run_sanity(
@@ -155,26 +151,7 @@ def prepare_canaries(box: Sandbox, task: HarnessTask) -> Planted | None:
         # the files the checks run (as `_run_test_ids` chooses them): never a fixture that some test runs itself
         files = task.run_files if runner.in_process else tuple(f for f in task.run_files if runner.runs(f))
         return runner.plant(files, task.fail_to_pass, read)
-    target = _canary_file(task)
-    if target is None or _canary_command(task, target) is None:
-        return None
-    return make_canaries(target, read(target).decode("utf-8", "replace"))
-
-
-def _canary_file(task: HarnessTask) -> str | None:
-    """The test module the canaries sit next to in commands mode: the first `path.py::name` a FAIL_TO_PASS command
-    selects."""
-    for command in task.fail_to_pass:
-        if match := _SELECTOR.search(command):
-            return _repo_path(match.group(1))
-    return None
-
-
-def _repo_path(path: str) -> str:
-    return path.removeprefix("/repo/").removeprefix("./")
-
-
-_SELECTOR = re.compile(r"((?:[\w./-]+/)?[\w.-]+\.py)::[^\s'\"]+")
+    return command_canaries(task.fail_to_pass, read)  # commands mode: a pack's `command_canaries`
 
 
 def set_aside_unreachable(task: HarnessTask, sanity: CheckRun) -> tuple[HarnessTask, list[str]]:
@@ -257,7 +234,7 @@ def _run_test_ids(
     outcomes = suite.outcomes
     tampered = canaries_ok = twin_ok = None
     if canaries is not None and outcomes is not None:
-        tampered = canaries.tampering(outcomes, suite.exit_code, plain_pytest(task.test_command))
+        tampered = canaries.tampering(outcomes, suite.exit_code, exit_status_is_runners(task.test_command))
         canaries_ok = canaries.expected(outcomes)
         twin_ok = canaries.twin_ran(outcomes)
     messages = suite.messages
@@ -297,7 +274,7 @@ def _run_test_ids(
     return run
 
 
-def _run_commands(box: Sandbox, task: HarnessTask, timeout: float, prefix: str, canaries: Canaries | None) -> CheckRun:
+def _run_commands(box: Sandbox, task: HarnessTask, timeout: float, prefix: str, canaries: Planted | None) -> CheckRun:
     total = [0.0]
 
     def run(commands: tuple[str, ...]) -> list[CheckResult]:
@@ -320,36 +297,11 @@ def _run_commands(box: Sandbox, task: HarnessTask, timeout: float, prefix: str, 
 
     fail_to_pass, pass_to_pass = run(task.fail_to_pass), run(task.pass_to_pass)
     tampered = canaries_ok = None
-    target = _canary_file(task) if canaries is not None else None
-    probe = _canary_command(task, target) if target is not None else None
-    if canaries is not None and probe is not None:  # written only now: no task command ever collects it
-        put_files(box, {f"{REPO_DIR}/{canaries.path}": canaries.source.encode()})
-        probe = probe.replace("{path}", canaries.path)
-        passing, failing = run((probe.replace("{name}", canaries.passing), probe.replace("{name}", canaries.failing)))
+    planted = canary_checks(task.fail_to_pass, canaries) if canaries is not None else None
+    if planted is not None:  # written only now: no task command ever collects it
+        put_files(box, {f"{REPO_DIR}/{path}": data for path, data in planted.files.items()})
+        passing, failing = run((planted.passing, planted.failing))
         canaries_ok = passing.passed and not failing.passed
         if failing.passed:
-            tampered = f"a check planted to fail ({canaries.path}::{canaries.failing}) exited 0"
+            tampered = f"a check planted to fail ({planted.failing_name}) exited 0"
     return CheckRun(fail_to_pass, pass_to_pass, duration_s=total[0], tampered=tampered, canaries_ok=canaries_ok)
-
-
-def _canary_command(task: HarnessTask, target: str) -> str | None:
-    """The first FAIL_TO_PASS command selecting a test of `target`, with that selector turned into
-    `{path}::{name}` (the canary's) and every other `file.py::test` selector removed, so it runs the canary
-    alone (sanity shows its exit status is the test's)."""
-    for command in task.fail_to_pass:
-        matches = list(_QUOTED_SELECTOR.finditer(command))
-        chosen = next((m for m in matches if _repo_path(m.group(2)) == target), None)
-        if chosen is None:
-            continue
-        prefix = chosen.group(2)[: len(chosen.group(2)) - len(target)]  # keep a /repo/ or ./ prefix
-        parts, last = [], 0
-        for match in matches:
-            parts.append(command[last : match.start()])
-            if match is chosen:
-                parts.append(f"{match.group(1)}{prefix}{{path}}::{{name}}{match.group(1)}")
-            last = match.end()
-        return "".join(parts) + command[last:]
-    return None
-
-
-_QUOTED_SELECTOR = re.compile(r"(['\"]?)((?:[\w./-]+/)?[\w.-]+\.py)::[^\s'\"]+\1")

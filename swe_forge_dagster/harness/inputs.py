@@ -45,7 +45,7 @@ from swe_forge_dagster.export.task_dir import (
 )
 from swe_forge_dagster.export.task_repo import carried_recipe
 from swe_forge_dagster.harness.models import HarnessTask, TaskLoadError
-from swe_forge_dagster.languages.python.runner import PYTEST
+from swe_forge_dagster.languages import registry
 
 DEFAULT_SPEC_KEY = "*"
 _REPO_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
@@ -65,7 +65,7 @@ class EnvSpec(BaseModel):
 
     image: str | None = None
     install_commands: tuple[str, ...] = ()
-    test_command: str = PYTEST
+    test_command: str = registry.DEFAULT_RUNNER.template
 
 
 def load_env_spec(path: str | Path) -> dict[str, EnvSpec]:
@@ -264,14 +264,12 @@ def patch_files(patch: str) -> list[str]:
 
 
 def run_files(ids: Sequence[str], fallback: Iterable[str]) -> list[str]:
-    """The test files to hand the test command: the files of pytest ids, else `fallback`'s test files.
+    """The test files to hand the test command: those its ids name (pytest's), else `fallback`'s test files, as the
+    language packs say (`registry.run_files`).
 
     Running only these (not the whole suite) is what SWE-bench does, and keeps the run short.
     """
-    files = [test_id.split("::", 1)[0] for test_id in ids]
-    if files and all(f.endswith(".py") for f in files):
-        return _unique(files)
-    return [f for f in fallback if f.endswith(".py")] or list(fallback)
+    return registry.run_files(ids, fallback)
 
 
 def _why(exc: Exception) -> str:

@@ -24,20 +24,19 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from swe_forge_dagster.common.content_digest import folder_digest
+from swe_forge_dagster.common.sandbox_spec import SandboxSpec
 from swe_forge_dagster.execution.patch import split_sections
 from swe_forge_dagster.execution.sandbox import Network
+from swe_forge_dagster.common.agent_kind import AgentKind
 from swe_forge_dagster.harness.protection import command_test_files
 from swe_forge_dagster.settings import (
     DEFAULT_AGENT_CMD,
     DEFAULT_AGENT_TIMEOUT_S,
-    DEFAULT_DOCKER_IMAGE,
     DEFAULT_GIT_URL,
-    DEFAULT_SANDBOX_DISK,
     DEFAULT_TEST_TIMEOUT_S,
 )
 
 CheckMode = Literal["tests", "commands"]
-AgentKind = Literal["command", "oracle", "predictions"]
 
 
 class Status(StrEnum):
@@ -233,7 +232,7 @@ class HarnessConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    agent: AgentKind = "command"
+    agent: AgentKind = AgentKind.COMMAND
     agent_dir: Path | None = None
     predictions: dict[str, str] = Field(
         default_factory=dict, description="instance id -> model_patch (agent `predictions`: SWE-bench's files)"
@@ -242,8 +241,11 @@ class HarnessConfig(BaseModel):
     agent_cmd: str = DEFAULT_AGENT_CMD
     agent_timeout: float = Field(default=DEFAULT_AGENT_TIMEOUT_S, gt=0)
     test_timeout: float = Field(default=DEFAULT_TEST_TIMEOUT_S, gt=0)
-    docker_image: str = Field(default=DEFAULT_DOCKER_IMAGE, description="for tasks that do not name their own image")
-    network: Network = Field(default="none", description="the agent container's network")
+    sandbox: SandboxSpec = Field(
+        default_factory=SandboxSpec,
+        description="the containers' image (for tasks that do not name their own), limits, CA bundle, and the "
+        "agent container's network (the sanity and verify runs have none)",
+    )
     build_network: Network = Field(default="bridge", description="environment builds (installs need a registry)")
     agent_env: tuple[str, ...] = Field(default=(), description="names of host variables forwarded to the agent")
     keep_containers: bool = False
@@ -252,11 +254,6 @@ class HarnessConfig(BaseModel):
         description="let pytest autoload entry-point plugins in checks (off: PYTEST_DISABLE_PLUGIN_AUTOLOAD=1)",
     )
     pull: bool = Field(default=False, description="pull a missing base image instead of failing the task")
-    cpu: float = Field(default=2.0, gt=0)
-    mem_limit: str = "4g"
-    pids_limit: int = Field(default=512, ge=16)
-    disk_limit: str | None = Field(default=DEFAULT_SANDBOX_DISK, description="what each container may write to disk")
-    ca_bundle: Path | None = None
     git_url: str = DEFAULT_GIT_URL
     repo_cache_dir: Path = Path(".swe-forge/cache/repos")
     registry: str = Field(default="", description="environment images pulled from and pushed to (SWE_FORGE_REGISTRY)")
@@ -279,20 +276,25 @@ class HarnessConfig(BaseModel):
 
     @model_validator(mode="after")
     def _agent_needs_dir(self) -> HarnessConfig:
-        if self.agent == "command" and self.agent_dir is None:
+        if self.agent is AgentKind.COMMAND and self.agent_dir is None:
             raise ValueError("an agent command needs --agent-dir (or use the built-in --agent oracle)")
-        if self.agent == "predictions" and not self.model_name:
+        if self.agent is AgentKind.PREDICTIONS and not self.model_name:
             raise ValueError("predictions need the model_name_or_path that names them")
         return self
+
+    @property
+    def docker_image(self) -> str:
+        """The image for tasks that do not name their own."""
+        return self.sandbox.image
 
     @property
     def agent_label(self) -> str:
         """How results name the agent: the oracle, the predictions' model, or the command, its folder's name and the
         digest of the folder's content (`common.content_digest`): the same agent in any checkout, never the host's
         path."""
-        if self.agent == "oracle":
-            return "oracle"
-        if self.agent == "predictions":
+        if self.agent is AgentKind.ORACLE:
+            return AgentKind.ORACLE.value
+        if self.agent is AgentKind.PREDICTIONS:
             return self.model_name
         folder = Path(self.agent_dir).resolve() if self.agent_dir else Path(".")
         return f"{self.agent_cmd} @ {folder.name}#{folder_digest(folder)[:12]}"

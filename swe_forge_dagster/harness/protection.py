@@ -25,7 +25,7 @@ from the image, never from the diff: the diff's changes under it are reset too. 
 (each language pack's `test_code`: `tests/` helpers and `__init__.py`, `*_test.go`, `*.spec.ts`, `src/test/`) is
 reset to the base commit, so no existing test file, helper or `TestMain` carries a payload.
 
-New top-level modules in the directories the checks import from (`new_top_level_modules`: whatever their
+New top-level modules in the directories the checks import from (`LanguagePack.new_modules`: whatever their
 names, since any name can be an installed module, or an optional import of the interpreter, the runner or a
 dependency at start-up) are reset as well, and the runner's effective configuration is compared before and after
 the diff by the runner's own loader (`RunnerConfig`), which catches config our text reading would miss.
@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import base64
 import re
-import shlex
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -60,12 +59,15 @@ from swe_forge_dagster.execution.repo_box import (
 )
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxError
 from swe_forge_dagster.harness.module_names import second_modules
-from swe_forge_dagster.languages.python.protection import (
-    MODULE_SUFFIXES,
-    PYTEST_SECTION_FILES,
-    pytest_section,
+from swe_forge_dagster.languages import registry
+from swe_forge_dagster.languages.registry import (
+    config_section,
+    config_section_files,
+    is_fixed_dependency_file,
+    is_test_code,
+    new_modules,
+    protected,
 )
-from swe_forge_dagster.languages.registry import is_fixed_dependency_file, is_test_code, protected
 
 MAX_CONFIG_BYTES = 1 << 20
 
@@ -90,18 +92,9 @@ def is_protected(
 
 
 def command_test_files(commands: Iterable[str]) -> list[str]:
-    """Repo-relative `.py` files named in shell check commands (`python -m pytest tests/test_x.py::t`)."""
-    files: list[str] = []
-    for command in commands:
-        try:
-            words = shlex.split(command)
-        except ValueError:
-            words = command.split()
-        for word in words:
-            path = word.split("::", 1)[0].removeprefix("/repo/").removeprefix("./")
-            if path.endswith(".py") and not path.startswith(("/", "-")) and ".." not in path and path not in files:
-                files.append(path)
-    return files
+    """Repo-relative test files named in shell check commands (`python -m pytest tests/test_x.py::t`), as the
+    language packs read them (`LanguagePack.command_files`)."""
+    return registry.command_test_files(commands)
 
 
 def filter_diff(diff: str, task_files: Collection[str] = (), fix_files: Collection[str] = ()) -> tuple[str, list[str]]:
@@ -148,7 +141,6 @@ while IFS= read -r -d '' path; do
 done < "{WORK_DIR}/restore.list"
 {LIST_CHANGES}
 """
-PACKAGES_SCRIPT = f"cd {REPO_DIR} && find . -name .git -prune -o -name __init__.py -printf '%P\\0'"
 # Each listed config file before and after the agent's diff, base64, one per line (empty: none).
 SHOW_SCRIPT = f"""cd {REPO_DIR}
 while IFS= read -r -d '' path; do
@@ -197,17 +189,17 @@ def apply_agent_diff(
         return []
     reset = [path for status, path in changes if is_protected(path, task_files, new=status == "A", fix_files=fix_files)]
     reset += _untracked_outputs(box, [path for _s, path in changes if path not in reset])
-    roots = import_roots if import_roots is not None else _non_package_dirs(box, changes)
-    shadows = new_top_level_modules(changes, roots, _existing(box, roots))
+    shadows = new_modules(box, changes, import_roots)
     if any(status == "A" for status, _path in changes):
         shadows += second_modules(changes, _tree(box))
     reset += [path for path in shadows if path not in reset]
     if runner_config is not None and runner_config.before is not None:
         named = runner_config.names_files(runner_config.before)
         reset += [path for _s, path in changes if path in named and path not in reset and path not in fix_files]
-    configs = [path for _s, path in changes if PurePosixPath(path).name in PYTEST_SECTION_FILES and path not in reset]
+    shared = config_section_files()
+    configs = [path for _s, path in changes if PurePosixPath(path).name in shared and path not in reset]
     if configs:
-        reset += _changed_pytest_sections(box, configs)
+        reset += _changed_sections(box, configs)
     _restore(box, reset, task_files, fix_files)
     config = runner_config
     if config is None or config.before is None:
@@ -282,48 +274,6 @@ def under_outputs(path: str, outputs: Collection[str]) -> bool:
     return any(path == output or path.startswith(f"{output}/") for output in outputs)
 
 
-def new_top_level_modules(
-    changes: Iterable[tuple[str, str]], roots: Collection[str], existing: Collection[str]
-) -> list[str]:
-    """New code files that make a new top-level module, whatever its name: the first part of the path below one of
-    the import `roots` (repo-relative, '' the root: `languages.python.paths`) is a module file or a directory (a
-    package or a namespace package) that was not in the tree before the diff (`existing`, repo-relative)."""
-    found = []
-    for status, path in changes:
-        if status != "A" or not path.endswith(MODULE_SUFFIXES):
-            continue  # data, docs, a changelog: nothing an import runs
-        for root in roots:
-            if root and not path.startswith(f"{root}/"):
-                continue
-            first, below, _rest = path[len(root) + 1 if root else 0 :].partition("/")
-            top = f"{root}/{first}" if root else first
-            name = first if below else first.split(".", 1)[0]  # a (namespace) package, or a module file's stem
-            if name.isidentifier() and top not in existing:
-                found.append(path)
-                break
-    return found
-
-
-def _non_package_dirs(box: Sandbox, changes: Iterable[tuple[str, str]]) -> list[str]:
-    """Without the environment's answer (`import_roots`): every directory on the new paths that is not a package
-    (has no `__init__.py` after the diff) counts as an import root (stricter)."""
-    exit_code, stdout, _ = exec_demux(box, ["bash", "-c", PACKAGES_SCRIPT])
-    text = stdout.decode("utf-8", "surrogateescape") if exit_code == 0 else ""
-    packages = {str(PurePosixPath(p).parent) for p in text.split("\0") if p}
-    dirs = {""} | {str(parent) for _s, path in changes for parent in PurePosixPath(path).parents if str(parent) != "."}
-    return sorted(d for d in dirs if d not in packages)
-
-
-def _existing(box: Sandbox, roots: Collection[str]) -> set[str]:
-    """The names right below each root in the snapshot (base, the task's tests, the install's outputs), as paths."""
-    script = f"cd {REPO_DIR} && " + " && ".join(
-        f"git --literal-pathspecs ls-tree -z --name-only HEAD -- {shlex.quote(root + '/') if root else ''}"
-        for root in roots
-    )
-    exit_code, stdout, _ = exec_demux(box, ["bash", "-c", script]) if roots else (0, b"", b"")
-    return {p for p in stdout.decode("utf-8", "surrogateescape").split("\0") if p} if exit_code == 0 else set()
-
-
 def _tree(box: Sandbox) -> list[str]:
     """Every file of the snapshot (base, the task's tests, the install's outputs), repo-relative."""
     exit_code, stdout, _ = exec_demux(box, ["bash", "-c", f"cd {REPO_DIR} && git ls-tree -r -z --name-only HEAD"])
@@ -345,8 +295,9 @@ def _restore(box: Sandbox, paths: list[str], task_files: Collection[str], fix_fi
         raise WorkspaceError(f"protected paths changed by the agent could not be reset: {', '.join(left[:10])}")
 
 
-def _changed_pytest_sections(box: Sandbox, paths: list[str]) -> list[str]:
-    """The config files among `paths` whose pytest section the agent's diff changed (or that are too big)."""
+def _changed_sections(box: Sandbox, paths: list[str]) -> list[str]:
+    """The shared files among `paths` whose runner section (`registry.config_section`: pytest's) the agent's diff
+    changed (or that are too big)."""
     put_files(box, {f"{WORK_DIR}/configs.list": b"".join(as_bytes(path) + b"\0" for path in paths)})
     exit_code, stdout, _stderr = exec_demux(box, ["bash", "-c", SHOW_SCRIPT])
     lines = stdout.decode("ascii", "replace").split("\n")
@@ -360,7 +311,7 @@ def _changed_pytest_sections(box: Sandbox, paths: list[str]) -> list[str]:
             changed.append(path)
             continue
         name = PurePosixPath(path).name
-        if max(len(before), len(after)) > MAX_CONFIG_BYTES or pytest_section(name, before) != pytest_section(
+        if max(len(before), len(after)) > MAX_CONFIG_BYTES or config_section(name, before) != config_section(
             name, after
         ):
             changed.append(path)

@@ -31,6 +31,7 @@ import docker
 from docker.errors import DockerException, ImageNotFound
 
 from swe_forge_dagster.environments.environment import Environments
+from swe_forge_dagster.environments.sandboxes import sandbox_config
 from swe_forge_dagster.execution.canaries import Planted
 from swe_forge_dagster.execution.ownership import KEEP_LABEL
 from swe_forge_dagster.execution.repo_box import (
@@ -43,6 +44,7 @@ from swe_forge_dagster.execution.repo_box import (
 from swe_forge_dagster.execution.repo_cache import RepoCache, RepoCacheError
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig, SandboxError
 from swe_forge_dagster.harness.agent import AGENT_DIR, AgentRun, agent_environment, prompt_files, run_agent
+from swe_forge_dagster.common.agent_kind import AgentKind
 from swe_forge_dagster.harness.checks import (
     CheckRun,
     prepare_canaries,
@@ -59,8 +61,7 @@ from swe_forge_dagster.harness.protection import ConfigChanged, apply_agent_diff
 from swe_forge_dagster.harness.review import review_notes
 from swe_forge_dagster.harness.runner_config import ConfigReader, config_reader
 from swe_forge_dagster.harness.task_environment import task_environment
-from swe_forge_dagster.languages.python.paths import import_roots
-from swe_forge_dagster.languages.registry import runner_of
+from swe_forge_dagster.languages.registry import import_roots, runner_of
 
 log = logging.getLogger(__name__)
 StageHook = Callable[[str], None]
@@ -99,13 +100,10 @@ class Harness:
         self.aborted = False
         if self.client is not None:
             self.removed_stale = remove_stale(self.client)
-        sandbox = SandboxConfig(
-            image=config.docker_image,
+        sandbox = sandbox_config(
+            config.sandbox,
+            build=True,
             network=config.build_network,
-            cpu=config.cpu,
-            mem_limit=config.mem_limit,
-            pids_limit=config.pids_limit,
-            ca_bundle=config.ca_bundle,
             labels=harness_labels(config.run_id, "environment", "build"),
         )
         self.environments = (
@@ -204,10 +202,11 @@ class Harness:
         )
         # the runner's configuration and import roots for the tree before any diff (the verify container starts
         # from the same); the gold patch is applied whole
-        reader = config_reader(task) if config.agent != "oracle" else None
+        reader = config_reader(task) if config.agent is not AgentKind.ORACLE else None
         config_before = (reader, reader.read(sanity_box)) if reader is not None else None
-        judged = reader is not None and runner_of(task.test_command).in_process
-        roots = import_roots(sanity_box, task.run_files, task.test_command) if judged else None
+        runner = runner_of(task.test_command)
+        judged = reader is not None and runner.in_process
+        roots = import_roots(runner, sanity_box, task.run_files, task.test_command) if judged else None
         result.test_duration_secs = round(sanity.duration_s, 3)
         self._dispose(boxes.pop("sanity")[0], result)
         task, result.unjudged = set_aside_unreachable(task, sanity)
@@ -229,7 +228,7 @@ class Harness:
         if run.failure:
             raise HarnessOutcome(Status.AGENT_ERROR, run.failure)
         try:
-            trusted = config.agent == "oracle"  # the gold patch applies whole; protection is for agents' diffs
+            trusted = config.agent is AgentKind.ORACLE  # the gold patch applies whole; protection is for agents' diffs
             diff, result.dropped_paths = (
                 (run.diff, []) if trusted else filter_diff(run.diff, task.protected_files, task.fix_files)
             )
@@ -255,7 +254,7 @@ class Harness:
         result.fail_to_pass, result.pass_to_pass = final.fail_to_pass, final.pass_to_pass
         if final.tampered is not None:
             raise HarnessOutcome(Status.UNRESOLVED, f"tampered test results: {final.tampered}")
-        if final.error is not None and config.agent == "oracle":  # the gold patch breaks the run: the task's fault
+        if final.error is not None and config.agent is AgentKind.ORACLE:  # the gold patch broke it: the task's fault
             raise HarnessOutcome(Status.TEST_ERROR, f"the checks give no verdict after the gold patch: {final.error}")
         if final.error is not None:  # the sanity run gave a verdict on the same image: the diff broke the run
             raise HarnessOutcome(
@@ -289,7 +288,7 @@ class Harness:
                 box,
                 diff,
                 task.protected_files,
-                protect=self.config.agent != "oracle",
+                protect=self.config.agent is not AgentKind.ORACLE,
                 runner_config=runner_config,
                 import_roots=roots,
                 fix_files=task.fix_files,
@@ -309,28 +308,20 @@ class Harness:
         """The three containers of one task, started concurrently; all or none."""
         assert self.client is not None
         config = self.config
-        common = {
-            "image": image,
-            "cpu": config.cpu,
-            "mem_limit": config.mem_limit,
-            "pids_limit": config.pids_limit,
-            "ca_bundle": config.ca_bundle,
-            "workdir": "/repo",
-            "disk_limit": config.disk_limit,
-        }
         extra = {KEEP_LABEL: "1"} if config.keep_containers else {}
 
         def settings(role: str, **more: object) -> SandboxConfig:
             labels = {**harness_labels(config.run_id, task.safe_id, role), **extra}
-            return SandboxConfig(**common, labels=labels, **more)  # type: ignore[arg-type]
+            return sandbox_config(config.sandbox, image=image, workdir="/repo", labels=labels, **more)
 
-        mounts = {config.agent_dir: (AGENT_DIR, "ro")} if config.agent == "command" and config.agent_dir else None
+        command = config.agent is AgentKind.COMMAND
+        mounts = {config.agent_dir: (AGENT_DIR, "ro")} if command and config.agent_dir else None
         tests = {"patches": [("test_patch", task.test_patch)], "repo_files": task.extra_test_files}
         prompt = prompt_files(task.prompt) if mounts else {}
         plans: dict[str, tuple[SandboxConfig, dict[str, Any]]] = {
             "sanity": (settings("sanity", network="none"), tests),
             "agent": (
-                settings("agent", network=config.network, env=agent_environment(task, self.forwarded)),
+                settings("agent", env=agent_environment(task, self.forwarded)),
                 {"hide": task.hidden_files + tuple(task.extra_test_files), "files": prompt, "mounts": mounts},
             ),
             "verify": (settings("verify", network="none"), tests),

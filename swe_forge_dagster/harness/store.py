@@ -19,11 +19,10 @@ from swe_forge_dagster.harness.models import Status, TaskResult
 from swe_forge_dagster.harness.results import EVAL_RESULTS, EVAL_RESULTS_SCHEMA, result_row
 from swe_forge_dagster.lake.writer import write_partition
 
-AGENT_PARTITIONS_NAME = "agents"
-"""The dynamic partitions of `eval_result`'s agent dimension: one per agent, keyed by `agent_key`."""
-
 
 def agent_key(label: str) -> str:
+    """The agent's key: its partition of `eval_result`'s agent dimension (`common.dagster_names.AGENT_PARTITIONS`)
+    and its folder in the lake, path- and partition-key-safe, distinct for labels that slug alike."""
     slug = re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-")[:40] or "agent"
     return f"{slug}-{hashlib.sha256(label.encode()).hexdigest()[:8]}"
 

@@ -20,7 +20,7 @@ from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.harness.inputs import patch_files
 from swe_forge_dagster.harness.models import HarnessConfig, HarnessTask, Status
 from swe_forge_dagster.harness.outcome import HarnessOutcome
-from swe_forge_dagster.languages.python.runner import PYTEST
+from swe_forge_dagster.languages.registry import DEFAULT_RUNNER
 
 
 def task_environment(
@@ -34,7 +34,7 @@ def task_environment(
     test command to run in it (a manifest recipe's, which names its runner)."""
     if task.environment == "manifest":
         return _manifest_environment(environments, client, cache, task)
-    recipe = EnvRecipe(tuple(task.install_commands), task.test_command or PYTEST, task.image)
+    recipe = EnvRecipe(tuple(task.install_commands), task.test_command or DEFAULT_RUNNER.template, task.image)
     try:
         try:
             image, _cached = environments.image(task.repo, task.base_commit, recipe)

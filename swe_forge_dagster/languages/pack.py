@@ -8,13 +8,18 @@ so adding a language or changing how one is built, run, protected or prompted is
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from swe_forge_dagster.execution.recipe import EnvRecipe
 from swe_forge_dagster.execution.runners import Runner
 from swe_forge_dagster.execution.toolchains import ImageBuild, version_numbers
+
+if TYPE_CHECKING:
+    from swe_forge_dagster.execution.canaries import Planted
+    from swe_forge_dagster.execution.sandbox import Sandbox
 
 Files = Mapping[str, str]
 """Root files read at the commit (name -> text), as `LanguagePack.read_files` names them."""
@@ -28,15 +33,87 @@ def _no_problem(files: Files, tree: set[str]) -> str | None:
     return None
 
 
+def _names_nothing(_answer: object) -> frozenset[str]:
+    return frozenset()
+
+
+def _not_plain(_command: str) -> bool:
+    return False
+
+
+Changes = Sequence[tuple[str, str]]
+"""What a diff really changed: (git status letter, repo-relative path)."""
+
+
+@dataclass(frozen=True)
+class ConfigProbe:
+    """How to read a runner's effective configuration in a box, as its own loader computes it (`harness.protection`
+    compares the sanity container's answer with the answer after an agent's diff): no list of file names can see
+    every place a runner takes options from, its loader can."""
+
+    read: Callable[[tuple[str, ...]], Callable[[Sandbox], object]]
+    """The task's test files -> how to read the configuration in a box."""
+    files: frozenset[str]
+    """The file names reset when the answer changed."""
+    triggers: frozenset[str] | None = None
+    """The changed file names that make it worth asking again; None: ask after every diff."""
+    names_files: Callable[[object], frozenset[str]] = _names_nothing
+    """The files of /repo an answer names as the runner's (`execution.config_files`): configuration too."""
+
+
+@dataclass(frozen=True)
+class ConfigSections:
+    """Shared files (`pyproject.toml`, `setup.cfg`) of which only one section configures a runner: a change to them
+    is dropped only when it changes that section (a fix may bump a version in the same file)."""
+
+    files: frozenset[str]
+    section: Callable[[str, bytes | None], object]
+    """(file name, its bytes or None) -> its runner's section, comparable with `==`."""
+
+
+@dataclass(frozen=True)
+class CanaryChecks:
+    """Commands mode's canaries as shell checks (an exit code is all that mode has): the files to write, a command
+    that must exit 0 and one that must not, and how the failing one is named in a verdict."""
+
+    files: Mapping[str, bytes]
+    passing: str
+    failing: str
+    failing_name: str
+
+
+@dataclass(frozen=True)
+class CommandCanaries:
+    """A language's canaries for commands mode (a seed's shell checks), which no runner adapter reads."""
+
+    plant: Callable[[Sequence[str], Callable[[str], bytes]], Planted | None]
+    """(the FAIL_TO_PASS commands, a reader of the tree's files) -> canaries beside the test file they select."""
+    checks: Callable[[Sequence[str], Planted], CanaryChecks | None]
+    """(the FAIL_TO_PASS commands, canaries) -> their checks; None: not this language's, or no command selects them."""
+
+
 @dataclass(frozen=True)
 class RunnerHints:
     """What the agents are told about one runner: its `{tests}` targets, test file naming, an example file and the
-    form of its test ids."""
+    form of its test ids; and how the test agent's files for it are checked."""
 
     targets: str
     naming: str
     example: str
     id_form: str
+    place: str = ""
+    """What to do with a written file that is not a test file path; empty: name it as `naming` says."""
+    no_test_file: str = ""
+    """Why a submission none of whose files runs is refused; empty: said from the runner's name and `naming`."""
+    ids_name: str = ""
+    """What its ids are called in the test agent's answer form; empty: `<runner> test ids`."""
+    written_test: Callable[[str], bool] | None = None
+    """Whether a written file is one it is given; None: a test path (`registry.is_test_path`) it runs."""
+    writer_prompt: str = ""
+    """Its own test agent prompt (`{test_command}`: the command for an example file); empty: the generic one."""
+    replays_recipe: bool = False
+    """The agents replay the recipe's own command and read its report at the stored path (`runners.JUNIT`), as the
+    environment agent's command names it; else through `execution.suite`, as validation reads it."""
 
 
 @dataclass(frozen=True)
@@ -52,6 +129,25 @@ class AgentHints:
     network: str = "the package registry may be reachable"
     """What the network is good for during the install."""
     runners: Mapping[str, RunnerHints] = field(default_factory=dict)
+    kind: str = ""
+    """The environment prompt's name for the repository's own files it should explore first (`manifests`)."""
+    carry_over: str = "cd and export"
+    """What carries over between the agent's commands in its persistent shell."""
+    install_goal: str = "install its dependencies, build what its tests need"
+    """What the environment agent does before it runs some tests."""
+    kept: str = ""
+    """What of the install is kept (where outputs go); empty: the generic sentence."""
+    test_command: str = ""
+    """The environment prompt's `test_command` line; empty: one of its runners' templates (`{runners}` lists them)."""
+    proof: str = "its report must show at least one passing test"
+    """What the environment's replay must show."""
+    submit_forms: bool = True
+    """The environment agent submits a runner's template (with `{tests}` and `{report}`); False: the pack's own
+    command form (`LanguagePack.agent_command`, described by `command_form`)."""
+    command_form: str = ""
+    """The answer form's description of that own command form."""
+    command_options: str = ""
+    """The options the harness adds to that own command form (the JUnit report it reads)."""
 
 
 @dataclass(frozen=True)
@@ -140,6 +236,48 @@ class LanguagePack:
     extends_default: bool = False
     """A default-language package's compiled extensions may be written in it: a change in them, in a repository
     with the default language's manifests, is tested from the default language."""
+    default_image: str = ""
+    """The image a repository that declares no version is tested on (the demo builds it)."""
+    test_file_patterns: tuple[str, ...] = ()
+    """Regexes (on the file name, or on the path when they hold a `/`) of its test files by convention (`test_*.py`,
+    `*_test.go`, `*.spec.ts`, `src/test/`): with the product's generic rules (`common.paths`), they split a PR into
+    its fix and its tests (`registry.is_test_path`)."""
+    config_probes: Mapping[str, ConfigProbe] = field(default_factory=dict)
+    """Runner name -> how to read its effective configuration in a box (`ConfigProbe`); a runner without one has
+    only its protected files."""
+    config_sections: ConfigSections | None = None
+    """Shared files of which a change is dropped only when it changes its runner's section."""
+    module_key: Callable[[str], tuple[str, int] | None] | None = None
+    """(module name, place in the import system's order) of a file an import of this language finds by a module name
+    (`src/range.js` -> (`src/range`, 1)), or None: a new file found before an existing one of the same name is a
+    shadow (`harness.module_names`). None: it has no shadowing rules."""
+    import_roots: Callable[[Sandbox, Sequence[str], str], list[str] | None] | None = None
+    """(the sanity box, the task's test files, its test command) -> the repo-relative directories its in-process
+    runner imports top-level modules from, or None: it cannot say."""
+    new_modules: Callable[[Sandbox, Changes, Collection[str] | None], list[str]] | None = None
+    """(the verification box, the diff's changes, `import_roots`' answer or None) -> the new files that make a new
+    top-level module an import can find in place of an installed one (reset whatever their names)."""
+    proof_file: Callable[[str], bool] | None = None
+    """Which test files the environment agent's replay runs to prove an install (`registry.proof_file`); None:
+    those any of its runners runs."""
+    id_files: Callable[[Sequence[str], Iterable[str]], list[str]] | None = None
+    """(a task's test ids, the files its test patch touches) -> the test files to hand its test command (the files
+    pytest ids name); empty: not its; None: it never says (`registry.run_files`)."""
+    command_files: Callable[[Iterable[str]], list[str]] | None = None
+    """The repo-relative test files named in shell check commands (commands mode), or None: it names none."""
+    plain_command: Callable[[str], bool] = _not_plain
+    """Whether a test command's exit status is its runner's (no `||`, `;` or pipe could hide it): its canaries can
+    then trust a status 0 to mean every test passed."""
+    command_canaries: CommandCanaries | None = None
+    """Its canaries for commands mode (`CommandCanaries`); None: commands mode has none of its."""
+    agent_command: Callable[[str], str] | None = None
+    """The environment agent's test command in its own form made a recipe's (`AgentHints.submit_forms` False);
+    ValueError with what to change."""
+    dist_name_files: tuple[str, ...] = ()
+    """Root files a distribution's name is read from (setuptools-scm's pretend version is scoped to it), in order."""
+    dependency_part: Callable[[str, bytes], bytes] | None = None
+    """(file name, its content) -> what of a dependency file decides the install (a version bump in a manifest does
+    not make an image stale); None: all of it."""
 
     @property
     def default_runner(self) -> Runner:

@@ -4,26 +4,76 @@ The packs are listed once (`PACKS`), in the order that decides between languages
 else does: a repository with the manifests of several is the first one's. Runner adapters are
 found by name (`runner_for`) or by the command they read (`runner_of`, as SWE-bench's
 `PARSER_REGISTRY` maps a repository to its log parser).
+
+Packs come from the product (`BUILT_IN`) and from installed distributions that declare one in the
+`swe_forge.languages` entry-point group (`name = module:PACK`), so a language can be added with no edit
+to the product: a plugin's module imports `languages.pack` and the kernel (`execution`), never this
+registry (it is loaded while the registry is).
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from importlib.metadata import entry_points
 from pathlib import PurePosixPath
 
-from swe_forge_dagster.common.paths import is_test_path
+from swe_forge_dagster.common import paths as common_paths
+from swe_forge_dagster.execution.canaries import Planted
 from swe_forge_dagster.execution.runners import Runner
+from swe_forge_dagster.execution.sandbox import Sandbox
 from swe_forge_dagster.languages.cpp import pack as cpp
 from swe_forge_dagster.languages.go import pack as go
 from swe_forge_dagster.languages.java import pack as java
 from swe_forge_dagster.languages.node import pack as node
-from swe_forge_dagster.languages.pack import Files, LanguagePack
+from swe_forge_dagster.languages.pack import (
+    AgentHints,
+    CanaryChecks,
+    Changes,
+    ConfigProbe,
+    Files,
+    LanguagePack,
+    RunnerHints,
+)
 from swe_forge_dagster.languages.python import pack as python
 from swe_forge_dagster.languages.rust import pack as rust
 
-PACKS: tuple[LanguagePack, ...] = (python.PACK, node.PACK, go.PACK, rust.PACK, java.PACK, cpp.PACK)
+ENTRY_POINT_GROUP = "swe_forge.languages"
+"""The entry-point group an installed distribution declares its packs in (`ruby = swe_forge_ruby:PACK`)."""
+BUILT_IN: tuple[LanguagePack, ...] = (python.PACK, node.PACK, go.PACK, rust.PACK, java.PACK, cpp.PACK)
+
+
+class PackPluginError(RuntimeError):
+    """An installed language pack that cannot be used: it does not load, is not a pack, or reuses a name."""
+
+
+def installed_packs(built_in: Sequence[LanguagePack] = BUILT_IN) -> tuple[LanguagePack, ...]:
+    """The packs installed distributions declare (`ENTRY_POINT_GROUP`), by entry-point name; a plugin that fails
+    is named in the error rather than silently leaving its language out."""
+    found: list[LanguagePack] = []
+    names = {p.name for p in built_in}
+    runner_names = {r.name for p in built_in for r in p.runners}
+    for point in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda point: point.name):
+        try:
+            value = point.load()
+        except Exception as exc:
+            raise PackPluginError(f"language pack {point.value} does not load: {exc!r}") from exc
+        if not isinstance(value, LanguagePack):
+            raise PackPluginError(f"language pack {point.value} is a {type(value).__name__}, not a LanguagePack")
+        clashes = ({value.name} & names) | ({r.name for r in value.runners} & runner_names)
+        if clashes:
+            raise PackPluginError(f"language pack {point.value} reuses the names {sorted(clashes)}")
+        names.add(value.name)
+        runner_names.update(r.name for r in value.runners)
+        found.append(value)
+    return tuple(found)
+
+
+__all__ = ["AgentHints", "CanaryChecks", "ConfigProbe", "LanguagePack", "RunnerHints"]
+"""The interface's types, for the modules that may ask only the registry."""
+
+PACKS: tuple[LanguagePack, ...] = (*BUILT_IN, *installed_packs())
 DEFAULT_PACK = PACKS[0]
 """The language of the base images every sandbox starts from; a repository that says nothing else is tested so."""
 DEFAULT_RUNNER = DEFAULT_PACK.default_runner
@@ -171,6 +221,12 @@ def is_fixed_dependency_file(path: str) -> bool:
     return any(language.dependencies_fixed and name in language.dependency_files for language in PACKS)
 
 
+def is_test_path(path: str) -> bool:
+    """Whether `path` is test code by the product's one set of rules, which split a PR into its fix and its tests
+    (`common.paths.is_test_path`: `tests/`, `testing/`, `__mocks__/`, `testdata/`, `fixtures/`, test file names)."""
+    return common_paths.is_test_path(path)
+
+
 def is_test_code(path: str) -> bool:
     """Whether `path` is test code: by the product's one set of rules, which split a PR into its fix and its tests
     (`common.paths.is_test_path`: `tests/`, `testing/`, `__mocks__/`, `testdata/`, `fixtures/`, test file names of
@@ -205,3 +261,122 @@ def seed_install(install_config: Mapping[str, object], install: str) -> str:
         if language.seed_install is not None:
             install = language.seed_install(install, str(install_config.get(language.seed_languages[0]) or ""))
     return install
+
+
+def config_probe(runner: Runner) -> ConfigProbe | None:
+    """How to read `runner`'s effective configuration in a box (its pack's `config_probes`), or None: it has none."""
+    return pack_of_runner(runner).config_probes.get(runner.name)
+
+
+def config_section_files() -> frozenset[str]:
+    """Shared files of which only a runner's section is its configuration (every pack's `config_sections`)."""
+    return frozenset(name for language in PACKS if language.config_sections for name in language.config_sections.files)
+
+
+def config_section(name: str, text: bytes | None) -> object:
+    """The runners' sections of the shared file `name` (`text`: its bytes, None: absent), comparable with `==`."""
+    return tuple(
+        language.config_sections.section(name, text)
+        for language in PACKS
+        if language.config_sections is not None and name in language.config_sections.files
+    )
+
+
+def module_key(path: str) -> tuple[str, str, int] | None:
+    """(pack, module name, place in that language's import order) of `path`, from the first pack whose
+    `module_key` knows it; None: no import of any language finds it by a module name."""
+    for language in PACKS:
+        if language.module_key is not None and (key := language.module_key(path)) is not None:
+            return language.name, key[0], key[1]
+    return None
+
+
+def import_roots(runner: Runner, box: Sandbox, files: Sequence[str], test_command: str) -> list[str] | None:
+    """The directories `runner`'s checks import top-level modules from (its pack's `import_roots`), or None."""
+    roots = pack_of_runner(runner).import_roots
+    return roots(box, files, test_command) if roots is not None else None
+
+
+def new_modules(box: Sandbox, changes: Changes, roots: Collection[str] | None) -> list[str]:
+    """Every pack's `new_modules` of a diff's `changes` in the verification `box`, each path once."""
+    found = [path for language in PACKS if language.new_modules for path in language.new_modules(box, changes, roots)]
+    return list(dict.fromkeys(found))
+
+
+def command_test_files(commands: Iterable[str]) -> list[str]:
+    """The repo-relative test files shell check commands name (every pack's `command_files`), in order."""
+    commands = list(commands)
+    found = [path for language in PACKS if language.command_files for path in language.command_files(commands)]
+    return list(dict.fromkeys(found))
+
+
+def run_files(ids: Sequence[str], fallback: Iterable[str]) -> list[str]:
+    """The test files to hand a task's test command for its test `ids`: the first pack's `id_files` answer, else
+    `fallback` (the files its test patch touches) whole."""
+    fallback = list(fallback)
+    for language in PACKS:
+        if language.id_files is not None and (files := language.id_files(ids, fallback)):
+            return files
+    return fallback
+
+
+def exit_status_is_runners(command: str) -> bool:
+    """Whether a test command's exit status is its runner's (a pack's `plain_command` says so)."""
+    return any(language.plain_command(command) for language in PACKS)
+
+
+def command_canaries(fail_to_pass: Sequence[str], read: Callable[[str], bytes]) -> Planted | None:
+    """Canaries for a commands-mode task (the first pack's `command_canaries` that can plant them), or None."""
+    for language in PACKS:
+        if language.command_canaries is not None:
+            planted = language.command_canaries.plant(fail_to_pass, read)
+            if planted is not None:
+                return planted
+    return None
+
+
+def canary_checks(fail_to_pass: Sequence[str], planted: Planted) -> CanaryChecks | None:
+    """The shell checks of commands-mode canaries `planted` (the pack's whose they are), or None."""
+    for language in PACKS:
+        if language.command_canaries is not None:
+            checks = language.command_canaries.checks(fail_to_pass, planted)
+            if checks is not None:
+                return checks
+    return None
+
+
+_NO_HINTS = RunnerHints(targets="the test files", naming="", example="", id_form="")
+
+
+def runner_hints(runner: Runner) -> RunnerHints:
+    """What the agents are told about `runner` (its pack's hints; a runner its pack gives none has the defaults:
+    the replay and the checks still ask it)."""
+    return pack_of_runner(runner).hints.runners.get(runner.name, _NO_HINTS)
+
+
+def proof_file(language: LanguagePack) -> Callable[[str], bool]:
+    """Which test files (under a test path) prove an environment of `language` when its recipe's tests run them:
+    its `proof_file`, else those any of its runners runs."""
+    if language.proof_file is not None:
+        return language.proof_file
+    return lambda path: any(runner.runs(path) for runner in language.runners)
+
+
+def written_test(runner: Runner, path: str) -> bool:
+    """Whether a file the test agent wrote is one `runner` is given (`RunnerHints.written_test`, else a test path it
+    runs)."""
+    own = runner_hints(runner).written_test
+    return own(path) if own is not None else is_test_path(path) and runner.runs(path)
+
+
+def dist_name_files() -> tuple[str, ...]:
+    """Root files a distribution's name is read from, every pack's, in order."""
+    return tuple(dict.fromkeys(name for language in PACKS for name in language.dist_name_files))
+
+
+def dependency_part(name: str, content: bytes) -> bytes:
+    """What of the dependency file `name` decides the install (its pack's `dependency_part`; else all of it)."""
+    for language in PACKS:
+        if language.dependency_part is not None and name in language.dependency_files:
+            return language.dependency_part(name, content)
+    return content

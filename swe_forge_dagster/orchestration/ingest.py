@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
+from swe_forge_dagster.common.dagster_names import GHARCHIVE_JOB
 from swe_forge_dagster.settings import Settings
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ def ingest_hours(
     keys: list[str],
     err: Console,
     *,
-    job_name: str = "gharchive_job",
+    job_name: str = GHARCHIVE_JOB,
     submit: Submit | None = None,
     out: Console | None = None,
     as_json: bool = False,

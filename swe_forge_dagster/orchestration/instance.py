@@ -24,6 +24,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from swe_forge_dagster.common.dagster_names import (
+    AGENT_PARTITIONS,
+    DOCKER_HARNESS_POOL,
+    DUCKDB_CATALOG_POOL,
+    GHARCHIVE_DOWNLOAD_POOL,
+    GITHUB_API_POOL,
+    LLM_API_POOL,
+    TASK_BUILD_POOL,
+)
 from swe_forge_dagster.common.postgres_url import POSTGRES_URL_SETTING, postgres_url
 from swe_forge_dagster.settings import Settings
 
@@ -34,12 +43,12 @@ TEMPLATE = Path(__file__).with_name("dagster_instance.yaml")
 
 # Pool limits across all runs (docs/deployment.md's pool table); stored in the instance database.
 POOL_LIMITS: dict[str, int] = {
-    "gharchive_download": 8,
-    "github_api": 3,
-    "llm_api": 10,
-    "task_build": 3,
-    "docker_harness": 2,
-    "duckdb_catalog": 1,
+    GHARCHIVE_DOWNLOAD_POOL: 8,
+    GITHUB_API_POOL: 3,
+    LLM_API_POOL: 10,
+    TASK_BUILD_POOL: 3,
+    DOCKER_HARNESS_POOL: 2,
+    DUCKDB_CATALOG_POOL: 1,
 }
 
 
@@ -120,11 +129,12 @@ def open_instance(settings: Settings, notify: Callable[[str], None] = _to_stderr
 def add_configured_agent(instance: DagsterInstance, settings: Settings) -> None:
     """The configured agent's row of `eval_result` (partition `agents`), so the UI can launch its evaluations
     before any sensor or command has run it; nothing when no agent is configured."""
+    from swe_forge_dagster.common.agent_kind import configured_kind
     from swe_forge_dagster.harness.models import HarnessConfig
-    from swe_forge_dagster.harness.store import AGENT_PARTITIONS_NAME, agent_key
+    from swe_forge_dagster.harness.store import agent_key
 
-    if settings.agent != "oracle" and not settings.agent_dir:
+    kind = configured_kind(settings.agent, bool(settings.agent_dir))
+    if kind is None:
         return
-    kind = "oracle" if settings.agent == "oracle" else "command"
     config = HarnessConfig(agent=kind, agent_dir=settings.agent_dir, agent_cmd=settings.agent_cmd)
-    instance.add_dynamic_partitions(AGENT_PARTITIONS_NAME, [agent_key(config.agent_label)])
+    instance.add_dynamic_partitions(AGENT_PARTITIONS, [agent_key(config.agent_label)])

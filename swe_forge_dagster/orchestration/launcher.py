@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import dagster as dg
 from dagster._core.events import RunFailureReason
 
+from swe_forge_dagster.common.dagster_names import GHARCHIVE_JOB
 from swe_forge_dagster.gharchive.hours import parse_partition_key, partition_key
 from swe_forge_dagster.orchestration.instance import set_pool_limits
 from swe_forge_dagster.orchestration.processes import process_identity
@@ -149,7 +150,7 @@ def materialize_hours(
     instance: dg.DagsterInstance,
     keys: Sequence[str],
     *,
-    job_name: str = "gharchive_job",
+    job_name: str = GHARCHIVE_JOB,
     max_per_run: int = 24,
     log_level: str = "INFO",
     is_published: Callable[[dt.datetime], bool] | None = None,

@@ -21,8 +21,8 @@ from typing import Any, Protocol
 
 import dagster as dg
 
-from swe_forge_dagster.assets.partitions import TASK_PARTITIONS_NAME
 from swe_forge_dagster.candidates.datasets import partition_file
+from swe_forge_dagster.common.dagster_names import HOURLY_PIPELINE_JOB, TASK_JOB, TASK_PARTITIONS
 from swe_forge_dagster.gharchive.hours import parse_partition_key, partition_key
 from swe_forge_dagster.orchestration.launcher import RunOutcome, materialize_hours, run_partitions
 from swe_forge_dagster.tasks.lookup import eligible_task_ids
@@ -98,7 +98,7 @@ def run_tasks(
     defs: dg.Definitions, instance: dg.DagsterInstance, task_ids: list[str], lake_dir: Any, runs: Runs | None = None
 ) -> list[dict[str, Any]]:
     """Add the partitions and run `task_job` for each task (in-process by default); the task's `tasks` row after it."""
-    (runs or InProcessRuns(defs, instance)).partitions("task_job", task_ids)
+    (runs or InProcessRuns(defs, instance)).partitions(TASK_JOB, task_ids)
     return [read_status(lake_dir, t) or {"task_id": t, "status": "error", "reason": "no row"} for t in task_ids]
 
 
@@ -140,11 +140,11 @@ class Miner:
         elif not self.is_published(parse_partition_key(key)):
             result = HourResult(key, "not published")
         else:
-            (outcome,) = self.runs.hours([key], "hourly_pipeline_job")
+            (outcome,) = self.runs.hours([key], HOURLY_PIPELINE_JOB)
             result = HourResult(key, "mined" if outcome.success else "failed", errors=outcome.errors)
         self.progress.hour(key, result.status)
         if result.status in ("mined", "already mined"):
-            existing = set(self.instance.get_dynamic_partitions(TASK_PARTITIONS_NAME))
+            existing = set(self.instance.get_dynamic_partitions(TASK_PARTITIONS))
             new, _ = eligible_task_ids(self.lake_dir, self.options.difficulties, existing, 10_000, hours=[key])
             result.new_tasks = len(new)
             for task_id in new:

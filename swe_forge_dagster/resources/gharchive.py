@@ -5,6 +5,7 @@ from __future__ import annotations
 import dagster as dg
 from pydantic import Field
 
+from swe_forge_dagster.common.dagster_names import GHARCHIVE_DOWNLOAD_POOL
 from swe_forge_dagster.common.home import HomeLayout
 from swe_forge_dagster.gharchive.download import ArchiveFetcher
 from swe_forge_dagster.gharchive.ingest import IngestOptions
@@ -32,7 +33,7 @@ class GharchiveResource(dg.ConfigurableResource):
             timeout_seconds=self.timeout_seconds,
             max_attempts=self.max_attempts,
             backoff_initial=self.backoff_initial_seconds,
-            slots=request_slots(home, "gharchive_download", self.max_parallel_downloads),
+            slots=request_slots(home, GHARCHIVE_DOWNLOAD_POOL, self.max_parallel_downloads),
         )
 
     def options(self) -> IngestOptions:

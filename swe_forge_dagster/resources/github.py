@@ -16,6 +16,7 @@ from pydantic import Field
 from swe_forge_dagster.candidates.filters import FilterConfig
 from swe_forge_dagster.candidates.ledger import PRLedger
 from swe_forge_dagster.candidates.rules import CandidateRules
+from swe_forge_dagster.common.dagster_names import GITHUB_API_POOL
 from swe_forge_dagster.common.home import HomeLayout
 from swe_forge_dagster.common.secrets import secret_from_env
 from swe_forge_dagster.github.client import GitHubAuthError, GitHubClient
@@ -49,7 +50,7 @@ class GitHubResource(dg.ConfigurableResource):
             self.api_url,
             token,
             store=self.store(),
-            slots=request_slots(HomeLayout.of(self.home), "github_api", self.max_in_flight),
+            slots=request_slots(HomeLayout.of(self.home), GITHUB_API_POOL, self.max_in_flight),
             max_in_flight=self.max_in_flight,
             max_rate_limit_wait=self.max_rate_limit_wait_seconds,
             max_attempts=self.max_attempts,

@@ -10,6 +10,7 @@ from typing import Literal
 import dagster as dg
 from pydantic import Field
 
+from swe_forge_dagster.common.dagster_names import LLM_API_POOL
 from swe_forge_dagster.common.home import HomeLayout
 from swe_forge_dagster.common.secrets import secret_from_env
 from swe_forge_dagster.llm.client import LLMClient, Prices
@@ -43,7 +44,7 @@ class LLMResource(dg.ConfigurableResource):
             self.model,
             cache=answer_cache(home),
             ledger=call_ledger(home),
-            slots=request_slots(home, "llm_api", self.max_in_flight),
+            slots=request_slots(home, LLM_API_POOL, self.max_in_flight),
             max_in_flight=self.max_in_flight,
             max_repairs=self.max_repairs,
             timeout=self.timeout_seconds,

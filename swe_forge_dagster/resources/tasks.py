@@ -13,11 +13,12 @@ import docker
 from pydantic import Field
 
 from swe_forge_dagster.common.home import HomeLayout
+from swe_forge_dagster.environments.sandboxes import sandbox_config
 from swe_forge_dagster.execution.ownership import cleanup_stale
 from swe_forge_dagster.execution.repo_cache import RepoCache
-from swe_forge_dagster.execution.sandbox import SandboxConfig
 from swe_forge_dagster.export.task_repo import TaskRepoReport, write_task_repo
 from swe_forge_dagster.harness.repo_tasks import directory_tasks
+from swe_forge_dagster.resources.sandbox import SandboxResourceConfig
 from swe_forge_dagster.tasks.prove import TaskExecutor
 from swe_forge_dagster.tasks.recipes import RecipeStore
 from swe_forge_dagster.tasks.shared_files import SharedTaskFiles
@@ -27,17 +28,17 @@ from swe_forge_dagster.tasks.stages import TaskBuilder
 class TaskBuildResource(dg.ConfigurableResource):
     home: str = Field(description="SWE_FORGE_HOME: repo cache, recipes, per-task work folders")
     git_url: str = Field(description="clone URL template with {repo}, e.g. https://github.com/{repo}.git")
-    base_image: str = Field(description="image every sandbox and environment starts from")
     output_dir: str = Field(description="where accepted tasks are exported as directories")
-    ca_bundle: str | None = Field(default=None, description="host CA bundle mounted into the sandboxes")
+    sandbox: SandboxResourceConfig = Field(
+        default=SandboxResourceConfig(),
+        description="the image every sandbox and environment starts from, the limits and the CA bundle (the task "
+        "builder's sandboxes install: they have a network and no disk bound, `SandboxSpec.for_builds`)",
+    )
     registry: str = Field(default="", description="SWE_FORGE_REGISTRY: environment images pulled/pushed here")
     task_repo: str | None = Field(
         default=None, description="SWE_FORGE_TASK_REPO: swe_dataset also writes a SWE-bench 5 task repository here"
     )
     after_runs: int = Field(default=3, ge=3, le=50, description="suite runs with the fix (flakiness check)")
-    cpu: float = Field(default=2.0, gt=0)
-    mem_limit: str = "4g"
-    pids_limit: int = Field(default=512, ge=16)
     agent_network: str = Field(default="bridge", description="network of the environment agent (installs need PyPI)")
     test_timeout_seconds: float = Field(default=900, gt=0)
     env_max_turns: int = Field(default=30, ge=1)
@@ -46,6 +47,11 @@ class TaskBuildResource(dg.ConfigurableResource):
     test_max_tokens: int | None = Field(
         default=8_000_000, ge=1000, description="tokens one test-writing episode may use"
     )
+
+    @property
+    def base_image(self) -> str:
+        """The image every sandbox and environment starts from."""
+        return self.sandbox.image
 
     @property
     def output_path(self) -> Path:
@@ -61,7 +67,7 @@ class TaskBuildResource(dg.ConfigurableResource):
             return None
         tasks, unread = directory_tasks(self.output_path)
         cache = RepoCache(HomeLayout.of(self.home).repos, self.git_url)
-        report = write_task_repo(tasks, Path(self.task_repo), cache, Path(self.ca_bundle) if self.ca_bundle else None)
+        report = write_task_repo(tasks, Path(self.task_repo), cache, self.sandbox.spec.ca_bundle)
         report.skipped.update(unread)
         return report
 
@@ -73,14 +79,7 @@ class TaskBuildResource(dg.ConfigurableResource):
         home = HomeLayout.of(self.home)
         client = docker.from_env()
         cleanup_stale(client)
-        ca_bundle = Path(self.ca_bundle) if self.ca_bundle else None
-        sandbox = SandboxConfig(
-            image=self.base_image,
-            cpu=self.cpu,
-            mem_limit=self.mem_limit,
-            pids_limit=self.pids_limit,
-            ca_bundle=ca_bundle,
-        )
+        sandbox = sandbox_config(self.sandbox.spec, build=True)
         return TaskBuilder(
             executor=TaskExecutor(client, RepoCache(home.repos, self.git_url), sandbox, registry=self.registry),
             lake_dir=home.lake,

@@ -10,6 +10,7 @@ for a model-driven agent, money.
 import dagster as dg
 
 from swe_forge_dagster.assets.partitions import agent_partitions, eval_key, task_partitions
+from swe_forge_dagster.common.dagster_names import EVAL_JOB
 from swe_forge_dagster.harness.store import agent_key, has_result
 from swe_forge_dagster.resources import LakeResource
 from swe_forge_dagster.resources.harness import HarnessResource
@@ -18,7 +19,7 @@ from swe_forge_dagster.wiring.catalog import query
 PER_TICK = 25
 
 
-def build_harness_sensor(job_name: str = "eval_job") -> dg.SensorDefinition:
+def build_harness_sensor(job_name: str = EVAL_JOB) -> dg.SensorDefinition:
     @dg.sensor(
         name="harness_sensor",
         job_name=job_name,

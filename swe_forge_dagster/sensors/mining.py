@@ -34,13 +34,13 @@ from collections.abc import Callable
 
 import dagster as dg
 
-from swe_forge_dagster.assets.partitions import hourly_partitions
+from swe_forge_dagster.common.dagster_names import HOURLY_PIPELINE_JOB
 from swe_forge_dagster.gharchive.hours import parse_partition_key, partition_key
 from swe_forge_dagster.gharchive.schedule import describe_wait, parse_cursor, plan_next_hours
 from swe_forge_dagster.resources.gharchive import GharchiveResource
 
 SENSOR_NAME = "gharchive_mining_sensor"
-DEFAULT_JOB_NAME = "hourly_pipeline_job"
+DEFAULT_JOB_NAME = HOURLY_PIPELINE_JOB
 
 
 class PublicationCheckError(Exception):
@@ -54,8 +54,8 @@ def utc_now() -> dt.datetime:
 def build_mining_sensor(
     job_name: str = DEFAULT_JOB_NAME,
     *,
+    partitions_def: dg.TimeWindowPartitionsDefinition,
     name: str = SENSOR_NAME,
-    partitions_def: dg.TimeWindowPartitionsDefinition = hourly_partitions,
     max_hours_per_tick: int = 24,
     first_hours: int = 3,
     start: str | None = None,
@@ -66,6 +66,8 @@ def build_mining_sensor(
 ) -> dg.SensorDefinition:
     """The mining sensor for the job named `job_name`; see the module docstring.
 
+    `partitions_def` is the target's hours (`assets.partitions.build_hourly_partitions` of the same settings):
+    the sensor never requests an hour before its first.
     `start` (a partition key) is where a sensor with no cursor begins instead of the newest
     `first_hours` hours. `check_timeout_seconds` bounds each publication check, so a slow archive
     cannot run a tick into Dagster's sensor timeout. `clock` is injectable for tests.
@@ -120,6 +122,3 @@ def build_mining_sensor(
         )
 
     return mining_sensor
-
-
-gharchive_mining_sensor = build_mining_sensor(DEFAULT_JOB_NAME)

@@ -8,12 +8,13 @@ building spends LLM calls and Docker time, so a user turns it on deliberately (U
 
 import dagster as dg
 
-from swe_forge_dagster.assets.partitions import TASK_PARTITIONS_NAME, task_partitions
+from swe_forge_dagster.assets.partitions import task_partitions
+from swe_forge_dagster.common.dagster_names import TASK_JOB, TASK_PARTITIONS
 from swe_forge_dagster.resources import LakeResource, MiningResource
 from swe_forge_dagster.tasks.lookup import eligible_task_ids
 
 
-def build_task_sensor(job_name: str = "task_job") -> dg.SensorDefinition:
+def build_task_sensor(job_name: str = TASK_JOB) -> dg.SensorDefinition:
     @dg.sensor(
         name="task_sensor",
         job_name=job_name,
@@ -21,7 +22,7 @@ def build_task_sensor(job_name: str = "task_job") -> dg.SensorDefinition:
         default_status=dg.DefaultSensorStatus.STOPPED,
     )
     def task_sensor(context: dg.SensorEvaluationContext, lake: LakeResource, mining: MiningResource) -> dg.SensorResult:
-        existing = set(context.instance.get_dynamic_partitions(TASK_PARTITIONS_NAME))
+        existing = set(context.instance.get_dynamic_partitions(TASK_PARTITIONS))
         new, waiting = eligible_task_ids(lake.lake_dir, mining.difficulty, existing, mining.tasks_per_tick)
         if not new:
             return dg.SensorResult(skip_reason=dg.SkipReason("no new classified PR of the target difficulty"))

@@ -10,7 +10,8 @@ test writer's FAIL_TO_PASS/PASS_TO_PASS lists are ignored: the caller turns the 
 Both work in every language the task stages build: the environment agent on the repository's
 toolchain image with that language's prompt, its test command a runner adapter's template whose replay
 runs the files that runner runs and reads its report (`execution.suite`, as validation does); the test
-agent writes tests for the runner of the environment's test command. Python keeps its pytest forms.
+agent writes tests for the runner of the environment's test command. A pack may keep its own command form
+(`LanguagePack.agent_command`: Python's pytest command).
 
 The test agent is in `test_agent`, the loop itself (shell tool, turns, transcript) in `agent_tools`, and
 the prompts and answer forms per language in `agent_prompts` (from the language packs' hints).
@@ -34,6 +35,7 @@ from swe_forge_dagster.environments.environment import (
     image_available,
     install_git_script,
 )
+from swe_forge_dagster.environments.sandboxes import sandbox_config
 from swe_forge_dagster.execution.junit import Outcome, parse_junit
 from swe_forge_dagster.execution.recipe import RETOUCH
 from swe_forge_dagster.execution.repo_box import TREE_NAME, WorkspaceError, start_repo_box
@@ -41,8 +43,7 @@ from swe_forge_dagster.execution.runners import JUNIT
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig, owned_by_root
 from swe_forge_dagster.execution.suite import run_suite
 from swe_forge_dagster.execution.test_sample import proof_sample
-from swe_forge_dagster.languages.python.runner import PYTEST_RUNNER
-from swe_forge_dagster.languages.registry import is_default, pack, runner_of
+from swe_forge_dagster.languages.registry import DEFAULT_PACK, is_default, pack, proof_file, runner_hints, runner_of
 from swe_forge_dagster.llm.client import LLMClient
 from swe_forge_dagster.llm.prompts import data
 from swe_forge_dagster.tasks.agent_prompts import (
@@ -54,7 +55,6 @@ from swe_forge_dagster.tasks.agent_prompts import (
     env_prompt,
     recipe_test_command,
     submit_environment_model,
-    toolchain_runners,
     toolchain_test_command,
 )
 from swe_forge_dagster.tasks.agent_tools import (
@@ -106,30 +106,25 @@ def find_environment(
     proxy); its image is replaced by `base_image`.
     """
     toolchain = None if is_default(toolchain) else toolchain
-    config = (sandbox or SandboxConfig(image=base_image)).model_copy(update={"image": base_image})
-    if toolchain is None:
-        paths = [p.relative_to(tree).as_posix() for p in tree.rglob("*.py") if p.is_file()]
-        tests = proof_sample(paths)
-        tool = SUBMIT_ENVIRONMENT
-    else:
-        paths = [p.relative_to(tree).as_posix() for p in tree.rglob("*") if p.is_file()]
-        runners = toolchain_runners(toolchain)
-        tests = proof_sample(paths, runs=lambda path: any(runner.runs(path) for runner in runners))
-        tool = AgentTool(SUBMIT_ENVIRONMENT.name, SUBMIT_ENVIRONMENT.description, submit_environment_model(toolchain))
+    config = (sandbox or sandbox_config(image=base_image, build=True)).model_copy(update={"image": base_image})
+    language = pack(toolchain or DEFAULT_PACK.name)
+    paths = [p.relative_to(tree).as_posix() for p in tree.rglob("*") if p.is_file()]
+    tests = proof_sample(paths, runs=proof_file(language))
+    tool = AgentTool(SUBMIT_ENVIRONMENT.name, SUBMIT_ENVIRONMENT.description, submit_environment_model(toolchain))
 
     def on_submit(args: SubmitEnvironment) -> str | EnvRecipe:
         try:
-            if toolchain is None:
-                test_command, sample = recipe_test_command(args.test_command), tests
+            if language.agent_command is not None:  # the pack's own form: replayed on the proof sample
+                test_command, sample = language.agent_command(args.test_command), tests
             else:
-                test_command = toolchain_test_command(args.test_command, toolchain)
+                test_command = toolchain_test_command(args.test_command, language.name)
                 sample = proof_sample(paths, runs=runner_of(test_command).runs)
         except ValueError as exc:
             return str(exc)
-        if toolchain is not None and not sample:
+        if language.agent_command is None and not sample:
             return f"the repository has no test files {runner_of(test_command).name} runs to replay this with"
         install = list(args.install_commands)
-        if toolchain is not None and pack(toolchain).compiled and RETOUCH not in install:
+        if language.compiled and RETOUCH not in install:
             install.append(RETOUCH)  # as manifest recipes: runs re-date the tree so builds see changed sources
         recipe = EnvRecipe(tuple(install), test_command, base_image)
         problem = _replay(docker_client, config, tree, recipe, sample)
@@ -238,7 +233,7 @@ def run_tests(box: Sandbox, recipe: EnvRecipe, files: list[str]) -> ReplayRun:
     """The recipe's tests for `files` in `box`'s /repo, read from the runner's report (pytest: JUnit at `JUNIT`,
     as the agents always did; other runners through `execution.suite`, as validation reads them)."""
     runner = runner_of(recipe.test_command)
-    if runner is PYTEST_RUNNER:
+    if runner_hints(runner).replays_recipe:
         command = recipe.tests_command(files)
         box.run(f"rm -f {JUNIT}")
         result = box.run(command, timeout=TEST_TIMEOUT_S)

@@ -20,6 +20,7 @@ from pathlib import Path
 import docker
 
 from swe_forge_dagster.environments.environment import EnvironmentBuildError, Environments, EnvRecipe
+from swe_forge_dagster.environments.sandboxes import sandbox_config
 from swe_forge_dagster.execution.patch import SplitPatch, check_applies, split_diff
 from swe_forge_dagster.execution.repo_box import PatchRejected, WorkspaceError, start_repo_box, write_tree_archive
 from swe_forge_dagster.execution.repo_cache import RepoCache
@@ -72,7 +73,7 @@ class TaskExecutor:
         """`registry`: where environment images are pulled from and pushed to (`SWE_FORGE_REGISTRY`; "" = none)."""
         self.client = client
         self.cache = cache
-        self.sandbox = sandbox or SandboxConfig(image=DEFAULT_BASE_IMAGE)
+        self.sandbox = sandbox or sandbox_config(image=DEFAULT_BASE_IMAGE, build=True)
         self.environments = Environments(client, cache, self.sandbox, registry=registry)
 
     def export_tree(self, repo: str, sha: str, into: Path) -> Path:
@@ -106,7 +107,14 @@ class TaskExecutor:
             raise TaskBuildError(f"could not prepare the base tree: {exc}") from exc
         with box:
             # Validation runs the suite as the repository's own configuration asks (plugins autoloaded).
-            run = run_suite(box, recipe.test_command, test_files, timeout, plugin_autoload=True)
+            run = run_suite(
+                box,
+                recipe.test_command,
+                test_files,
+                timeout,
+                runner=runner_of(recipe.test_command),
+                plugin_autoload=True,
+            )
         run.seconds = round(time.perf_counter() - started, 2)  # the whole run: container, tree, patches, tests
         return run
 

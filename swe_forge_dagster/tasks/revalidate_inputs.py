@@ -15,8 +15,8 @@ from pathlib import Path
 
 import docker
 
+from swe_forge_dagster.environments.sandboxes import sandbox_config
 from swe_forge_dagster.execution.repo_cache import RepoCache
-from swe_forge_dagster.execution.sandbox import SandboxConfig
 from swe_forge_dagster.export.seed_format import SeedFormatError, find_task_dirs, read_seed_workspace
 from swe_forge_dagster.export.swebench import BadRecord, InstanceFormatError, SWEBenchInstance, read_instance_records
 from swe_forge_dagster.llm.client import LLMClient
@@ -74,7 +74,7 @@ def connect_executor(
         client.ping()
     except docker.errors.DockerException as exc:
         raise DockerUnavailable(str(exc)) from None
-    sandbox = SandboxConfig(image=image, ca_bundle=ca_bundle)
+    sandbox = sandbox_config(image=image, ca_bundle=ca_bundle, build=True)
     return TaskExecutor(client, RepoCache(repos, git_url), sandbox, registry=registry)
 
 

@@ -8,7 +8,8 @@ stage is one `Stage(...)` here plus its own code: a `TaskBuilder` method of the 
 when its file fills a column of the `tasks` view, that column in `tasks.status.TASKS_SCHEMA`).
 `tests/test_stage_declaration.py` fails when a stage name is written as a string anywhere else.
 
-No Dagster here: a pool and an asset name are plain names, and the domain stays Dagster-free.
+No Dagster here: a pool (`common.dagster_names`) and an asset name are plain names, and the domain stays
+Dagster-free.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+
+from swe_forge_dagster.common.dagster_names import LLM_API_POOL, TASK_BUILD_POOL
 
 
 class LLMUse(enum.Enum):
@@ -59,7 +62,7 @@ PATCH = Stage(
     "patch",
     "task_patch",
     LLMUse.OPTIONAL,  # the statement writer, only for a PR without linked issues
-    "task_build",
+    TASK_BUILD_POOL,
     "The PR's change at its merge-base, split into patch and test_patch (both must apply), and its problem\n"
     "statement (the linked issues, else the LLM writer).",
     {"base_commit": "base_commit", "statement_source": "statement_source"},
@@ -68,7 +71,7 @@ ENVIRONMENT = Stage(
     "environment",
     "task_environment",
     LLMUse.REQUIRED,
-    "task_build",
+    TASK_BUILD_POOL,
     "Install and test commands (the repo's stored recipe, else the environment agent), proven by replay and\n"
     "cached as an image per (repo, recipe).",
     {"recipe_source": "recipe_source", "image": "image"},
@@ -78,7 +81,7 @@ TESTS = Stage(
     "tests",
     "task_tests",
     LLMUse.REQUIRED,
-    "task_build",
+    TASK_BUILD_POOL,
     "The PR's own tests, or for a PR without tests the test agent's (transcript kept per task).",
     {"test_source": "source"},
     transcript=True,
@@ -87,7 +90,7 @@ VALIDATION = Stage(
     "validation",
     "task_validation",
     LLMUse.NONE,
-    "task_build",
+    TASK_BUILD_POOL,
     "FAIL_TO_PASS / PASS_TO_PASS by execution in Docker: once at base+tests, N times with the fix.",
     {"fail_to_pass": "FAIL_TO_PASS", "pass_to_pass": "PASS_TO_PASS", "validation_seconds": "seconds"},
 )
@@ -95,7 +98,7 @@ QUALITY = Stage(
     "quality",
     "task_quality",
     LLMUse.REQUIRED,
-    "llm_api",
+    LLM_API_POOL,
     "Difficulty and, separately, quality (clear statement, behavioural tests, solvable); low quality rejects.",
     {
         "difficulty": "difficulty",

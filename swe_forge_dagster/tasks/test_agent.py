@@ -10,18 +10,17 @@ tests are for the runner of the environment's test command (its language pack's 
 from __future__ import annotations
 
 import posixpath
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 import docker
 
-from swe_forge_dagster.common.paths import is_test_path
 from swe_forge_dagster.environments.environment import EnvRecipe
+from swe_forge_dagster.environments.sandboxes import sandbox_config
 from swe_forge_dagster.execution.junit import Outcome
 from swe_forge_dagster.execution.patch import patch_adding_files
 from swe_forge_dagster.execution.runners import Runner
 from swe_forge_dagster.execution.sandbox import SandboxConfig
-from swe_forge_dagster.languages.python.runner import PYTEST_RUNNER
-from swe_forge_dagster.languages.registry import runner_of
+from swe_forge_dagster.languages.registry import DEFAULT_RUNNER, is_test_path, runner_of, written_test
 from swe_forge_dagster.llm.client import LLMClient
 from swe_forge_dagster.llm.prompts import data
 from swe_forge_dagster.tasks.agent_prompts import (
@@ -58,14 +57,14 @@ def write_tests(
     language. The sandboxes start from the environment `image` with no network, as validation runs: tests
     that only pass online, or with something the agent installed by hand, would not validate.
     """
-    config = (sandbox or SandboxConfig(image=image)).model_copy(update={"image": image, "network": "none"})
+    config = (sandbox or sandbox_config(image=image, build=True)).model_copy(update={"image": image, "network": "none"})
     runner = runner_of(recipe.test_command)
-    example = runner_hints(runner).example
-    if runner is PYTEST_RUNNER:
-        tool, shown = SUBMIT_TESTS, recipe.tests_command([example])
+    hints = runner_hints(runner)
+    tool = AgentTool(SUBMIT_TESTS.name, SUBMIT_TESTS.description, submit_tests_model(runner))
+    if hints.replays_recipe:  # the replay runs the recipe's own command (`agents.run_tests`)
+        shown = recipe.tests_command([hints.example])
     else:
-        tool = AgentTool(SUBMIT_TESTS.name, SUBMIT_TESTS.description, submit_tests_model(runner))
-        shown = runner.command(recipe.test_command, [example], "/tmp/report")[0]
+        shown = runner.command(recipe.test_command, [hints.example], "/tmp/report")[0]
 
     def on_submit(args: SubmitTests) -> str | dict[str, str]:
         files = _checked_files(args, tree_with_fix, runner)
@@ -133,7 +132,7 @@ def _check_written_tests(
     return None
 
 
-def _checked_files(args: SubmitTests, tree: Path, runner: Runner = PYTEST_RUNNER) -> dict[str, str] | str:
+def _checked_files(args: SubmitTests, tree: Path, runner: Runner = DEFAULT_RUNNER) -> dict[str, str] | str:
     """The submitted files as path -> content, or why they cannot be a test_patch of new test files."""
     files: dict[str, str] = {}
     problems = []
@@ -142,31 +141,25 @@ def _checked_files(args: SubmitTests, tree: Path, runner: Runner = PYTEST_RUNNER
         if path.startswith("/") or "\\" in path or path != posixpath.normpath(path) or ".." in path.split("/"):
             problems.append(f"{path}: use a normalized relative path inside the repository (no /, \\ or ..)")
         elif not is_test_path(path):
-            where = (
-                "put it in a tests directory" if runner is PYTEST_RUNNER else f"name it {runner_hints(runner).naming}"
-            )
-            problems.append(f"{path}: not a test file path ({where})")
+            hints = runner_hints(runner)
+            problems.append(f"{path}: not a test file path ({hints.place or f'name it {hints.naming}'})")
         elif path in files:
             problems.append(f"{path}: submitted twice")
         elif (tree / path).exists() or (tree / path).is_symlink():
             problems.append(f"{path}: already exists; only new files can be added")
         files[path] = written.content
     if not problems and not any(_runs(runner, p) for p in files):
-        if runner is PYTEST_RUNNER:
-            problems.append("no test module: name at least one file test_*.py (those are the files that run)")
-        else:
-            problems.append(f"no file {runner.name} runs: name at least one {runner_hints(runner).naming}")
+        hints = runner_hints(runner)
+        problems.append(hints.no_test_file or f"no file {runner.name} runs: name at least one {hints.naming}")
     return "; ".join(problems) if problems else files
 
 
 def _runs(runner: Runner, path: str) -> bool:
-    """Whether a written file is one the runner is given (pytest: a test_*.py module, as always here)."""
-    if runner is PYTEST_RUNNER:
-        return path.endswith(".py") and PurePosixPath(path).name.startswith("test")
-    return is_test_path(path) and runner.runs(path)
+    """Whether a written file is one the runner is given (`registry.written_test`)."""
+    return written_test(runner, path)
 
 
-def _ours(outcomes: dict[str, Outcome], files: dict[str, str], runner: Runner = PYTEST_RUNNER) -> dict[str, Outcome]:
+def _ours(outcomes: dict[str, Outcome], files: dict[str, str], runner: Runner = DEFAULT_RUNNER) -> dict[str, Outcome]:
     """The outcomes of the tests in `files` (`Runner.own`: a pytest id starts with its file, go runs whole
     packages, …; runners that run only the files they are given report only theirs)."""
     return runner.own(outcomes, files)

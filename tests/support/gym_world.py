@@ -22,7 +22,7 @@ import docker
 import unidiff
 
 from swe_forge_dagster.gym.client import GymClient
-from swe_forge_dagster.gym.config import GymConfig
+from swe_forge_dagster.gym.config import GYM_SANDBOX, GymConfig
 from swe_forge_dagster.harness.cleanup import RUN_LABEL
 from tests.support.common import BASE_IMAGE
 from tests.support.harness_world import HarnessWorld
@@ -37,7 +37,7 @@ def world_gym_config(hw: HarnessWorld, state: Path, **overrides: Any) -> GymConf
         "repo_cache_dir": hw.root / "harness-repos",
         "test_timeout": 90,
         "git_url": hw.world.url_template,
-        "docker_image": BASE_IMAGE,
+        "sandbox": GYM_SANDBOX.but(image=BASE_IMAGE),
     }
     values.update(overrides)
     return GymConfig(**values)

@@ -16,6 +16,7 @@ from typing import Any
 
 import docker
 
+from swe_forge_dagster.common.sandbox_spec import SandboxSpec
 from swe_forge_dagster.demo.worlds.git_world import GitWorld, build_git_world
 from swe_forge_dagster.demo.worlds.harness_task import WORLD_RECIPE, write_world_seed_workspace, write_world_task
 from swe_forge_dagster.execution.repo_cache import RepoCache
@@ -40,14 +41,16 @@ class HarnessWorld:
             "agent": "oracle",
             "repo_cache_dir": self.root / "harness-repos",
             "git_url": self.world.url_template,
-            "docker_image": BASE_IMAGE,
             "test_timeout": 90,
             "agent_timeout": 120,
-            "cpu": 1.0,
-            "mem_limit": "1g",
         }
-        values.update(overrides)
-        return HarnessConfig(**values)
+        spec = {"image": BASE_IMAGE, "cpu": 1.0, "mem_limit": "1g"}
+        for name, value in overrides.items():  # the sandbox's fields go to its spec, the others to the config
+            if name in SandboxSpec.model_fields:
+                spec[name] = value
+            else:
+                values[name] = value
+        return HarnessConfig(**values, sandbox=SandboxSpec(**spec))
 
     def task(self, name: str = "acme-labs__tinycalc-12") -> HarnessTask:
         (loaded,) = load_inputs(self.tasks / name, default_image=BASE_IMAGE)

@@ -12,9 +12,12 @@ os.environ.setdefault("SWE_FORGE_START_DATE", "2015-01-01")
 
 import dagster as dg
 
-from swe_forge_dagster.assets.gharchive import gharchive_pr_events
+from swe_forge_dagster.assets.gharchive import build_gharchive_pr_events
+from swe_forge_dagster.assets.partitions import build_hourly_partitions
+from swe_forge_dagster.common.dagster_names import HOURLY_PIPELINE_JOB
 from swe_forge_dagster.resources import GharchiveResource, LakeResource
 from swe_forge_dagster.sensors.mining import build_mining_sensor
+from swe_forge_dagster.settings import get_settings
 
 
 def file_clock() -> dt.datetime:
@@ -22,7 +25,9 @@ def file_clock() -> dt.datetime:
 
 
 HOME = os.environ["SWE_FORGE_HOME"]
-hourly_pipeline_job = dg.define_asset_job("hourly_pipeline_job", selection=[gharchive_pr_events])
+hours = build_hourly_partitions(get_settings())
+gharchive_pr_events = build_gharchive_pr_events(hours)
+hourly_pipeline_job = dg.define_asset_job(HOURLY_PIPELINE_JOB, selection=[gharchive_pr_events])
 
 defs = dg.Definitions(
     assets=[gharchive_pr_events],
@@ -30,6 +35,7 @@ defs = dg.Definitions(
     sensors=[
         build_mining_sensor(
             hourly_pipeline_job.name,
+            partitions_def=hours,
             clock=file_clock,
             minimum_interval_seconds=1,  # the test decides when ticks happen
             max_hours_per_tick=4,

@@ -20,6 +20,7 @@ import pyarrow as pa
 import pytest
 
 from swe_forge_dagster.candidates.datasets import ENRICHED_PRS, ENRICHED_PRS_SCHEMA, partition_file
+from swe_forge_dagster.common.dagster_names import TASK_JOB
 from swe_forge_dagster.definitions import build_definitions
 from swe_forge_dagster.demo.twins.openai_twin import OpenAITwin
 from swe_forge_dagster.demo.twins.openai_twin_script import ToolCall, forced_tool_name, tool_schemas, triage_responder
@@ -152,7 +153,7 @@ def run_real_change(root: Path, bundle: Path, change: RealChange, settings_env: 
             result = defs.resolve_sensor_def("task_sensor")(context)
         assert isinstance(result, dg.SensorResult)
         assert [request.partition_key for request in result.run_requests or []] == [change.task_id]
-        outcome = run_partitions(defs, instance, "task_job", [change.task_id])
+        outcome = run_partitions(defs, instance, TASK_JOB, [change.task_id])
         dataset = dg.materialize([defs.resolve_assets_def("swe_dataset")], instance=instance)
         assert dataset.success
         agent_calls = [

@@ -19,12 +19,13 @@ from swe_forge_dagster.execution.patch import patch_adding_files, split_diff
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.export.swebench import SWEBenchInstance
 from swe_forge_dagster.export.task_dir import TaskRecord, write_task_dir, yaml_dump
+from swe_forge_dagster.languages.registry import runner_for
 
 VENV_INSTALL = (
     "python -m venv --system-site-packages /opt/venv && . /opt/venv/bin/activate "
     "&& pip install --no-build-isolation --no-deps -e ."
 )
-WORLD_RECIPE = EnvRecipe(install_commands=(VENV_INSTALL,))
+WORLD_RECIPE = EnvRecipe(install_commands=(VENV_INSTALL,), test_command=runner_for("pytest").template)
 SINGLE_TEST = "python -m pytest -p no:cacheprovider -q {}"
 
 

@@ -17,20 +17,23 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import PurePosixPath
 
 from swe_forge_dagster.execution.era import is_old
 from swe_forge_dagster.execution.recipe import EnvRecipe
 from swe_forge_dagster.execution.runners import Runner, SwebenchLog, anchored, command_word, title_at_end
+from swe_forge_dagster.execution.sandbox import Sandbox
 from swe_forge_dagster.execution.toolchains import json_object, registry_reachable, version_numbers
+from swe_forge_dagster.languages.node import config as node_config
 from swe_forge_dagster.languages.node import image as node_image
+from swe_forge_dagster.languages.node import modules as node_modules
 from swe_forge_dagster.languages.node import reports as node_reports
 from swe_forge_dagster.languages.node.canaries import plant_node
 from swe_forge_dagster.languages.node.era import LOCK_FILES, dates_plausible, era_recipe
 from swe_forge_dagster.languages.node.versions import declared_range, majors_satisfying
-from swe_forge_dagster.languages.pack import AgentHints, Files, LanguagePack, RunnerHints
+from swe_forge_dagster.languages.pack import AgentHints, ConfigProbe, Files, LanguagePack, RunnerHints
 from swe_forge_dagster.settings import get_settings
 
 MOCHA = "npx --no-install mocha --exit --reporter xunit --reporter-options output={report} {tests}"
@@ -227,6 +230,15 @@ def seed_image(node: str, default_image: str, local: bool) -> str:
     return default_image
 
 
+def _config_probe(runner: str) -> ConfigProbe:
+    """npm's and `runner`'s own loaders, asked after every diff (`node_config`)."""
+
+    def read(files: tuple[str, ...]) -> Callable[[Sandbox], object]:
+        return lambda box: node_config.node_config(box, runner, files)
+
+    return ConfigProbe(read, node_config.CONFIG_FILES, None, node_config.named_files)
+
+
 PACK = LanguagePack(
     name="node",
     manifests=("package.json",),
@@ -238,6 +250,9 @@ PACK = LanguagePack(
         install="Install with `npm ci --no-audit --no-fund` when there is a lock file, else `npm install --no-audit "
         "--no-fund`; add `--ignore-scripts` when install scripts download from hosts you cannot reach. node_modules "
         "stays in /repo. Build first (`npm run build`) only if the tests import the built output.",
+        kept="the commands that install and build everything, starting from a fresh container of the same image "
+        "with the same files in /repo. What they create inside /repo (node_modules, build directories) and outside "
+        "it (caches, downloaded modules) is kept; the tests run offline.",
         runners={
             "mocha": RunnerHints(
                 targets="the test files",
@@ -286,4 +301,7 @@ PACK = LanguagePack(
         (r"\b(?:globalThis|global)\.(?:expect|it|test|describe|assert)\s*=(?!=)", "replaces a test framework global"),
         (r"""require\(\s*['"](?:node:)?child_process['"]|from\s+['"](?:node:)?child_process['"]""", "starts processes"),
     ),
+    default_image=NODE_IMAGE,
+    config_probes={runner.name: _config_probe(runner.name) for runner in (MOCHA_RUNNER, JEST_RUNNER, VITEST_RUNNER)},
+    module_key=node_modules.module_key,
 )

@@ -12,15 +12,21 @@ from __future__ import annotations
 import json
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import datetime
 
 from swe_forge_dagster.execution.era import is_old
 from swe_forge_dagster.execution.recipe import EnvRecipe
-from swe_forge_dagster.languages.pack import AgentHints, Files, LanguagePack, RunnerHints
+from swe_forge_dagster.execution.sandbox import Sandbox
+from swe_forge_dagster.languages.pack import ConfigProbe, ConfigSections, Files, LanguagePack
+from swe_forge_dagster.languages.python import modules as python_modules
 from swe_forge_dagster.languages.python import protection as python_protection
+from swe_forge_dagster.languages.python.agent import HINTS, agent_command, proof_module
+from swe_forge_dagster.languages.python.commands import COMMAND_CANARIES, command_test_files, id_files
+from swe_forge_dagster.languages.python.config import pytest_config
 from swe_forge_dagster.languages.python.era import VERSIONS, era_recipe, legacy_build, legacy_install
+from swe_forge_dagster.languages.python.paths import import_roots
 from swe_forge_dagster.languages.python.recipes import (
     BASE_IMAGES,
     MANIFESTS,
@@ -28,7 +34,7 @@ from swe_forge_dagster.languages.python.recipes import (
     python_images,
     python_recipes,
 )
-from swe_forge_dagster.languages.python.runner import PYTEST_RUNNER
+from swe_forge_dagster.languages.python.runner import PYTEST_RUNNER, plain_pytest
 
 DIST_NAME_FILES = ("pyproject.toml", "setup.cfg", "setup.py")
 """Where the distribution's name is read (setuptools-scm's pretend version is scoped to it), in this order."""
@@ -125,6 +131,11 @@ def seed_install(install: str, python: str) -> str:
     return install
 
 
+def _pytest_probe(files: tuple[str, ...]) -> Callable[[Sandbox], object]:
+    """pytest's effective configuration for the task's test files, read in a box (`python_config`)."""
+    return lambda box: pytest_config(box, files)
+
+
 def _swap(mapping: Mapping[str, str]) -> dict[str, str]:
     return {tag: version for version, tag in mapping.items()}
 
@@ -149,18 +160,7 @@ PACK = LanguagePack(
     manifests=("setup.py", "setup.cfg", "pyproject.toml"),
     extensions=(".py",),
     runners=(PYTEST_RUNNER,),
-    hints=AgentHints(
-        title="Python",
-        network="PyPI may be reachable",
-        runners={
-            "pytest": RunnerHints(
-                targets="the test files",
-                naming="tests/test_<name>.py",
-                example="tests/test_example.py",
-                id_form="pytest node ids, path::test",
-            )
-        },
-    ),
+    hints=HINTS,
     images=_swap(BASE_IMAGES),
     read_files=(*MANIFESTS, *TEST_REQUIREMENTS),
     dependency_files=DEPENDENCY_FILES,
@@ -177,4 +177,21 @@ PACK = LanguagePack(
     seed_install=seed_install,
     runtime_probe=f"[ ! -x {VENV_PYTHON} ] || {VERSIONS.replace('python -c', f'{VENV_PYTHON} -c', 1)} 2>/dev/null",
     review_signs=REVIEW_SIGNS,
+    config_probes={
+        PYTEST_RUNNER.name: ConfigProbe(
+            _pytest_probe, frozenset(python_protection.CONFIG_FILES), frozenset(python_protection.CONFIG_TRIGGERS)
+        )  # its plugins and conftest files are guarded by `protects`: an answer names no file
+    },
+    config_sections=ConfigSections(python_protection.PYTEST_SECTION_FILES, python_protection.pytest_section),
+    module_key=python_modules.module_key,
+    import_roots=import_roots,
+    new_modules=python_modules.new_modules,
+    command_files=command_test_files,
+    id_files=id_files,
+    plain_command=plain_pytest,
+    command_canaries=COMMAND_CANARIES,
+    agent_command=agent_command,
+    proof_file=proof_module,
+    dist_name_files=DIST_NAME_FILES,
+    dependency_part=dependency_part,
 )

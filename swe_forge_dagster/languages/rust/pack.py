@@ -20,7 +20,8 @@ from swe_forge_dagster.execution.recipe import RETOUCH, EnvRecipe
 from swe_forge_dagster.execution.reports import json_line, record
 from swe_forge_dagster.execution.runners import Runner, command_word
 from swe_forge_dagster.execution.toolchains import registry_reachable, version_numbers
-from swe_forge_dagster.languages.pack import AgentHints, Files, LanguagePack, RunnerHints
+from swe_forge_dagster.languages.pack import AgentHints, ConfigProbe, Files, LanguagePack, RunnerHints
+from swe_forge_dagster.languages.rust import config as cargo_config
 from swe_forge_dagster.languages.rust.canaries import plant_cargo
 from swe_forge_dagster.settings import get_settings
 
@@ -219,4 +220,9 @@ PACK = LanguagePack(
     ),
     compiled=True,
     extends_default=True,
+    config_probes={
+        CARGO_RUNNER.name: ConfigProbe(
+            lambda _files: cargo_config.cargo_config, cargo_config.CONFIG_FILES, None, cargo_config.named_files
+        )
+    },
 )

@@ -1,0 +1,196 @@
+"""Django's `tests/runtests.py` and SymPy's `bin/test` as runners of the Python pack (`languages.python.django`,
+`languages.python.sympy`): their logs read into SWE-bench's ids (the same as `swebench`'s own parsers give), their
+labels, and how their commands are recognised.
+
+The logs (`support/python_runner_logs`) are excerpts of real runs (docker, `swe-forge-base` images): Django 3.0
+on Python 3.9 (django__django-11099 before its fix), Django 5.0 on 3.11 (django__django-17087 before), Django 3.2
+on 3.9 (django__django-13658 after), and SymPy 1.1.1 on 3.9 (sympy__sympy-13031 and -12481 before their fixes).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from swebench.harness.log_parsers.python import parse_log_django, parse_log_sympy
+
+from swe_forge_dagster.languages.python.django import (
+    DJANGO_RUNNER,
+    DJANGO_TEST,
+    described,
+    django_labels,
+    django_single_id,
+    parse_django_log,
+    parse_django_log_statuses,
+    without_method,
+)
+from swe_forge_dagster.languages.python.runner import PYTEST, PYTEST_COMMAND, PYTEST_RUNNER
+from swe_forge_dagster.languages.python.sympy import SYMPY_RUNNER, SYMPY_TEST, parse_sympy_log, parse_sympy_log_statuses
+
+LOGS = Path(__file__).parent / "support" / "python_runner_logs"
+DJANGO_30_BEFORE = (LOGS / "django30_before.log").read_text()
+DJANGO_50_BEFORE = (LOGS / "django50_before.log").read_text()
+DJANGO_32_DOCSTRINGS = (LOGS / "django32_docstrings.log").read_text()
+SYMPY_FAILED = (LOGS / "sympy_failed.log").read_text()
+SYMPY_ERROR = (LOGS / "sympy_error.log").read_text()
+LITE = Path("/work/shared/fixtures/swebench/lite-test-and-multilingual/swebench_lite_origin.jsonl")
+
+DJANGO_LOGS = (DJANGO_30_BEFORE, DJANGO_50_BEFORE, DJANGO_32_DOCSTRINGS)
+SYMPY_LOGS = (SYMPY_FAILED, SYMPY_ERROR)
+
+
+@pytest.mark.parametrize("log", DJANGO_LOGS)
+def test_django_ids_are_swebenchs(log: str) -> None:
+    assert parse_django_log_statuses(log) == parse_log_django(log, None)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("log", SYMPY_LOGS)
+def test_sympy_ids_are_swebenchs(log: str) -> None:
+    assert parse_sympy_log_statuses(log) == parse_log_sympy(log, None)  # type: ignore[arg-type]
+
+
+def test_django_before_python_311() -> None:
+    outcomes = parse_django_log(DJANGO_30_BEFORE.encode())
+    assert outcomes["test_help_text (auth_tests.test_validators.UserAttributeSimilarityValidatorTest)"] == "passed"
+    assert len([o for o in outcomes.values() if o == "passed"]) == 20
+    # a test whose subtests failed prints ` ... ` and no verdict; its `FAIL:` header names it by its bare method
+    assert "test_ascii_validator (auth_tests.test_validators.UsernameValidatorsTests)" not in outcomes
+    assert outcomes["test_ascii_validator"] == outcomes["test_unicode_validator"] == "failed"
+
+
+def test_django_python_311_ids_and_docstrings() -> None:
+    outcomes = parse_django_log(DJANGO_50_BEFORE.encode())
+    failing = (
+        "test_serialize_nested_class_method (migrations.test_writer.WriterTests.test_serialize_nested_class_method)"
+    )
+    assert outcomes[failing] == "failed"
+    assert outcomes["test_serialize_nested_class_method"] == "failed"  # from the `FAIL:` header
+    assert outcomes["A reference in a local scope can't be serialized."] == "passed"
+    assert outcomes["#24155 - Tests ordering of imports."] == "passed"
+    assert without_method(failing) == "test_serialize_nested_class_method (migrations.test_writer.WriterTests)"
+    assert django_single_id(failing) == "migrations.test_writer.WriterTests.test_serialize_nested_class_method"
+    assert django_single_id("test_x (m.C)") == "m.C.test_x"
+    assert without_method("test_x (m.C)") == "test_x (m.C)"
+    assert without_method("Regression for #20509") == "Regression for #20509"
+
+
+def test_django_docstring_ids() -> None:
+    outcomes = parse_django_log(DJANGO_32_DOCSTRINGS.encode())
+    assert outcomes["Program name is computed from the execute_from_command_line()'s argv"] == "passed"
+    assert outcomes["test_suggestions (admin_scripts.tests.DjangoAdminSuggestions)"] == "passed"
+    names = described(DJANGO_32_DOCSTRINGS)
+    assert names["test_program_name_from_argv (admin_scripts.tests.ExecuteFromCommandLine)"] == (
+        "Program name is computed from the execute_from_command_line()'s argv"
+    )
+    assert "test_suggestions (admin_scripts.tests.DjangoAdminSuggestions)" not in names
+
+
+def test_sympy_outcomes() -> None:
+    failed = parse_sympy_log(SYMPY_FAILED.encode())
+    assert failed["test_sparse_matrix"] == "failed"
+    assert failed["sympy/matrices/tests/test_sparse.py:test_sparse_matrix"] == "failed"  # the failure's header
+    assert failed["test_sparse_solve"] == "passed"
+    assert "test_hermitian" not in failed  # the file's last test shares its line with `[FAIL]`, as in SWE-bench
+    errored = parse_sympy_log(SYMPY_ERROR.encode())
+    assert errored["test_args"] == "error"
+    assert sum(o == "passed" for o in errored.values()) == 8
+
+
+def test_django_labels_as_swebench_makes_them() -> None:
+    files = [
+        "tests/utils_tests/test_html.py",
+        "tests/forms_tests/tests/test_error_messages.py",
+        "tests/ordering/models.py",
+        "tests/templates/x.html",
+        "tests/utils_tests/test_html.py",
+    ]
+    assert django_labels(files) == ["utils_tests.test_html", "forms_tests.tests.test_error_messages", "ordering.models"]
+    assert [f for f in files if DJANGO_RUNNER.runs(f)] == [files[0], files[1], files[4]]
+    assert not DJANGO_RUNNER.runs("tests/runtests.py")
+    assert not DJANGO_RUNNER.runs("tests/test_sqlite.py")
+    assert DJANGO_RUNNER.runs("tests/admin_scripts/tests.py")
+    command, report = DJANGO_RUNNER.command(DJANGO_TEST, ["tests/utils_tests/test_html.py"], "/tmp/r.log")
+    assert command == (
+        "python tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1 utils_tests.test_html"
+        " > /tmp/r.log 2>&1"
+    )
+    assert report == "/tmp/r.log"
+
+
+def test_sympy_files() -> None:
+    files = ["sympy/core/tests/test_numbers.py", "sympy/core/numbers.py", "sympy/core/tests/test_numbers.py"]
+    assert [f for f in files if SYMPY_RUNNER.runs(f)] == [files[0], files[2]]
+    command, _ = SYMPY_RUNNER.command(SYMPY_TEST, [files[0]], "/tmp/r.log")
+    assert command == (
+        "PYTHONWARNINGS='ignore::UserWarning,ignore::SyntaxWarning' python bin/test -C --verbose "
+        "sympy/core/tests/test_numbers.py > /tmp/r.log 2>&1"
+    )
+
+
+@pytest.mark.parametrize(
+    ("command", "runner"),
+    [
+        (DJANGO_TEST, "django"),
+        ("./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1 {tests}", "django"),
+        ("./tests/runtests.py --verbosity 2 utils_tests.test_html", "django"),
+        ("coverage run ./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1", "django"),
+        ("cd /repo && python3.9 -u tests/runtests.py {tests} > {report} 2>&1", "django"),
+        ("LANG=C.UTF-8 /repo/tests/runtests.py {tests}", "django"),
+        (SYMPY_TEST, "sympy"),
+        ("PYTHONWARNINGS='ignore::UserWarning,ignore::SyntaxWarning' bin/test -C --verbose {tests}", "sympy"),
+        ("bin/test -C --verbose sympy/core/tests/test_basic.py", "sympy"),
+        ("./bin/test {tests} > {report}", "sympy"),
+        (PYTEST, "pytest"),
+        ("pytest tests/runtests.py", "pytest"),
+        ("python -m pytest bin/test", "pytest"),
+        ("python -m pytest tests/test_runtests.py", "pytest"),
+        ("make test", None),
+        ("python setup.py test", None),
+        ("cat tests/runtests.py", None),
+        ("ls bin/test_data", None),
+    ],
+)
+def test_detect(command: str, runner: str | None) -> None:
+    found = [r.name for r in (PYTEST_RUNNER, DJANGO_RUNNER, SYMPY_RUNNER) if re.search(r.detect, command)]
+    assert found == ([runner] if runner else [])
+
+
+def test_pytest_detect_ignores_them() -> None:
+    for command in (DJANGO_TEST, SYMPY_TEST):
+        assert not re.search(PYTEST_COMMAND, command)
+
+
+def test_swebench_command_prints_to_the_console() -> None:
+    assert DJANGO_RUNNER.swebench_log is not None and SYMPY_RUNNER.swebench_log is not None
+    assert DJANGO_RUNNER.swebench_log.parser == "parse_log_django"
+    assert SYMPY_RUNNER.swebench_log.parser == "parse_log_sympy"
+    command, _ = DJANGO_RUNNER.command(DJANGO_TEST, ["tests/a/tests.py"], "/tmp/swe-forge-report")
+    assert DJANGO_RUNNER.swebench_log.command(command) == (
+        "python tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1 a.tests 2>&1"
+    )
+    command, _ = SYMPY_RUNNER.command(SYMPY_TEST, ["sympy/a/tests/test_b.py"], "/tmp/swe-forge-report")
+    assert SYMPY_RUNNER.swebench_log.command(command).endswith("bin/test -C --verbose sympy/a/tests/test_b.py 2>&1")
+
+
+def test_well_formed() -> None:
+    assert DJANGO_RUNNER.well_formed("test_x (m.C)")
+    assert DJANGO_RUNNER.well_formed("Regression for #20509")
+    assert not DJANGO_RUNNER.well_formed("")
+    assert not DJANGO_RUNNER.well_formed("test_x (m.C) ... ok")
+    assert SYMPY_RUNNER.well_formed("test_sinc")
+    assert not SYMPY_RUNNER.well_formed("sympy/a/tests/test_b.py:test_c")
+    assert not SYMPY_RUNNER.well_formed("[100%]")
+
+
+@pytest.mark.skipif(not LITE.exists(), reason="the SWE-bench Lite fixture is not on this machine")
+def test_every_lite_id_is_well_formed() -> None:
+    runners = {"django/django": DJANGO_RUNNER, "sympy/sympy": SYMPY_RUNNER}
+    for line in LITE.read_text().splitlines():
+        row = json.loads(line)
+        runner = runners.get(row["repo"])
+        if runner is None:
+            continue
+        for key in ("FAIL_TO_PASS", "PASS_TO_PASS"):
+            assert all(runner.well_formed(test_id) for test_id in json.loads(row[key])), row["instance_id"]
