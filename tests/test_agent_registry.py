@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from swe_forge_dagster.common.dagster_names import AGENT_PARTITIONS
 from swe_forge_dagster.common.agent_kind import AgentKind
+from swe_forge_dagster.common.dagster_names import AGENT_PARTITIONS
 from swe_forge_dagster.harness.agent_registry import UnknownAgent, agent_file, config_for, record_agent
 from swe_forge_dagster.harness.models import HarnessConfig
 from swe_forge_dagster.harness.store import agent_key

@@ -19,6 +19,7 @@ from swe_forge_dagster.environments.environment import EnvRecipe, env_image_tag
 from swe_forge_dagster.execution.patch import patch_adding_files, split_diff
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.languages.python.runner import PYTEST
+from swe_forge_dagster.languages.registry import is_test_path
 from swe_forge_dagster.tasks.agents import (
     JUNIT_OPTIONS,
     AgentFailed,
@@ -156,7 +157,7 @@ def test_test_agent_writes_tests_that_validate_the_pr(
     datekit_image: str,
 ) -> None:
     pr = world.pr("northwind/datekit", 7)
-    patch = split_diff(executor.cache.diff(pr.repo, pr.base_sha, pr.head_sha)).patch
+    patch = split_diff(executor.cache.diff(pr.repo, pr.base_sha, pr.head_sha), is_test_path).patch
     tree = executor.export_tree(pr.repo, pr.head_sha, tmp_path / "fixed")  # base + patch: the PR adds no tests
     ((path, content),) = pr.agent_tests.items()
     outside = {"files": [{"path": "datekit/week_checks.py", "content": content}], "fail_to_pass": []}
@@ -211,7 +212,7 @@ def test_tests_that_pass_without_the_fix_go_back_to_the_agent(
     datekit_image: str,
 ) -> None:
     pr = world.pr("northwind/datekit", 7)
-    patch = split_diff(executor.cache.diff(pr.repo, pr.base_sha, pr.head_sha)).patch
+    patch = split_diff(executor.cache.diff(pr.repo, pr.base_sha, pr.head_sha), is_test_path).patch
     tree = executor.export_tree(pr.repo, pr.head_sha, tmp_path / "fixed")
     useless = "from datekit import parse_date\n\n\ndef test_iso():\n    assert parse_date('2024-01-02').day == 2\n"
     failing = "def test_wrong():\n    assert 1 == 2\n"

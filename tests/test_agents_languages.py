@@ -28,7 +28,7 @@ from swe_forge_dagster.execution.recipe import RETOUCH
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.languages.go.pack import GO_TEST
 from swe_forge_dagster.languages.node.pack import MOCHA
-from swe_forge_dagster.languages.registry import runners
+from swe_forge_dagster.languages.registry import is_test_path, runners
 from swe_forge_dagster.tasks.agent_prompts import (
     env_prompt,
     submit_environment_model,
@@ -228,7 +228,7 @@ def test_node_environment_and_test_agents_give_a_validated_mocha_task(
     # the test agent writes mocha tests for the PR (which has none), checked with and without the change
     env_image, _cached = executor.environment_image(repo, base, recipe)
     try:
-        patch = split_diff(executor.cache.diff(repo, base, head)).patch
+        patch = split_diff(executor.cache.diff(repo, base, head), is_test_path).patch
         fixed = executor.export_tree(repo, head, tmp_path / "fixed")
         twin.reset()
         twin.queue(

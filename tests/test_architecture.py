@@ -7,6 +7,9 @@
   `lake` and `settings` build on `common` only, and the wiring of stores and datasets sits above the
   domain packages (`wiring`);
 - `harness` imports nothing from `tasks` (both build on `execution`);
+- the kernel (`execution`) imports no language pack and nothing built on them (`languages`, `environments`);
+- a sandbox setting is written in few files (one specification, composed), and the agent kind is compared as a
+  type, never as a string;
 - the domain packages never import Dagster (one implementation for the CLI, the assets and the tests);
 - no product module imports a test helper, and no test module imports another test module;
 - sensors target jobs by name (no `dagster._core`);
@@ -197,5 +200,74 @@ def test_no_formatter_pragma_outside_generated_tables() -> None:
         for p in (REPO_ROOT / folder).rglob("*.py")
         if str(p.relative_to(REPO_ROOT)) not in GENERATED_TABLES
         and (lines := formatter_pragmas(p.read_text(encoding="utf-8")))
+    }
+    assert found == {}
+
+
+def test_the_kernel_imports_no_language() -> None:
+    """`execution` is handed what it needs (CA variables, an image hook): it never asks the packs or the
+    environments built on them, so a pack can use any part of it without a loop."""
+    graph = import_graph(REPO_ROOT / PACKAGE)
+    above = (f"{PACKAGE}.languages", f"{PACKAGE}.environments")
+    wrong = {
+        name: sorted(d for d in deps if d.startswith(above))
+        for name, deps in graph.items()
+        if name.startswith(f"{PACKAGE}.execution")
+    }
+    assert {k: v for k, v in wrong.items() if v} == {}
+
+
+def names_used(tree: ast.AST) -> set[str]:
+    """Every identifier a module names in code: variables, attributes, keywords, parameters."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            found.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            found.add(node.attr)
+        elif (isinstance(node, ast.keyword) and node.arg) or isinstance(node, ast.arg):
+            found.add(node.arg)
+    return found
+
+
+def test_a_sandbox_setting_is_written_in_few_files() -> None:
+    """One sandbox specification (`common.sandbox_spec`), composed, not copied field by field: its disk limit is
+    named by the spec, the settings that read it, and the sandbox that enforces it."""
+    files = [
+        str(path.relative_to(REPO_ROOT))
+        for path in (REPO_ROOT / PACKAGE).rglob("*.py")
+        if "disk_limit" in names_used(ast.parse(path.read_text(encoding="utf-8")))
+    ]
+    assert len(files) <= 3, files
+
+
+def string_comparisons(tree: ast.AST, words: set[str]) -> list[int]:
+    """Lines that compare something with one of `words` as a string (`x == "oracle"`, `x in ("oracle", ...)`)."""
+
+    def is_word(node: ast.AST) -> bool:
+        if isinstance(node, ast.Constant):
+            return node.value in words
+        return isinstance(node, ast.Tuple | ast.List | ast.Set) and any(is_word(e) for e in node.elts)
+
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Compare) and any(is_word(side) for side in (node.left, *node.comparators))
+    ]
+
+
+def test_the_string_comparison_finder_sees_equality_and_membership() -> None:
+    source = 'a = x == "oracle"\nb = x in ("command", "y")\nc = "oracle"\nd = x is Kind.ORACLE\n'
+    assert string_comparisons(ast.parse(source), {"oracle", "command"}) == [1, 2]
+
+
+def test_the_agent_kind_is_never_compared_as_a_string() -> None:
+    from swe_forge_dagster.common.agent_kind import AgentKind
+
+    words = {kind.value for kind in AgentKind}
+    found = {
+        str(path.relative_to(REPO_ROOT)): lines
+        for path in (REPO_ROOT / PACKAGE).rglob("*.py")
+        if (lines := string_comparisons(ast.parse(path.read_text(encoding="utf-8")), words))
     }
     assert found == {}

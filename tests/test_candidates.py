@@ -13,10 +13,11 @@ import pytest
 from swe_forge_dagster.candidates.filters import FilterConfig, filter_reasons
 from swe_forge_dagster.candidates.ledger import Ledger, LedgerEntry
 from swe_forge_dagster.candidates.rules import CandidateRules, select_candidates
-from swe_forge_dagster.common.paths import is_docs_path, is_test_path
+from swe_forge_dagster.common.paths import is_docs_path
 from swe_forge_dagster.gharchive.parse import parse_hour
 from swe_forge_dagster.gharchive.schema import PR_EVENTS_SCHEMA
 from swe_forge_dagster.github.models import ChangedFile, EnrichedPR, LinkedIssue, RepoInfo
+from swe_forge_dagster.languages.registry import is_test_path
 
 HOUR = "2015-01-01-00:00"
 

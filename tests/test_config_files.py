@@ -5,7 +5,7 @@ a real jest task) is in `tests/test_toolchain_red_team.py`."""
 from __future__ import annotations
 
 from swe_forge_dagster.execution.config_files import files_named
-from swe_forge_dagster.languages.node.config import named_files
+from swe_forge_dagster.languages.node.config import INSTALLED, named_files
 
 JEST = {
     "configs": [
@@ -25,7 +25,7 @@ JEST = {
 
 
 def test_the_files_a_jest_answer_names_are_its_setup_transform_and_reporter_not_packages_or_globs() -> None:
-    named = files_named(JEST)
+    named = files_named(JEST, INSTALLED)
     assert {"jest.setup.js", "tools/transform.cjs", "reporters/dots.js"} <= named
     assert not any(path.startswith("node_modules") or "*" in path for path in named)
     assert "" not in named and "repo" not in named

@@ -15,6 +15,7 @@ from swe_forge_dagster.environments.environment import EnvRecipe, env_image_tag
 from swe_forge_dagster.execution.patch import patch_adding_files, split_diff
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.languages.python.runner import PYTEST
+from swe_forge_dagster.languages.registry import is_test_path
 from swe_forge_dagster.tasks.prove import TaskBuildError, TaskExecutor
 
 pytestmark = pytest.mark.docker
@@ -63,7 +64,7 @@ def test_good_pr_becomes_a_task_with_the_known_lists_and_nothing_runs_on_the_hos
     # the PR's own tests, plus one that writes a marker file to /tmp
     executor.cache.ensure(pr.repo)
     executor.cache.fetch(pr.repo, [pr.base_sha, pr.head_sha])
-    own = split_diff(executor.cache.diff(pr.repo, pr.base_sha, pr.head_sha)).test_patch
+    own = split_diff(executor.cache.diff(pr.repo, pr.base_sha, pr.head_sha), is_test_path).test_patch
     spy = patch_adding_files({"tests/test_marker.py": f"def test_marker():\n    open({marker!r}, 'w').write('x')\n"})
     result = executor.validate_pr(pr.repo, pr.base_sha, pr.head_sha, RECIPE, extra_test_patch=own + spy)
     verdict = result.validation

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from swe_forge_dagster.execution.junit import Outcome, parse_junit
+from swe_forge_dagster.languages.python.junit_ids import pytest_outcomes
 from swe_forge_dagster.languages.registry import runner_for
 from swe_forge_dagster.tasks.validation import validate
 
@@ -29,7 +30,7 @@ def test_outcomes_single_testsuite_root() -> None:
       <testcase classname="tests.test_x" name="test_xfail"><skipped type="pytest.xfail" message=""/></testcase>
       <testcase classname="tests.test_x" name="test_out"><system-out>hi</system-out></testcase>
     </testsuite>"""
-    assert parse_junit(xml) == {
+    assert pytest_outcomes(xml) == {
         "tests/test_x.py::test_ok": "passed",
         "tests/test_x.py::test_bad": "failed",
         "tests/test_x.py::test_setup": "error",
@@ -45,7 +46,7 @@ def test_testsuites_wrapper_nested_classes_and_odd_params() -> None:
       <testcase classname="pkg.tests.test_m.TestA" name="test_z[a.b/c::d-1.5]"/>
       <testcase classname="pkg.tests.test_m" name="test_w[x[0]]"/>
     </testsuite></testsuite></testsuites>"""
-    assert parse_junit(xml) == {
+    assert pytest_outcomes(xml) == {
         "pkg/tests/test_m.py::TestA::TestB::test_y[param-1]": "passed",
         "pkg/tests/test_m.py::TestA::test_z[a.b/c::d-1.5]": "passed",
         "pkg/tests/test_m.py::test_w[x[0]]": "passed",
@@ -60,14 +61,14 @@ def test_file_attribute_known_files_and_convention() -> None:
       <testcase classname="" name="tests.test_broken"><error message="collection failure"/></testcase>
     </testsuite>"""
     # The file attribute settles the first; an inherited test's file (tests/base.py) is ignored.
-    assert parse_junit(xml) == {
+    assert pytest_outcomes(xml) == {
         "tests/v1.2/test_dot.py::TestC::test_a": "passed",
         "tests/test_child.py::TestChild::test_inherited": "passed",
         "tests/lower/test_m/helper_cls.py::test_b": "passed",  # convention is wrong for a lowercase class
         "tests/test_broken.py": "error",
     }
     known = ["tests/lower/test_m.py", "./tests/test_child.py"]
-    assert "tests/lower/test_m.py::helper_cls::test_b" in parse_junit(xml, known_files=known)
+    assert "tests/lower/test_m.py::helper_cls::test_b" in pytest_outcomes(xml, known_files=known)
 
 
 def test_duplicates_worst_outcome_wins() -> None:
@@ -79,7 +80,7 @@ def test_duplicates_worst_outcome_wins() -> None:
       <testcase classname="t.test_a" name="test_3"><skipped/></testcase>
       <testcase classname="t.test_a" name="test_3"/>
     </testsuite>"""
-    assert parse_junit(xml) == {
+    assert pytest_outcomes(xml) == {
         "t/test_a.py::test_1": "error",
         "t/test_a.py::test_2": "skipped",
         "t/test_a.py::test_3": "skipped",
@@ -97,8 +98,8 @@ def test_other_frameworks_and_bad_input() -> None:
     with pytest.raises(ValueError, match="unsupported id form"):
         parse_junit(xml, "tap")
     with pytest.raises(ValueError, match="not a JUnit report"):
-        parse_junit("<html/>")
-    assert parse_junit("<testsuites/>") == {}
+        parse_junit("<html/>", "junit")
+    assert parse_junit("<testsuites/>", "junit") == {}
 
 
 # --- parse_junit on what pytest really writes ----------------------------------------------------
@@ -193,9 +194,9 @@ def test_real_pytest_junit_maps_back_to_node_ids(tmp_path: Path, family: str) ->
     subprocess.run(command, cwd=tmp_path, capture_output=True, check=False, timeout=120)
 
     known = [name for name in files if name.endswith(".py")]
-    assert parse_junit(report.read_bytes(), known_files=known) == REAL_EXPECTED
+    assert pytest_outcomes(report.read_bytes(), known_files=known) == REAL_EXPECTED
     if family == "xunit1":  # `file` alone is enough, even for the dotted directory
-        assert parse_junit(report.read_bytes()) == REAL_EXPECTED
+        assert pytest_outcomes(report.read_bytes()) == REAL_EXPECTED
 
 
 # --- round trip of the real SWE-bench ids ----------------------------------------------------------
@@ -242,9 +243,9 @@ def test_swebench_ids_round_trip(shared_fixtures: Path) -> None:
     known = {test_id.split("::")[0] for test_id in ids}
     expected = dict.fromkeys(ids, "passed")
 
-    with_file = parse_junit(pytest_junit_report(ids, with_file=True))
-    with_known = parse_junit(pytest_junit_report(ids, with_file=False), known_files=known)
-    by_convention = parse_junit(pytest_junit_report(ids, with_file=False))
+    with_file = pytest_outcomes(pytest_junit_report(ids, with_file=True))
+    with_known = pytest_outcomes(pytest_junit_report(ids, with_file=False), known_files=known)
+    by_convention = pytest_outcomes(pytest_junit_report(ids, with_file=False))
     convention_hits = len(ids & by_convention.keys())
     print(
         f"\nSWE-bench pytest ids: {len(ids)}; round trip with file=: {len(ids & with_file.keys())}, "
@@ -378,4 +379,4 @@ def test_a_session_that_hit_an_internal_error_passes_nothing() -> None:
         "testing/io/test_saferepr.py::test_simple_repr": "error",
         "testing/io/test_saferepr.py::test_maxsize": "error",
     }
-    assert ".py" not in parse_junit(INTERNAL_ERROR_REPORT, known_files=files)
+    assert ".py" not in pytest_outcomes(INTERNAL_ERROR_REPORT, known_files=files)

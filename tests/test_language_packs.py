@@ -220,6 +220,8 @@ TINY_REPORTS = {
     "maven": b'<testsuite><testcase classname="org.x.CalcTest" name="adds"/></testsuite>',
     "gtest": b'<testsuites><testsuite name="Calc"><testcase classname="Calc" name="Adds" result="completed"/>'
     b"</testsuite></testsuites>",
+    "django": b"test_adds (calc_tests.tests.CalcTests) ... ok\n",
+    "sympy": b"sympy/core/tests/test_calc.py[2]\ntest_adds ok\ntest_subtracts ok   [OK]\n",
 }
 EXPECTED_IDS = {
     "pytest": "tests/test_a.py::test_x",
@@ -230,6 +232,8 @@ EXPECTED_IDS = {
     "cargo": "tests::adds",
     "maven": "org.x.CalcTest#adds",
     "gtest": "Calc.Adds",
+    "django": "test_adds (calc_tests.tests.CalcTests)",
+    "sympy": "test_adds",
 }
 
 

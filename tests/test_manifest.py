@@ -17,6 +17,7 @@ from swe_forge_dagster.languages.python.recipes import (
     python_images,
     python_recipes,
 )
+from swe_forge_dagster.languages.registry import DEFAULT_PACK, is_test_path, proof_file
 from swe_forge_dagster.tasks.build import swebench_version
 from tests.support.common import SHARED_FIXTURES
 
@@ -104,7 +105,8 @@ def test_pep735_groups_named_by_tox_toml_come_first_on_real_filelock(tmp_path: P
 
 def test_a_proof_sample_runs_the_prs_own_test_modules_first_and_spreads_the_rest() -> None:
     files = [f"pkg/m{i}.py" for i in range(5)] + [f"tests/a/test_{i:02d}.py" for i in range(40)] + ["tests/helper.py"]
-    sample = proof_sample(files, preferred=["tests/a/test_39.py", "tests/gone/test_x.py", "pkg/m1.py"], limit=5)
+    preferred = ["tests/a/test_39.py", "tests/gone/test_x.py", "pkg/m1.py"]
+    sample = proof_sample(files, preferred, limit=5, runs=proof_file(DEFAULT_PACK), is_test=is_test_path)
     assert "tests/a/test_39.py" in sample and len(sample) == 5
     assert all(path.startswith("tests/a/test_") for path in sample)
     assert sample == sorted(sample) and "tests/a/test_00.py" in sample  # spread from the start of the list

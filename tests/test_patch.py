@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from swe_forge_dagster.execution.patch import PatchApplyError, apply, check_applies, split_diff, split_sections
+from swe_forge_dagster.languages.registry import is_test_path
 
 Git = Callable[..., str]
 
@@ -140,7 +141,7 @@ def pr_repo(tmp_path: Path, git: Git) -> tuple[Path, str, str]:
 
 def test_split_classifies_every_language_and_change_kind(pr_repo: tuple[Path, str, str], git: Git) -> None:
     repo, base, head = pr_repo
-    split = split_diff(diff(git, repo, base, head))
+    split = split_diff(diff(git, repo, base, head), is_test_path)
 
     expected_src = {
         *SOURCE_FILES,
@@ -172,7 +173,7 @@ def test_halves_apply_at_base_and_rebuild_head_exactly(
     pr_repo: tuple[Path, str, str], git: Git, tmp_path: Path
 ) -> None:
     repo, base, head = pr_repo
-    split = split_diff(diff(git, repo, base, head))
+    split = split_diff(diff(git, repo, base, head), is_test_path)
     head_tree = git("rev-parse", f"{head}^{{tree}}", cwd=repo).strip()
 
     for order, name in (
@@ -192,7 +193,7 @@ def test_sections_are_byte_exact(pr_repo: tuple[Path, str, str], git: Git) -> No
     text = diff(git, repo, base, head)
     sections = split_sections(text)
     assert "".join(section.text for section in sections) == text
-    split = split_diff(text)
+    split = split_diff(text, is_test_path)
     assert sorted([*split.patch.split("diff --git "), *split.test_patch.split("diff --git ")]) == sorted(
         ["", "", *text.split("diff --git ")[1:]]
     )
@@ -209,7 +210,7 @@ def make_repo(git: Git, root: Path, base_files: dict[str, str], head_files: dict
 
 def test_fix_without_tests_has_empty_test_patch(git: Git, tmp_path: Path) -> None:
     repo, base, head = make_repo(git, tmp_path / "r", {"lib/a.py": "a = 1\n"}, {"lib/a.py": "a = 2\n"})
-    split = split_diff(diff(git, repo, base, head))
+    split = split_diff(diff(git, repo, base, head), is_test_path)
     assert split.test_patch == "" and split.test_files == []
     assert split.src_files == ["lib/a.py"]
     worktree = checkout(git, repo, base, tmp_path / "w")
@@ -220,14 +221,14 @@ def test_fix_without_tests_has_empty_test_patch(git: Git, tmp_path: Path) -> Non
 
 def test_tests_only_has_empty_patch(git: Git, tmp_path: Path) -> None:
     repo, base, head = make_repo(git, tmp_path / "r", {"tests/test_a.py": "x = 1\n"}, {"tests/test_a.py": "x = 2\n"})
-    split = split_diff(diff(git, repo, base, head))
+    split = split_diff(diff(git, repo, base, head), is_test_path)
     assert split.patch == "" and split.src_files == []
     assert split.test_files == ["tests/test_a.py"]
 
 
 def test_conflicting_patch_reports_git_error(git: Git, tmp_path: Path) -> None:
     repo, base, head = make_repo(git, tmp_path / "r", {"lib/a.py": "a = 1\n"}, {"lib/a.py": "a = 2\n"})
-    split = split_diff(diff(git, repo, base, head))
+    split = split_diff(diff(git, repo, base, head), is_test_path)
     worktree = checkout(git, repo, base, tmp_path / "w")
     (worktree / "lib/a.py").write_text("a = 'something else'\n")
 
@@ -262,7 +263,7 @@ def test_conflicting_patch_reports_git_error(git: Git, tmp_path: Path) -> None:
 def test_language_paths_land_in_the_right_half(path: str, is_test: bool) -> None:
     header = f"diff --git a/{path} b/{path}\nindex 0000000..1111111 100644\n"
     text = f"{header}--- a/{path}\n+++ b/{path}\n@@ -1 +1 @@\n-a\n+b\n"
-    split = split_diff(text)
+    split = split_diff(text, is_test_path)
     assert (split.test_files, split.src_files) == (([path], []) if is_test else ([], [path]))
     assert (split.test_patch if is_test else split.patch) == text
 
@@ -282,13 +283,13 @@ def test_header_edge_cases() -> None:
     assert sections[-1].old_path == "tests/a b.py"
     assert sections[-1].text.endswith("rename to src/a b.py\n")  # a stripped diff gets its last newline back
     assert [s.is_binary for s in sections] == [False, False, False, True, False]
-    assert split_diff(text).test_files == ['tests/café "x".py']
+    assert split_diff(text, is_test_path).test_files == ['tests/café "x".py']
 
 
 def test_not_a_git_diff_is_an_error() -> None:
-    assert split_diff("").patch == ""
+    assert split_diff("", is_test_path).patch == ""
     with pytest.raises(ValueError, match="not a git diff"):
-        split_diff("--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n")
+        split_diff("--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n", is_test_path)
 
 
 def test_real_swebench_patches_split_byte_exactly(shared_fixtures: Path) -> None:
@@ -301,7 +302,7 @@ def test_real_swebench_patches_split_byte_exactly(shared_fixtures: Path) -> None
         instance = json.loads(line)
         for text in (instance["patch"], instance["test_patch"]):
             assert "".join(s.text for s in split_sections(text)) == text
-        split = split_diff(instance["patch"] + instance["test_patch"])
+        split = split_diff(instance["patch"] + instance["test_patch"], is_test_path)
         total += 1
         agree += split.patch == instance["patch"] and split.test_patch == instance["test_patch"]
     print(f"SWE-bench Lite: {agree}/{total} instances split exactly like SWE-bench")

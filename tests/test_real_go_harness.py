@@ -19,7 +19,7 @@ import docker
 import pytest
 
 from swe_forge_dagster.execution.patch import split_diff
-from swe_forge_dagster.languages.registry import pack
+from swe_forge_dagster.languages.registry import is_test_path, pack
 from tests.support.common import EXAMPLES, SHARED_FIXTURES, cli_json, require_image, swebench_cli
 from tests.support.compiled_hacks import GO_HACKS, hack_batch
 
@@ -44,7 +44,7 @@ def world(tmp_path_factory: pytest.TempPathFactory, docker_client: docker.Docker
         return subprocess.run(["git", "-C", str(remote), *args], capture_output=True, text=True, check=True).stdout
 
     base = git("rev-parse", f"{FIX}^").strip()
-    split = split_diff(git("diff", "--binary", "--full-index", base, FIX))
+    split = split_diff(git("diff", "--binary", "--full-index", base, FIX), is_test_path)
     row = {
         "repo": "google/uuid",
         "instance_id": TASK,

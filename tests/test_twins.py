@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from swe_forge_dagster.execution.junit import parse_junit
+from swe_forge_dagster.languages.python.junit_ids import pytest_outcomes
 from swe_forge_dagster.languages.python.twins import make_twin
 from tests.support.hacks import SPARING_HOOK
 
@@ -61,7 +61,7 @@ def run(tmp_path: Path, calc: str, content: bytes, forge: bool = False) -> dict[
         capture_output=True,
         timeout=120,
     )
-    return parse_junit(report.read_text(), known_files=["tests/test_calc.py"])
+    return pytest_outcomes(report.read_text(), known_files=["tests/test_calc.py"])
 
 
 def test_a_twin_is_a_negated_copy_named_like_the_files_tests(tmp_path: Path) -> None:

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from swe_forge_dagster.common.paths import is_docs_path, is_test_path
+from swe_forge_dagster.common.paths import is_docs_path
 from swe_forge_dagster.github.models import EnrichedPR
+from swe_forge_dagster.languages.registry import is_test_path
 from swe_forge_dagster.settings import DEFAULT_LANGUAGES
 
 SEED_LANGUAGES = DEFAULT_LANGUAGES.split(",")

@@ -101,8 +101,8 @@ def harness(
     """Run an agent on tasks in Docker and report which it resolved (the seed's `swe harness`)."""
     from pydantic import ValidationError
 
-    from swe_forge_dagster.harness import HarnessConfig, InputError, load_env_spec, load_inputs
     from swe_forge_dagster.common.agent_kind import AgentKind
+    from swe_forge_dagster.harness import HarnessConfig, InputError, load_env_spec, load_inputs
     from swe_forge_dagster.settings import get_settings
 
     usage = usage_error

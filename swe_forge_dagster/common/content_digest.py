@@ -2,8 +2,11 @@
 
 An agent run from `./agents/mine` here and from `/home/ci/agents/mine` on another machine is the same agent when its
 files are the same, and another agent when one byte differs: the host path says neither. The digest covers each
-file's path relative to the folder and its bytes, in sorted order (symlinks by their target text, not followed);
-caches and version-control folders (`__pycache__`, `.git`, `node_modules`, `.venv`) are left out.
+file's path relative to the folder and its bytes, in sorted order (symlinks by their target text, not followed).
+Folders are left out by their shape alone, with no list of any tool's names: hidden ones (`.git`, `.venv`,
+`.pytest_cache`: version control, environments, caches) and dunder ones (`__pycache__`: an interpreter's caches).
+Every other folder counts, installed dependencies included: an agent run with other or edited dependencies is
+another agent.
 """
 
 from __future__ import annotations
@@ -13,7 +16,10 @@ import hashlib
 import os
 from pathlib import Path
 
-SKIPPED = {"__pycache__", ".git", ".hg", ".svn", "node_modules", ".venv", ".mypy_cache", ".pytest_cache"}
+
+def skipped(folder: str) -> bool:
+    """Whether a folder of that name is left out of the digest: hidden (`.git`) or dunder (`__pycache__`)."""
+    return folder.startswith(".") or (len(folder) > 4 and folder.startswith("__") and folder.endswith("__"))
 
 
 def folder_digest(folder: Path) -> str:
@@ -30,7 +36,7 @@ def folder_digest(folder: Path) -> str:
 def _files(folder: Path) -> list[tuple[str, Path]]:
     found = []
     for root, dirs, names in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if d not in SKIPPED)
+        dirs[:] = sorted(d for d in dirs if not skipped(d))
         for name in sorted(names):
             path = Path(root, name)
             found.append((path.relative_to(folder).as_posix(), path))

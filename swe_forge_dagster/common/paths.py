@@ -1,7 +1,10 @@
 """What a changed file is: test code, documentation/config, or source.
 
 One set of rules for the whole product: the local filter rejects docs-only and tests-only PRs
-with them, and the task stage splits a PR into `patch` and `test_patch` with them.
+with them, and the task stage splits a PR into `patch` and `test_patch` with them. The rules here are
+the generic ones (test folders, and the conventions of languages no pack covers yet); each language pack
+adds its own test file names (`LanguagePack.test_file_patterns`), and `languages.registry.is_test_path`
+answers with both.
 """
 
 from __future__ import annotations
@@ -9,18 +12,13 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
-# Test files by language convention (Python, JS/TS, Go, Rust, Java/Kotlin, Ruby, C#...).
-# `testing/` counts (pytest's own suite lives there, and SWE-bench puts sympy/testing/ in test_patch);
-# `spec/` counts only for code files (an api/spec/openapi.yaml is not a test).
+# `testing/` counts (pytest's own suite lives there, and SWE-bench puts sympy/testing/ in test_patch).
 _TEST_DIRS = re.compile(r"(^|/)(tests?|testing|__tests__|__mocks__|e2e|test_?data|fixtures)(/|$)", re.IGNORECASE)
-_SPEC_DIRS = re.compile(r"(^|/)specs?/.*\.(rb|[cm]?[jt]sx?|py)$", re.IGNORECASE)
-_TEST_FILES = re.compile(
-    r"(^test_.*\.py$|.*_tests?\.py$|^tests?\.py$|^conftest\.py$|.*_test\.go$"
-    r"|.*[._](test|spec|cy)\.[cm]?[jt]sx?$"
-    r"|.*(Tests?|IT|Spec)\.(java|kt|cs|scala|groovy)$|.*_spec\.rb$|.*_test\.rb$|^test_.*\.rb$)",
-)
+# The conventions of languages with no pack (Ruby's RSpec and minitest, C#, Scala, Groovy): a pack that comes to
+# cover one of them takes its rule over. `spec/` counts only for code files (an api/spec/openapi.yaml is not a test).
+_SPEC_DIRS = re.compile(r"(^|/)specs?/.*\.rb$", re.IGNORECASE)
+_TEST_FILES = re.compile(r"(.*(Tests?|IT|Spec)\.(cs|scala|groovy)$|.*_spec\.rb$|.*_test\.rb$|^test_.*\.rb$)")
 _DOTNET_TEST_PROJECT = re.compile(r"(^|/)[^/]+\.Tests?/")
-_JAVA_TEST_TREE = re.compile(r"(^|/)src/(test|androidTest|integrationTest)/")
 
 _DOC_EXTENSIONS = frozenset(
     {
@@ -68,13 +66,14 @@ _DOC_NAMES = (
 _DOC_DIRS = re.compile(r"(^|/)(docs?|documentation|\.github)(/|$)", re.IGNORECASE)
 
 
-def is_test_path(path: str) -> bool:
+def is_generic_test_path(path: str) -> bool:
+    """Whether `path` is test code by the generic rules alone (a test folder, a language no pack covers); the
+    product asks `languages.registry.is_test_path`, which adds every pack's test file names."""
     name = PurePosixPath(path).name
     return bool(
         _TEST_DIRS.search(path)
         or _SPEC_DIRS.search(path)
         or _TEST_FILES.match(name)
-        or _JAVA_TEST_TREE.search(path)
         or _DOTNET_TEST_PROJECT.search(path)
     )
 

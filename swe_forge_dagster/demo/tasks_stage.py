@@ -15,11 +15,11 @@ from typing import Any
 import dagster as dg
 
 from swe_forge_dagster.assets.partitions import eval_key
+from swe_forge_dagster.common.agent_kind import AgentKind
 from swe_forge_dagster.common.dagster_names import EVAL_JOB, TASK_PARTITIONS
 from swe_forge_dagster.common.examples import examples_dir
 from swe_forge_dagster.definitions import build_definitions
 from swe_forge_dagster.export.dataset import DATASET_NAME
-from swe_forge_dagster.common.agent_kind import AgentKind
 from swe_forge_dagster.orchestration.launcher import materialize_assets, run_partitions
 from swe_forge_dagster.orchestration.mine import run_tasks
 from swe_forge_dagster.settings import Settings

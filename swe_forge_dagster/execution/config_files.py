@@ -13,17 +13,17 @@ loaders' answer names the runner's files (`languages.node.config.named_files`): 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 
 from swe_forge_dagster.execution.repo_box import REPO_DIR
 
 _PREFIXES = (f"{REPO_DIR}/", "<rootDir>/", "./")
 
 
-def files_named(config: object) -> frozenset[str]:
+def files_named(config: object, installed: Collection[str] = ()) -> frozenset[str]:
     """Repo-relative paths of files in /repo that `config` (a loader's JSON answer) names: strings that are an
     absolute /repo path, `<rootDir>/…` or `./…`, or a relative path with a directory or a script suffix; never
-    installed packages (`node_modules`) or the checkout itself."""
+    files under a folder of installed packages (`installed`, the pack's) or the checkout itself."""
     named: set[str] = set()
     for text in _strings(config):
         path = text
@@ -35,7 +35,8 @@ def files_named(config: object) -> frozenset[str]:
             if text.startswith("/") or not _looks_like_a_file(text):
                 continue
         path = path.strip("/")
-        if path and ".." not in path.split("/") and "node_modules" not in path.split("/") and "*" not in path:
+        parts = path.split("/")
+        if path and ".." not in parts and not any(folder in parts for folder in installed) and "*" not in path:
             named.add(path)
     return frozenset(named)
 

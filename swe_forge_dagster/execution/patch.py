@@ -11,8 +11,8 @@ Text must stay byte-exact too: decode the diff bytes with `decode("utf-8", "surr
 never with universal newlines (`text=True`), which would turn CRLF content into LF and make the patch
 no longer apply. `check_applies`/`apply` encode back with the same error handler, so any byte survives.
 
-A file is test code when `is_test_path` (the product's one set of rules) says so for its new path
-(its old path for a deletion). Test code that lives inside a source file, such as Rust's in-file
+A file is test code when the caller's `is_test` (the product's one set of rules, `registry.is_test_path`) says so
+for its new path (its old path for a deletion). Test code that lives inside a source file, such as Rust's in-file
 `#[cfg(test)] mod tests`, cannot be separated by path: such a file is source and its test changes
 ship in `patch`; the tests still run, they just are not hidden from the solver.
 """
@@ -22,10 +22,9 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-
-from swe_forge_dagster.common.paths import is_test_path
 
 _SECTION_START = re.compile(r"^diff --git ", re.MULTILINE)
 # The first line after the extended headers: hunks, a binary patch, or a binary placeholder.
@@ -42,10 +41,6 @@ class FileSection:
     old_path: str | None  # set for renames and copies
     text: str
     is_binary: bool
-
-    @property
-    def is_test(self) -> bool:
-        return is_test_path(self.path)
 
 
 @dataclass(frozen=True)
@@ -85,15 +80,15 @@ def split_sections(diff_text: str) -> list[FileSection]:
     return sections
 
 
-def split_diff(diff_text: str) -> SplitPatch:
-    """Route each file's section to `test_patch` (test code) or `patch` (everything else)."""
+def split_diff(diff_text: str, is_test: Callable[[str], bool]) -> SplitPatch:
+    """Route each file's section to `test_patch` (test code: `is_test` of its path) or `patch` (everything else)."""
     patch: list[str] = []
     test_patch: list[str] = []
     src_files: list[str] = []
     test_files: list[str] = []
     binary_files: list[str] = []
     for section in split_sections(diff_text):
-        if section.is_test:
+        if is_test(section.path):
             test_patch.append(section.text)
             _append_once(test_files, section.path)
         else:

@@ -15,6 +15,7 @@ Test ids are the form SWE-bench Multilingual lists (pytest node ids, GoogleTest 
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -29,16 +30,24 @@ if TYPE_CHECKING:
 
 JUNIT = "/tmp/junit.xml"
 """The report path written in stored commands of the default runner; each run substitutes its own fresh path."""
-_COMMAND = r"(?:^|[\s;&|(])(?:npx (?:--no-install )?|\./node_modules/\.bin/|\S*/)?{}(?=\s|$|;)"
-"""A runner named as a command word (after a separator, `npx` or a path), not inside another word or an argument."""
-_VENDORED = re.compile(r"(^|/)(node_modules|vendor|third_party|3rdparty|gtest|googletest|gmock|googlemock)/")
-"""Directories of other projects' code: their test sources are not the repository's tests."""
+_COMMAND = r"(?:^|[\s;&|(])(?:\S*/)?{}(?=\s|$|;)"
+"""A runner named as a command word (after a separator or a path: `npx mocha`, `./bin/mocha`), not inside another
+word or an argument."""
+VENDORED = ("vendor", "third_party", "3rdparty")
+"""Directories of other projects' code, whatever the language: their test sources are not the repository's tests
+(a runner adds its own language's, `Runner.vendored`)."""
 _JUNITXML = re.compile(r"--junit-?xml[= ](?P<path>'[^']+'|\"[^\"]+\"|\S+)")
 
 
 def command_word(word: str) -> str:
-    """A `detect` regex for a runner named as a command word (after a separator, `npx` or a path)."""
+    """A `detect` regex for a runner named as a command word (after a separator or a path, so also after a package
+    runner's word: `npx --no-install mocha`)."""
     return _COMMAND.format(word)
+
+
+@functools.lru_cache(maxsize=64)
+def _vendored(folders: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile(r"(^|/)({})/".format("|".join(re.escape(folder) for folder in (*VENDORED, *folders))))
 
 
 def fill_tests(template: str, files: Iterable[str], report: str | None = None) -> str:
@@ -129,6 +138,9 @@ class Runner:
     swebench_log: SwebenchLog | None = None
     """How a SWE-bench 5 eval script runs it so that a registered log parser reads our ids (`export.task_repo`);
     None: no task repository can carry its tasks yet."""
+    vendored: tuple[str, ...] = ()
+    """Directories of other projects' code in its language (installed packages, a vendored test framework), beside
+    the generic `VENDORED`: a file under one is never a test it runs by `suffixes`."""
 
     def command(self, template: str, files: Iterable[str], report: str) -> tuple[str, str]:
         """(the shell command for `files`, the report path to read).
@@ -162,7 +174,7 @@ class Runner:
         """Whether this runner runs the test file `path` (a test patch also carries fixtures and data)."""
         if self.test_file is not None:
             return self.test_file(path)
-        return PurePosixPath(path).name.endswith(self.suffixes) and not _VENDORED.search(path)
+        return PurePosixPath(path).name.endswith(self.suffixes) and not _vendored(self.vendored).search(path)
 
 
 def swebench_ids(runner: Runner, full_ids: Iterable[str]) -> list[str]:

@@ -15,9 +15,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from swe_forge_dagster.common.agent_kind import AgentKind
 from swe_forge_dagster.common.sandbox_spec import SandboxSpec
 from swe_forge_dagster.gym.tools import DEFAULT_BASH_TIMEOUT_S
-from swe_forge_dagster.common.agent_kind import AgentKind
 from swe_forge_dagster.harness.models import HarnessConfig
 from swe_forge_dagster.settings import DEFAULT_GIT_URL, DEFAULT_TEST_TIMEOUT_S
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from swe_forge_dagster.common.agent_kind import AgentKind
 from swe_forge_dagster.execution.repo_box import REPO_DIR, take_diff
 from swe_forge_dagster.execution.sandbox import Sandbox
-from swe_forge_dagster.common.agent_kind import AgentKind
 from swe_forge_dagster.harness.models import HarnessConfig, HarnessTask
 
 AGENT_DIR = "/agent"

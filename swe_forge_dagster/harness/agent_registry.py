@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import json
 
-from swe_forge_dagster.common.store import StorePath, write_bytes_atomic
 from swe_forge_dagster.common.agent_kind import AgentKind
+from swe_forge_dagster.common.store import StorePath, write_bytes_atomic
 from swe_forge_dagster.harness.models import HarnessConfig
 from swe_forge_dagster.harness.store import agent_key
 

@@ -23,11 +23,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from swe_forge_dagster.common.agent_kind import AgentKind
 from swe_forge_dagster.common.content_digest import folder_digest
 from swe_forge_dagster.common.sandbox_spec import SandboxSpec
 from swe_forge_dagster.execution.patch import split_sections
 from swe_forge_dagster.execution.sandbox import Network
-from swe_forge_dagster.common.agent_kind import AgentKind
 from swe_forge_dagster.harness.protection import command_test_files
 from swe_forge_dagster.settings import (
     DEFAULT_AGENT_CMD,

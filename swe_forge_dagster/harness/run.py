@@ -30,6 +30,7 @@ from typing import Any
 import docker
 from docker.errors import DockerException, ImageNotFound
 
+from swe_forge_dagster.common.agent_kind import AgentKind
 from swe_forge_dagster.environments.environment import Environments
 from swe_forge_dagster.environments.sandboxes import sandbox_config
 from swe_forge_dagster.execution.canaries import Planted
@@ -44,7 +45,6 @@ from swe_forge_dagster.execution.repo_box import (
 from swe_forge_dagster.execution.repo_cache import RepoCache, RepoCacheError
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig, SandboxError
 from swe_forge_dagster.harness.agent import AGENT_DIR, AgentRun, agent_environment, prompt_files, run_agent
-from swe_forge_dagster.common.agent_kind import AgentKind
 from swe_forge_dagster.harness.checks import (
     CheckRun,
     prepare_canaries,

@@ -221,16 +221,23 @@ def is_fixed_dependency_file(path: str) -> bool:
     return any(language.dependencies_fixed and name in language.dependency_files for language in PACKS)
 
 
+_TEST_NAMES = [re.compile(p) for language in PACKS for p in language.test_file_patterns if "/" not in p]
+_TEST_PATHS = [re.compile(p) for language in PACKS for p in language.test_file_patterns if "/" in p]
+
+
 def is_test_path(path: str) -> bool:
-    """Whether `path` is test code by the product's one set of rules, which split a PR into its fix and its tests
-    (`common.paths.is_test_path`: `tests/`, `testing/`, `__mocks__/`, `testdata/`, `fixtures/`, test file names)."""
-    return common_paths.is_test_path(path)
+    """Whether `path` is test code by the product's one set of rules, which split a PR into its fix and its tests:
+    the generic ones (`common.paths`: `tests/`, `testing/`, `__mocks__/`, `testdata/`, `fixtures/`) and every pack's
+    `test_file_patterns` (on the file name, or on the path when they hold a `/`)."""
+    if common_paths.is_generic_test_path(path):
+        return True
+    name = PurePosixPath(path).name
+    return any(p.fullmatch(name) for p in _TEST_NAMES) or any(p.search(path) for p in _TEST_PATHS)
 
 
 def is_test_code(path: str) -> bool:
     """Whether `path` is test code: by the product's one set of rules, which split a PR into its fix and its tests
-    (`common.paths.is_test_path`: `tests/`, `testing/`, `__mocks__/`, `testdata/`, `fixtures/`, test file names of
-    every language), or by a pack's own (`LanguagePack.test_code`)."""
+    (`is_test_path`), or by a pack's own (`LanguagePack.test_code`)."""
     return is_test_path(path) or any(language.test_code(path) for language in PACKS)
 
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import dagster as dg
 from pydantic import Field
 
-from swe_forge_dagster.common.home import HomeLayout
 from swe_forge_dagster.common.agent_kind import AgentKind, configured_kind
+from swe_forge_dagster.common.home import HomeLayout
 from swe_forge_dagster.harness.models import HarnessConfig
 from swe_forge_dagster.resources.sandbox import SandboxResourceConfig
 from swe_forge_dagster.settings import (

@@ -36,14 +36,22 @@ from swe_forge_dagster.environments.environment import (
     install_git_script,
 )
 from swe_forge_dagster.environments.sandboxes import sandbox_config
-from swe_forge_dagster.execution.junit import Outcome, parse_junit
+from swe_forge_dagster.execution.junit import Outcome
 from swe_forge_dagster.execution.recipe import RETOUCH
 from swe_forge_dagster.execution.repo_box import TREE_NAME, WorkspaceError, start_repo_box
-from swe_forge_dagster.execution.runners import JUNIT
+from swe_forge_dagster.execution.runners import JUNIT, Runner
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig, owned_by_root
 from swe_forge_dagster.execution.suite import run_suite
 from swe_forge_dagster.execution.test_sample import proof_sample
-from swe_forge_dagster.languages.registry import DEFAULT_PACK, is_default, pack, proof_file, runner_hints, runner_of
+from swe_forge_dagster.languages.registry import (
+    DEFAULT_PACK,
+    is_default,
+    is_test_path,
+    pack,
+    proof_file,
+    runner_hints,
+    runner_of,
+)
 from swe_forge_dagster.llm.client import LLMClient
 from swe_forge_dagster.llm.prompts import data
 from swe_forge_dagster.tasks.agent_prompts import (
@@ -109,7 +117,7 @@ def find_environment(
     config = (sandbox or sandbox_config(image=base_image, build=True)).model_copy(update={"image": base_image})
     language = pack(toolchain or DEFAULT_PACK.name)
     paths = [p.relative_to(tree).as_posix() for p in tree.rglob("*") if p.is_file()]
-    tests = proof_sample(paths, runs=proof_file(language))
+    tests = proof_sample(paths, runs=proof_file(language), is_test=is_test_path)
     tool = AgentTool(SUBMIT_ENVIRONMENT.name, SUBMIT_ENVIRONMENT.description, submit_environment_model(toolchain))
 
     def on_submit(args: SubmitEnvironment) -> str | EnvRecipe:
@@ -118,7 +126,7 @@ def find_environment(
                 test_command, sample = language.agent_command(args.test_command), tests
             else:
                 test_command = toolchain_test_command(args.test_command, language.name)
-                sample = proof_sample(paths, runs=runner_of(test_command).runs)
+                sample = proof_sample(paths, runs=runner_of(test_command).runs, is_test=is_test_path)
         except ValueError as exc:
             return str(exc)
         if language.agent_command is None and not sample:
@@ -237,16 +245,16 @@ def run_tests(box: Sandbox, recipe: EnvRecipe, files: list[str]) -> ReplayRun:
         command = recipe.tests_command(files)
         box.run(f"rm -f {JUNIT}")
         result = box.run(command, timeout=TEST_TIMEOUT_S)
-        return ReplayRun(command, result.exit_code, result.output, _outcomes(box.read_file(JUNIT)))
+        return ReplayRun(command, result.exit_code, result.output, _outcomes(runner, box.read_file(JUNIT)))
     run = run_suite(box, recipe.test_command, files, TEST_TIMEOUT_S, runner=runner, plugin_autoload=True)
     command = runner.command(recipe.test_command, files, "/tmp/report")[0]
     return ReplayRun(command, run.exit_code, run.output, run.outcomes or {}, run.error)
 
 
-def _outcomes(xml: bytes | None) -> dict[str, Outcome]:
+def _outcomes(runner: Runner, xml: bytes | None) -> dict[str, Outcome]:
     if not xml:
         return {}
     try:
-        return parse_junit(xml)
+        return runner.parse(xml, ())
     except (ET.ParseError, ValueError):  # a half-written report: the run did not finish
         return {}

@@ -30,7 +30,7 @@ from swe_forge_dagster.execution.patch import SplitPatch
 from swe_forge_dagster.execution.repo_box import write_tree_archive
 from swe_forge_dagster.execution.runtime_record import runtime_record
 from swe_forge_dagster.execution.test_sample import proof_sample
-from swe_forge_dagster.languages.registry import is_default, pack, runner_of
+from swe_forge_dagster.languages.registry import is_default, is_test_path, pack, pack_of_runner, proof_file, runner_of
 from swe_forge_dagster.tasks.prove import TaskBuildError, TaskExecutor
 
 PROOF_TIMEOUT_S = 900.0
@@ -91,7 +91,8 @@ def find_manifest_environment(
         return found
     runner = runner_of(candidates[0].test_command)
     files = executor.cache.list_files(repo, base)
-    sample = proof_sample(files, preferred_tests, runs=None if runner.in_process else runner.runs)
+    runs = proof_file(pack_of_runner(runner)) if runner.in_process else runner.runs
+    sample = proof_sample(files, preferred_tests, runs=runs, is_test=is_test_path)
     if not sample:
         found.problem = f"the repository has no {runner.name} tests at the base commit to prove an environment with"
         return found

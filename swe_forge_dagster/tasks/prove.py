@@ -26,7 +26,7 @@ from swe_forge_dagster.execution.repo_box import PatchRejected, WorkspaceError, 
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.execution.sandbox import CommandResult, SandboxConfig
 from swe_forge_dagster.execution.suite import MAX_OUTPUT, SuiteRun, run_suite
-from swe_forge_dagster.languages.registry import DEFAULT_RUNNER, runner_of
+from swe_forge_dagster.languages.registry import DEFAULT_RUNNER, is_test_path, runner_of
 from swe_forge_dagster.settings import DEFAULT_BASE_IMAGE
 from swe_forge_dagster.tasks.validation import Validation, validate
 
@@ -162,7 +162,7 @@ class TaskExecutor:
         self.cache.ensure(repo)
         self.cache.fetch(repo, [base_sha, head_sha])
         base = self.cache.merge_base(repo, base_sha, head_sha)
-        split = split_diff(self.cache.diff(repo, base, head_sha))
+        split = split_diff(self.cache.diff(repo, base, head_sha), is_test_path)
         test_patch = extra_test_patch if extra_test_patch is not None else split.test_patch
         if not split.patch:
             raise TaskBuildError("the PR changes no source files (only tests)")
@@ -234,5 +234,5 @@ def _with_run_errors(verdict: Validation, before: SuiteRun, after: list[SuiteRun
 
 
 def _patch_files(patch: str) -> list[str]:
-    split = split_diff(patch)
+    split = split_diff(patch, is_test_path)
     return split.test_files + split.src_files

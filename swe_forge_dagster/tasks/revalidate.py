@@ -21,6 +21,7 @@ from swe_forge_dagster.execution.repo_box import WorkspaceError
 from swe_forge_dagster.execution.repo_cache import RepoCacheError
 from swe_forge_dagster.execution.runtime_record import runtime_record
 from swe_forge_dagster.export.task_dir import TaskDirError, TaskRecord, read_task_dir
+from swe_forge_dagster.languages.registry import is_test_path
 from swe_forge_dagster.llm.client import LLMClient, LLMError
 from swe_forge_dagster.llm.functions import score_quality
 from swe_forge_dagster.tasks.prove import TaskBuildError, TaskExecutor
@@ -64,8 +65,8 @@ class Revalidation:
 
 def _split(task: TaskRecord) -> SplitPatch:
     patch, test_patch = task.instance.patch, task.instance.test_patch or ""
-    src = split_diff(patch)
-    tests = split_diff(test_patch)
+    src = split_diff(patch, is_test_path)
+    tests = split_diff(test_patch, is_test_path)
     test_files = task.test_files or tests.test_files or tests.src_files
     return SplitPatch(patch, test_patch, src.src_files + src.test_files, test_files, src.binary_files)
 

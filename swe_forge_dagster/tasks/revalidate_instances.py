@@ -25,7 +25,7 @@ from swe_forge_dagster.execution.runners import swebench_ids
 from swe_forge_dagster.execution.runtime_record import runtime_record
 from swe_forge_dagster.export.swebench import SWEBenchInstance
 from swe_forge_dagster.export.task_repo import carried_recipe
-from swe_forge_dagster.languages.registry import runner_for
+from swe_forge_dagster.languages.registry import is_test_path, runner_for
 from swe_forge_dagster.tasks.differences import explain_differences, set_aside, unreachable
 from swe_forge_dagster.tasks.given_files import files_of_given_ids
 from swe_forge_dagster.tasks.prove import TaskBuildError, TaskExecutor, TaskValidation, clip
@@ -37,7 +37,7 @@ NOT_STARTED = "test suite did not start"
 def instance_split(inst: SWEBenchInstance, cache: RepoCache | None = None) -> SplitPatch:
     """The instance's patches as a split: the test files are those its test patch touches that host its given ids
     (`given_files`: the files the dataset's lists were made from; read at the base commit from `cache`)."""
-    src, tests = split_diff(inst.patch), split_diff(inst.test_patch or "")
+    src, tests = split_diff(inst.patch, is_test_path), split_diff(inst.test_patch or "", is_test_path)
     files = tests.test_files or tests.src_files
     if cache is not None:
         files = files_of_given_ids(files, [*inst.FAIL_TO_PASS, *inst.PASS_TO_PASS], _patched_text(inst, cache))

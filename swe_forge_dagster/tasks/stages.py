@@ -23,7 +23,7 @@ from swe_forge_dagster.environments.environment import EnvRecipe
 from swe_forge_dagster.execution.patch import check_applies, patch_adding_files, split_diff
 from swe_forge_dagster.execution.sandbox import SandboxConfig
 from swe_forge_dagster.export.task_dir import read_task_dir, write_task_dir
-from swe_forge_dagster.languages.registry import is_default, toolchain_tags
+from swe_forge_dagster.languages.registry import is_default, is_test_path, toolchain_tags
 from swe_forge_dagster.llm.client import LLMClient
 from swe_forge_dagster.llm.functions import QualityJudgement, score_quality
 from swe_forge_dagster.tasks.agent_tools import AgentFailed
@@ -101,7 +101,7 @@ class TaskBuilder:
         cache = self.executor.cache
         cache.fetch(repo, [pr.base_sha, pr.head_sha])
         base = cache.merge_base(repo, pr.base_sha, pr.head_sha)
-        split = split_diff(cache.diff(repo, base, pr.head_sha))
+        split = split_diff(cache.diff(repo, base, pr.head_sha), is_test_path)
         facts = {
             "base_commit": base,
             "src_files": split.src_files,

@@ -19,7 +19,7 @@ from swe_forge_dagster.execution.patch import patch_adding_files, split_diff
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.export.swebench import SWEBenchInstance
 from swe_forge_dagster.export.task_dir import TaskRecord, write_task_dir, yaml_dump
-from swe_forge_dagster.languages.registry import runner_for
+from swe_forge_dagster.languages.registry import is_test_path, runner_for
 
 VENV_INSTALL = (
     "python -m venv --system-site-packages /opt/venv && . /opt/venv/bin/activate "
@@ -40,7 +40,7 @@ def _split(cache: RepoCache, pr: WorldPR) -> tuple[str, str, list[str]]:
     """(patch, test_patch, test files) of the PR; a PR without tests gets the world's agent tests."""
     cache.ensure(pr.repo)
     cache.fetch(pr.repo, [pr.base_sha, pr.head_sha])
-    split = split_diff(cache.diff(pr.repo, pr.base_sha, pr.head_sha))
+    split = split_diff(cache.diff(pr.repo, pr.base_sha, pr.head_sha), is_test_path)
     if split.test_patch:
         return split.patch, split.test_patch, split.test_files
     return split.patch, patch_adding_files(dict(pr.agent_tests)), sorted(pr.agent_tests)

@@ -76,6 +76,7 @@ GTEST_RUNNER = Runner(
     single_template=GTEST_SINGLE,
     detect=r"--gtest_output=|\bGTEST_FILTER=|(?:^|[\s;&|(])ctest\b",
     suffixes=(".cc", ".cpp", ".cxx", ".c++"),
+    vendored=("gtest", "googletest", "gmock", "googlemock"),  # a vendored GoogleTest's own tests
     targets=_cmake_targets,
     plant=plant_gtest,
     swebench_log=SwebenchLog("parse_log_googletest"),  # the test binaries print `[       OK ] Suite.Test (0 ms)`
@@ -125,6 +126,7 @@ PACK = LanguagePack(
     ),
     images={"swe-forge-cpp:bookworm": "12", "swe-forge-cpp:trixie": "14"},
     test_code=lambda path: PurePosixPath(path).parts[:1] in (("test",), ("tests",)),  # fmt's test/ and its kind
+    test_file_patterns=(r"(?i)(^|/)tests?/.*\.(c|cc|cpp|cxx|c\+\+|h|hh|hpp)$",),  # no file name says so
     dependency_problem=dependency_problem,
     recipes=cpp_recipes,
     written_tests_problem="tests written for a C/C++ project would need CMake targets of their own",

@@ -182,6 +182,7 @@ PACK = LanguagePack(
     recipes=go_recipes,
     protects=lambda path, new: new and PurePosixPath(path).name.endswith("_test.go"),
     test_code=lambda path: path.endswith("_test.go"),
+    test_file_patterns=(r".*_test\.go",),
     seed_languages=("go",),
     debian_packages="golang-go",
     compiled=True,

@@ -131,6 +131,7 @@ PACK = LanguagePack(
     ),
     images={"swe-forge-java:bookworm": "17", "swe-forge-java:trixie": "21"},
     test_code=lambda path: "/src/test/" in f"/{path}",  # Maven's test source root
+    test_file_patterns=(r".*(Tests?|IT|Spec)\.(java|kt)", r"(^|/)src/(test|androidTest|integrationTest)/"),
     dependency_files=("pom.xml", "build.gradle"),
     dependencies_fixed=True,
     declared_version=declared_version,

@@ -32,6 +32,9 @@ from swe_forge_dagster.execution.config_files import files_named
 from swe_forge_dagster.execution.repo_box import REPO_DIR, WORK_DIR, exec_demux, put_files
 from swe_forge_dagster.execution.sandbox import Sandbox
 
+INSTALLED = ("node_modules",)
+"""Where installed packages sit: their files are never the repository's (tests it runs, or configuration)."""
+
 NODE_PROBE = """const fs = require('fs');
 const path = require('path');
 const childProcess = require('child_process');
@@ -145,4 +148,4 @@ def named_files(answer: object) -> frozenset[str]:
     if isinstance(mocha, dict):
         picked += [mocha.get(key) for key in MOCHA_CODE_KEYS]
     picked.append(answer.get("babel"))
-    return files_named(picked)
+    return files_named(picked, INSTALLED)

@@ -104,6 +104,7 @@ MOCHA_RUNNER = Runner(
     single_template="npx --no-install mocha --exit --grep {id} {tests}",
     detect=command_word("mocha"),
     suffixes=(".js", ".mjs", ".cjs", ".ts"),
+    vendored=node_config.INSTALLED,
     plant=plant_node,
     single_id=anchored,
     swebench_log=SwebenchLog("parse_log_tap", _mocha_tap),
@@ -117,6 +118,7 @@ JEST_RUNNER = Runner(
     single_template="npx --no-install jest --ci -t {id} {tests}",
     detect=command_word("jest"),
     suffixes=(".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx"),
+    vendored=node_config.INSTALLED,
     plant=plant_node,
     single_id=_jest_title,
 )
@@ -129,6 +131,7 @@ VITEST_RUNNER = Runner(
     single_template="npx --no-install vitest run -t {id} {tests}",
     detect=command_word("vitest"),
     suffixes=(".js", ".jsx", ".mjs", ".ts", ".tsx", ".mts"),
+    vendored=node_config.INSTALLED,
     plant=plant_node,
     single_id=_vitest_title,
 )
@@ -287,6 +290,7 @@ PACK = LanguagePack(
         bool(RUNNER_CONFIG.fullmatch(PurePosixPath(path).name)) or "node_modules" in PurePosixPath(path).parts
     ),  # installed packages, at any depth: the image's, never a fix's
     test_code=node_test_code,
+    test_file_patterns=(r".*[._](test|spec|cy)\.[cm]?[jt]sx?", r"(?i)(^|/)specs?/.*\.[cm]?[jt]sx?$"),
     ca_env_vars=("NODE_EXTRA_CA_CERTS",),
     seed_languages=("node", "javascript", "typescript"),
     seed_rank=1,

@@ -88,7 +88,20 @@ HINTS = AgentHints(
             written_test=_written_module,
             writer_prompt=TEST_PROMPT,
             replays_recipe=True,
-        )
+        ),
+        "django": RunnerHints(
+            targets="runtests.py labels: dotted module paths under tests/ (tests/utils_tests/test_html.py -> "
+            "utils_tests.test_html)",
+            naming="tests/<app>/test_<name>.py (a django.test TestCase module)",
+            example="tests/utils_tests/test_example.py",
+            id_form="test_x (app.module.Class), or the first line of the test's docstring",
+        ),
+        "sympy": RunnerHints(
+            targets="the test files' paths",
+            naming="<package>/tests/test_<name>.py",
+            example="sympy/core/tests/test_example.py",
+            id_form="the bare function name: test_x",
+        ),
     },
     kind="packaging files",
     carry_over="cd, export and an activated venv",

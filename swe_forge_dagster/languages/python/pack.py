@@ -25,6 +25,7 @@ from swe_forge_dagster.languages.python import protection as python_protection
 from swe_forge_dagster.languages.python.agent import HINTS, agent_command, proof_module
 from swe_forge_dagster.languages.python.commands import COMMAND_CANARIES, command_test_files, id_files
 from swe_forge_dagster.languages.python.config import pytest_config
+from swe_forge_dagster.languages.python.django import DJANGO_RUNNER
 from swe_forge_dagster.languages.python.era import VERSIONS, era_recipe, legacy_build, legacy_install
 from swe_forge_dagster.languages.python.paths import import_roots
 from swe_forge_dagster.languages.python.recipes import (
@@ -35,6 +36,7 @@ from swe_forge_dagster.languages.python.recipes import (
     python_recipes,
 )
 from swe_forge_dagster.languages.python.runner import PYTEST_RUNNER, plain_pytest
+from swe_forge_dagster.languages.python.sympy import SYMPY_RUNNER
 
 DIST_NAME_FILES = ("pyproject.toml", "setup.cfg", "setup.py")
 """Where the distribution's name is read (setuptools-scm's pretend version is scoped to it), in this order."""
@@ -159,7 +161,7 @@ PACK = LanguagePack(
     name="python",
     manifests=("setup.py", "setup.cfg", "pyproject.toml"),
     extensions=(".py",),
-    runners=(PYTEST_RUNNER,),
+    runners=(PYTEST_RUNNER, DJANGO_RUNNER, SYMPY_RUNNER),
     hints=HINTS,
     images=_swap(BASE_IMAGES),
     read_files=(*MANIFESTS, *TEST_REQUIREMENTS),
@@ -170,6 +172,7 @@ PACK = LanguagePack(
     missing_image="no Python base image is built on this engine",
     protects=python_protection.protects,
     test_code=python_protection.test_code,
+    test_file_patterns=python_protection.TEST_FILE_PATTERNS,
     ca_env_vars=("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "PIP_CERT"),
     seed_languages=("python",),
     seed_rank=2,

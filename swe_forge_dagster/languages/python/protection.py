@@ -38,9 +38,14 @@ def protects(path: str, new: bool) -> bool:
     )
 
 
+TEST_FILE_PATTERNS = (r"test_.*\.py", r".*_tests?\.py", r"tests?\.py", r"conftest\.py", r"(?i)(^|/)specs?/.*\.py$")
+"""Test files by pytest's and unittest's naming (`test_x.py`, `x_test.py`, `tests.py`, `conftest.py`) and Python
+code in a `spec/` folder: a PR's changes to them are its tests (`registry.is_test_path`)."""
+
+
 def test_code(path: str) -> bool:
     """pytest's default test files (`test_*.py`, `*_test.py`) and everything in a `tests` directory (its
-    `__init__.py`, helpers, data); the product's rules (`common.paths.is_test_path`) add `test/` and `testing/`."""
+    `__init__.py`, helpers, data); the product's rules (`registry.is_test_path`) add `test/` and `testing/`."""
     pure = PurePosixPath(path)
     return "tests" in pure.parts[:-1] or (
         pure.suffix == ".py" and (pure.name.startswith("test_") or pure.name.endswith("_test.py"))

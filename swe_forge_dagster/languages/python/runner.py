@@ -10,9 +10,10 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import PurePosixPath
 
-from swe_forge_dagster.execution.junit import Outcome, parse_junit
+from swe_forge_dagster.execution.junit import Outcome
 from swe_forge_dagster.execution.runners import JUNIT, Runner, SwebenchLog
 from swe_forge_dagster.languages.python.canaries import plant_pytest
+from swe_forge_dagster.languages.python.junit_ids import pytest_outcomes
 
 PYTEST = (
     "python -m pytest -p no:cacheprovider --continue-on-collection-errors -o junit_family=xunit1 "
@@ -92,7 +93,7 @@ INTERNAL_ERROR = "pytest.py::internal"
 def parse_pytest_junit(xml: bytes, files: Iterable[str] | None = None) -> dict[str, Outcome]:
     """pytest's JUnit report; a session that hit an INTERNALERROR passes nothing (as SWE-bench's log parser reads
     it: pytest then prints no `-rA` summary), though the report lists the tests run before the crash as passed."""
-    outcomes = parse_junit(xml, known_files=files)
+    outcomes = pytest_outcomes(xml, known_files=files)
     if outcomes.pop(INTERNAL_ERROR, None) is not None:
         outcomes = {test_id: "error" if o == "passed" else o for test_id, o in outcomes.items()}
     return outcomes

@@ -208,6 +208,7 @@ PACK = LanguagePack(
     recipes=rust_recipes,
     protects=lambda path, new: ".cargo" in PurePosixPath(path).parts,
     test_code=lambda path: PurePosixPath(path).parts[:1] == ("tests",),  # integration tests
+    test_file_patterns=(r"(^|/)tests/.*\.rs$",),  # integration tests; unit tests sit in their source files
     ca_env_vars=("CARGO_HTTP_CAINFO",),
     seed_languages=("rust",),
     debian_packages="rustc cargo",

@@ -1,0 +1,24 @@
+"""Which of the Python pack's runners a repository's own files say its tests run with.
+
+A repository that ships its own test runner is tested with it, as its developers and SWE-bench test it:
+Django's `tests/runtests.py` beside the `django` package (the suite needs its settings module, which
+pytest never loads), SymPy's `bin/test` beside `sympy/utilities/runtests.py`. Decided from the tree, never
+from the repository's name, so a fork or a renamed mirror is tested the same way; every other repository
+gets pytest. Pack-private (`languages.python` is the pack).
+"""
+
+from __future__ import annotations
+
+from swe_forge_dagster.languages.python.django import DJANGO_TEST, RUNTESTS
+from swe_forge_dagster.languages.python.sympy import BIN_TEST, SYMPY_TEST
+
+OWN_RUNNERS: tuple[tuple[frozenset[str], str], ...] = (
+    (frozenset({RUNTESTS, "django/__init__.py"}), DJANGO_TEST),
+    (frozenset({BIN_TEST, "sympy/utilities/runtests.py"}), SYMPY_TEST),
+)
+"""(files that must all be in the tree, the command its tests run with), first match wins."""
+
+
+def own_runner_command(tree: set[str]) -> str | None:
+    """The test command of the runner the repository ships (`{tests}`, `{report}` to fill), or None: pytest."""
+    return next((command for needed, command in OWN_RUNNERS if needed <= tree), None)
