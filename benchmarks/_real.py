@@ -17,8 +17,8 @@ import docker
 
 from swe_forge_dagster.environments.candidates import environment_candidates
 from swe_forge_dagster.environments.environment import env_image_tag, image_available
+from swe_forge_dagster.environments.sandboxes import sandbox_config
 from swe_forge_dagster.execution.repo_cache import RepoCache
-from swe_forge_dagster.execution.sandbox import SandboxConfig
 from swe_forge_dagster.export.swebench import SWEBenchInstance
 from swe_forge_dagster.settings import DEFAULT_BASE_IMAGE
 from swe_forge_dagster.tasks.prove import TaskExecutor, TaskValidation
@@ -40,7 +40,7 @@ def clone_bundle(tmp: Path, repo: str) -> Path:
 def executor_for(client: docker.DockerClient, tmp: Path) -> TaskExecutor:
     """A task executor on the remotes of `tmp` (the host CA bundle in the sandbox: npm and PyPI need it here)."""
     cache = RepoCache(tmp / "cache", f"file://{tmp}/remotes/{{repo}}.git")
-    sandbox = SandboxConfig(image=DEFAULT_BASE_IMAGE, ca_bundle=HOST_CA if HOST_CA.is_file() else None)
+    sandbox = sandbox_config(image=DEFAULT_BASE_IMAGE, ca_bundle=HOST_CA if HOST_CA.is_file() else None, build=True)
     return TaskExecutor(client, cache, sandbox)
 
 

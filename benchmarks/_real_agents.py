@@ -20,9 +20,9 @@ from typing import Any
 import docker
 
 from benchmarks._real import FIXTURES, HOST_CA, executor_for
+from swe_forge_dagster.environments.sandboxes import sandbox_config
 from swe_forge_dagster.execution.manifest import remembered
 from swe_forge_dagster.execution.patch import apply, split_diff
-from swe_forge_dagster.execution.sandbox import SandboxConfig
 from swe_forge_dagster.export.swebench import SWEBenchInstance, read_instances
 from swe_forge_dagster.llm.client import LLMClient
 from swe_forge_dagster.llm.ledger import CallLedger
@@ -69,7 +69,7 @@ def agents(args: argparse.Namespace, server_type: Any) -> dict[str, Any]:
     client = docker.from_env()
     executor = executor_for(client, work)
     instances = cases(executor, work)
-    sandbox = SandboxConfig(image=DEFAULT_BASE_IMAGE, ca_bundle=HOST_CA if HOST_CA.is_file() else None)
+    sandbox = sandbox_config(image=DEFAULT_BASE_IMAGE, ca_bundle=HOST_CA if HOST_CA.is_file() else None, build=True)
     runs: list[dict[str, Any]] = []
     with (
         contextlib.ExitStack() as stack,

@@ -29,6 +29,7 @@ from typing import Any
 
 import docker
 
+from swe_forge_dagster.common.agent_kind import AgentKind
 from swe_forge_dagster.common.sandbox_spec import SandboxSpec
 from swe_forge_dagster.demo.worlds.git_world import build_git_world
 from swe_forge_dagster.demo.worlds.harness_task import write_world_task
@@ -94,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         items = load_inputs(root / "tasks", default_image=BASE_IMAGE)
         times = sleeps(args.tasks, args.agent_sleep, args.spread)
         config = HarnessConfig(
-            agent="command",
+            agent=AgentKind.COMMAND,
             agent_dir=agent_dir(root, times),
             agent_cmd="sh /agent/run.sh",
             repo_cache_dir=root / "repos",
@@ -102,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
             sandbox=SandboxSpec(image=BASE_IMAGE, cpu=1.0),
         )
         warm_started = time.perf_counter()
-        timed_run(config.model_copy(update={"agent": "oracle"}), items[:1], client)  # builds or finds the image
+        timed_run(config.model_copy(update={"agent": AgentKind.ORACLE}), items[:1], client)  # builds or finds the image
         warmup = time.perf_counter() - warm_started
         serial_wall, serial = min(
             (timed_run(config.model_copy(update={"parallel": 1}), items, client) for _ in range(args.repeat)),

@@ -29,8 +29,8 @@ from _real import FIXTURES, HOST_CA, clone_bundle, executor_for, measure, remove
 
 from swe_forge_dagster.environments.candidates import environment_candidates
 from swe_forge_dagster.environments.environment import Environments
+from swe_forge_dagster.environments.sandboxes import sandbox_config
 from swe_forge_dagster.execution.repo_cache import RepoCache
-from swe_forge_dagster.execution.sandbox import SandboxConfig
 from swe_forge_dagster.export.swebench import read_instances
 from swe_forge_dagster.settings import DEFAULT_BASE_IMAGE
 
@@ -51,7 +51,7 @@ def layer_figures(client: docker.DockerClient, tmp: Path) -> dict:
     }
     cache = RepoCache(tmp / "layer-cache", f"file://{tmp}/remotes/{{repo}}.git")
     cache.fetch("tox-dev/filelock", list(bases.values()))
-    sandbox = SandboxConfig(image=DEFAULT_BASE_IMAGE, ca_bundle=HOST_CA if HOST_CA.is_file() else None)
+    sandbox = sandbox_config(image=DEFAULT_BASE_IMAGE, ca_bundle=HOST_CA if HOST_CA.is_file() else None, build=True)
     environments = Environments(client, cache, sandbox)
     first = next(iter(bases.values()))
     recipe = environment_candidates(

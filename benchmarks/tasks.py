@@ -32,8 +32,8 @@ from swe_forge_dagster.demo.twins.openai_twin import OpenAITwin
 from swe_forge_dagster.demo.worlds.git_world import build_git_world, enriched_pr_rows
 from swe_forge_dagster.demo.worlds.world_agent import TEST_COMMAND, VENV_INSTALL, world_agent_responder
 from swe_forge_dagster.environments.environment import EnvRecipe, env_image_tag
+from swe_forge_dagster.environments.sandboxes import sandbox_config
 from swe_forge_dagster.execution.repo_cache import RepoCache
-from swe_forge_dagster.execution.sandbox import SandboxConfig
 from swe_forge_dagster.lake.writer import write_partition
 from swe_forge_dagster.llm.cache import AnswerCache
 from swe_forge_dagster.llm.client import LLMClient
@@ -108,7 +108,7 @@ def run_task(builder: TaskBuilder, task_id: str, clients: Clients) -> dict[str, 
 
 def make_builder(client: docker.DockerClient, work: Path, world_url: str, name: str, after_runs: int) -> TaskBuilder:
     base = ":".join(BENCH_BASE)
-    sandbox = SandboxConfig(image=base)
+    sandbox = sandbox_config(image=base, build=True)
     return TaskBuilder(
         executor=TaskExecutor(client, RepoCache(work / "repos", world_url), sandbox),
         lake_dir=work / "lake",

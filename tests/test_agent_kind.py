@@ -56,3 +56,11 @@ def test_a_recorded_kind_the_harness_does_not_know_is_refused_plainly(tmp_path: 
     with pytest.raises(ValueError, match="not 'shell'") as raised:
         config_for(tmp_path / "lake", key, HarnessConfig(agent="oracle"))
     assert not isinstance(raised.value, UnknownAgent)
+
+
+def test_the_harness_resource_refuses_an_unknown_kind_when_configured() -> None:
+    from pydantic import ValidationError
+
+    assert HarnessResource(home="/tmp/h", agent="oracle").kind is AgentKind.ORACLE
+    with pytest.raises(ValidationError, match="must be oracle or command, not 'Oracle'"):
+        HarnessResource(home="/tmp/h", agent="Oracle")

@@ -18,13 +18,11 @@ from swe_forge_dagster.demo.worlds.git_world import GitWorld, build_git_world
 from swe_forge_dagster.environments.environment import EnvRecipe, env_image_tag
 from swe_forge_dagster.execution.patch import patch_adding_files, split_diff
 from swe_forge_dagster.execution.repo_cache import RepoCache
+from swe_forge_dagster.languages.python.agent import JUNIT_OPTIONS
 from swe_forge_dagster.languages.python.runner import PYTEST
 from swe_forge_dagster.languages.registry import is_test_path
-from swe_forge_dagster.tasks.agents import (
-    JUNIT_OPTIONS,
-    AgentFailed,
-    find_environment,
-)
+from swe_forge_dagster.tasks.agent_tools import AgentFailed
+from swe_forge_dagster.tasks.agents import find_environment
 from swe_forge_dagster.tasks.prove import TaskExecutor
 from swe_forge_dagster.tasks.test_agent import write_tests
 from tests.support.agent_twin import KEY, lines, make_client, tool_names

@@ -13,16 +13,19 @@ import pytest
 from pydantic import BaseModel
 
 from swe_forge_dagster.demo.twins.openai_twin import MultipleToolCalls, OpenAITwin, Text, ToolCall
+from swe_forge_dagster.languages.python.agent import JUNIT_OPTIONS
 from swe_forge_dagster.languages.python.runner import PYTEST
 from swe_forge_dagster.llm.turns import ChatTurn, ToolCallRequest
 from swe_forge_dagster.tasks import agent_tools
-from swe_forge_dagster.tasks.agent_tools import ELIDED, MAX_TOOL_OUTPUT, AgentTool, ShellArgs, clip, run_agent
-from swe_forge_dagster.tasks.agents import (
-    JUNIT_OPTIONS,
+from swe_forge_dagster.tasks.agent_prompts import SubmitTests, WrittenFile, recipe_test_command
+from swe_forge_dagster.tasks.agent_tools import (
+    ELIDED,
+    MAX_TOOL_OUTPUT,
     AgentFailed,
-    SubmitTests,
-    WrittenFile,
-    recipe_test_command,
+    AgentTool,
+    ShellArgs,
+    clip,
+    run_agent,
 )
 from swe_forge_dagster.tasks.test_agent import _checked_files
 from tests.support.agent_twin import KEY, FakeSandbox, lines, make_client, tool_names

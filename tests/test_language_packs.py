@@ -15,6 +15,7 @@ import pkgutil
 import re
 import subprocess
 import sys
+from collections.abc import Collection
 from pathlib import Path, PurePosixPath
 
 import pytest
@@ -64,6 +65,23 @@ def language_names() -> tuple[set[str], set[str]]:
     return words, files
 
 
+INSIDE = ("pytest", "--junitxml", "junit_family")
+"""Words specific enough to be found inside any constant, whatever its case (`PYTEST_DISABLE_PLUGIN_AUTOLOAD`, an
+option in a command): the default runner's name and its report options, which generic text never holds."""
+
+
+def inside_markers() -> set[str]:
+    """What a constant may not hold anywhere (lower case): `INSIDE`, and what the packs' runners and installs name
+    by fixed paths: their stored report paths, the variables their `plugins_off` lines set, their install outputs."""
+    found = set(INSIDE)
+    for language in packs():
+        found |= {name.strip("*").lower() for name in language.install_outputs}
+        for runner in language.runners:
+            found |= {runner.stored_report.lower()} - {""}
+            found |= {m.lower() for m in re.findall(r"[A-Z][A-Z0-9_]{4,}(?==)", runner.plugins_off)}
+    return found
+
+
 def language_path(text: str) -> bool:
     """Whether a constant is a path only a language gives a meaning to: one a pack protects (`conftest.py`,
     `node_modules`, `__pycache__`, `.cargo/config.toml`), or test code by a pack's own conventions (`x_test.go`,
@@ -90,13 +108,18 @@ def string_constants(tree: ast.AST) -> list[ast.Constant]:
     ]
 
 
-def named_languages(tree: ast.AST) -> list[tuple[int, str]]:
-    """(line, what) for every constant of a module that names a language's runner, manifest or path."""
+def named_languages(tree: ast.AST, exempt: Collection[str] = ()) -> list[tuple[int, str]]:
+    """(line, what) for every constant of a module that names a language's runner, manifest or path (but the
+    constants `exempt`)."""
     words, files = language_names()
+    markers = inside_markers()
     found = []
     for node in string_constants(tree):
+        if node.value in exempt:
+            continue
         text = node.value.replace("\\", "")  # a regex's escapes (`conftest\\.py`) name the file all the same
         named = {node.value} & words or {name for name in files if name in text}
+        named = named or {marker for marker in markers if marker in text.lower()}
         if not named:  # a regex's alternatives (`^conftest\\.py$|.*_test\\.go$`) are paths each
             named = {part for part in re.sub(r"[\^$()]", "", text).split("|") if language_path(part)}
         if named:
@@ -128,11 +151,21 @@ def product_modules(*exempt: Path) -> list[Path]:
     ]
 
 
+def base_image_packages() -> str:
+    """The base image's own Debian packages, as `scripts/build-base-image.sh` includes them: every sandbox's image,
+    not a pack's (`environments.toolchain_images` upgrades it to later suites with the same list)."""
+    script = (REPO_ROOT / "scripts" / "build-base-image.sh").read_text(encoding="utf-8")
+    found = re.search(r"--include=(\S+)", script)
+    assert found is not None
+    return " ".join(found.group(1).split(","))
+
+
 def test_no_language_name_outside_its_pack() -> None:
+    base = base_image_packages()
     found = [
         f"{path.relative_to(REPO_ROOT)}:{line}: {what}"
         for path in product_modules(*EXEMPT)
-        for line, what in named_languages(ast.parse(path.read_text(encoding="utf-8")))
+        for line, what in named_languages(ast.parse(path.read_text(encoding="utf-8")), exempt={base})
     ]
     assert found == [], "a language's knowledge belongs in its pack (languages/<language>/pack.py):\n" + "\n".join(
         found
@@ -158,10 +191,14 @@ def test_the_rule_finds_what_it_is_meant_to_find() -> None:
     sample = (
         'x = "go"\ny = f"read {n} from package.json"\n"""A docstring naming pytest and go.mod."""\nz = "go on"\n'
         'a = "conftest.py"\nb = r"^.*_test\\.go$"\nc = "node_modules"\nd = ".py"\ne = "tests/"\nf = "src/app"\n'
-        'g = "*.py"\n'
+        'g = "*.py"\nh = "export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1"\ni = f"{cmd} --junitxml={path}"\nj = "x.egg-info"\n'
+        'k = "let the test runners autoload plugins"\n'
     )
     hits = [what for _line, what in sorted(named_languages(ast.parse(sample)))]
-    assert hits == ["go", "package.json", "conftest.py", ".*_test.go", "node_modules", ".py", "*.py"]  # not "tests/"
+    assert hits == [
+        *("go", "package.json", "conftest.py", ".*_test.go", "node_modules", ".py", "*.py"),  # not "tests/"
+        *("pytest, pytest_disable_plugin_autoload", "--junitxml", ".egg-info"),  # not the generic text
+    ]
     imports = "from swe_forge_dagster.languages.python.runner import X\nfrom swe_forge_dagster.languages import node\n"
     imports += (
         "from swe_forge_dagster.languages.registry import pack\nfrom swe_forge_dagster.languages import registry\n"

@@ -2,7 +2,7 @@
 
 The pack's module (`tests/support/new_language/ruby_pack.py`) is copied into a temporary folder with a
 distribution's metadata that declares it in the `swe_forge.languages` entry-point group, as `pip install` of a
-plugin would leave it; the product finds it through `languages.registry` alone. A small real Ruby repository
+plugin would leave it; the product finds it through `languages.registry` alone. A small Ruby repository
 (`ruby_repo.py`: a bare remote and its SWE-bench row) then goes through `swe-forge validate` (its environment from
 the pack's recipe on the pack's toolchain image, built on first need from its Debian packages; its lists in the
 pack's id form) and `swe-forge harness` (the oracle resolves it, an agent that changes nothing does not).

@@ -113,7 +113,7 @@ def test_other_runners_configuration_and_new_go_test_files_are_protected() -> No
 
 
 def test_install_outputs_are_read_from_the_patterns_the_repo_box_writes() -> None:
-    """`repo_box.PREPARE_SCRIPT` escapes glob characters and anchors each output; the harness reads them back and
+    """`repo_box.prepare_script` escapes glob characters and anchors each output; the harness reads them back and
     resets the diff's changes under them (node_modules comes from the image, never from the diff)."""
     outputs = ["node_modules", "src/pkg/_version.py", "odd [dir]*?", "pkg.egg-info"]
     escape = r"s/[][*?\\!#]/\\&/g"  # the script's own sed expressions

@@ -73,7 +73,8 @@ def test_forgers_that_spare_planted_tests_by_git_history_file_times_or_lie_by_eq
     world: dict, tmp_path: Path
 ) -> None:
     """A second red team's five agents on the real marshmallow-1359, each of which won before the sealed checkout
-    (`repo_box.seal_checkout`) and the changed-literal twins (`python_twins`): all five are tampered results now."""
+    (`repo_box.seal_checkout`) and the changed-literal twins (`languages.python.twins`): all five are tampered results
+    now."""
     (row,) = [json.loads(inst.model_dump_json()) for inst in world["instances"] if inst.instance_id == IDS[0]]
     instances, agent_args = hack_batch(tmp_path, row, PYTEST_HEAD_HACKS)
     summary = cli(world, "harness", "-i", str(instances), *agent_args, "--git-url", world["git_url"])

@@ -11,11 +11,11 @@ import pytest
 
 from swe_forge_dagster.environments.environment import EnvRecipe
 from swe_forge_dagster.environments.sandboxes import sandbox_config
-from swe_forge_dagster.execution.runners import JUNIT, fill_tests
+from swe_forge_dagster.execution.runners import fill_tests
 from swe_forge_dagster.harness.models import HarnessConfig, TaskLoadError
 from swe_forge_dagster.harness.session import evaluate_and_record
 from swe_forge_dagster.harness.store import has_result, read_results, task_key
-from swe_forge_dagster.languages.python.runner import PYTEST
+from swe_forge_dagster.languages.python.runner import JUNIT, PYTEST
 from swe_forge_dagster.languages.registry import runner_for
 
 

@@ -17,7 +17,13 @@ A task that was not exported (rejected, still building) has nothing to evaluate 
 import dagster as dg
 
 from swe_forge_dagster.assets.partitions import eval_partitions
-from swe_forge_dagster.common.dagster_names import DOCKER_HARNESS_POOL, HARNESS_STAGE, STAGE_TAG
+from swe_forge_dagster.common.dagster_names import (
+    AGENT_DIMENSION,
+    DOCKER_HARNESS_POOL,
+    HARNESS_STAGE,
+    STAGE_TAG,
+    TASK_DIMENSION,
+)
 from swe_forge_dagster.gym.episodes import EPISODES, reward_rows, reward_table
 from swe_forge_dagster.harness import Harness, Status, load_task_dir
 from swe_forge_dagster.harness.agent_registry import UnknownAgent, config_for, record_agent
@@ -59,7 +65,7 @@ def verdict_check(status: str, reason: str) -> dg.AssetCheckResult:
 
 
 @dg.asset(
-    deps=[dg.AssetDep(FINAL.asset, partition_mapping=dg.MultiToSingleDimensionPartitionMapping("task"))],
+    deps=[dg.AssetDep(FINAL.asset, partition_mapping=dg.MultiToSingleDimensionPartitionMapping(TASK_DIMENSION))],
     partitions_def=eval_partitions,
     pool=DOCKER_HARNESS_POOL,
     group_name="harness",
@@ -84,9 +90,9 @@ def eval_result(
     if not harness.configured:
         raise dg.Failure(NOT_CONFIGURED, allow_retries=False)
     keys = eval_partitions.get_partition_key_from_str(str(context.partition_key)).keys_by_dimension
-    task_id = keys["task"]
+    task_id = keys[TASK_DIMENSION]
     try:  # the partition's agent: the configured one, or one this lake evaluated before (`agent_registry`)
-        config = config_for(lake.lake_dir, keys["agent"], harness.config(context.run.run_id))
+        config = config_for(lake.lake_dir, keys[AGENT_DIMENSION], harness.config(context.run.run_id))
     except UnknownAgent as exc:
         raise dg.Failure(str(exc), allow_retries=False) from exc
     record_agent(lake.lake_dir, config)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from swe_forge_dagster.common.dagster_names import AGENT_PARTITIONS, TASK_PARTITIONS
+from swe_forge_dagster.common.dagster_names import AGENT_DIMENSION, AGENT_PARTITIONS, TASK_DIMENSION, TASK_PARTITIONS
 from swe_forge_dagster.gharchive.hours import PARTITION_KEY_FORMAT
 from swe_forge_dagster.harness.store import agent_key
 from swe_forge_dagster.settings import Settings
@@ -40,9 +40,9 @@ task_partitions = dg.DynamicPartitionsDefinition(name=TASK_PARTITIONS)
 # digest: no `|`, `,`, `[` or `]`); the harness sensor and the launchers add them.
 agent_partitions = dg.DynamicPartitionsDefinition(name=AGENT_PARTITIONS)
 # `eval_result`: one partition per (agent, task), so that every agent's latest verdict on a task is its own.
-eval_partitions = dg.MultiPartitionsDefinition({"agent": agent_partitions, "task": task_partitions})
+eval_partitions = dg.MultiPartitionsDefinition({AGENT_DIMENSION: agent_partitions, TASK_DIMENSION: task_partitions})
 
 
 def eval_key(agent: str, task_id: str) -> dg.MultiPartitionKey:
     """The `eval_result` partition of the agent labelled `agent` (its `agent_key`) on `task_id`."""
-    return dg.MultiPartitionKey({"agent": agent_key(agent), "task": task_id})
+    return dg.MultiPartitionKey({AGENT_DIMENSION: agent_key(agent), TASK_DIMENSION: task_id})

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from swe_forge_dagster.cli.common import say, usage_error
+from swe_forge_dagster.common.sandbox_spec import GYM_CPU, GYM_MEMORY
 
 if TYPE_CHECKING:
     from swe_forge_dagster.gym.server import GymServer
@@ -62,8 +63,8 @@ def serve(
     idle_timeout: Annotated[float | None, typer.Option(help="seconds without a call before reaping")] = None,
     episode_timeout: Annotated[float | None, typer.Option(help="seconds an episode may last")] = None,
     bash_timeout: Annotated[float, typer.Option(help="seconds a bash call may run")] = 600.0,
-    cpus: Annotated[float, typer.Option(help="CPU cores per sandbox")] = 1.0,
-    memory: Annotated[str, typer.Option(help="memory per sandbox")] = "2g",
+    cpus: Annotated[float, typer.Option(help="CPU cores per sandbox")] = GYM_CPU,
+    memory: Annotated[str, typer.Option(help="memory per sandbox")] = GYM_MEMORY,
     network: Annotated[str, typer.Option(help="the sandbox's network: none | bridge | host")] = "none",
     docker_image: Annotated[str | None, typer.Option(help="image for tasks without their own")] = None,
     git_url: Annotated[str | None, typer.Option(help="clone URL template [default: SWE_FORGE_GIT_URL]")] = None,

@@ -34,12 +34,12 @@ from rich.table import Table
 from rich.text import Text
 
 from swe_forge_dagster.cli.common import err, out, say, usage_error
+from swe_forge_dagster.common.agent_kind import AgentKind
 from swe_forge_dagster.common.sandbox_spec import DEFAULT_CPU, DEFAULT_MEMORY
 from swe_forge_dagster.common.terminal import inert, markup_safe
 from swe_forge_dagster.settings import DEFAULT_AGENT_CMD, DEFAULT_AGENT_TIMEOUT_S, DEFAULT_TEST_TIMEOUT_S
 
 if TYPE_CHECKING:
-    from swe_forge_dagster.common.agent_kind import AgentKind
     from swe_forge_dagster.harness.models import HarnessConfig, HarnessTask, TaskLoadError, TaskResult
 
     Items = list[HarnessTask | TaskLoadError]
@@ -88,7 +88,7 @@ def harness(
         bool, typer.Option(help="record each result in the eval_results dataset of SWE_FORGE_HOME (SQL, eval_summary)")
     ] = True,
     pytest_plugin_autoload: Annotated[
-        bool, typer.Option(help="let pytest autoload entry-point plugins in the checks (off by default)")
+        bool, typer.Option(help="let the test runners autoload entry-point plugins in the checks (off by default)")
     ] = False,
     predictions: Annotated[
         Path | None,
@@ -101,7 +101,6 @@ def harness(
     """Run an agent on tasks in Docker and report which it resolved (the seed's `swe harness`)."""
     from pydantic import ValidationError
 
-    from swe_forge_dagster.common.agent_kind import AgentKind
     from swe_forge_dagster.harness import HarnessConfig, InputError, load_env_spec, load_inputs
     from swe_forge_dagster.settings import get_settings
 
@@ -138,7 +137,7 @@ def harness(
             git_url=git_url or settings.git_url,
             repo_cache_dir=settings.cache_dir / "repos",
             parallel=parallel,
-            pytest_plugin_autoload=pytest_plugin_autoload,
+            plugin_autoload=pytest_plugin_autoload,
             registry=settings.registry,
         )
         specs = load_env_spec(env_spec) if env_spec else None
@@ -161,7 +160,6 @@ def harness(
 
 def _predictions(path: Path, kind: AgentKind, agent_dir: Path | None) -> tuple[list, list]:
     """(good, bad) records of a predictions file; usage errors for a file that cannot be read or a second agent."""
-    from swe_forge_dagster.common.agent_kind import AgentKind
     from swe_forge_dagster.harness.predictions import PredictionsError, load_predictions
 
     if kind is not AgentKind.COMMAND or agent_dir is not None:
@@ -179,8 +177,6 @@ def _predictions(path: Path, kind: AgentKind, agent_dir: Path | None) -> tuple[l
 
 def _model_name(good: list) -> str:
     """The predictions' model names the agent; with no good record, the agent is named after its kind."""
-    from swe_forge_dagster.common.agent_kind import AgentKind
-
     return good[0].model if good else AgentKind.PREDICTIONS.value
 
 

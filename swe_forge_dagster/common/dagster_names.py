@@ -47,3 +47,6 @@ EVAL_SUMMARY_JOB: Final = "eval_summary_job"
 # Dynamic partition sets: one partition per task (keyed `owner__repo-123`), one per agent (`harness.store.agent_key`).
 TASK_PARTITIONS: Final = "tasks"
 AGENT_PARTITIONS: Final = "agents"
+# The dimensions of `eval_result`'s (agent, task) partitions: multi-partition keys and stored runs name them.
+AGENT_DIMENSION: Final = "agent"
+TASK_DIMENSION: Final = "task"

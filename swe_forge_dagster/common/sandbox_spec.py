@@ -22,6 +22,9 @@ DEFAULT_DOCKER_IMAGE = "python:3.12-slim"
 """The image for tasks that do not name their own (`SWE_FORGE_DOCKER_IMAGE`)."""
 DEFAULT_CPU = 2.0
 DEFAULT_MEMORY = "4g"
+GYM_CPU = 1.0
+GYM_MEMORY = "2g"
+"""SWE-Gym's card: 1 CPU and 2 GB of RAM per sandbox (`gym.config.GYM_SANDBOX`, `swe-forge gym serve`'s defaults)."""
 DEFAULT_PIDS = 512
 DEFAULT_SANDBOX_DISK = "4g"
 """What each sandbox may write to disk (`SWE_FORGE_SANDBOX_DISK`, `execution.disk_guard`)."""

@@ -38,7 +38,13 @@ from swe_forge_dagster.execution.repo_box import ENV_DIR, GIT, TREE_NAME, write_
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig, SandboxError
 from swe_forge_dagster.execution.tar_safety import safe_extract
-from swe_forge_dagster.languages.registry import dependency_files, dependency_part, dist_name_files, runtime_probes
+from swe_forge_dagster.languages.registry import (
+    DEFAULT_PACK,
+    dependency_files,
+    dependency_part,
+    dist_name_files,
+    runtime_probes,
+)
 
 DEPS_LABEL = "swe-forge.deps"
 BUILT_AT_LABEL = "swe-forge.built-at"
@@ -77,9 +83,6 @@ PRETEND_VERSION = "SETUPTOOLS_SCM_PRETEND_VERSION"
 """Read by setuptools-scm (and hatch-vcs, which uses it) when there is no git metadata; `_FOR_<DIST>` scopes it
 to one distribution, so dependencies built from sdists keep their own versions."""
 INSTALL_TIMEOUT_S = 1800
-INDEX_PROBE = "python3 -m pip download --no-deps --retries 0 --timeout 15 -d /tmp/swe-forge-probe pip"
-"""Fetches one small package from the package index pip is configured with (the CA bundle mounted as installs see
-it): when this fails, every recipe that installs from the index fails too, so none is worth a build."""
 DEPENDENCY_FILES = (*dependency_files(), "Gemfile.lock")
 """Root-level manifests whose change means the environment must be installed again (every language pack's)."""
 
@@ -143,17 +146,21 @@ class Environments:
         self._index: dict[str, str | None] = {}
 
     def index_problem(self, base_image: str) -> str | None:
-        """Why installs from the package index cannot work in `base_image`'s sandbox, or None when they can.
+        """Why installs from the default pack's package index (its `index_probe`) cannot work in `base_image`'s
+        sandbox, or None when they can (or the pack has no probe).
 
         Asked once per image and process (a probe is a container start and one download, ~2 s): a
         machine whose sandboxes cannot reach PyPI (no route, or a TLS proxy without the CA bundle) then
         skips the manifest recipes at once instead of spending pip's retries on each one.
         """
+        probe = DEFAULT_PACK.index_probe
+        if not probe:
+            return None
         if base_image not in self._index:
             config = self.sandbox.model_copy(update={"image": base_image})
             try:
                 with Sandbox.start(self.client, config, name_hint="index-probe") as box:
-                    result = box.run(INDEX_PROBE, timeout=120)
+                    result = box.run(probe, timeout=120)
             except (docker.errors.DockerException, SandboxError) as exc:  # not cached: the next task asks again
                 return f"the package index probe could not run in {base_image}: {exc}"
             self._index[base_image] = (

@@ -1,6 +1,6 @@
 """The recipe a proof settled on for a repository at a commit, remembered so the harness uses what `validate` proved.
 
-Generic: every language pack's recipes are remembered here (`env_candidates` puts the remembered one first).
+Generic: every language pack's recipes are remembered here (`environments.candidates` puts the remembered one first).
 """
 
 from __future__ import annotations

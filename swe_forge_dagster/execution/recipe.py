@@ -15,7 +15,7 @@ from swe_forge_dagster.settings import DEFAULT_BASE_IMAGE
 
 ENV_DIR = "/.swe-forge-env"
 """In an environment image: `base.list` (the build tree's files, NUL-separated) and `outputs.list` (what
-the install added to /repo, one topmost path a line); see `repo_box.PREPARE_SCRIPT`."""
+the install added to /repo, one topmost path a line); see `repo_box.prepare_script`."""
 RUNTIME_FILE = f"{ENV_DIR}/runtime"
 """`name=value` lines an install may write about the runtime it made (`python-version=3.9.2`, `resolution-date=...`):
 the build labels the image `swe-forge.<name>`, which `validate` and the harness print (`execution.runtime_record`)."""
@@ -41,6 +41,7 @@ class EnvRecipe:
         raw = json.dumps([self.base_image, list(self.install_commands), self.test_command])
         return hashlib.sha256(raw.encode()).hexdigest()[:16]
 
-    def tests_command(self, test_files: list[str]) -> str:
-        """The test command for `test_files`, filled as validation and the harness fill it."""
-        return fill_tests(self.test_command, test_files)
+    def tests_command(self, test_files: list[str], report: str | None = None) -> str:
+        """The test command for `test_files` (its `{report}` filled with `report`; None: left as it is), filled as
+        validation and the harness fill it."""
+        return fill_tests(self.test_command, test_files, report)

@@ -16,6 +16,7 @@ bounded output; `take_diff` reads the agent's diff as a stream and abandons it p
 
 from __future__ import annotations
 
+import functools
 import io
 import re
 import subprocess
@@ -111,10 +112,23 @@ def write_tree_archive(cache: RepoCache, repo: str, sha: str, dest: Path) -> Pat
 # added (`outputs.list`): only the former is removed, so the install's outputs (a src/ layout's
 # egg-info, generated version files, node_modules) stay, kept out of git (`.git/info/exclude`) and out
 # of every diff; the base commit holds exactly the tree's files (tracked-but-ignored ones included).
-# Images without the record (older builds, other images) keep only top-level `*.egg-info`. An image whose
+# Images without the record (older builds, other images) keep only the top-level names `kept` gives (the language
+# packs' `install_outputs`, as their callers hand them in: a setuptools install's metadata). An image whose
 # install compiled the tree (`ENV_DIR/retouch`, `recipe.RETOUCH`) gets the tree's files dated now:
 # they carry their commit's time, older than the image's build outputs, which make would otherwise reuse.
-PREPARE_SCRIPT = f"""set -e
+_KEPT_NAME = re.compile(r"[A-Za-z0-9_.*?+@-]+")
+
+
+@functools.lru_cache(maxsize=8)
+def prepare_script(kept: tuple[str, ...] = ()) -> str:
+    """The script that prepares /repo (see above), keeping the top-level names that match the globs `kept` in an
+    image that records no outputs of its own."""
+    for name in kept:
+        if not _KEPT_NAME.fullmatch(name):
+            raise ValueError(f"not a plain top-level name or glob: {name!r}")
+    globs = " ".join(f'"$tree"/{name}' for name in kept)
+    unless = "".join(f" ! -name '{name}'" for name in kept)
+    return f"""set -e
 tree=/tmp/{TREE_NAME}
 mkdir -p {REPO_DIR} "$tree"
 if [ -f {ENV_DIR}/base.list ]; then
@@ -140,8 +154,8 @@ if [ -f {ENV_DIR}/base.list ]; then
   fi
   rm -f /tmp/.swe-forge-tree.list
 else
-  for kept in "$tree"/*.egg-info; do if [ -e "$kept" ]; then rm -rf "{REPO_DIR}/${{kept##*/}}"; fi; done
-  find {REPO_DIR} -mindepth 1 -maxdepth 1 ! -name '*.egg-info' -exec rm -rf {{}} +
+  for kept in {globs}; do if [ -e "$kept" ]; then rm -rf "{REPO_DIR}/${{kept##*/}}"; fi; done
+  find {REPO_DIR} -mindepth 1 -maxdepth 1{unless} -exec rm -rf {{}} +
   find "$tree" -mindepth 1 -maxdepth 1 -exec mv -t {REPO_DIR} {{}} +
   rm -rf "$tree"
   cd {REPO_DIR}
@@ -174,9 +188,11 @@ def start_repo_box(
     files: Mapping[str, bytes] | None = None,
     mounts: Mounts | None = None,
     on_start: Callable[[Sandbox], None] | None = None,
+    kept: Sequence[str] = (),
 ) -> tuple[Sandbox, str]:
     """A sandbox whose /repo is the base tree (minus `hide`) as the single commit of a new repo,
     with `patches` (name, diff) applied and `repo_files` (path -> text) written after that commit.
+    `kept`: the top-level install outputs (globs) an image that records none of its own keeps (`prepare_script`).
 
     Returns the sandbox and the base commit's sha. `files` (absolute path -> bytes) are written
     anywhere else (the agent's prompt). `on_start` sees the sandbox as soon as it runs, and may
@@ -194,7 +210,9 @@ def start_repo_box(
         staged = {f"{WORK_DIR}/{index}.diff": as_bytes(text) for index, (_, text) in enumerate(named)}
         staged.update({f"{WORK_DIR}/files/{path}": as_bytes(text) for path, text in (repo_files or {}).items()})
         put_files(box, {**staged, **(files or {})})
-        exit_code, output = box.container.exec_run(["bash", "-c", PREPARE_SCRIPT, "prepare", *hide], workdir="/")
+        exit_code, output = box.container.exec_run(
+            ["bash", "-c", prepare_script(tuple(kept)), "prepare", *hide], workdir="/"
+        )
         text = output.decode("utf-8", "replace").strip()
         # git's error (stderr) and our marker (stdout) arrive in either order: find the marker line
         marker = re.search(r"^PATCH ([0-9]+)$", text, re.MULTILINE) if exit_code == 3 else None

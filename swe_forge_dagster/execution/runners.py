@@ -28,15 +28,12 @@ from swe_forge_dagster.execution.junit import Outcome, worst
 if TYPE_CHECKING:
     from swe_forge_dagster.execution.canaries import Plant
 
-JUNIT = "/tmp/junit.xml"
-"""The report path written in stored commands of the default runner; each run substitutes its own fresh path."""
 _COMMAND = r"(?:^|[\s;&|(])(?:\S*/)?{}(?=\s|$|;)"
 """A runner named as a command word (after a separator or a path: `npx mocha`, `./bin/mocha`), not inside another
 word or an argument."""
 VENDORED = ("vendor", "third_party", "3rdparty")
 """Directories of other projects' code, whatever the language: their test sources are not the repository's tests
 (a runner adds its own language's, `Runner.vendored`)."""
-_JUNITXML = re.compile(r"--junit-?xml[= ](?P<path>'[^']+'|\"[^\"]+\"|\S+)")
 
 
 def command_word(word: str) -> str:
@@ -51,15 +48,15 @@ def _vendored(folders: tuple[str, ...]) -> re.Pattern[str]:
 
 
 def fill_tests(template: str, files: Iterable[str], report: str | None = None) -> str:
-    """The template with `{tests}` replaced by the quoted test files (and `{report}` by `report`): the one way
-    every caller fills it.
+    """The template with `{tests}` replaced by the quoted test files (and `{report}` by `report`; None: left as
+    it is): the one way every caller fills it.
 
     Recipes are `str.format` templates (the environment agent's commands are checked that way, so
     any other brace in them is doubled: `find . -exec rm {{}} +`); a command that is not a valid
     format template (a seed or SWE-bench input with literal braces) has the fields replaced as text.
     """
     joined = " ".join(shlex.quote(f) for f in files)
-    report = report or JUNIT
+    report = report or "{report}"
     try:
         return template.format(tests=joined, report=report)
     except (KeyError, IndexError, ValueError):
@@ -141,24 +138,33 @@ class Runner:
     vendored: tuple[str, ...] = ()
     """Directories of other projects' code in its language (installed packages, a vendored test framework), beside
     the generic `VENDORED`: a file under one is never a test it runs by `suffixes`."""
+    stored_report: str = ""
+    """The fixed report path its stored commands write (commands made before `{report}` existed, and the agents'
+    replays of them): replaced by each run's fresh path; empty: its commands say `{report}`."""
+    own_report: Callable[[str], str | None] | None = None
+    """The report path a filled command with no `{report}` names by its runner's own option, or None: it names none
+    (then `stored_report`, where nothing will be written, is read)."""
+    plugins_off: str = ""
+    """A shell line run before its command that stops it loading plugins installed packages declare (package
+    metadata reaching its path cannot inject one), unless the run allows plugin autoload; empty: it has none."""
 
     def command(self, template: str, files: Iterable[str], report: str) -> tuple[str, str]:
         """(the shell command for `files`, the report path to read).
 
-        `{report}`, or the stored pytest report path `JUNIT`, is replaced by `report` (fresh per
-        run). A pytest template that writes its report to a path of its own
-        (`--junitxml=/elsewhere.xml`) keeps it, and that path is returned (the caller removes it
-        before the run, so a stale file is never read); a template with no report option at all
-        gets `JUNIT`, where nothing will be written.
+        `{report}`, or the runner's `stored_report`, is replaced by `report` (fresh per run). A
+        template that writes its report to a path of its own (`own_report`) keeps it, and that path
+        is returned (the caller removes it before the run, so a stale file is never read); a
+        template with no report option at all gets `stored_report` (else `report`), where nothing
+        will be written.
         """
         targets = self.targets(list(files))
         if "{report}" in template:
             return fill_tests(template, targets, report), report
         command = fill_tests(template, targets)
-        if JUNIT in command:
-            return command.replace(JUNIT, report), report
-        own = _JUNITXML.search(command)
-        return command, own.group("path").strip("'\"") if own else JUNIT
+        if self.stored_report and self.stored_report in command:
+            return command.replace(self.stored_report, report), report
+        own = self.own_report(command) if self.own_report is not None else None
+        return command, own or self.stored_report or report
 
     def own(self, outcomes: Mapping[str, Outcome], files: Mapping[str, str]) -> dict[str, Outcome]:
         """The outcomes of the tests defined in `files` (see `own_ids`)."""

@@ -39,7 +39,7 @@ from docker.models.containers import Container
 
 from swe_forge_dagster.execution.disk_guard import DiskWatch, create_options, engine_has_quota
 from swe_forge_dagster.execution.ownership import RESERVED_LABELS, owner_labels, remove_container
-from swe_forge_dagster.execution.sandbox_config import (  # noqa: F401 - re-exported: the sandbox's public names
+from swe_forge_dagster.execution.sandbox_config import (
     DISK_EXIT_CODE,
     KEEPALIVE,
     KILL_GRACE_S,
@@ -47,7 +47,6 @@ from swe_forge_dagster.execution.sandbox_config import (  # noqa: F401 - re-expo
     TIMEOUT_EXIT_CODE,
     CommandResult,
     Mounts,
-    Network,
     SandboxConfig,
     bind_mounts,
 )

@@ -16,9 +16,7 @@ from docker.types import Mount
 from pydantic import Field, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
-from swe_forge_dagster.common.sandbox_spec import Network, SandboxSpec
-
-__all__ = ["Network", "SandboxConfig", "SandboxSpec"]
+from swe_forge_dagster.common.sandbox_spec import SandboxSpec
 
 CONTAINER_CA_PATH = "/etc/ssl/certs/ca-certificates.crt"
 GIT_CA_ENV_VARS = ("GIT_SSL_CAINFO",)

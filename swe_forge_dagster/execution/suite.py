@@ -3,16 +3,16 @@
 Task validation (the PR's tests without and with the fix) and evaluation (the task's checks on
 the agent's diff) both run their suites here, so both get the same guarantees:
 
-- the report path is fresh and random per run (unless the command names its own with
-  `--junitxml=PATH`), and removed before the command, so a report left behind by earlier code
+- the report path is fresh and random per run (unless the command names its own, `Runner.own_report`),
+  and removed before the command, so a report left behind by earlier code
   (or written ahead by the code under test) is never read;
 - console output is never parsed for verdicts: a run without a readable report has no outcomes
   (`error` says why), and printing "PASSED" proves nothing;
 - the command runs under a timeout that kills its whole process group; output is bounded; when it ends, every
   process it left behind (in any group or session) is killed before the report is read, so none can rewrite it;
 - the report is read with a size limit and only when it is a regular file (no symlink is followed);
-- unless `plugin_autoload`, `PYTEST_DISABLE_PLUGIN_AUTOLOAD=1`: installed packages' `[pytest11]`
-  entry points load no plugin (package metadata reaching `sys.path` cannot inject one).
+- unless `plugin_autoload`, the runner's `plugins_off` line runs first: installed packages' entry points
+  load no plugin into the runner (package metadata reaching its path cannot inject one).
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ from swe_forge_dagster.execution.sandbox import Sandbox, SandboxError
 
 MAX_OUTPUT = 40_000
 MAX_REPORT_BYTES = 64 << 20
-NO_AUTOLOAD = "export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1\n"
 REAP = "kill -KILL -1 2>/dev/null"
 """Every process the test command left behind (a child that waits for the runner to exit, then rewrites its report),
 killed before the report is read: `kill -1` reaches every process but the shell itself and the container's init."""
@@ -63,7 +62,7 @@ def run_suite(
 ) -> SuiteRun:
     """Run `template` for the test `files` in `box`'s /repo and read the report (see the module docstring)."""
     command, report = runner.command(template, files, f"{WORK_DIR}/report-{uuid.uuid4().hex}.xml")
-    prefix = "" if plugin_autoload else NO_AUTOLOAD
+    prefix = "" if plugin_autoload else runner.plugins_off
     where = shlex.quote(report.rsplit("/", 1)[0] or "/")
     result = box.run(
         f"{prefix}cd {REPO_DIR} && rm -f {shlex.quote(report)} && mkdir -p {where} && {{\n{command}\n}}\n"

@@ -16,7 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from swe_forge_dagster.common.agent_kind import AgentKind
-from swe_forge_dagster.common.sandbox_spec import SandboxSpec
+from swe_forge_dagster.common.sandbox_spec import GYM_CPU, GYM_MEMORY, SandboxSpec
 from swe_forge_dagster.gym.tools import DEFAULT_BASH_TIMEOUT_S
 from swe_forge_dagster.harness.models import HarnessConfig
 from swe_forge_dagster.settings import DEFAULT_GIT_URL, DEFAULT_TEST_TIMEOUT_S
@@ -24,8 +24,6 @@ from swe_forge_dagster.settings import DEFAULT_GIT_URL, DEFAULT_TEST_TIMEOUT_S
 DEFAULT_EPISODE_TIMEOUT_S = 3600.0
 DEFAULT_IDLE_TIMEOUT_S = 600.0
 DEFAULT_MAX_ENVS = 8
-GYM_CPU = 1.0
-GYM_MEMORY = "2g"
 GYM_SANDBOX = SandboxSpec(cpu=GYM_CPU, mem_limit=GYM_MEMORY)
 """SWE-Gym's card: 1 CPU and 2 GB of RAM per sandbox, no network (the spec's default)."""
 GYM_AGENT_CMD = "swe-forge gym"
@@ -46,7 +44,7 @@ class GymConfig(BaseModel):
         default=GYM_SANDBOX, description="image (for tasks that do not name their own), limits, network, CA bundle"
     )
     test_timeout: float = Field(default=DEFAULT_TEST_TIMEOUT_S, gt=0)
-    pytest_plugin_autoload: bool = False
+    plugin_autoload: bool = False
     bash_timeout: float = Field(default=DEFAULT_BASH_TIMEOUT_S, gt=0)
     episode_timeout: float = Field(default=DEFAULT_EPISODE_TIMEOUT_S, gt=0)
     idle_timeout: float = Field(default=DEFAULT_IDLE_TIMEOUT_S, gt=0)
@@ -81,7 +79,7 @@ class GymConfig(BaseModel):
             agent_timeout=self.episode_timeout,
             test_timeout=self.test_timeout,
             sandbox=self.sandbox,
-            pytest_plugin_autoload=self.pytest_plugin_autoload,
+            plugin_autoload=self.plugin_autoload,
             pull=self.pull,
             git_url=self.git_url,
             repo_cache_dir=self.repo_cache_dir,

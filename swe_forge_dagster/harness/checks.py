@@ -37,9 +37,15 @@ from swe_forge_dagster.execution.failures import needs_network
 from swe_forge_dagster.execution.repo_box import REPO_DIR, put_files, seal_checkout
 from swe_forge_dagster.execution.runners import graded_outcomes
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxError
-from swe_forge_dagster.execution.suite import MAX_OUTPUT, NO_AUTOLOAD, run_suite
+from swe_forge_dagster.execution.suite import MAX_OUTPUT, run_suite
 from swe_forge_dagster.harness.models import CheckResult, HarnessTask
-from swe_forge_dagster.languages.registry import canary_checks, command_canaries, exit_status_is_runners, runner_of
+from swe_forge_dagster.languages.registry import (
+    canary_checks,
+    command_canaries,
+    exit_status_is_runners,
+    plugins_off,
+    runner_of,
+)
 
 CHECK_OUTPUT_TAIL = 2_000
 
@@ -78,7 +84,7 @@ def run_checks(
     (`prepare_canaries`), also run them and judge whether the results were tampered with."""
     if task.mode == "tests":
         return _run_test_ids(box, task, timeout, plugin_autoload, canaries)
-    return _run_commands(box, task, timeout, "" if plugin_autoload else NO_AUTOLOAD, canaries)
+    return _run_commands(box, task, timeout, "" if plugin_autoload else plugins_off(), canaries)
 
 
 def run_sanity(

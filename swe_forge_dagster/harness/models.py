@@ -25,10 +25,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from swe_forge_dagster.common.agent_kind import AgentKind
 from swe_forge_dagster.common.content_digest import folder_digest
-from swe_forge_dagster.common.sandbox_spec import SandboxSpec
+from swe_forge_dagster.common.sandbox_spec import Network, SandboxSpec
 from swe_forge_dagster.execution.patch import split_sections
-from swe_forge_dagster.execution.sandbox import Network
-from swe_forge_dagster.harness.protection import command_test_files
+from swe_forge_dagster.languages.registry import command_test_files
 from swe_forge_dagster.settings import (
     DEFAULT_AGENT_CMD,
     DEFAULT_AGENT_TIMEOUT_S,
@@ -249,9 +248,10 @@ class HarnessConfig(BaseModel):
     build_network: Network = Field(default="bridge", description="environment builds (installs need a registry)")
     agent_env: tuple[str, ...] = Field(default=(), description="names of host variables forwarded to the agent")
     keep_containers: bool = False
-    pytest_plugin_autoload: bool = Field(
+    plugin_autoload: bool = Field(
         default=False,
-        description="let pytest autoload entry-point plugins in checks (off: PYTEST_DISABLE_PLUGIN_AUTOLOAD=1)",
+        description="let the test runners autoload entry-point plugins in checks (off: each runner's `plugins_off` "
+        "line runs first)",
     )
     pull: bool = Field(default=False, description="pull a missing base image instead of failing the task")
     git_url: str = DEFAULT_GIT_URL

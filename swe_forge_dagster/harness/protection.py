@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import base64
 import re
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -59,7 +59,6 @@ from swe_forge_dagster.execution.repo_box import (
 )
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxError
 from swe_forge_dagster.harness.module_names import second_modules
-from swe_forge_dagster.languages import registry
 from swe_forge_dagster.languages.registry import (
     config_section,
     config_section_files,
@@ -89,12 +88,6 @@ def is_protected(
     """
     owned = is_test_code(path) or is_fixed_dependency_file(path)  # the repository's, not the fix's
     return path in task_files or protected(path, new) or (owned and path not in fix_files)
-
-
-def command_test_files(commands: Iterable[str]) -> list[str]:
-    """Repo-relative test files named in shell check commands (`python -m pytest tests/test_x.py::t`), as the
-    language packs read them (`LanguagePack.command_files`)."""
-    return registry.command_test_files(commands)
 
 
 def filter_diff(diff: str, task_files: Collection[str] = (), fix_files: Collection[str] = ()) -> tuple[str, list[str]]:
@@ -174,9 +167,10 @@ def apply_agent_diff(
     in the sanity container: `languages.python.paths`; without it, every directory that is not a package) are
     reset too, whatever their names, and so is a new file that is a second module for an existing module name
     (`module_names`). With `runner_config` (the runner's own effective configuration, `languages.python.config`,
-    `node_config`, `rust_config`, and its answer for the tree before the diff: the sanity container's), the files
-    that answer names as the runner's are reset, and a configuration that differs after the diff resets every
-    configuration file the diff changed (not one the gold patch changes too: then the difference is the task's);
+    `languages.node.config`, `languages.rust.config`, and its answer for the tree before the diff: the sanity
+    container's), the files that answer names as the runner's are reset, and a configuration that differs after
+    the diff resets every configuration file the diff changed (not one the gold patch changes too: then the
+    difference is the task's);
     `ConfigChanged` when it still differs. Its `triggers` say which changed file names make the probe worth asking
     again (pytest's); None asks after every diff (the JavaScript runners', cargo's).
     """
@@ -239,7 +233,7 @@ class RunnerConfig:
 
 def install_outputs(box: Sandbox) -> list[str]:
     """What the environment's install added to /repo (`node_modules`, a generated `_version.py`, `*.egg-info`): the
-    image's, never the diff's. `repo_box.PREPARE_SCRIPT` writes them to `.git/info/exclude` as `/path` patterns
+    image's, never the diff's. `repo_box.prepare_script` writes them to `.git/info/exclude` as `/path` patterns
     (glob characters escaped), where no diff reaches (git refuses paths inside `.git`)."""
     try:
         text = box.read_file(f"{REPO_DIR}/.git/info/exclude", max_bytes=16 << 20, follow_symlinks=False) or b""

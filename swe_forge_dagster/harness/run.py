@@ -61,7 +61,7 @@ from swe_forge_dagster.harness.protection import ConfigChanged, apply_agent_diff
 from swe_forge_dagster.harness.review import review_notes
 from swe_forge_dagster.harness.runner_config import ConfigReader, config_reader
 from swe_forge_dagster.harness.task_environment import task_environment
-from swe_forge_dagster.languages.registry import import_roots, runner_of
+from swe_forge_dagster.languages.registry import import_roots, install_outputs, runner_of
 
 log = logging.getLogger(__name__)
 StageHook = Callable[[str], None]
@@ -197,7 +197,7 @@ class Harness:
             sanity_box,
             task,
             config.test_timeout,
-            plugin_autoload=config.pytest_plugin_autoload,
+            plugin_autoload=config.plugin_autoload,
             canaries=prepare_canaries(sanity_box, task),
         )
         # the runner's configuration and import roots for the tree before any diff (the verify container starts
@@ -299,7 +299,7 @@ class Harness:
             raise HarnessOutcome(Status.UNRESOLVED, str(exc)) from exc
         result.dropped_paths += [path for path in reset if path not in result.dropped_paths]
         return run_checks(
-            box, task, self.config.test_timeout, plugin_autoload=self.config.pytest_plugin_autoload, canaries=canaries
+            box, task, self.config.test_timeout, plugin_autoload=self.config.plugin_autoload, canaries=canaries
         )
 
     # -- environment and containers ---------------------------------------------------------------
@@ -335,6 +335,7 @@ class Harness:
                     archive,
                     name_hint=f"{task.safe_id}-{role}",
                     on_start=self._register,
+                    kept=install_outputs(),
                     **options,
                 )
                 for role, (sandbox, options) in plans.items()

@@ -112,8 +112,8 @@ class RunnerHints:
     writer_prompt: str = ""
     """Its own test agent prompt (`{test_command}`: the command for an example file); empty: the generic one."""
     replays_recipe: bool = False
-    """The agents replay the recipe's own command and read its report at the stored path (`runners.JUNIT`), as the
-    environment agent's command names it; else through `execution.suite`, as validation reads it."""
+    """The agents replay the recipe's own command and read its report at the stored path (`Runner.stored_report`), as
+    the environment agent's command names it; else through `execution.suite`, as validation reads it."""
 
 
 @dataclass(frozen=True)
@@ -278,6 +278,12 @@ class LanguagePack:
     dependency_part: Callable[[str, bytes], bytes] | None = None
     """(file name, its content) -> what of a dependency file decides the install (a version bump in a manifest does
     not make an image stale); None: all of it."""
+    install_outputs: tuple[str, ...] = ()
+    """Top-level names (globs) of what its install writes into /repo, kept when /repo is replaced by a base tree in
+    an environment image that records no outputs of its own (older builds: `repo_box.prepare_script`)."""
+    index_probe: str = ""
+    """A shell command that fetches one small package from the package index its installs use: when it fails in a
+    sandbox, no recipe that installs from the index is worth a build (`environments.environment`); empty: none."""
 
     @property
     def default_runner(self) -> Runner:

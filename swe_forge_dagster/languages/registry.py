@@ -1,14 +1,9 @@
 """The registry of language packs: every question the rest of the code asks about a language is answered here.
 
-The packs are listed once (`PACKS`), in the order that decides between languages when nothing
-else does: a repository with the manifests of several is the first one's. Runner adapters are
-found by name (`runner_for`) or by the command they read (`runner_of`, as SWE-bench's
-`PARSER_REGISTRY` maps a repository to its log parser).
-
-Packs come from the product (`BUILT_IN`) and from installed distributions that declare one in the
-`swe_forge.languages` entry-point group (`name = module:PACK`), so a language can be added with no edit
-to the product: a plugin's module imports `languages.pack` and the kernel (`execution`), never this
-registry (it is loaded while the registry is).
+The packs are listed once (`languages.installed`: the built-in ones, then those installed distributions
+declare), in the order that decides between languages when nothing else does: a repository with the
+manifests of several is the first one's. Runner adapters are found by name (`runner_for`) or by the
+command they read (`runner_of`, as SWE-bench's `PARSER_REGISTRY` maps a repository to its log parser).
 """
 
 from __future__ import annotations
@@ -16,17 +11,12 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from importlib.metadata import entry_points
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 
 from swe_forge_dagster.common import paths as common_paths
-from swe_forge_dagster.execution.canaries import Planted
 from swe_forge_dagster.execution.runners import Runner
-from swe_forge_dagster.execution.sandbox import Sandbox
-from swe_forge_dagster.languages.cpp import pack as cpp
-from swe_forge_dagster.languages.go import pack as go
-from swe_forge_dagster.languages.java import pack as java
-from swe_forge_dagster.languages.node import pack as node
+from swe_forge_dagster.languages.installed import DEFAULT_PACK, DEFAULT_RUNNER, PACKS
 from swe_forge_dagster.languages.pack import (
     AgentHints,
     CanaryChecks,
@@ -36,48 +26,14 @@ from swe_forge_dagster.languages.pack import (
     LanguagePack,
     RunnerHints,
 )
-from swe_forge_dagster.languages.python import pack as python
-from swe_forge_dagster.languages.rust import pack as rust
 
-ENTRY_POINT_GROUP = "swe_forge.languages"
-"""The entry-point group an installed distribution declares its packs in (`ruby = swe_forge_ruby:PACK`)."""
-BUILT_IN: tuple[LanguagePack, ...] = (python.PACK, node.PACK, go.PACK, rust.PACK, java.PACK, cpp.PACK)
-
-
-class PackPluginError(RuntimeError):
-    """An installed language pack that cannot be used: it does not load, is not a pack, or reuses a name."""
-
-
-def installed_packs(built_in: Sequence[LanguagePack] = BUILT_IN) -> tuple[LanguagePack, ...]:
-    """The packs installed distributions declare (`ENTRY_POINT_GROUP`), by entry-point name; a plugin that fails
-    is named in the error rather than silently leaving its language out."""
-    found: list[LanguagePack] = []
-    names = {p.name for p in built_in}
-    runner_names = {r.name for p in built_in for r in p.runners}
-    for point in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda point: point.name):
-        try:
-            value = point.load()
-        except Exception as exc:
-            raise PackPluginError(f"language pack {point.value} does not load: {exc!r}") from exc
-        if not isinstance(value, LanguagePack):
-            raise PackPluginError(f"language pack {point.value} is a {type(value).__name__}, not a LanguagePack")
-        clashes = ({value.name} & names) | ({r.name for r in value.runners} & runner_names)
-        if clashes:
-            raise PackPluginError(f"language pack {point.value} reuses the names {sorted(clashes)}")
-        names.add(value.name)
-        runner_names.update(r.name for r in value.runners)
-        found.append(value)
-    return tuple(found)
-
+if TYPE_CHECKING:
+    from swe_forge_dagster.execution.canaries import Planted
+    from swe_forge_dagster.execution.sandbox import Sandbox
 
 __all__ = ["AgentHints", "CanaryChecks", "ConfigProbe", "LanguagePack", "RunnerHints"]
 """The interface's types, for the modules that may ask only the registry."""
 
-PACKS: tuple[LanguagePack, ...] = (*BUILT_IN, *installed_packs())
-DEFAULT_PACK = PACKS[0]
-"""The language of the base images every sandbox starts from; a repository that says nothing else is tested so."""
-DEFAULT_RUNNER = DEFAULT_PACK.default_runner
-"""The runner of a command no adapter recognises (every command before other languages were supported)."""
 _BY_NAME = {language.name: language for language in PACKS}
 _RUNNERS = {runner.name: runner for language in PACKS for runner in language.runners}
 
@@ -192,6 +148,16 @@ def pack_of_runner(runner: Runner) -> LanguagePack:
 def dependency_files() -> tuple[str, ...]:
     """Root files whose change means an environment must be installed again, every pack's, in pack order."""
     return tuple(dict.fromkeys(name for language in PACKS for name in language.dependency_files))
+
+
+def install_outputs() -> tuple[str, ...]:
+    """Every pack's `install_outputs`: what a replaced /repo keeps in an image that records no outputs of its own."""
+    return tuple(dict.fromkeys(name for language in PACKS for name in language.install_outputs))
+
+
+def plugins_off() -> str:
+    """Every runner's `plugins_off` line, for shell checks whose runner is not known (commands mode)."""
+    return "".join(dict.fromkeys(runner.plugins_off for runner in _RUNNERS.values()))
 
 
 def runtime_probes() -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import dagster as dg
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from swe_forge_dagster.common.agent_kind import AgentKind, configured_kind
 from swe_forge_dagster.common.home import HomeLayout
@@ -39,6 +39,15 @@ class HarnessResource(dg.ConfigurableResource):
         description="the containers' image (for tasks without their own), limits, CA bundle, and the agent "
         "container's network (none | bridge | host)",
     )
+
+    @field_validator("agent")
+    @classmethod
+    def _known_kind(cls, value: str) -> str:
+        """A misspelt kind fails when the resource is configured (the launchpad, the settings), not later inside
+        the harness sensor or `eval_result`."""
+        if value:
+            AgentKind.parse(value, where="harness resource agent", allowed=(AgentKind.ORACLE, AgentKind.COMMAND))
+        return value
 
     @property
     def kind(self) -> AgentKind | None:

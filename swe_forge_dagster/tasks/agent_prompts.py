@@ -23,11 +23,6 @@ from swe_forge_dagster.languages.registry import (
 )
 from swe_forge_dagster.tasks.agent_tools import AgentTool
 
-__all__ = ["runner_hints"]
-
-JUNIT_OPTIONS = DEFAULT_PACK.hints.command_options
-"""What the harness adds to the default pack's own command form (as in its runner's template)."""
-
 
 class SubmitEnvironment(BaseModel):
     model_config = ConfigDict(extra="forbid")

@@ -39,12 +39,13 @@ from swe_forge_dagster.environments.sandboxes import sandbox_config
 from swe_forge_dagster.execution.junit import Outcome
 from swe_forge_dagster.execution.recipe import RETOUCH
 from swe_forge_dagster.execution.repo_box import TREE_NAME, WorkspaceError, start_repo_box
-from swe_forge_dagster.execution.runners import JUNIT, Runner
+from swe_forge_dagster.execution.runners import Runner
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig, owned_by_root
 from swe_forge_dagster.execution.suite import run_suite
 from swe_forge_dagster.execution.test_sample import proof_sample
 from swe_forge_dagster.languages.registry import (
     DEFAULT_PACK,
+    install_outputs,
     is_default,
     is_test_path,
     pack,
@@ -55,13 +56,9 @@ from swe_forge_dagster.languages.registry import (
 from swe_forge_dagster.llm.client import LLMClient
 from swe_forge_dagster.llm.prompts import data
 from swe_forge_dagster.tasks.agent_prompts import (
-    JUNIT_OPTIONS,
     SUBMIT_ENVIRONMENT,
     SubmitEnvironment,
-    SubmitTests,
-    WrittenFile,
     env_prompt,
-    recipe_test_command,
     submit_environment_model,
     toolchain_test_command,
 )
@@ -72,18 +69,6 @@ from swe_forge_dagster.tasks.agent_tools import (
     clip,
     run_agent,
 )
-
-__all__ = [
-    "JUNIT_OPTIONS",
-    "AgentFailed",
-    "SubmitEnvironment",
-    "SubmitTests",
-    "WrittenFile",
-    "find_environment",
-    "recipe_test_command",
-    "run_agent",
-    "toolchain_image",
-]
 
 ENV_STAGE = "environment_agent"
 TEST_STAGE = "test_agent"
@@ -220,7 +205,7 @@ def prepared_box(docker_client: docker.DockerClient, config: SandboxConfig, tree
         with tarfile.open(archive, "w") as tar:
             tar.add(tree, arcname=TREE_NAME, filter=lambda info: None if info.name == skipped else owned_by_root(info))
         try:
-            box, _sha = start_repo_box(docker_client, config, archive, name_hint=name_hint)
+            box, _sha = start_repo_box(docker_client, config, archive, name_hint=name_hint, kept=install_outputs())
         except WorkspaceError as exc:
             raise AgentFailed(f"could not set up /repo in the sandbox: {exc}") from exc
     return box
@@ -238,14 +223,15 @@ class ReplayRun:
 
 
 def run_tests(box: Sandbox, recipe: EnvRecipe, files: list[str]) -> ReplayRun:
-    """The recipe's tests for `files` in `box`'s /repo, read from the runner's report (pytest: JUnit at `JUNIT`,
-    as the agents always did; other runners through `execution.suite`, as validation reads them)."""
+    """The recipe's tests for `files` in `box`'s /repo, read from the runner's report (pytest: JUnit at its
+    `stored_report`, as the agents always did; other runners through `execution.suite`, as validation reads them)."""
     runner = runner_of(recipe.test_command)
     if runner_hints(runner).replays_recipe:
-        command = recipe.tests_command(files)
-        box.run(f"rm -f {JUNIT}")
+        command = recipe.tests_command(files, runner.stored_report)
+        box.run(f"rm -f {runner.stored_report}")
         result = box.run(command, timeout=TEST_TIMEOUT_S)
-        return ReplayRun(command, result.exit_code, result.output, _outcomes(runner, box.read_file(JUNIT)))
+        outcomes = _outcomes(runner, box.read_file(runner.stored_report))
+        return ReplayRun(command, result.exit_code, result.output, outcomes)
     run = run_suite(box, recipe.test_command, files, TEST_TIMEOUT_S, runner=runner, plugin_autoload=True)
     command = runner.command(recipe.test_command, files, "/tmp/report")[0]
     return ReplayRun(command, run.exit_code, run.output, run.outcomes or {}, run.error)

@@ -26,7 +26,7 @@ from swe_forge_dagster.execution.repo_box import PatchRejected, WorkspaceError, 
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.execution.sandbox import CommandResult, SandboxConfig
 from swe_forge_dagster.execution.suite import MAX_OUTPUT, SuiteRun, run_suite
-from swe_forge_dagster.languages.registry import DEFAULT_RUNNER, is_test_path, runner_of
+from swe_forge_dagster.languages.registry import DEFAULT_RUNNER, install_outputs, is_test_path, runner_of
 from swe_forge_dagster.settings import DEFAULT_BASE_IMAGE
 from swe_forge_dagster.tasks.validation import Validation, validate
 
@@ -100,7 +100,9 @@ class TaskExecutor:
         started = time.perf_counter()
         config = self.sandbox.model_copy(update={"image": image, "network": "none", "workdir": "/repo"})
         try:
-            box, _sha = start_repo_box(self.client, config, archive, name_hint="suite", patches=patches)
+            box, _sha = start_repo_box(
+                self.client, config, archive, name_hint="suite", patches=patches, kept=install_outputs()
+            )
         except PatchRejected as exc:
             raise TaskBuildError(f"in the sandbox, {exc}") from exc
         except WorkspaceError as exc:
@@ -135,7 +137,13 @@ class TaskExecutor:
         config = self.sandbox.model_copy(update={"image": image, "network": "none", "workdir": "/repo"})
         try:
             box, _sha = start_repo_box(
-                self.client, config, archive, name_hint="checks", patches=patches, repo_files=files
+                self.client,
+                config,
+                archive,
+                name_hint="checks",
+                patches=patches,
+                repo_files=files,
+                kept=install_outputs(),
             )
         except PatchRejected as exc:
             raise TaskBuildError(f"in the sandbox, {exc}") from exc

@@ -20,13 +20,12 @@ from swe_forge_dagster.execution.junit import Outcome
 from swe_forge_dagster.execution.patch import patch_adding_files
 from swe_forge_dagster.execution.runners import Runner
 from swe_forge_dagster.execution.sandbox import SandboxConfig
-from swe_forge_dagster.languages.registry import DEFAULT_RUNNER, is_test_path, runner_of, written_test
+from swe_forge_dagster.languages.registry import DEFAULT_RUNNER, is_test_path, runner_hints, runner_of, written_test
 from swe_forge_dagster.llm.client import LLMClient
 from swe_forge_dagster.llm.prompts import data
 from swe_forge_dagster.tasks.agent_prompts import (
     SUBMIT_TESTS,
     SubmitTests,
-    runner_hints,
     submit_tests_model,
     writer_prompt,
 )
@@ -62,7 +61,7 @@ def write_tests(
     hints = runner_hints(runner)
     tool = AgentTool(SUBMIT_TESTS.name, SUBMIT_TESTS.description, submit_tests_model(runner))
     if hints.replays_recipe:  # the replay runs the recipe's own command (`agents.run_tests`)
-        shown = recipe.tests_command([hints.example])
+        shown = recipe.tests_command([hints.example], runner.stored_report)
     else:
         shown = runner.command(recipe.test_command, [hints.example], "/tmp/report")[0]
 

@@ -41,7 +41,7 @@ def parse_go_test_json(report: bytes, files: Iterable[str] = ()) -> dict[str, Ou
     only adds output to itself. Older Go (bookworm ships 1.19) parses the plain text, and a test can
     invent results: a pass for a test that never ran is believed (a forged result for a test that then
     reports its own, and a forged failure, lose to the worse one). Neither stops package code that re-runs the
-    binary as a child and rewrites its output: the harness's canaries (`go_canaries`) catch that.
+    binary as a child and rewrites its output: the harness's canaries (`languages.go.canaries`) catch that.
     """
     finished: dict[tuple[str, str], Outcome] = {}
     started: set[tuple[str, str]] = set()

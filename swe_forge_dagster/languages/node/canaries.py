@@ -8,9 +8,9 @@ same `describe` blocks, with their hooks, at its indentation), in an order drawn
   `assert`, jest's or chai's `expect`; a plain `Error` when it uses none), so a forger that passes only assertion
   failures is caught like one that passes every failure;
 - a twin: the FAIL_TO_PASS test's own call under a new title with its last statement-level assertion changed to
-  fail whenever it holds (`node_twins`: another expected literal, else negated), so it reads like the test and runs
-  its body; when no assertion can be changed, its callback is opened by a failing comparison instead. It comes after
-  the original (tests of a file run in order), so the original's run sees the state it always saw.
+  fail whenever it holds (`languages.node.twins`: another expected literal, else negated), so it reads like the test
+  and runs its body; when no assertion can be changed, its callback is opened by a failing comparison instead. It
+  comes after the original (tests of a file run in order), so the original's run sees the state it always saw.
 Titles are the file's own test titles with a word or two swapped. A report where the failing test or the twin
 passed while the original did, or that has the task's tests and lacks a planted one, was forged. When the end of
 the test's call cannot be found (a regular-expression literal with a bracket in it), the two comparisons are
@@ -184,8 +184,9 @@ def _twin(
     binding: str | None,
     rng: random.Random,
 ) -> tuple[str | None, bool]:
-    """The test's own call under `title` with its last assertion changed (`node_twins`), else its callback opened
-    by `check` (a failing comparison), or None when its callback has no block body; and whether it was changed."""
+    """The test's own call under `title` with its last assertion changed (`languages.node.twins`), else its callback
+    opened by `check` (a failing comparison), or None when its callback has no block body; and whether it was
+    changed."""
     renamed = call_text.replace(call.group(0), f"{call.group(1)}({json.dumps(title)}", 1)
     if (changed := changed_twin(renamed, len(f"{call.group(1)}({json.dumps(title)}"), binding, rng)) is not None:
         return indent + changed, True

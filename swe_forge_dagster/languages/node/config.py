@@ -14,7 +14,7 @@ covers is enough to run code before any test. So the verification container asks
 - the `package.json` keys the runners and Node read (`jest`, `mocha`, `vitest`, `babel`, `type`, `imports`).
 It asks after every diff, whatever files the diff changed: no list of names decides whether a source is looked at.
 The harness compares the answer of the sanity container (no agent code) with the answer after the diff, like
-pytest's (`python_config`): a difference resets the configuration files the diff changed, and one that remains
+pytest's (`languages.python.config`): a difference resets the configuration files the diff changed, and one that remains
 makes the task `unresolved` with the reason. Vitest's own resolution (vite's config loader) is not asked: its config
 files are protected by name (`node.RUNNER_CONFIG`), and the threat model (docs/harness.md) says so.
 

@@ -2,14 +2,14 @@
 
 Recipes: `npm ci` with a lock file, else `npm install` (then the same without install scripts,
 which often download browsers or binaries from hosts a sandbox cannot reach), for an old commit without a lock
-file first as of the commit's date (`node_era`: npm's `before`); the runner is the one
+file first as of the commit's date (`languages.node.era`: npm's `before`); the runner is the one
 the package depends on (vitest, jest, mocha), with mocha's options from the `test` scripts. The
-parsers are in `node_reports`.
+parsers are in `languages.node.reports`.
 
 Images: Debian's nodejs + npm (`swe-forge-node:bookworm` Node 18, `:trixie` Node 20), and one per
 Node major from 16 to 26 built on first need from the npm registry (`swe-forge-node:<major>`,
-`node_image`). A repository that declares nothing runs on the Debian images, as it always did; one
-that declares a version (`.nvmrc`, `.node-version`, `volta.node`, `engines.node`; `node_versions`)
+`languages.node.image`). A repository that declares nothing runs on the Debian images, as it always did; one
+that declares a version (`.nvmrc`, `.node-version`, `volta.node`, `engines.node`; `languages.node.versions`)
 runs on the highest major that satisfies it, a Debian image of that major first (already built).
 """
 
@@ -51,7 +51,7 @@ RUNNER_CONFIG = re.compile(
 """The runners' configuration (mocha, jest, vitest, karma; vite's, which vitest reads when it has none; babel's, which
 transforms jest's test files) and npm's project settings (`node-options`, `script-shell`): they decide what runs and
 how results are reported. What the loaders make of every other source is compared before and after the diff
-(`node_config`)."""
+(`languages.node.config`)."""
 TEST_NAME = re.compile(r".+\.(test|spec)\.[cm]?[jt]sx?")
 """Jest's and Vitest's default test file names (`x.test.ts`, `x.spec.js`)."""
 
@@ -157,7 +157,7 @@ def node_recipes(files: Files, tree: set[str], image: str) -> tuple[list[EnvReci
 
 def node_era_recipes(files: Files, tree: set[str], image: str, committed: datetime | None) -> list[EnvRecipe]:
     """For an old commit without a lock file, on a registry whose publish times can be trusted (asked about the
-    package's test runner): today's first recipe resolved as of the commit (`node_era`)."""
+    package's test runner): today's first recipe resolved as of the commit (`languages.node.era`)."""
     if committed is None or not is_old(committed) or any(lock in tree for lock in LOCK_FILES):
         return []
     recipes, _ = node_recipes(files, tree, image)
@@ -234,7 +234,7 @@ def seed_image(node: str, default_image: str, local: bool) -> str:
 
 
 def _config_probe(runner: str) -> ConfigProbe:
-    """npm's and `runner`'s own loaders, asked after every diff (`node_config`)."""
+    """npm's and `runner`'s own loaders, asked after every diff (`languages.node.config`)."""
 
     def read(files: tuple[str, ...]) -> Callable[[Sandbox], object]:
         return lambda box: node_config.node_config(box, runner, files)

@@ -1,6 +1,6 @@
 """Just enough of JavaScript's lexical grammar to find where a call ends: strings, template literals, comments and
-brackets, for planting tests beside a test call (`node_canaries`). Regular-expression literals are not told from
-division; a call whose end cannot be found is reported as None and the caller plants elsewhere."""
+brackets, for planting tests beside a test call (`languages.node.canaries`). Regular-expression literals are not
+told from division; a call whose end cannot be found is reported as None and the caller plants elsewhere."""
 
 from __future__ import annotations
 

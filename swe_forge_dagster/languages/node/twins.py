@@ -17,7 +17,7 @@ changed; which one is the task's it must guess, since the twin is planted before
 
 The assertion must run whenever the test passes: it is a statement of the callback's own block (not in a loop,
 branch or callback), with no `return` before it, ending its line. Otherwise there is no negated twin and the
-planter falls back to the opening comparison (`node_canaries`).
+planter falls back to the opening comparison (`languages.node.canaries`).
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
-from swe_forge_dagster.execution.runners import JUNIT
 from swe_forge_dagster.languages.pack import AgentHints, RunnerHints
+from swe_forge_dagster.languages.python.runner import JUNIT
 
 JUNIT_OPTIONS = f"-p no:cacheprovider --continue-on-collection-errors -o junit_family=xunit1 --junitxml={JUNIT} -rA"
 """What the harness needs from every pytest run (as in `PYTEST`); added to the agent's commands."""
@@ -41,7 +41,7 @@ def agent_command(command: str) -> str:
 
     Accepted forms: a command with `{tests}` where the test paths go, or one that ends with a pytest
     invocation (`{tests}` is appended). The JUnit options go in front of `{tests}`, where pytest
-    reads them, unless the command already writes the report to `runners.JUNIT`.
+    reads them, unless the command already writes the report to `runner.JUNIT`.
     Raises ValueError with what to change.
     """
     command = command.strip()

@@ -19,7 +19,7 @@ canaries do not give their expected outcomes there (a `-k` in its test command, 
 that do not match `test_*`, a directory that does not collect) runs without canaries.
 
 Code that recognises these canaries (it can list the planted module) and forges only the task's tests is caught
-by a twin of one of the task's own FAIL_TO_PASS tests, appended to its file (`python_twins`).
+by a twin of one of the task's own FAIL_TO_PASS tests, appended to its file (`languages.python.twins`).
 
 Pack-private to the Python pack (`languages.python`); the harness calls it for runners that run in process.
 """
@@ -83,8 +83,8 @@ class Canaries:
     failing: str
     source: str
     twin: Twin | None = None
-    """A twin of one of the task's FAIL_TO_PASS tests, in its own file (`python_twins`): what a targeted forger
-    cannot tell from the task's tests."""
+    """A twin of one of the task's FAIL_TO_PASS tests, in its own file (`languages.python.twins`): what a targeted
+    forger cannot tell from the task's tests."""
 
     def outcome(self, outcomes: Mapping[str, Outcome], name: str) -> Outcome | None:
         """The outcome of the canary `name`, found by its unique name (report ids are relative to pytest's rootdir)."""
@@ -144,7 +144,7 @@ def plant_pytest(
     run_files: Sequence[str], fail_to_pass: Sequence[str], read: Callable[[str], bytes]
 ) -> Canaries | None:
     """Canaries next to the file of the first FAIL_TO_PASS test (`path.py::name`), with a twin of one of its tests
-    (`python_twins`) when one can have one; None when no FAIL_TO_PASS test names a file of the task."""
+    (`languages.python.twins`) when one can have one; None when no FAIL_TO_PASS test names a file of the task."""
     files = [f for f in run_files if f.endswith(".py")]
     target = next((path for test_id in fail_to_pass if (path := test_id.split("::", 1)[0]) in files), None)
     if target is None:
@@ -161,7 +161,7 @@ def plant_pytest(
 def tampering(
     canaries: Canaries, outcomes: Mapping[str, Outcome], exit_code: int, exit_code_meaningful: bool
 ) -> str | None:
-    """Why the run's results cannot be trusted, or None (see the module docstring and `python_twins`)."""
+    """Why the run's results cannot be trusted, or None (see the module docstring and `languages.python.twins`)."""
     if canaries.twin is not None and (forged := canaries.twin.tampering(outcomes)):
         return forged
     passing, failing = canaries.outcome(outcomes, canaries.passing), canaries.outcome(outcomes, canaries.failing)

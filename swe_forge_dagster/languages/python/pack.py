@@ -1,10 +1,10 @@
 """The Python pack: setup.py/setup.cfg/pyproject.toml repositories, tested with pytest on the local base images.
 
-Its recipes come from the packaging files (`python_recipes`), first as of the commit's era for an old commit
-(`python_era`: uv's `--exclude-newer`), then with today's releases; its runner is pytest (`python_runner`,
-JUnit read by `execution.junit`), and what an agent may not change is pytest's configuration and
-what can replace pytest or its plugins (`python_protection`). The images are the base images every
-sandbox starts from (`scripts/build-base-image.sh`), so this pack has no toolchain image of its own.
+Its recipes come from the packaging files (`languages.python.recipes`), first as of the commit's era for an old
+commit (`languages.python.era`: uv's `--exclude-newer`), then with today's releases; its runner is pytest
+(`languages.python.runner`, JUnit read by `execution.junit`), and what an agent may not change is pytest's
+configuration and what can replace pytest or its plugins (`languages.python.protection`). The images are the base
+images every sandbox starts from (`scripts/build-base-image.sh`), so this pack has no toolchain image of its own.
 """
 
 from __future__ import annotations
@@ -52,6 +52,9 @@ DEPENDENCY_FILES = (
     "uv.lock",
     "tox.ini",
 )
+INDEX_PROBE = "python3 -m pip download --no-deps --retries 0 --timeout 15 -d /tmp/swe-forge-probe pip"
+"""Fetches one small package from the package index pip is configured with (the CA bundle mounted as installs see
+it): when this fails, every recipe that installs from the index fails too, so none is worth a build."""
 SEED_VENV = (
     "python3 -m venv --system-site-packages /tmp/venv && . /tmp/venv/bin/activate "
     "&& (python -c 'import pytest' 2>/dev/null || pip install -q pytest)"
@@ -83,7 +86,8 @@ def dependency_part(name: str, content: bytes) -> bytes:
 
 
 def _recipes(files: Files, tree: set[str], image: str) -> tuple[list[EnvRecipe], str | None]:
-    """Today's releases; a build backend without PEP 660 (`python_era.legacy_build`) without build isolation."""
+    """Today's releases; a build backend without PEP 660 (`languages.python.era.legacy_build`) without build
+    isolation."""
     build = legacy_build(files.get("pyproject.toml"))
     recipes = python_recipes(files, tree, image)
     if build is None:
@@ -96,7 +100,7 @@ def _recipes(files: Files, tree: set[str], image: str) -> tuple[list[EnvRecipe],
 
 
 def _era_recipes(files: Files, tree: set[str], image: str, committed: datetime | None) -> list[EnvRecipe]:
-    """The most specific install as of the commit's era (`python_era`), for a commit older than `ERA_AGE`."""
+    """The most specific install as of the commit's era (`languages.python.era`), for a commit older than `ERA_AGE`."""
     recipes = python_recipes(files, tree, image)
     if not recipes or not is_old(committed):
         return []
@@ -134,7 +138,7 @@ def seed_install(install: str, python: str) -> str:
 
 
 def _pytest_probe(files: tuple[str, ...]) -> Callable[[Sandbox], object]:
-    """pytest's effective configuration for the task's test files, read in a box (`python_config`)."""
+    """pytest's effective configuration for the task's test files, read in a box (`languages.python.config`)."""
     return lambda box: pytest_config(box, files)
 
 
@@ -143,8 +147,9 @@ def _swap(mapping: Mapping[str, str]) -> dict[str, str]:
 
 
 VENV_PYTHON = "/opt/venv/bin/python"
-"""The interpreter of every Python environment (`python_recipes.VENV`, `python_era.UV_VENV`): its runtime probe asks
-it, never the system Python that every base image has (a Node environment has no Python runtime of its own)."""
+"""The interpreter of every Python environment (`languages.python.recipes.VENV`, `languages.python.era.UV_VENV`): its
+runtime probe asks it, never the system Python that every base image has (a Node environment has no Python runtime of
+its own)."""
 
 
 REVIEW_SIGNS = (
@@ -197,4 +202,6 @@ PACK = LanguagePack(
     proof_file=proof_module,
     dist_name_files=DIST_NAME_FILES,
     dependency_part=dependency_part,
+    install_outputs=("*.egg-info",),
+    index_probe=INDEX_PROBE,
 )

@@ -11,10 +11,16 @@ from collections.abc import Iterable, Mapping
 from pathlib import PurePosixPath
 
 from swe_forge_dagster.execution.junit import Outcome
-from swe_forge_dagster.execution.runners import JUNIT, Runner, SwebenchLog
+from swe_forge_dagster.execution.runners import Runner, SwebenchLog
 from swe_forge_dagster.languages.python.canaries import plant_pytest
 from swe_forge_dagster.languages.python.junit_ids import pytest_outcomes
 
+JUNIT = "/tmp/junit.xml"
+"""The report path written in stored pytest commands (`Runner.stored_report`); each run substitutes its own fresh
+path."""
+_JUNITXML = re.compile(r"--junit-?xml[= ](?P<path>'[^']+'|\"[^\"]+\"|\S+)")
+NO_AUTOLOAD = "export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1\n"
+"""Installed packages' `[pytest11]` entry points load no plugin (`Runner.plugins_off`)."""
 PYTEST = (
     "python -m pytest -p no:cacheprovider --continue-on-collection-errors -o junit_family=xunit1 "
     f"--junitxml={JUNIT} -rA -q {{tests}}"
@@ -81,6 +87,12 @@ def _pytest_file(path: str) -> bool:
     return (name.endswith(".py") and name.startswith("test")) or name.endswith("_test.py")
 
 
+def _junitxml_path(command: str) -> str | None:
+    """The path a pytest command writes its JUnit report to by its own `--junitxml=PATH`, or None."""
+    own = _JUNITXML.search(command)
+    return own.group("path").strip("'\"") if own else None
+
+
 def _own_ids(outcomes: Mapping[str, Outcome], files: Mapping[str, str]) -> dict[str, Outcome]:
     """A pytest id starts with its file."""
     return {test_id: o for test_id, o in outcomes.items() if test_id.split("::")[0] in files}
@@ -126,4 +138,7 @@ PYTEST_RUNNER = Runner(
     well_formed=_pytest_node_id,
     swebench_log=SwebenchLog("parse_log_pytest", _with_summary, _first_word),
     plant=plant_pytest,
+    stored_report=JUNIT,
+    own_report=_junitxml_path,
+    plugins_off=NO_AUTOLOAD,
 )

@@ -1,7 +1,7 @@
 """Twin canaries: a copy of one of the task's own FAIL_TO_PASS tests that must fail whenever that test passes.
 
-The planted canaries (`python_canaries`) catch blanket tampering, but they do not exercise the package: code under
-test that forges only the failures it recognises as the task's (a report naming the function it fixes, a test of
+The planted canaries (`languages.python.canaries`) catch blanket tampering, but they do not exercise the package: code
+under test that forges only the failures it recognises as the task's (a report naming the function it fixes, a test of
 the task's module) passes them by. A twin closes that: one FAIL_TO_PASS test of the task, a module-level function
 whose last statement is an `assert`, is copied with its decorators (its parametrization too) under a new name made
 from the words of the file's own test names, with that last assertion negated, and appended to the task's test

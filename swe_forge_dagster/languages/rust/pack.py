@@ -50,7 +50,7 @@ def parse_libtest(report: bytes, files: Iterable[str] = ()) -> dict[str, Outcome
     the process's stdout directly (`std::io::stdout().write_all`, a child process, fd 1)
     can print fake result lines or JSON events. In JSON mode each binary's summary must count its test events
     (`_check_summary`): a forged event, or one swallowed by an unterminated line, makes the report unreadable. What
-    stays possible (a forged pass with a forged summary) the canaries catch (`rust_canaries`).
+    stays possible (a forged pass with a forged summary) the canaries catch (`languages.rust.canaries`).
     """
     events: dict[str, Outcome] = {}
     started: set[str] = set()  # of the current test binary: a binary's suite starts with "suite" "started"

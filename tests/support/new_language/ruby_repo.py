@@ -1,4 +1,5 @@
-"""A small real Ruby repository with a real bug, its fix and its tests, as a bare remote and a SWE-bench row.
+"""A small Ruby repository written here (a real git history: a bug, its fix and its tests), as a bare remote and a
+SWE-bench row, as the project writes its twins' repositories.
 
 `Stats.mean` divides integers, so the mean of `[1, 2]` is 1; the fix divides as floats. The test patch adds
 `TestStats#test_mean_of_two` (fails before the fix, passes after); `TestStats#test_total` passes throughout.
