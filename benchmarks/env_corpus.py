@@ -2,7 +2,8 @@
 instance in `../shared/fixtures` that can run offline, as a new user would run them.
 
 The corpus: the 32 SWE-bench Lite test instances of the bundled repositories (requests 6, flask 3, pytest 17,
-pylint 6), SWE-bench Lite dev's marshmallow-1359 and -1343, SWE-bench Multilingual's fmt-2457, fmt-3729 and
+pylint 6), SWE-bench Lite's 14 Django rows re-based on release sdists (`django-sdists/`, tested with Django's own
+runtests.py), SWE-bench Lite dev's marshmallow-1359 and -1343, SWE-bench Multilingual's fmt-2457, fmt-3729 and
 axios-5085, and the seed task directories whose repositories are bundled (filelock-483, opendatahub-gtfs-api-3).
 Each instance runs through the `swe-forge` CLI itself (`validate -i`, `harness --agent oracle`, `harness` with
 `examples/emptyagent`), with no environment given, no API key, the bundles as git remotes and the host CA bundle:
@@ -49,6 +50,10 @@ EMPTY_AGENT = ("--agent-dir", str(ROOT / "examples" / "emptyagent"), "--agent-cm
 LITE_TEST_REPOS = ("psf/requests", "pallets/flask", "pytest-dev/pytest", "pylint-dev/pylint")
 MULTILINGUAL = ("fmtlib__fmt-2457", "fmtlib__fmt-3729", "axios__axios-5085")
 LITE_DEV = ("marshmallow-code__marshmallow-1359", "marshmallow-code__marshmallow-1343")
+DJANGO_SDISTS = SWEBENCH / "django-sdists" / "rows.jsonl"
+"""14 Django rows of SWE-bench Lite's test split, re-based on Django's release sdists (tested with runtests.py)."""
+BUNDLES = {"django/django": "django+django-sdists.bundle"}
+"""Repositories whose bundle is not named `<owner>+<name>.bundle`."""
 SEED_DIRS = ("run-medium/tox-dev/filelock-483", "test-run/easy/noi-techpark/opendatahub-gtfs-api-3")
 INSTANCE_CAUSES = ("needs a network host", "not judgeable", "not_judgeable", "patch does not apply")
 """Failure text that is the instance's (it cannot be judged offline, or is broken upstream), not the environment's or
@@ -79,6 +84,8 @@ def corpus() -> list[Item]:
     multi = SWEBENCH / "lite-test-and-multilingual" / "swebench_multi.jsonl"
     if multi.is_file():
         items += [Item(i.instance_id, i.repo, i) for i in read_instances(multi) if i.instance_id in MULTILINGUAL]
+    if DJANGO_SDISTS.is_file():
+        items += [Item(i.instance_id, i.repo, i) for i in read_instances(DJANGO_SDISTS)]
     for relative in SEED_DIRS:
         path = SEEDS / relative
         if (path / "workspace.yaml").is_file():
@@ -91,7 +98,7 @@ def remote(work: Path, repo: str) -> None:
     """`repo`'s bundle as the bare remote `work/remotes/<owner>/<name>.git` (once)."""
     target = work / "remotes" / f"{repo}.git"
     if not target.exists():
-        bundle = FIXTURES / "repos" / f"{repo.replace('/', '+')}.bundle"
+        bundle = FIXTURES / "repos" / BUNDLES.get(repo, f"{repo.replace('/', '+')}.bundle")
         subprocess.run(["git", "clone", "-q", "--bare", str(bundle), str(target)], check=True)
 
 

@@ -10,7 +10,6 @@ pack's id form) and `swe-forge harness` (the oracle resolves it, an agent that c
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -19,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.common import BASE_IMAGE, EXAMPLES, HOST_CA
+from tests.support.common import BASE_IMAGE, EXAMPLES, cli_json
 from tests.support.new_language import ruby_pack
 from tests.support.new_language.ruby_repo import write_ruby_world
 
@@ -70,18 +69,8 @@ def test_a_broken_plugin_is_named_in_a_clear_error(tmp_path: Path) -> None:
 
 
 def cli(site: Path, home: Path, *args: str) -> dict:
-    env = plugin_env(site, SWE_FORGE_HOME=str(home), SWE_FORGE_DOCKER_IMAGE=BASE_IMAGE)
-    if HOST_CA.is_file():
-        env["SWE_FORGE_CA_BUNDLE"] = str(HOST_CA)
-    done = subprocess.run(
-        [sys.executable, "-m", "swe_forge_dagster.cli", *args, "--json"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=1800,
-    )
-    assert done.stdout.strip(), done.stderr[-3000:]
-    return json.loads(done.stdout)
+    """`swe-forge <args> --json` as a user runs it, with the plugin's folder on the path."""
+    return cli_json(home, *args, PYTHONPATH=str(site), SWE_FORGE_DOCKER_IMAGE=BASE_IMAGE)
 
 
 @pytest.mark.docker

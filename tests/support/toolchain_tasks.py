@@ -25,6 +25,7 @@ class ToolchainTask:
     tests: dict[str, str]
     fail_to_pass: tuple[str, ...]
     pass_to_pass: tuple[str, ...]
+    problem_statement: str = "clamp returns the lower bound for a value above the range; it must return the upper."
 
 
 JEST_CLAMP_BUGGY = """'use strict';
@@ -203,7 +204,7 @@ def build_task(root: Path, task: ToolchainTask, language: str) -> tuple[dict, st
         "base_commit": base,
         "patch": _diff(work, task.fix),
         "test_patch": _diff(work, task.tests),
-        "problem_statement": "clamp returns the lower bound for a value above the range; it must return the upper.",
+        "problem_statement": task.problem_statement,
         "hints_text": "",
         "created_at": "2026-11-01T12:00:00Z",
         "version": "1.0",
