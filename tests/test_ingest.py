@@ -28,7 +28,7 @@ def test_a_run_downloads_eight_hours_at_once_and_isolates_failures(tmp_path: Pat
         _, truths[when] = write_hour(mirror, when, events=400)
     with GharchiveServer(mirror) as server:
         for when in hours[:-1]:
-            server.delay(archive_file_name(when), 0.3)
+            server.delay(archive_file_name(when), 1.0)  # long enough for eight threads to start on a loaded machine
         server.fail_next(archive_file_name(hours[0]), 500)
         fetcher = ArchiveFetcher(
             server.url, cache, backoff_initial=0, slots=Slots(tmp_path / "locks", GHARCHIVE_DOWNLOAD_POOL, 8)

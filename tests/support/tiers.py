@@ -33,7 +33,10 @@ import pytest
 # `swebench eval --task-repo`, ~150 s) and the fast tier began to run beside it (956 s measured then).
 # docker raised to 1700 s when the demo's UI and the deployment's printed next step joined it (1554 s measured in a
 # CI run of 2566 s in all).
-DEFAULT_BUDGETS: dict[str, float] = {"fast": 900, "docker": 1700, "browser": 420, "real_repo": 1200}
+# real_repo raised to 1500 s after a run on a fresh engine measured 1299 s (fmt's two C++ rows built cold: 506 s);
+# docker measured 1850 s in that run (the new-language plugin test builds its Ruby image once). Shrinking both is
+# open work: CI's total was 3365 s, over its 45-minute budget.
+DEFAULT_BUDGETS: dict[str, float] = {"fast": 900, "docker": 1900, "browser": 420, "real_repo": 1500}
 TIERS = ("real_repo", "browser", "docker")  # checked in this order: a test is in the first it is marked with
 
 _seconds: dict[str, float] = defaultdict(float)
