@@ -126,6 +126,26 @@ class AppendedCanaries:
     """The twin is a copy opened by a failing comparison (so it fails at sanity too); False: its last assertion is
     changed, and at sanity, where the original fails, it may pass."""
 
+    @classmethod
+    def appended_to(
+        cls,
+        path: str,
+        text: str,
+        blocks: list[str],
+        twin_block: str,
+        rng: random.Random,
+        ids: tuple[str, str, str, str],
+    ) -> AppendedCanaries:
+        """`blocks` (the passing and failing tests) and `twin_block` appended to the file's `text` in an order of
+        `rng`'s (planted tests sit among each other in no fixed place); `ids`: passing, failing, original, twin."""
+        head = text if text.endswith("\n") else text + "\n"
+        bare_blocks, all_blocks = list(blocks), [*blocks, twin_block]
+        rng.shuffle(bare_blocks)
+        rng.shuffle(all_blocks)
+        content = (head + "".join("\n" + block for block in all_blocks)).encode()
+        bare = (head + "".join("\n" + block for block in bare_blocks)).encode()
+        return cls(path, content, bare, *ids)
+
     def files(self) -> dict[str, bytes]:
         return {self.path: self.content}
 

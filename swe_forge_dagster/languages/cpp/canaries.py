@@ -74,16 +74,11 @@ def plant_gtest(
     twin_block = (
         f"{macro}({suite}, {twin}) {{\n  const int {value} = {a};\n  ASSERT_EQ({value}, {b});\n{original['body']}}}\n"
     )
-    head = text if text.endswith("\n") else text + "\n"
-    bare_blocks, all_blocks = list(blocks), [*blocks, twin_block]
-    rng.shuffle(bare_blocks)
-    rng.shuffle(all_blocks)
-    return AppendedCanaries(
+    return AppendedCanaries.appended_to(
         path,
-        (head + "".join("\n" + block for block in all_blocks)).encode(),
-        (head + "".join("\n" + block for block in bare_blocks)).encode(),
-        f"{suite}.{passing}",
-        f"{suite}.{failing}",
-        f"{suite}.{original['name']}",
-        f"{suite}.{twin}",
+        text,
+        blocks,
+        twin_block,
+        rng,
+        (f"{suite}.{passing}", f"{suite}.{failing}", f"{suite}.{original['name']}", f"{suite}.{twin}"),
     )

@@ -73,18 +73,8 @@ def plant_go(
     failing_block = _copy(rng.choice(others), failing, a, b) if others else _compare(failing, a, b)
     blocks = [_compare(passing, a, a), failing_block]
     twin_block = _copy(original, twin, a, b)
-    head = text if text.endswith("\n") else text + "\n"
-    bare_blocks, all_blocks = list(blocks), [*blocks, twin_block]
-    rng.shuffle(bare_blocks)
-    rng.shuffle(all_blocks)
-    return AppendedCanaries(
-        path,
-        (head + "".join("\n" + block for block in all_blocks)).encode(),
-        (head + "".join("\n" + block for block in bare_blocks)).encode(),
-        passing,
-        failing,
-        original.group("name"),
-        twin,
+    return AppendedCanaries.appended_to(
+        path, text, blocks, twin_block, rng, (passing, failing, original.group("name"), twin)
     )
 
 
