@@ -7,8 +7,9 @@ Every test is in one tier, by its markers (pyproject's `[tool.pytest.ini_options
 - `docker`: the rest of the Docker tests (twins' small repositories);
 - `fast`: everything else, unit and integration tests without Docker, on every run.
 
-`scripts/test` runs the fast tier in a second pytest process beside the Docker tiers (which stay in order in one
-process: they share the engine and its images) when no `-m` is given; `SWE_FORGE_TEST_WORKERS=1` runs one.
+`scripts/test` runs two lanes when no `-m` is given: the fast tier then the real-repository tier, beside the docker
+and browser tiers (which stay in order in one process: they share the engine, their images and the deployment's
+ports); `SWE_FORGE_TEST_WORKERS=1` runs one process.
 
 Select tiers with markers: `scripts/test -m "not real_repo"`, `scripts/test -m "not docker and not browser"`
 (the fast tier), `scripts/test -m real_repo`. The summary adds the time of each tier's tests (setup, call and
