@@ -1,13 +1,14 @@
 """The environment corpus and its rate (issue 22 item 4): `validate`, the oracle and the empty agent over every
 instance in `../shared/fixtures` that can run offline, as a new user would run them.
 
-The corpus: the 32 SWE-bench Lite test instances of the bundled repositories (requests 6, flask 3, pytest 17,
-pylint 6), SWE-bench Lite's 14 Django rows re-based on release sdists (`django-sdists/`, tested with Django's own
-runtests.py), SWE-bench Lite dev's marshmallow-1359 and -1343, SWE-bench Multilingual's fmt-2457, fmt-3729 and
-axios-5085, and the seed task directories whose repositories are bundled (filelock-483, opendatahub-gtfs-api-3).
-Each instance runs through the `swe-forge` CLI itself (`validate -i`, `harness --agent oracle`, `harness` with
-`examples/emptyagent`), with no environment given, no API key, the bundles as git remotes and the host CA bundle:
-the same code path as a user's.
+The corpus: the 32 SWE-bench Lite test instances of the bundled repositories (requests 6, flask 3, pytest 17, pylint
+6), SWE-bench Lite's 14 Django rows re-based on release sdists (`django-sdists/`, tested with Django's own
+runtests.py), 13 SymPy rows on commits carrying their upstream trees (`sympy-trees/`, tested with `bin/test`),
+SWE-bench Lite dev's marshmallow-1359 and -1343, SWE-bench Multilingual's fmt-2457, fmt-3729 and axios-5085, and the
+seed task directories whose repositories are bundled (filelock-483, opendatahub-gtfs-api-3). Each instance runs
+through the `swe-forge` CLI itself (`validate -i`, `harness --agent oracle`, `harness` with `examples/emptyagent`),
+with no environment given, no API key, the bundles as git remotes and the host CA bundle: the same code path as a
+user's.
 
 Per instance it prints: validate's status, the oracle's and the empty agent's, how the recipe was found
 (`manifest`, `era`, `agent`, or the seed task's own `install_config`), the runtime the environment records,
@@ -50,9 +51,14 @@ EMPTY_AGENT = ("--agent-dir", str(ROOT / "examples" / "emptyagent"), "--agent-cm
 LITE_TEST_REPOS = ("psf/requests", "pallets/flask", "pytest-dev/pytest", "pylint-dev/pylint")
 MULTILINGUAL = ("fmtlib__fmt-2457", "fmtlib__fmt-3729", "axios__axios-5085")
 LITE_DEV = ("marshmallow-code__marshmallow-1359", "marshmallow-code__marshmallow-1343")
-DJANGO_SDISTS = SWEBENCH / "django-sdists" / "rows.jsonl"
-"""14 Django rows of SWE-bench Lite's test split, re-based on Django's release sdists (tested with runtests.py)."""
-BUNDLES = {"django/django": "django+django-sdists.bundle"}
+REBASED = {
+    "django/django": ("django-sdists", "django+django-sdists.bundle"),
+    "sympy/sympy": ("sympy-trees", "sympy+sympy-trees.bundle"),
+}
+"""Rows re-based on a small history (`../shared/fixtures/swebench/<folder>/rows.jsonl`, each with its bundle): 14
+Django rows of SWE-bench Lite's test split on Django's release sdists (tested with runtests.py), 13 SymPy rows on
+commits that carry their exact upstream trees (tested with bin/test)."""
+BUNDLES = {repo: bundle for repo, (_, bundle) in REBASED.items()}
 """Repositories whose bundle is not named `<owner>+<name>.bundle`."""
 SEED_DIRS = ("run-medium/tox-dev/filelock-483", "test-run/easy/noi-techpark/opendatahub-gtfs-api-3")
 INSTANCE_CAUSES = ("needs a network host", "not judgeable", "not_judgeable", "patch does not apply")
@@ -84,8 +90,9 @@ def corpus() -> list[Item]:
     multi = SWEBENCH / "lite-test-and-multilingual" / "swebench_multi.jsonl"
     if multi.is_file():
         items += [Item(i.instance_id, i.repo, i) for i in read_instances(multi) if i.instance_id in MULTILINGUAL]
-    if DJANGO_SDISTS.is_file():
-        items += [Item(i.instance_id, i.repo, i) for i in read_instances(DJANGO_SDISTS)]
+    for folder, _ in REBASED.values():
+        if (rows := SWEBENCH / folder / "rows.jsonl").is_file():
+            items += [Item(i.instance_id, i.repo, i) for i in read_instances(rows)]
     for relative in SEED_DIRS:
         path = SEEDS / relative
         if (path / "workspace.yaml").is_file():

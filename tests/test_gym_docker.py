@@ -223,8 +223,9 @@ def test_the_served_gym_token_cap_reaping_and_kill_9(
 ) -> None:
     home = tmp_path / "home"
     # idle timeout: long enough that the first environment is not reaped while the second still opens on a
-    # loaded 2-core machine (opens there took over 6 s), short enough to watch both reaped
-    with served(home, hw, "--max-envs", "2", "--idle-timeout", "20", name="first") as first:
+    # loaded 2-core machine (opens there took over 6 s; with a second Docker lane beside it, over 20 s), short
+    # enough to watch both reaped
+    with served(home, hw, "--max-envs", "2", "--idle-timeout", "45", name="first") as first:
         assert httpx.get(f"{first.url}/tasks").status_code == 401
         with first.client() as client, ThreadPoolExecutor(3) as pool:
             assert {t["task_id"] for t in client.tasks()} == {"acme-labs__tinycalc-12", "northwind__datekit-7"}
@@ -240,7 +241,7 @@ def test_the_served_gym_token_cap_reaping_and_kill_9(
             assert hello["observation"] == "hello from /testbed\n[exit code 0]" and hello["done"] is False
             refused = client.call(envs[0], "answer", {"force": True})  # a bad answer is a call like any other
             assert refused["error"] and not refused["done"] and "no argument force" in refused["observation"]
-            wait_until(lambda: client.environments() == [], 60, "both environments reaped when idle")
+            wait_until(lambda: client.environments() == [], 120, "both environments reaped when idle")
             with pytest.raises(GymError) as reaped:
                 client.call(envs[0], "bash", {"command": "true"})
             assert reaped.value.status == 409 and "idle" in str(reaped.value)

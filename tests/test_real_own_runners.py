@@ -1,0 +1,79 @@
+"""A real Django row and a real SymPy row of SWE-bench Lite, run with the repositories' own test runners.
+
+Django's tests run with `tests/runtests.py` and SymPy's with `bin/test`, chosen from the repository's files (never
+from its name), and their ids are SWE-bench's (`test_x (module.Class)`, bare function names). The rows come from
+`../shared/fixtures/swebench/django-sdists/` (a release sdist tree with the row reverse-applied) and
+`../shared/fixtures/swebench/sympy-trees/` (the row's exact upstream tree), with their bundles as git remotes and no
+environment given: `swe-forge validate` must find the environment from the manifests (no LLM) and give the row's
+lists id for id, the harness must resolve both with the oracle and neither with the empty agent, and the task
+repository we export must be graded by SWE-bench's own `swebench eval`, with its `parse_log_django` and
+`parse_log_sympy`. Both rows in one call of each command, so that the tier pays for each step once.
+Needs Docker, `swe-forge-base:bullseye` and PyPI (through the host CA bundle).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import docker
+import pytest
+import yaml
+
+from swe_forge_dagster.export.swebench import read_instances, write_jsonl
+from tests.support.common import EXAMPLES, SHARED_FIXTURES, cli_json, require_image, swebench_cli
+
+pytestmark = [pytest.mark.docker, pytest.mark.real_repo, pytest.mark.timeout(1500)]  # two rows, every step, cold
+SWEBENCH = SHARED_FIXTURES / "swebench"
+ROWS = {
+    "django__django-15789": ("django-sdists", "django+django-sdists.bundle", "django/django"),
+    "sympy__sympy-21614": ("sympy-trees", "sympy+sympy-trees.bundle", "sympy/sympy"),
+}
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory, docker_client: docker.DockerClient) -> dict:
+    require_image(docker_client, "swe-forge-base:bullseye", "scripts/build-base-image.sh swe-forge-base:bullseye")
+    root = tmp_path_factory.mktemp("real-own-runners")
+    instances = []
+    for instance_id, (folder, bundle, repo) in ROWS.items():
+        rows, remote = SWEBENCH / folder / "rows.jsonl", SHARED_FIXTURES / "repos" / bundle
+        if not (rows.is_file() and remote.is_file()):
+            pytest.skip(f"real fixture missing ({rows} or {remote})")
+        target = root / "remotes" / f"{repo}.git"
+        subprocess.run(["git", "clone", "-q", "--bare", str(remote), str(target)], check=True, timeout=300)
+        instances += [i for i in read_instances(rows) if i.instance_id == instance_id]
+    write_jsonl(instances, root / "rows.jsonl")
+    return {"root": root, "instances": {i.instance_id: i for i in instances}}
+
+
+def cli(world: dict, *args: str) -> dict:
+    git_url = f"file://{world['root']}/remotes/{{repo}}.git"
+    return cli_json(world["root"] / "home", *args, "--git-url", git_url, SWE_FORGE_START_DATE="2015-01-01")
+
+
+def test_django_and_sympy_validate_id_for_id_resolve_and_export_to_swebench(world: dict) -> None:
+    rows = str(world["root"] / "rows.jsonl")
+    summary = cli(world, "validate", "-i", rows)
+    for row in summary["results"]:
+        given = world["instances"][row["instance_id"]]
+        assert row["status"] == "valid", (row["instance_id"], row["reason"], row["differences"])
+        assert sorted(row["fail_to_pass"]) == sorted(given.FAIL_TO_PASS), row["instance_id"]
+        assert sorted(row["pass_to_pass"]) == sorted(given.PASS_TO_PASS), row["instance_id"]
+        assert len(row["recipes_tried"]) == 1, row["recipes_tried"]  # the first guess: no ladder, no LLM
+    assert {r["instance_id"] for r in summary["results"]} == set(ROWS)
+
+    oracle = cli(world, "harness", "-i", rows, "--agent", "oracle")
+    assert (oracle["total"], oracle["resolved"]) == (2, 2), [(r["task_id"], r["error"]) for r in oracle["results"]]
+    empty_agent = ("--agent-dir", str(EXAMPLES / "emptyagent"), "--agent-cmd", "python3 -m emptyagent")
+    empty = cli(world, "harness", "-i", rows, *empty_agent)
+    assert (empty["total"], empty["unresolved"]) == (2, 2), [(r["task_id"], r["error"]) for r in empty["results"]]
+
+    repo = world["root"] / "task-repo"
+    export = cli(world, "export", "-i", rows, "-o", str(repo), "--format", "swebench-task-repo")
+    assert sorted(export["tasks"]) == sorted(ROWS) and not export["skipped"], export
+    parsers = {d.name: yaml.safe_load((d / "task.yaml").read_text())["log_parser"] for d in (repo / "tasks").iterdir()}
+    assert parsers == {"django__django-15789": "parse_log_django", "sympy__sympy-21614": "parse_log_sympy"}
+    swebench_cli(world["root"], "eval", "swe-forge/tasks", "--gold", "--task-repo", str(repo), "--run-id", "own")
+    report = json.loads((world["root"] / "gold.own.json").read_text())
+    assert sorted(report["resolved_ids"]) == sorted(ROWS), report
