@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,7 @@ from swebench.harness.log_parsers.python import parse_log_django, parse_log_symp
 from swe_forge_dagster.languages.python.django import (
     DJANGO_RUNNER,
     DJANGO_TEST,
+    PYTHON36_DESCRIPTIONS,
     described,
     django_labels,
     django_single_id,
@@ -26,6 +29,7 @@ from swe_forge_dagster.languages.python.django import (
     parse_django_log_statuses,
     without_method,
 )
+from swe_forge_dagster.languages.python.recipes import python_recipes
 from swe_forge_dagster.languages.python.runner import PYTEST, PYTEST_COMMAND, PYTEST_RUNNER
 from swe_forge_dagster.languages.python.sympy import SYMPY_RUNNER, SYMPY_TEST, parse_sympy_log, parse_sympy_log_statuses
 
@@ -194,3 +198,30 @@ def test_every_lite_id_is_well_formed() -> None:
             continue
         for key in ("FAIL_TO_PASS", "PASS_TO_PASS"):
             assert all(runner.well_formed(test_id) for test_id in json.loads(row[key])), row["instance_id"]
+
+
+def test_a_project_whose_oldest_python_is_36_gets_its_test_names_on_a_newer_python(tmp_path: Path) -> None:
+    """SWE-bench listed Django 3.0 to 3.2 on Python 3.6, whose unittest gives a test whose docstring starts on the
+    line after its quotes no description; 3.7 and later name it by the docstring. The install step's `.pth` line,
+    run by a real interpreter (this one, 3.11), names such a test as 3.6 did and leaves a one-line docstring's."""
+    line = re.search(r'"(import unittest[^"]+)"', PYTHON36_DESCRIPTIONS).group(1)  # type: ignore[union-attr]
+    (tmp_path / "old_descriptions.pth").write_text(line + "\n")
+    script = (
+        "import site, sys, unittest\n"
+        f"site.addsitedir({str(tmp_path)!r})\n"
+        "class T(unittest.TestCase):\n"
+        "    def test_a(self):\n        '''\n        Starts on the next line.\n        '''\n"
+        "    def test_b(self):\n        '''On the first line.'''\n"
+        "print(T('test_a').shortDescription(), '|', T('test_b').shortDescription())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "None | On the first line."
+    unpatched = subprocess.run([sys.executable, "-c", script.replace("site.addsitedir", "print")], capture_output=True)
+    assert b"Starts on the next line. | On the first line." in unpatched.stdout
+
+    django = {"tests/runtests.py", "django/__init__.py"}
+    for classifiers, expected in (("3.6", True), ("3.5", True), ("3.8", False), (None, False)):
+        setup_py = f"classifiers=['Programming Language :: Python :: {classifiers}']" if classifiers else "setup()"
+        installs = [r.install_commands[-1] for r in python_recipes({"setup.py": setup_py}, django, "img")]
+        assert all((PYTHON36_DESCRIPTIONS in install) == expected for install in installs), (classifiers, installs)
+    assert PYTHON36_DESCRIPTIONS not in str(python_recipes({"setup.py": "python 3.6"}, {"t/test_x.py"}, "img"))

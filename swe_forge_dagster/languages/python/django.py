@@ -34,6 +34,27 @@ DJANGO_TEST = "python tests/runtests.py --verbosity 2 --settings=test_sqlite --p
 DJANGO_TEST_NO_PARALLEL = "python tests/runtests.py --verbosity 2 {tests} > {report} 2>&1"
 """SWE-bench's `TEST_DJANGO_NO_PARALLEL`, for Django before 1.9 (its runtests.py has no `--parallel`)."""
 
+PYTHON36_DESCRIPTIONS = (
+    "printf '%s\\n' \"import unittest.case as c; c.TestCase.shortDescription = lambda self: "
+    '(self._testMethodDoc or str()).split(chr(10))[0].strip() or None" '
+    "> \"$(python -c 'import site; print(site.getsitepackages()[0])')/swe_forge_unittest_descriptions.pth\""
+)
+"""An install step that makes the environment's unittest describe tests as Python 3.6 did. A verbose run names a
+test with a docstring by the docstring's first line; Python 3.6 took that line as it is, so a docstring that starts
+on the line after its quotes gave no description and the test kept its name (`test_x (m.C)`), while 3.7 and later
+strip the docstring first and name it by its text. A project whose oldest Python is 3.6 or older was listed by
+SWE-bench on that Python (Django 3.0 to 3.2), and no interpreter that old runs here: this `.pth` line, run at every
+start of the environment's Python, gives its lists' ids on a newer one. It changes no outcome, only the name."""
+OLDEST_NEW_DESCRIPTIONS = (3, 7)
+"""The first Python whose unittest strips a docstring before taking its first line."""
+
+
+def description_setup(oldest_python: tuple[int, int] | None) -> tuple[str, ...]:
+    """The install steps that make test names those of the project's oldest Python (`PYTHON36_DESCRIPTIONS` when it
+    is older than 3.7); none when its oldest Python describes tests as today's do, or it declares none."""
+    return (PYTHON36_DESCRIPTIONS,) if oldest_python is not None and oldest_python < OLDEST_NEW_DESCRIPTIONS else ()
+
+
 _ENV = r"(?:\w+=(?:'[^']*'|\"[^\"]*\"|\S*)\s+)*"
 COMMAND_START = r"(?:^|[;&|(])\s*" + _ENV
 """Where a command starts: the line's start or a shell separator, then any `NAME=value` assignments."""

@@ -29,7 +29,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from swe_forge_dagster.execution.recipe import EnvRecipe
 from swe_forge_dagster.languages.python.runner import PYTEST
-from swe_forge_dagster.languages.python.suites import own_runner_command
+from swe_forge_dagster.languages.python.suites import own_runner_command, own_runner_setup
 from swe_forge_dagster.settings import DEFAULT_BASE_IMAGE
 
 BASE_IMAGES = {"3.11": DEFAULT_BASE_IMAGE, "3.9": "swe-forge-base:bullseye", "3.13": "swe-forge-base:trixie"}
@@ -82,7 +82,9 @@ def python_recipes(manifests: Mapping[str, str], tree: set[str], base_image: str
             installs.append(f"pip install -r {requirements} {EDITABLE} . pytest")
     installs.append(f"pip install {EDITABLE} . pytest")
     command = own_runner_command(tree) or PYTEST
-    return [EnvRecipe((VENV, install), command, base_image) for install in dict.fromkeys(installs)]
+    versions, _ = declared_pythons(manifests)
+    setup = "".join(f" && {step}" for step in own_runner_setup(command, min(versions, default=None)))
+    return [EnvRecipe((VENV, install + setup), command, base_image) for install in dict.fromkeys(installs)]
 
 
 NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")

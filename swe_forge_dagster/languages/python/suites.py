@@ -9,7 +9,9 @@ gets pytest. Pack-private (`languages.python` is the pack).
 
 from __future__ import annotations
 
-from swe_forge_dagster.languages.python.django import DJANGO_TEST, RUNTESTS
+from collections.abc import Callable
+
+from swe_forge_dagster.languages.python.django import DJANGO_TEST, RUNTESTS, description_setup
 from swe_forge_dagster.languages.python.sympy import BIN_TEST, SYMPY_TEST
 
 OWN_RUNNERS: tuple[tuple[frozenset[str], str], ...] = (
@@ -22,3 +24,14 @@ OWN_RUNNERS: tuple[tuple[frozenset[str], str], ...] = (
 def own_runner_command(tree: set[str]) -> str | None:
     """The test command of the runner the repository ships (`{tests}`, `{report}` to fill), or None: pytest."""
     return next((command for needed, command in OWN_RUNNERS if needed <= tree), None)
+
+
+RUNNER_SETUP: dict[str, Callable[[tuple[int, int] | None], tuple[str, ...]]] = {DJANGO_TEST: description_setup}
+"""Per own runner's command: the install steps its ids need, from the project's oldest declared Python."""
+
+
+def own_runner_setup(command: str, oldest_python: tuple[int, int] | None) -> tuple[str, ...]:
+    """The install steps after the project's install that `command`'s runner needs so that its ids are those of the
+    project's oldest Python (Django's unittest descriptions); none for the others."""
+    setup = RUNNER_SETUP.get(command)
+    return setup(oldest_python) if setup is not None else ()
