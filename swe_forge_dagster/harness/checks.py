@@ -87,6 +87,19 @@ def run_checks(
     return _run_commands(box, task, timeout, "" if plugin_autoload else plugins_off(), canaries)
 
 
+SLOWER_THAN_SANITY = 3.0
+"""How much longer than the sanity run the verification run may take before it is stopped: the same tests on the
+same image, after a fix that may do more work, on a machine whose load changes between the two."""
+
+
+def sized_timeout(configured: float, sanity_s: float) -> float:
+    """The verification run's limit: the configured one, or `SLOWER_THAN_SANITY` times what the sanity run measured
+    when that is longer. A fixed limit is too short for a real test file on 2 cores (Django's admin_scripts tests
+    took over 120 s after the gold patch on a loaded machine, and the sanity run had taken nearly as long); sized
+    from the measurement, a slow suite gets room while a hung one is still stopped."""
+    return max(configured, SLOWER_THAN_SANITY * sanity_s)
+
+
 def run_sanity(
     box: Sandbox, task: HarnessTask, timeout: float, *, plugin_autoload: bool, canaries: Planted | None
 ) -> tuple[CheckRun, Planted | None]:

@@ -52,6 +52,7 @@ from swe_forge_dagster.harness.checks import (
     run_sanity,
     sanity_problems,
     set_aside_unreachable,
+    sized_timeout,
 )
 from swe_forge_dagster.harness.cleanup import harness_labels, keep, remove_stale
 from swe_forge_dagster.harness.inputs import checked
@@ -247,7 +248,8 @@ class Harness:
 
         on_stage("verify")
         try:
-            final = self._verify(task, boxes["verify"][0], diff, result, canaries, config_before, roots)
+            limit = sized_timeout(config.test_timeout, sanity.duration_s)
+            final = self._verify(task, boxes["verify"][0], diff, result, canaries, config_before, roots, limit)
         except (DockerException, SandboxError, WorkspaceError) as exc:
             raise HarnessOutcome(Status.TEST_ERROR, f"the verification container failed: {exc}") from exc
         result.test_duration_secs = round(result.test_duration_secs + final.duration_s, 3)
@@ -275,6 +277,7 @@ class Harness:
         canaries: Planted | None,
         config_before: tuple[ConfigReader, object] | None = None,
         roots: list[str] | None = None,
+        timeout: float | None = None,
     ) -> CheckRun:
         """The agent's (filtered) diff on base + the task's tests, protected paths reset, then every check.
 
@@ -298,9 +301,8 @@ class Harness:
         except ConfigChanged as exc:
             raise HarnessOutcome(Status.UNRESOLVED, str(exc)) from exc
         result.dropped_paths += [path for path in reset if path not in result.dropped_paths]
-        return run_checks(
-            box, task, self.config.test_timeout, plugin_autoload=self.config.plugin_autoload, canaries=canaries
-        )
+        limit = timeout or self.config.test_timeout
+        return run_checks(box, task, limit, plugin_autoload=self.config.plugin_autoload, canaries=canaries)
 
     # -- environment and containers ---------------------------------------------------------------
 
