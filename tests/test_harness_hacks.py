@@ -187,41 +187,17 @@ def test_a_continuation_line_pytest_reads_as_config_is_found_by_pytests_own_read
 ) -> None:
     """(c) on a repository whose pytest section lives in setup.cfg: the text check sees no change in the section,
     pytest's own configuration (computed before and after the diff) does, so setup.cfg is reset and reported."""
-    from swe_forge_dagster.execution.patch import patch_adding_files
-    from swe_forge_dagster.export.swebench import SWEBenchInstance
-    from swe_forge_dagster.export.task_dir import TaskRecord, write_task_dir
     from swe_forge_dagster.harness import Harness, HarnessConfig, run_harness
-    from swe_forge_dagster.languages.python.runner import PYTEST
-    from tests.support.git_repos import repo_with_commits
+    from tests.support.pytest_task import write_pytest_task
 
-    cache, (base, fixed) = repo_with_commits(
-        tmp_path / "remotes",
-        [INI_BASE, {"inicalc/__init__.py": "def double(x):\n    return x + x\n"}],
-        repo="cfg-co/inicalc",
-    )
-    instance = SWEBenchInstance(
-        instance_id="cfg-co__inicalc-1",
-        repo="cfg-co/inicalc",
-        base_commit=base,
-        patch=cache.diff("cfg-co/inicalc", base, fixed),
-        test_patch=patch_adding_files({"tests/test_inicalc.py": INI_TESTS}),
-        problem_statement="double() is off by one",
-        created_at="2026-01-01T00:00:00Z",
-        FAIL_TO_PASS=["tests/test_inicalc.py::test_double"],
-        PASS_TO_PASS=["tests/test_inicalc.py::test_callable"],
-    )
-    single = "python -m pytest -p no:cacheprovider -q {}"
-    write_task_dir(
-        tmp_path / "tasks",
-        TaskRecord(
-            instance=instance,
-            image=BASE_IMAGE,
-            install_commands=[],
-            test_command=PYTEST,
-            test_files=["tests/test_inicalc.py"],
-            fail_to_pass_commands=[single.format(t) for t in instance.FAIL_TO_PASS],
-            pass_to_pass_commands=[single.format(t) for t in instance.PASS_TO_PASS],
-        ),
+    tasks = write_pytest_task(
+        tmp_path,
+        "cfg-co/inicalc",
+        (INI_BASE, {"inicalc/__init__.py": "def double(x):\n    return x + x\n"}),
+        {"tests/test_inicalc.py": INI_TESTS},
+        ["tests/test_inicalc.py::test_double"],
+        ["tests/test_inicalc.py::test_callable"],
+        "double() is off by one",
     )
     agent = write_agent(tmp_path / "agent", INI_HACK)
     common = {
@@ -238,9 +214,7 @@ def test_a_continuation_line_pytest_reads_as_config_is_found_by_pytests_own_read
     ):
         config = HarnessConfig(**common, **extra)
         with Harness(config, client=docker_client) as harness:
-            (verdicts[name],) = run_harness(
-                load_inputs(tmp_path / "tasks", default_image=BASE_IMAGE), config, harness=harness
-            )
+            (verdicts[name],) = run_harness(load_inputs(tasks, default_image=BASE_IMAGE), config, harness=harness)
     hack = verdicts["hack"]
     assert hack.status is Status.UNRESOLVED and "setup.cfg" in hack.model_patch, (hack.reason, hack.dropped_paths)
     assert hack.dropped_paths == ["setup.cfg"] and "tampered" not in (hack.reason or ""), hack.reason
