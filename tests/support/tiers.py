@@ -37,7 +37,10 @@ import pytest
 # real_repo raised to 1500 s after a run on a fresh engine measured 1299 s (fmt's two C++ rows built cold: 506 s);
 # docker measured 1850 s in that run (the new-language plugin test builds its Ruby image once). Shrinking both is
 # open work: CI's total was 3365 s, over its 45-minute budget.
-DEFAULT_BUDGETS: dict[str, float] = {"fast": 900, "docker": 1900, "browser": 420, "real_repo": 1500}
+# real_repo raised to 2100 s when it began to run beside the docker tier (scripts/test's two lanes: 1577 s measured
+# for its 19 tests there, against 1299 s beside the fast tier) and Django's and SymPy's rows joined it (255 s warm,
+# alone), less fmt's second row (about 100 s); docker to 3300 s (3105 s measured beside it, plus the time-limit test).
+DEFAULT_BUDGETS: dict[str, float] = {"fast": 900, "docker": 3300, "browser": 420, "real_repo": 2100}
 TIERS = ("real_repo", "browser", "docker")  # checked in this order: a test is in the first it is marked with
 
 _seconds: dict[str, float] = defaultdict(float)
