@@ -249,7 +249,7 @@ class Harness:
         on_stage("verify")
         try:
             limit = sized_timeout(config.test_timeout, sanity.duration_s)
-            final = self._verify(task, boxes["verify"][0], diff, result, canaries, config_before, roots, limit)
+            final = self._verify(task, boxes["verify"][0], diff, result, limit, canaries, config_before, roots)
         except (DockerException, SandboxError, WorkspaceError) as exc:
             raise HarnessOutcome(Status.TEST_ERROR, f"the verification container failed: {exc}") from exc
         result.test_duration_secs = round(result.test_duration_secs + final.duration_s, 3)
@@ -274,10 +274,10 @@ class Harness:
         box: Sandbox,
         diff: str,
         result: TaskResult,
+        timeout: float,
         canaries: Planted | None,
         config_before: tuple[ConfigReader, object] | None = None,
         roots: list[str] | None = None,
-        timeout: float | None = None,
     ) -> CheckRun:
         """The agent's (filtered) diff on base + the task's tests, protected paths reset, then every check.
 
@@ -301,8 +301,7 @@ class Harness:
         except ConfigChanged as exc:
             raise HarnessOutcome(Status.UNRESOLVED, str(exc)) from exc
         result.dropped_paths += [path for path in reset if path not in result.dropped_paths]
-        limit = timeout or self.config.test_timeout
-        return run_checks(box, task, limit, plugin_autoload=self.config.plugin_autoload, canaries=canaries)
+        return run_checks(box, task, timeout, plugin_autoload=self.config.plugin_autoload, canaries=canaries)
 
     # -- environment and containers ---------------------------------------------------------------
 
