@@ -23,7 +23,13 @@ def test_the_corpus_is_every_instance_feasible_offline_in_the_fixtures() -> None
     if not (SHARED_FIXTURES / "swebench").is_dir():
         pytest.skip(f"fixtures absent: {SHARED_FIXTURES}")
     items = env_corpus.corpus()
-    assert Counter(i.repo for i in items) == {
+    rebased = {"django/django": 14, "sympy/sympy": 13}  # each counted where its fixture is there
+    present = {
+        repo: count
+        for repo, count in rebased.items()
+        if (SHARED_FIXTURES / "swebench" / env_corpus.REBASED[repo][0] / "rows.jsonl").is_file()
+    }
+    assert Counter(i.repo for i in items) == present | {
         "pytest-dev/pytest": 17,
         "psf/requests": 6,
         "pylint-dev/pylint": 6,
@@ -33,8 +39,6 @@ def test_the_corpus_is_every_instance_feasible_offline_in_the_fixtures() -> None
         "axios/axios": 1,
         "tox-dev/filelock": 1,
         "noi-techpark/opendatahub-gtfs-api": 1,
-        "django/django": 14,
-        "sympy/sympy": 13,
     }
     bundles = env_corpus.BUNDLES
     assert all(
