@@ -71,11 +71,11 @@ def test_django_and_sympy_validate_id_for_id_resolve_and_export_to_swebench(worl
     assert {r["instance_id"] for r in summary["results"]} == set(world["instances"])
 
     oracle = cli(world, "harness", "-i", rows, "--agent", "oracle")
-    count = len(world["instances"])
-    assert (oracle["total"], oracle["resolved"]) == (count, count), [(r["task_id"], r["error"]) for r in oracle["results"]]
+    n = len(world["instances"])
+    assert (oracle["total"], oracle["resolved"]) == (n, n), [(r["task_id"], r["error"]) for r in oracle["results"]]
     empty_agent = ("--agent-dir", str(EXAMPLES / "emptyagent"), "--agent-cmd", "python3 -m emptyagent")
     empty = cli(world, "harness", "-i", rows, *empty_agent)
-    assert (empty["total"], empty["unresolved"]) == (count, count), [(r["task_id"], r["error"]) for r in empty["results"]]
+    assert (empty["total"], empty["unresolved"]) == (n, n), [(r["task_id"], r["error"]) for r in empty["results"]]
 
     repo = world["root"] / "task-repo"
     export = cli(world, "export", "-i", rows, "-o", str(repo), "--format", "swebench-task-repo")
