@@ -51,15 +51,11 @@ EMPTY_AGENT = ("--agent-dir", str(ROOT / "examples" / "emptyagent"), "--agent-cm
 LITE_TEST_REPOS = ("psf/requests", "pallets/flask", "pytest-dev/pytest", "pylint-dev/pylint")
 MULTILINGUAL = ("fmtlib__fmt-2457", "fmtlib__fmt-3729", "axios__axios-5085")
 LITE_DEV = ("marshmallow-code__marshmallow-1359", "marshmallow-code__marshmallow-1343")
-REBASED = {
-    "django/django": ("django-sdists", "django+django-sdists.bundle"),
-    "sympy/sympy": ("sympy-trees", "sympy+sympy-trees.bundle"),
-}
-"""Rows re-based on a small history (`../shared/fixtures/swebench/<folder>/rows.jsonl`, each with its bundle): 14
-Django rows of SWE-bench Lite's test split on Django's release sdists (tested with runtests.py), 13 SymPy rows on
-commits that carry their exact upstream trees (tested with bin/test)."""
-BUNDLES = {repo: bundle for repo, (_, bundle) in REBASED.items()}
-"""Repositories whose bundle is not named `<owner>+<name>.bundle`."""
+REBASED_BUNDLE = "{owner}+{folder}.bundle"
+"""Rows re-based on a small history: `swebench/<folder>/rows.jsonl` beside `repos/<owner>+<folder>.bundle` in a
+fixture root (`benchmarks/rebased_rows.py` makes them): in `../shared/fixtures`, 14 Django rows of SWE-bench Lite's
+test split on Django's release sdists (`django-sdists/`, tested with runtests.py); with `--fixtures`, others, such as
+SymPy rows on their exact upstream trees (`sympy-trees/`) or scikit-learn's on its sdists (`scikit-learn-sdists/`)."""
 SEED_DIRS = ("run-medium/tox-dev/filelock-483", "test-run/easy/noi-techpark/opendatahub-gtfs-api-3")
 INSTANCE_CAUSES = ("needs a network host", "not judgeable", "not_judgeable", "patch does not apply")
 """Failure text that is the instance's (it cannot be judged offline, or is broken upstream), not the environment's or
@@ -76,10 +72,12 @@ class Item:
     repo: str
     record: Any = None  # SWEBenchInstance
     seed_dir: Path | None = None
+    bundle: Path | None = None  # else `repos/<owner>+<name>.bundle` of ../shared/fixtures
 
 
-def corpus() -> list[Item]:
-    """Every instance of the corpus whose fixture is present, in a stable order."""
+def corpus(extra_roots: tuple[Path, ...] = ()) -> list[Item]:
+    """Every instance of the corpus whose fixture is present, in a stable order; then the re-based rows of each
+    extra fixture root."""
     items: list[Item] = []
     lite = SWEBENCH / "lite-test-and-multilingual" / "swebench_lite_origin.jsonl"
     if lite.is_file():
@@ -90,9 +88,8 @@ def corpus() -> list[Item]:
     multi = SWEBENCH / "lite-test-and-multilingual" / "swebench_multi.jsonl"
     if multi.is_file():
         items += [Item(i.instance_id, i.repo, i) for i in read_instances(multi) if i.instance_id in MULTILINGUAL]
-    for folder, _ in REBASED.values():
-        if (rows := SWEBENCH / folder / "rows.jsonl").is_file():
-            items += [Item(i.instance_id, i.repo, i) for i in read_instances(rows)]
+    for root in (FIXTURES, *extra_roots):
+        items += rebased(root)
     for relative in SEED_DIRS:
         path = SEEDS / relative
         if (path / "workspace.yaml").is_file():
@@ -101,12 +98,28 @@ def corpus() -> list[Item]:
     return items
 
 
-def remote(work: Path, repo: str) -> None:
-    """`repo`'s bundle as the bare remote `work/remotes/<owner>/<name>.git` (once)."""
-    target = work / "remotes" / f"{repo}.git"
+def rebased(root: Path) -> list[Item]:
+    """The re-based rows under a fixture root: each `swebench/<folder>/rows.jsonl` whose bundle is there."""
+    items = []
+    for rows in sorted(root.glob("swebench/*/rows.jsonl")):
+        for record in read_instances(rows):
+            owner = record.repo.split("/")[0]
+            bundle = root / "repos" / REBASED_BUNDLE.format(owner=owner, folder=rows.parent.name)
+            if bundle.is_file():
+                items.append(Item(record.instance_id, record.repo, record, bundle=bundle))
+    return items
+
+
+def remote(work: Path, item: Item) -> None:
+    """The item's bundle in the bare remote `work/remotes/<owner>/<name>.git` (cloned once; another fixture's
+    bundle of the same repository is fetched into it)."""
+    target = work / "remotes" / f"{item.repo}.git"
+    bundle = item.bundle or FIXTURES / "repos" / f"{item.repo.replace('/', '+')}.bundle"
     if not target.exists():
-        bundle = FIXTURES / "repos" / BUNDLES.get(repo, f"{repo.replace('/', '+')}.bundle")
         subprocess.run(["git", "clone", "-q", "--bare", str(bundle), str(target)], check=True)
+    elif item.bundle is not None:
+        refs = f"+refs/heads/*:refs/fixtures/{item.bundle.stem}/*"
+        subprocess.run(["git", "--git-dir", str(target), "fetch", "-q", str(bundle), refs], check=True)
 
 
 def cli(work: Path, *args: str) -> dict[str, Any]:
@@ -143,7 +156,7 @@ def llm_calls(work: Path) -> int:
 
 def run_item(item: Item, work: Path) -> dict[str, Any]:
     """validate, oracle and empty agent on one instance; its row."""
-    remote(work, item.repo)
+    remote(work, item)
     if item.seed_dir is not None:
         target = str(item.seed_dir)
     else:
@@ -270,11 +283,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="at most N instances (after --only and resume)")
     parser.add_argument("--json", type=Path, default=None, help="rows written here; rows already there are kept")
     parser.add_argument("--work", type=Path, default=Path("/tmp/swe-forge-corpus"), help="remotes, home, inputs")
+    parser.add_argument(
+        "--fixtures", type=Path, action="append", default=[], help="another fixture root (rebased_rows.py's --out)"
+    )
     parser.add_argument("--lock", type=Path, default=Path("/tmp/swe-forge-docker-tests.lock"))
     args = parser.parse_args(argv)
     rows: list[dict[str, Any]] = json.loads(args.json.read_text())["rows"] if args.json and args.json.exists() else []
     done = {row["instance"] for row in rows}
-    items = [i for i in corpus() if not args.only or any(fnmatch.fnmatch(i.name, g) for g in args.only)]
+    items = [
+        i for i in corpus(tuple(args.fixtures)) if not args.only or any(fnmatch.fnmatch(i.name, g) for g in args.only)
+    ]
     todo = [i for i in items if i.name not in done][: args.limit]
     work = args.work.resolve()
     work.mkdir(parents=True, exist_ok=True)

@@ -23,12 +23,11 @@ def test_the_corpus_is_every_instance_feasible_offline_in_the_fixtures() -> None
     if not (SHARED_FIXTURES / "swebench").is_dir():
         pytest.skip(f"fixtures absent: {SHARED_FIXTURES}")
     items = env_corpus.corpus()
-    rebased = {"django/django": 14, "sympy/sympy": 13}  # each counted where its fixture is there
+    swebench = SHARED_FIXTURES / "swebench"
+    rebased = {"django/django": ("django-sdists", 14), "sympy/sympy": ("sympy-trees", 13)}
     present = {
-        repo: count
-        for repo, count in rebased.items()
-        if (SHARED_FIXTURES / "swebench" / env_corpus.REBASED[repo][0] / "rows.jsonl").is_file()
-    }
+        repo: count for repo, (folder, count) in rebased.items() if (swebench / folder / "rows.jsonl").is_file()
+    }  # each counted where its fixture is there
     assert Counter(i.repo for i in items) == present | {
         "pytest-dev/pytest": 17,
         "psf/requests": 6,
@@ -40,10 +39,8 @@ def test_the_corpus_is_every_instance_feasible_offline_in_the_fixtures() -> None
         "tox-dev/filelock": 1,
         "noi-techpark/opendatahub-gtfs-api": 1,
     }
-    bundles = env_corpus.BUNDLES
-    assert all(
-        (SHARED_FIXTURES / "repos" / bundles.get(i.repo, f"{i.repo.replace('/', '+')}.bundle")).is_file() for i in items
-    )
+    shared = SHARED_FIXTURES / "repos"
+    assert all((i.bundle or shared / f"{i.repo.replace('/', '+')}.bundle").is_file() for i in items)
 
 
 def test_failures_are_classed_and_the_rate_leaves_out_the_instances_own() -> None:

@@ -163,4 +163,6 @@ def era_recipe(today: EnvRecipe, python: str, manifests: Mapping[str, str], comm
         f"export {RESOLUTION_VAR}={date} && mkdir -p {ENV_DIR} && printf '%s' {shlex.quote(RECORD)} > {RECORD_SCRIPT} "
         f"&& printf '%s' {shlex.quote(ERA_UV)} > {ERA_UV_SCRIPT}"
     )
-    return EnvRecipe((UV_VENV, step, f"{install} && sh {RECORD_SCRIPT}"), today.test_command, today.base_image)
+    first = today.install_commands[:-2]  # what comes before today's venv (the build tools of a compiled project)
+    steps = (*first, UV_VENV, step, f"{install} && sh {RECORD_SCRIPT}")
+    return EnvRecipe(steps, today.test_command, today.base_image)

@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from swe_forge_dagster.execution.recipe import EnvRecipe
+from swe_forge_dagster.languages.python.extensions import compiles, with_build_tools
 from swe_forge_dagster.languages.python.runner import PYTEST
 from swe_forge_dagster.languages.python.suites import own_runner_command, own_runner_setup
 from swe_forge_dagster.settings import DEFAULT_BASE_IMAGE
@@ -65,7 +66,7 @@ def python_recipes(manifests: Mapping[str, str], tree: set[str], base_image: str
     installs: list[str] = []
     tox_groups, tox_extras = _tox_toml(manifests.get("tox.toml"))
     tox_extras = _tox_extras(manifests.get("tox.ini")) or tox_extras  # what the project's own test runs install
-    tox_groups, tox_extras = _names(tox_groups), _names(tox_extras)  # they reach a shell command
+    tox_groups, tox_extras = _names(tox_groups), list(dict.fromkeys(_names(tox_extras)))  # they reach a shell
     groups = set(_names(_dependency_groups(manifests.get("pyproject.toml"))))
     wanted = [g for g in tox_groups if g in groups] or [next((g for g in TEST_EXTRAS if g in groups), "")]
     if any(wanted):  # PEP 735 groups: `pip install --group` (pip >= 25.1, which the venv step upgrades to)
@@ -84,7 +85,8 @@ def python_recipes(manifests: Mapping[str, str], tree: set[str], base_image: str
     command = own_runner_command(tree) or PYTEST
     versions, _ = declared_pythons(manifests)
     setup = "".join(f" && {step}" for step in own_runner_setup(command, min(versions, default=None)))
-    return [EnvRecipe((VENV, install + setup), command, base_image) for install in dict.fromkeys(installs)]
+    build = with_build_tools if compiles(manifests, tree) else tuple
+    return [EnvRecipe(build((VENV, install + setup)), command, base_image) for install in dict.fromkeys(installs)]
 
 
 NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
