@@ -36,6 +36,8 @@ def test_the_runtime_part_of_an_environments_labels() -> None:
     skipped = runtime_labels({"swe-forge.resolution-date": "none", "swe-forge.resolution-note": "no time.created"})
     assert skipped["resolution-note"] == "no time.created" and describe(skipped) == "today's releases"
     assert runtime_labels(None) == {} and describe({}) == ""
+    built = runtime_labels({"swe-forge.install-seconds": "412", "swe-forge.python-version": "3.9.2"})
+    assert describe(built) == "installed in 412 s, python 3.9.2"  # a compiled repository's build, paid once
 
 
 def test_the_harness_json_carries_each_results_runtime() -> None:

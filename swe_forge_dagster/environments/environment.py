@@ -24,6 +24,7 @@ import shutil
 import tarfile
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -51,6 +52,9 @@ BUILT_AT_LABEL = "swe-forge.built-at"
 """The commit whose tree was installed: SWE-bench's `environment_setup_commit` of the tasks that use the image."""
 FROM_LABEL = "swe-forge.from"
 """The image the build started from (a base image, or the environment image a layer sits on)."""
+INSTALL_SECONDS_LABEL = "swe-forge.install-seconds"
+"""How long the install took (a compiled repository's build is most of it): paid once per image, every task of the
+environment reuses what it built."""
 VARIANT_OF_LABEL = "swe-forge.variant-of"
 """On a per-manifests image: the id of the repository's environment image it stands in for."""
 RECORD_BASE_TREE = (
@@ -286,6 +290,7 @@ class Environments:
                 raise EnvironmentBuildError(f"recording the build tree failed: {recorded.output[-500:]}")
             box.run(f"export {pretend}")  # for the installs only: unset before the image is committed
             box.run(install_git_script(self.cache.release_version(repo, base_sha)))
+            started = time.monotonic()
             for command in recipe.install_commands:
                 result = box.run(command, timeout=INSTALL_TIMEOUT_S)
                 if result.exit_code != 0:
@@ -306,6 +311,7 @@ class Environments:
                 DEPS_LABEL: deps,
                 BUILT_AT_LABEL: base_sha,
                 FROM_LABEL: start,
+                INSTALL_SECONDS_LABEL: str(round(time.monotonic() - started)),
                 **runtime_labels(runtime.output if runtime.ok else ""),
                 **(extra_labels or {}),
             }

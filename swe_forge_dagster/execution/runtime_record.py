@@ -19,9 +19,10 @@ import docker
 
 PREFIX = "swe-forge."
 RUNTIME_LABEL = re.compile(
-    r"(-version|version|-date|date|resolution.*|toolchain|runtime.*|interpreter.*|from|rung|found-by|era.*)$"
+    r"(-version|version|-date|date|resolution.*|toolchain|runtime.*|interpreter.*|from|rung|found-by|era.*|install-seconds)$"
 )
-"""Label names (after the prefix) that describe the runtime; ownership, build and harness bookkeeping do not."""
+"""Label names (after the prefix) that describe the runtime, and the install's seconds (a compiled repository's
+build is paid once per image, and a benchmark reports it); ownership and harness bookkeeping do not."""
 
 
 def runtime_labels(labels: Mapping[str, str] | None) -> dict[str, str]:
@@ -58,6 +59,8 @@ def describe(record: Mapping[str, str]) -> str:
             parts.append(f"{key} {value}")
         elif key == "from":
             parts.append(f"from {value}")
+        elif key == "install-seconds":
+            parts.append(f"installed in {value} s")
         elif key != "toolchain" or not any(k.endswith("version") for k in record):
             parts.append(f"{key} {value}")
     return ", ".join(parts)
