@@ -184,6 +184,7 @@ def run_item(item: Item, work: Path) -> dict[str, Any]:
         "recipe": validated.get("recipe") or "",
         "recipes_tried": validated.get("recipes_tried") or [],
         "runtime": runtime,
+        "install_s": int(runtime.get("install-seconds") or 0),
         "llm_calls": llm_calls(work) - calls,
         "seconds": round(time.perf_counter() - started, 1),
         **timed,
@@ -262,6 +263,23 @@ def print_table(rows: list[dict[str, Any]]) -> None:
         for failure in row["failures"]:
             print(f"{'':40}[{failure['whose']}] {failure['step']} {failure['status']}: {failure['cause'][:200]}")
     print(rate(rows))
+    print(per_repository(rows))
+
+
+def per_repository(rows: list[dict[str, Any]]) -> str:
+    """Per repository: rows, valid, resolved by the oracle, resolved by the empty agent, seconds, install seconds
+    (a compiled repository's build, paid once per environment image), and its misses' causes by whose they are."""
+    lines = [f"{'repository':36} {'rows':>4} {'valid':>5} {'oracle':>6} {'empty':>5} {'s':>7} {'install s':>9}  misses"]
+    for repo in sorted({r["repo"] for r in rows}):
+        mine = [r for r in rows if r["repo"] == repo]
+        whose = sorted({f["whose"] for r in mine for f in r["failures"]})
+        lines.append(
+            f"{repo:36} {len(mine):4} {sum(r['validate'] == 'valid' for r in mine):5} "
+            f"{sum(r['oracle'] == 'resolved' for r in mine):6} {sum(r['empty'] == 'resolved' for r in mine):5} "
+            f"{sum(r['seconds'] for r in mine):7.0f} {max((r.get('install_s') or 0) for r in mine):9}  "
+            f"{', '.join(whose) or '-'}"
+        )
+    return "\n".join(lines)
 
 
 def rate(rows: list[dict[str, Any]]) -> str:
