@@ -16,6 +16,7 @@ from swe_forge_dagster.languages.python.era import (
     ERA_UV_SCRIPT,
     RECORD_SCRIPT,
     TODAY_FILE,
+    WHEELS_FILE,
     legacy_build,
     resolution_date,
 )
@@ -161,7 +162,7 @@ def test_a_package_with_no_release_before_the_date_is_taken_as_of_today(tmp_path
     (bin_dir / "uv").write_text(
         "#!/bin/sh\n"
         f'echo "$@" >> {tmp_path}/calls\n'
-        'case "$*" in *atomicwrites=false*six=false*) echo installed; exit 0;; '
+        'case "$*" in *--dry-run*) exit 0;; *atomicwrites=false*six=false*) echo installed; exit 0;; '
         f"*atomicwrites=false*) echo '{hint.format('six', '2021')}'; exit 1;; "
         f"*) echo '{hint.format('atomicwrites', '2021')}'; exit 1;; esac\n"
     )
@@ -171,12 +172,47 @@ def test_a_package_with_no_release_before_the_date_is_taken_as_of_today(tmp_path
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
     done = subprocess.run(["sh", "-c", script], env=env, capture_output=True, text=True, timeout=30)
     assert done.returncode == 0 and "installed" in done.stdout, done.stdout + done.stderr
-    calls = (tmp_path / "calls").read_text().splitlines()
+    calls = [c for c in (tmp_path / "calls").read_text().splitlines() if "--dry-run" not in c]  # the wheel probe's
     assert len(calls) == 3 and calls[0].startswith("pip install --exclude-newer 2021-05-13T20:35:12Z ")
     assert (tmp_path / TODAY_FILE.rsplit("/", 1)[1]).read_text().split() == ["atomicwrites", "six"]
     (bin_dir / "uv").write_text("#!/bin/sh\necho 'error: no solution'; exit 1\n")
     failed = subprocess.run(["sh", "-c", script], env=env, capture_output=True, text=True, timeout=30)
     assert failed.returncode == 1 and "no solution" in failed.stdout  # another failure: reported, no retry
+
+
+def test_a_compiled_package_with_no_wheel_for_the_interpreter_is_taken_from_its_first_release_with_one(
+    tmp_path: Path,
+) -> None:
+    """The era script with a stand-in `uv` that answers as uv 0.13 does for numpy and scipy on Python 3.9 as of
+    3.9's release day (wheels for 3.8, none for 3.9 until a month, then two months on) and for docopt (no wheel ever):
+    numpy and scipy move to those dates and are recorded; docopt, pure Python, stops the search and is never moved."""
+    (recipe,) = PACK.era_recipes({"setup.py": "setup()"}, set(), BASE_IMAGES["3.9"], OLD)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    required = "hint: Wheels are required for `{0}` because building from source is disabled"
+    (bin_dir / "uv").write_text(
+        "#!/bin/sh\n"
+        f'echo "$@" >> {tmp_path}/calls\n'
+        'case "$*" in "pip compile"*) read name; [ "$name" != docopt ]; exit $?;; esac\n'
+        'case "$*" in *--dry-run*) ;; *) echo installed; exit 0;; esac\n'
+        f"case \"$*\" in *numpy=2021-06-13*) ;; *) echo '{required.format('numpy')}'; exit 1;; esac\n"
+        f"case \"$*\" in *scipy=2021-07-13*) ;; *) echo '{required.format('scipy')}'; exit 1;; esac\n"
+        f"echo '{required.format('docopt')}'; exit 1\n"
+    )
+    (bin_dir / "python").write_text("#!/bin/sh\necho 3.8\n")  # the interpreter before the venv's
+    for stub in ("uv", "python"):
+        (bin_dir / stub).chmod(0o755)
+    install = recipe.install_commands[2].split(f" && sh {RECORD_SCRIPT}")[0]
+    script = f"{recipe.install_commands[1]} && {install}".replace(ENV_DIR, str(tmp_path))
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    done = subprocess.run(["sh", "-c", script], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "installed" in done.stdout, done.stdout + done.stderr
+    moved = (tmp_path / WHEELS_FILE.rsplit("/", 1)[1]).read_text().split()
+    assert moved == ["numpy=2021-06-13T00:00:00Z", "scipy=2021-07-13T00:00:00Z"]
+    (final,) = [
+        c for c in (tmp_path / "calls").read_text().splitlines() if "--dry-run" not in c and "pip compile" not in c
+    ]
+    assert "numpy=2021-06-13T00:00:00Z" in final and "scipy=2021-07-13T00:00:00Z" in final and "docopt" not in final
 
 
 def test_an_era_recipe_on_a_runtime_of_the_commits_time_comes_before_one_on_a_newer_runtime(tmp_path: Path) -> None:

@@ -8,7 +8,8 @@ import subprocess
 from datetime import UTC, datetime
 
 from swe_forge_dagster.languages.python.era import era_recipe
-from swe_forge_dagster.languages.python.extensions import BUILD_TOOLS, compiles
+from swe_forge_dagster.languages.python.extensions import BUILD_TOOLS, build_requirements, compiles
+from swe_forge_dagster.languages.python.pack import PACK
 from swe_forge_dagster.languages.python.recipes import python_recipes
 
 CYTHON_SETUP = (
@@ -50,3 +51,18 @@ def test_joined_into_one_line_a_failed_step_before_it_is_not_masked() -> None:
     assert failed.returncode == 1 and "reached" not in failed.stdout, failed.stderr
     went_on = subprocess.run(["sh", "-c", f"true && {step} && echo reached"], capture_output=True, text=True)
     assert went_on.returncode == 0 and "reached" in went_on.stdout, went_on.stderr
+
+
+def test_a_compiled_setup_py_with_no_build_system_gets_its_build_requirements_first_and_no_isolation() -> None:
+    # scikit-learn 0.2x: numpy.distutils in setup.py, .pyx sources, no pyproject.toml (SWE-bench installs numpy,
+    # scipy and cython, then `pip install --no-build-isolation -e .`)
+    sklearn = {"setup.py": "from numpy.distutils.core import setup\n" + NUMPY_DISTUTILS}
+    tree = {"setup.py", "sklearn/tree/_tree.pyx", "sklearn/tree/tests/test_tree.py"}
+    assert build_requirements(sklearn, tree) == ["setuptools", "wheel", "numpy", "cython"]
+    assert build_requirements({"pyproject.toml": MESON}, {"pyproject.toml", "pkg/a.pyx"}) is None  # isolated build
+    assert build_requirements({"setup.py": "setup(name='x')\n"}, {"setup.py"}) is None  # nothing compiled
+    (era,) = PACK.era_recipes(sklearn, tree, "swe-forge-base:bullseye", datetime(2019, 6, 1, tzinfo=UTC))
+    prepare, install = era.install_commands[-1].split(" && ", 1)
+    assert "numpy cython" in prepare and "--no-build-isolation" in install
+    today, _ = PACK.recipes(sklearn, tree, "swe-forge-base:bullseye")
+    assert all("--no-build-isolation" in r.install_commands[-1] for r in today)

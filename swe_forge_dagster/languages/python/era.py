@@ -62,6 +62,7 @@ BUILD_TOOLS_FLOOR = "2022-08-20T00:00:00Z"
 instead breaks every old project built with setuptools_scm (pytest 4-6)."""
 RECORD_SCRIPT = f"{ENV_DIR}/record"
 TODAY_FILE = f"{ENV_DIR}/era-today"
+WHEELS_FILE = f"{ENV_DIR}/era-wheels"
 VERSIONS = (
     "python -c 'import platform, pytest; "
     'print(f"python-version={platform.python_version()}\\npytest-version={pytest.__version__}")\''
@@ -72,12 +73,44 @@ RECORD = (
     f"printf 'resolution-date=%s\\nrung={RUNG}\\n' \"${RESOLUTION_VAR}\" >> {RUNTIME_FILE}\n"
     f"[ ! -s {TODAY_FILE} ] || printf 'resolution-today=%s\\n' \"$(sort -u {TODAY_FILE} | tr '\\n' ' ')\" "
     f">> {RUNTIME_FILE}\n"
+    f"[ ! -s {WHEELS_FILE} ] || printf 'resolution-wheels=%s\\n' \"$(sort -u {WHEELS_FILE} | tr '\\n' ' ')\" "
+    f">> {RUNTIME_FILE}\n"
 )
 ERA_UV_SCRIPT = f"{ENV_DIR}/era-uv"
-ERA_UV = (
+WHEEL_FLOOR = (
+    "wheels=''\n"
+    "day=$(printf '%s' \"$" + RESOLUTION_VAR + '" | cut -c1-10)\n'
+    "older=$(python -c 'import sys; print(f\"3.{sys.version_info[1] - 1}\")')\n"
+    "for attempt in 1 2 3 4 5 6; do\n"
+    f'  probe=$(uv pip install --dry-run --only-binary :all: --exclude-newer "${RESOLUTION_VAR}" $wheels "$@" 2>&1) '
+    "&& break\n"
+    "  name=$(printf '%s\\n' \"$probe\" "
+    "| sed -n 's/.*Wheels are required for `\\([A-Za-z0-9._-]*\\)`.*/\\1/p' | head -1)\n"
+    '  [ -n "$name" ] || break\n'
+    f'  echo "$name" | uv pip compile - -q --only-binary :all: --python-version "$older" '
+    f'--exclude-newer "${RESOLUTION_VAR}" >/dev/null 2>&1 || break\n'
+    "  found=''\n"
+    "  for months in 1 2 3 6 12 24; do\n"
+    '    when=$(date -u -d "$day +$months months" +%Y-%m-%dT00:00:00Z) || break\n'
+    f'    probe=$(uv pip install --dry-run --only-binary :all: --exclude-newer "${RESOLUTION_VAR}" $wheels '
+    '--exclude-newer-package "$name=$when" "$@" 2>&1)\n'
+    '    printf \'%s\\n\' "$probe" | grep -q "Wheels are required for \\`$name\\`" || { found=$when; break; }\n'
+    "  done\n"
+    '  [ -n "$found" ] || break\n'
+    f'  wheels="$wheels --exclude-newer-package $name=$found"; echo "$name=$found" >> {WHEELS_FILE}\n'
+    "done\n"
+)
+"""Before the install: a compiled package that, as of the date, has wheels for the interpreter before this one but
+none for this one (numpy 1.19.2 and scipy 1.5.2 on Python 3.9 as of its release day) is taken as of the first later
+date, a month then 2, 3, 6, 12 and 24 months on, at which it has one (numpy 1.19.4, scipy 1.5.4): building the era's
+numpy from source takes many minutes on 2 cores, and its scipy needs BLAS and a Fortran toolchain. Found with dry
+runs that build nothing (`--only-binary :all:`, under which uv names the package "Wheels are required for"; the
+project itself is still built), named in `WHEELS_FILE` (the record's `resolution-wheels`). A package with no wheel
+for the interpreter before either (pure Python, sdist only) is never moved, and stops the search."""
+ERA_UV = WHEEL_FLOOR + (
     "extra=''\n"
     "for attempt in 1 2 3 4 5 6 7 8; do\n"
-    f'  if out=$(uv pip install --exclude-newer "${RESOLUTION_VAR}" $extra "$@" 2>&1); then '
+    f'  if out=$(uv pip install --exclude-newer "${RESOLUTION_VAR}" $extra $wheels "$@" 2>&1); then '
     "printf '%s\\n' \"$out\"; exit 0; fi\n"
     "  names=$(printf '%s\\n' \"$out\" | sed -n 's/.*`\\([A-Za-z0-9._-]*\\)` was filtered by `exclude-newer`.*/\\1/p' "
     "| sort -u)\n"
@@ -147,15 +180,23 @@ def legacy_install(install: str, build: list[str], pip: str = "pip install") -> 
     return f"{prepare} && {install.replace('pip install', 'pip install --no-build-isolation', 1)}"
 
 
-def era_recipe(today: EnvRecipe, python: str, manifests: Mapping[str, str], committed: datetime) -> EnvRecipe:
+def era_recipe(
+    today: EnvRecipe,
+    python: str,
+    manifests: Mapping[str, str],
+    committed: datetime,
+    build_first: list[str] | None = None,
+) -> EnvRecipe:
     """`today` (a venv, then one plain `pip install ...`) resolved as of the commit's date with uv, on Python
-    `python` (see the module docstring). Every step is one line: an exported task joins them with `&&`."""
+    `python` (see the module docstring). Every step is one line: an exported task joins them with `&&`. Build
+    requirements the caller found (`build_first`: a compiled setup.py's) are installed first, as of the same date,
+    and the project without build isolation."""
     date = resolution_date(committed, python)
     tools = max(date, BUILD_TOOLS_FLOOR)
     exempt = " ".join(f"--exclude-newer-package {name}={tools}" for name in EXEMPT)
     uv = f"sh {ERA_UV_SCRIPT} {exempt} --compile-bytecode"
     install = today.install_commands[-1].replace("pip install", uv, 1)
-    build = legacy_build(manifests.get("pyproject.toml"))
+    build = legacy_build(manifests.get("pyproject.toml")) or build_first
     if build is not None:
         prepare = f"{uv} -q --upgrade {' '.join(shlex.quote(b) for b in build)}"
         install = f"{prepare} && {install.replace(uv, f'{uv} --no-build-isolation', 1)}"

@@ -71,6 +71,26 @@ def _build_system(manifests: Mapping[str, str]) -> list[str]:
     return [*requires, *([backend] if isinstance(backend, str) else [])]
 
 
+SETUP_PY_BUILD_IMPORTS = {"numpy": re.compile(r"\bnumpy\b"), "scipy": re.compile(r"\bimport scipy\b|\bfrom scipy\b")}
+"""Build requirements a setup.py names by importing them (numpy.distutils' `Configuration`, `numpy.get_include()`)."""
+
+
+def build_requirements(manifests: Mapping[str, str], tree: set[str]) -> list[str] | None:
+    """What a compiled project with no `[build-system]` needs installed before its setup.py runs, or None (not
+    compiled, or pyproject declares its build requirements, which an isolated build installs): setuptools and wheel,
+    what setup.py imports to build (numpy, scipy), and Cython when there are `.pyx` sources (the repository keeps
+    no generated C: its build cythonizes). Installed first, then the project without build isolation, as the
+    projects' own instructions of the time say (`pip install numpy scipy cython; pip install --no-build-isolation
+    -e .`)."""
+    if not compiles(manifests, tree) or _build_system(manifests):
+        return None
+    setup_py = manifests.get("setup.py") or ""
+    found = ["setuptools", "wheel", *(name for name, used in SETUP_PY_BUILD_IMPORTS.items() if used.search(setup_py))]
+    if any(path.endswith(".pyx") and not NOT_BUILT.search(f"/{path}") for path in tree):
+        found.append("cython")
+    return found
+
+
 def with_build_tools(install_commands: tuple[str, ...]) -> tuple[str, ...]:
     """The install steps with the build tools installed first."""
     return (BUILD_TOOLS, *install_commands)

@@ -27,6 +27,7 @@ from swe_forge_dagster.languages.python.commands import COMMAND_CANARIES, comman
 from swe_forge_dagster.languages.python.config import pytest_config
 from swe_forge_dagster.languages.python.django import DJANGO_RUNNER
 from swe_forge_dagster.languages.python.era import VERSIONS, era_recipe, legacy_build, legacy_install
+from swe_forge_dagster.languages.python.extensions import build_requirements
 from swe_forge_dagster.languages.python.paths import import_roots
 from swe_forge_dagster.languages.python.recipes import (
     BASE_IMAGES,
@@ -86,9 +87,10 @@ def dependency_part(name: str, content: bytes) -> bytes:
 
 
 def _recipes(files: Files, tree: set[str], image: str) -> tuple[list[EnvRecipe], str | None]:
-    """Today's releases; a build backend without PEP 660 (`languages.python.era.legacy_build`) without build
+    """Today's releases; a build backend without PEP 660 (`languages.python.era.legacy_build`) or a compiled
+    setup.py with no declared build requirements (`languages.python.extensions.build_requirements`) without build
     isolation."""
-    build = legacy_build(files.get("pyproject.toml"))
+    build = legacy_build(files.get("pyproject.toml")) or build_requirements(files, tree)
     recipes = python_recipes(files, tree, image)
     if build is None:
         return recipes, None
@@ -105,7 +107,8 @@ def _era_recipes(files: Files, tree: set[str], image: str, committed: datetime |
     if not recipes or not is_old(committed):
         return []
     assert committed is not None  # is_old
-    return [era_recipe(recipes[0], _swap(BASE_IMAGES).get(image, "3.9"), files, committed)]
+    build = build_requirements(files, tree)
+    return [era_recipe(recipes[0], _swap(BASE_IMAGES).get(image, "3.9"), files, committed, build)]
 
 
 def _images(files: Files) -> list[str]:
