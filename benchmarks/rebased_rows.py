@@ -97,8 +97,24 @@ def from_trees(mirror: Path, rows: list[dict[str, Any]], work: Path, allow_missi
             note = f"empty in this fixture (absent from the mirror): {sorted(absent.values())}"
         message = f"{row['instance_id']}: the tree of {row['repo']}@{row['base_commit']}\n"
         parent = commit_tree(work, tree, parent, row, message)
+        described = subprocess.run(
+            ["git", "-C", str(mirror), "describe", "--tags", "--abbrev=0", row["base_commit"]],
+            capture_output=True,
+            text=True,
+        )
+        if described.returncode == 0:
+            tag(work, described.stdout.strip(), parent)
         out.append(rebased(row, parent) | ({"fixture_note": note} if note else {}))
     return out
+
+
+def tag(work: Path, name: str, commit: str) -> None:
+    """Tag `commit` with the release tag its upstream commit describes itself by (a build that reads its version
+    from git, setuptools-scm's, sees the row's release and not `0.1.dev1`), unless an earlier row has it."""
+    if subprocess.run(
+        ["git", "-C", str(work), "rev-parse", "-q", "--verify", f"refs/tags/{name}"], capture_output=True
+    ).returncode:
+        git(work, "tag", name, commit)
 
 
 def _absent_blobs(work: Path, tree: str) -> dict[str, str]:
@@ -189,6 +205,7 @@ def from_sdists(repo: str, rows: list[dict[str, Any]], work: Path, cache: Path) 
         tree_id = _write_tree(work, tree)
         message = f"{row['instance_id']}: {tree.name} (release sdist) with its patch and test_patch reverse-applied\n"
         parent = commit_tree(work, tree_id, parent, row, message)
+        tag(work, "v" + tree.name.rsplit("-", 1)[1], parent)
         kept = _existing_tests(tree, patches["test_patch"], json.loads(row["PASS_TO_PASS"]))
         out.append(rebased(row, parent) | {"PASS_TO_PASS": json.dumps(kept)})
         print(
@@ -266,7 +283,7 @@ def write_fixture(out: Path, repo: str, folder: str, rows: list[dict[str, Any]],
     (out / "swebench" / folder / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     bundle = out / "repos" / bundle_name(repo, folder)
     bundle.parent.mkdir(parents=True, exist_ok=True)
-    git(work, "bundle", "create", str(bundle.resolve()), "HEAD", "main")
+    git(work, "bundle", "create", str(bundle.resolve()), "HEAD", "main", "--tags")
     return bundle
 
 

@@ -44,6 +44,8 @@ def upstream(tmp_path: Path) -> tuple[Path, list[dict]]:
             (repo / name).write_text(text)
         git(repo, "add", "-A")
         git(repo, "-c", "user.name=u", "-c", "user.email=u@x", "commit", "-q", "-m", f"c{number}")
+        if number == 1:
+            git(repo, "tag", "v1.0.dev")  # a build reading its version from git (setuptools-scm) needs it
         row = {
             "repo": "acme/widget",
             "instance_id": f"acme__widget-{number}",
@@ -80,6 +82,7 @@ def test_each_row_gets_a_dated_commit_with_its_exact_upstream_tree(
             repo, "rev-parse", f"{given['base_commit']}^{{tree}}"
         )
         assert git(clone, "log", "-1", "--format=%cI", row["base_commit"]).startswith(row["created_at"][:10])
+    assert git(clone, "describe", "--tags", "--abbrev=0", made[1]["base_commit"]) == "v1.0.dev"
     items = [i for i in env_corpus.corpus((out,)) if i.repo == "acme/widget"]
     assert [(i.name, i.bundle.name) for i in items] == [
         ("acme__widget-1", "acme+widget-trees.bundle"),
