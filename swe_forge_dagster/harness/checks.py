@@ -13,12 +13,12 @@ gave one at base), after the gold patch `test_error`. In
 `commands` mode each command's exit code decides, within the test timeout; a command that times
 out has failed (exit 124).
 
-Every check command runs with `PYTEST_DISABLE_PLUGIN_AUTOLOAD=1` unless the configuration asks
-for plugin autoloading (`--pytest-plugin-autoload`): pytest then loads no plugin from installed
-packages' `[pytest11]` entry points, so package metadata that reaches `sys.path` cannot inject a
-plugin. Plugins a suite needs can still be named with `-p` in its test command; a task whose tests
-rely on an autoloaded plugin (a fixture such as pytest-httpbin's `httpbin`, an option such as
-`--doctest-rst` in its config) fails its sanity check without autoloading, which says so.
+Every check command runs after its runner's `plugins_off` line unless the configuration asks for plugin
+autoloading (`--pytest-plugin-autoload`): for pytest, no plugin is loaded from installed packages' `[pytest11]` entry
+points found on its path, and the plugins installed in the environment's own site-packages are named with `-p`
+instead (`languages.python.runner.ENVIRONMENT_PLUGINS`), so package metadata that reaches the checkout cannot inject
+a plugin, while a suite whose configuration needs an installed plugin (astropy's `--doctest-rst`, pytest-httpbin's
+`httpbin` fixture) starts as it did when its lists were made.
 
 In the sanity and verify runs, canary tests (`execution.canaries`; each runner's `plant`, chosen by
 `prepare_canaries` and kept by `run_sanity` only when they behave where no agent code runs) tell whether

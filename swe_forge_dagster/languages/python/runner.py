@@ -7,6 +7,7 @@ to its command without importing the registry.
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Iterable, Mapping
 from pathlib import PurePosixPath
 
@@ -19,8 +20,33 @@ JUNIT = "/tmp/junit.xml"
 """The report path written in stored pytest commands (`Runner.stored_report`); each run substitutes its own fresh
 path."""
 _JUNITXML = re.compile(r"--junit-?xml[= ](?P<path>'[^']+'|\"[^\"]+\"|\S+)")
-NO_AUTOLOAD = "export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1\n"
-"""Installed packages' `[pytest11]` entry points load no plugin (`Runner.plugins_off`)."""
+ENVIRONMENT_PLUGINS = (
+    "import importlib.metadata as m, os, re, sys, sysconfig\n"
+    "base = os.path.dirname(os.path.dirname(os.path.abspath(sys.executable)))\n"
+    "where = {'base': base, 'platbase': base} if os.path.isfile(os.path.join(base, 'pyvenv.cfg')) else None\n"
+    "paths = list(dict.fromkeys(sysconfig.get_paths(vars=where)[k] for k in ('purelib', 'platlib')))\n"
+    "found = []\n"
+    "for dist in m.distributions(path=paths):\n"
+    "    for ep in dist.entry_points:\n"
+    "        module = ep.value.split(':')[0].strip()\n"
+    "        if ep.group == 'pytest11' and re.fullmatch(r'[A-Za-z_][\\w.]*', module) and module not in found:\n"
+    "            found.append(module)\n"
+    "print(' '.join('-p ' + module for module in found))\n"
+)
+"""The `[pytest11]` plugins of the packages installed in the environment's own site-packages, as `-p` options.
+Read with `python -I -S` and an explicit path: no `.pth` file is processed, no `sitecustomize` imported, /repo is
+never searched (without `site`, a virtual environment's site-packages is found from its `pyvenv.cfg`: Python 3.9
+sets `sys.prefix` for it only in `site`). So package metadata an agent writes into the checkout names no plugin,
+while the plugins the environment installed (pytest-doctestplus, whose `--doctest-rst` astropy's setup.cfg passes;
+pytest-astropy-header; hypothesis) load as autoloading would have loaded them."""
+NO_AUTOLOAD = (
+    "export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1\n"
+    f"__sf_plugins=$(cd / && python -I -S -c {shlex.quote(ENVIRONMENT_PLUGINS)} 2>/dev/null) "
+    '&& export PYTEST_ADDOPTS="$__sf_plugins${PYTEST_ADDOPTS:+ $PYTEST_ADDOPTS}"\n'
+)
+"""Installed packages' `[pytest11]` entry points are not autoloaded (`Runner.plugins_off`); the environment's own
+are named instead (`ENVIRONMENT_PLUGINS`), so a suite whose configuration needs them starts as it did when its lists
+were made. Where there is no Python, nothing is named."""
 PYTEST = (
     "python -m pytest -p no:cacheprovider --continue-on-collection-errors -o junit_family=xunit1 "
     f"--junitxml={JUNIT} -rA -q {{tests}}"
