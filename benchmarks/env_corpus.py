@@ -118,7 +118,7 @@ def remote(work: Path, item: Item) -> None:
     if not target.exists():
         subprocess.run(["git", "clone", "-q", "--bare", str(bundle), str(target)], check=True)
     elif item.bundle is not None:
-        refs = (f"+refs/heads/*:refs/fixtures/{item.bundle.stem}/*", "refs/tags/*:refs/tags/*")
+        refs = (f"+refs/heads/*:refs/fixtures/{item.bundle.stem}/*", "+refs/tags/*:refs/tags/*")
         subprocess.run(["git", "--git-dir", str(target), "fetch", "-q", str(bundle), *refs], check=True)
 
 

@@ -260,11 +260,15 @@ def _write_tree(work: Path, tree: Path) -> str:
 
 
 def _existing_tests(tree: Path, test_patch: Path, ids: list[str]) -> list[str]:
-    """The pytest ids (`path::[Class::]name[params]`) whose function exists once the test patch is applied."""
+    """The ids whose test exists once the test patch is applied: a pytest id (`path::[Class::]name[params]`) is kept
+    when its file defines its function; an id of another runner's form is kept as given."""
     subprocess.run(["git", "apply", str(test_patch)], cwd=tree, check=True, capture_output=True)
     try:
         kept = []
         for test_id in ids:
+            if "::" not in test_id:
+                kept.append(test_id)
+                continue
             path, _, rest = test_id.partition("::")
             name = rest.split("::")[-1].split("[")[0]
             source = tree / path

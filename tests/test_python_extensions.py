@@ -66,3 +66,10 @@ def test_a_compiled_setup_py_with_no_build_system_gets_its_build_requirements_fi
     assert "numpy cython" in prepare and "--no-build-isolation" in install
     today, _ = PACK.recipes(sklearn, tree, "swe-forge-base:bullseye")
     assert all("--no-build-isolation" in r.install_commands[-1] for r in today)
+
+
+def test_astropy_helpers_builds_and_test_data_sources_are_told_apart() -> None:
+    helpers = "from astropy_helpers.setup_helpers import get_package_info\nsetup(**get_package_info())\n"
+    assert compiles({"setup.py": helpers}, {"setup.py", "astropy/wcs/src/wcslib_wrap.c"})
+    for data in ("pkg/tests/data/a.c", "pkg/test_data/a.c", "pkg/testdata/a.c", "pkg/_tests/a.c"):
+        assert not compiles({"setup.py": CYTHON_SETUP}, {"setup.py", data}), data

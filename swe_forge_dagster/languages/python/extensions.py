@@ -24,14 +24,14 @@ from collections.abc import Mapping
 
 COMPILED_SOURCE = re.compile(r"\.(pyx|c|cc|cpp|cxx|f|f90|f95)$", re.IGNORECASE)
 """Files a compiler (or Cython, then a compiler) reads."""
-NOT_BUILT = re.compile(r"(^|/)(tests?|testing|docs?|examples?|benchmarks?|\.[^/]+)/")
+NOT_BUILT = re.compile(r"(^|/)(_?tests?|testing|test_?data|docs?|examples?|benchmarks?|\.[^/]+)/")
 """Folders whose sources an install does not build (test data, documentation, hidden tool folders)."""
 BUILDS_IN_SETUP_PY = re.compile(
     r"\bExtension\s*\(|\bext_modules\b|\bcythonize\s*\(|\bget_extensions\s*\(|\bnumpy\.distutils\b"
-    r"|\bconfiguration\s*\(|\bsetup_extensions\b|\bbuild_ext\b"
+    r"|\bconfiguration\s*\(|\bsetup_extensions\b|\bbuild_ext\b|\bget_package_info\s*\("
 )
 """What a setup.py that compiles says (setuptools' `Extension`, numpy.distutils' `configuration`, astropy's
-`extension_helpers.get_extensions`, matplotlib's `setupext`)."""
+`extension_helpers.get_extensions` and astropy_helpers' `get_package_info`, matplotlib's `setupext`)."""
 COMPILING_BUILD = re.compile(
     r"^(cython|numpy|oldest-supported-numpy|extension-helpers|pybind11|meson-python|mesonpy|scikit-build"
     r"|scikit-build-core|cffi|pythran)\b",

@@ -21,32 +21,62 @@ JUNIT = "/tmp/junit.xml"
 path."""
 _JUNITXML = re.compile(r"--junit-?xml[= ](?P<path>'[^']+'|\"[^\"]+\"|\S+)")
 ENVIRONMENT_PLUGINS = (
-    "import importlib.metadata as m, os, re, sys, sysconfig\n"
+    "import importlib.metadata as m, os, re, site, sys, sysconfig\n"
     "base = os.path.dirname(os.path.dirname(os.path.abspath(sys.executable)))\n"
-    "where = {'base': base, 'platbase': base} if os.path.isfile(os.path.join(base, 'pyvenv.cfg')) else None\n"
-    "paths = list(dict.fromkeys(sysconfig.get_paths(vars=where)[k] for k in ('purelib', 'platlib')))\n"
-    "found = []\n"
+    "if os.path.isfile(os.path.join(base, 'pyvenv.cfg')):\n"
+    "    scheme = 'venv' if 'venv' in sysconfig.get_scheme_names() else 'posix_prefix'\n"
+    "    where = sysconfig.get_paths(scheme=scheme, vars={'base': base, 'platbase': base})\n"
+    "    paths = list(dict.fromkeys(where[k] for k in ('purelib', 'platlib')))\n"
+    "else:\n"
+    "    paths = site.getsitepackages()\n"
+    "found = {}\n"
     "for dist in m.distributions(path=paths):\n"
     "    for ep in dist.entry_points:\n"
-    "        module = ep.value.split(':')[0].strip()\n"
-    "        if ep.group == 'pytest11' and re.fullmatch(r'[A-Za-z_][\\w.]*', module) and module not in found:\n"
-    "            found.append(module)\n"
-    "print(' '.join('-p ' + module for module in found))\n"
+    "        if ep.group == 'pytest11' and re.fullmatch(r'[\\w.-]+', ep.name) "
+    "and re.fullmatch(r'[A-Za-z_][\\w.]*(:[A-Za-z_][\\w.]*)?', ep.value.replace(' ', '')):\n"
+    "            found.setdefault(ep.name, ep.value.replace(' ', ''))\n"
+    "if found:\n"
+    "    with open(os.path.join(paths[0], 'swe_forge_environment_plugins.py'), 'w') as loader:\n"
+    "        loader.write(sys.argv[1])\n"
+    "print(' '.join(f'{name}={value}' for name, value in found.items()))\n"
 )
-"""The `[pytest11]` plugins of the packages installed in the environment's own site-packages, as `-p` options.
-Read with `python -I -S` and an explicit path: no `.pth` file is processed, no `sitecustomize` imported, /repo is
-never searched (without `site`, a virtual environment's site-packages is found from its `pyvenv.cfg`: Python 3.9
-sets `sys.prefix` for it only in `site`). So package metadata an agent writes into the checkout names no plugin,
-while the plugins the environment installed (pytest-doctestplus, whose `--doctest-rst` astropy's setup.cfg passes;
-pytest-astropy-header; hypothesis) load as autoloading would have loaded them."""
+"""The `[pytest11]` entry points (`name=module:attr`) of the packages installed in the environment's own
+site-packages. Read with `python -I -S` and an explicit path: no `.pth` file is processed, no `sitecustomize`
+imported, /repo is never searched (without `site`, a virtual environment's site-packages is found from its
+`pyvenv.cfg`, by the `venv` scheme where there is one: Python 3.9 sets `sys.prefix` for it only in `site`, and
+Debian's default scheme is `posix_local`, whose paths are `/usr/local`'s). So package metadata an agent writes into
+the checkout names no plugin. When there are some, it writes its argument (`PLUGIN_LOADER`) into that site-packages
+as `swe_forge_environment_plugins` (a fresh container per run: the environment image is not changed; a module of
+that name added to the checkout is a new top-level module, which the harness resets)."""
+PLUGIN_LOADER = (
+    "import importlib, os\n\n\n"
+    "def pytest_addhooks(pluginmanager):\n"
+    "    for item in os.environ.get('SWE_FORGE_ENV_PLUGINS', '').split():\n"
+    "        name, _, value = item.partition('=')\n"
+    "        module, _, attr = value.partition(':')\n"
+    "        if pluginmanager.is_blocked(name) or pluginmanager.get_plugin(name) is not None:\n"
+    "            continue\n"
+    "        plugin = importlib.import_module(module)\n"
+    "        for part in filter(None, attr.split('.')):\n"
+    "            plugin = getattr(plugin, part)\n"
+    "        if not pluginmanager.is_registered(plugin):\n"
+    "            pluginmanager.register(plugin, name)\n"
+)
+"""A plugin module (`PYTEST_PLUGINS`) that registers those entry points as autoloading registers them: under the
+entry point's name (so `-p no:randomly` in a configuration still blocks pytest-randomly, `-p xdist` and a conftest's
+`pytest_plugins = ["xdist"]` find it loaded), skipping blocked and already loaded ones. Loaded after the command
+line's and the configuration's `-p` options, as autoloading is, from `pytest_addhooks` (called at its registration,
+with the plugin manager)."""
 NO_AUTOLOAD = (
     "export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1\n"
-    f"__sf_plugins=$(cd / && python -I -S -c {shlex.quote(ENVIRONMENT_PLUGINS)} 2>/dev/null) "
-    '&& export PYTEST_ADDOPTS="$__sf_plugins${PYTEST_ADDOPTS:+ $PYTEST_ADDOPTS}"\n'
+    f"__sf_plugins=$(cd / && python -I -S -c {shlex.quote(ENVIRONMENT_PLUGINS)} {shlex.quote(PLUGIN_LOADER)} "
+    '2>/dev/null) && [ -n "$__sf_plugins" ] && export SWE_FORGE_ENV_PLUGINS="$__sf_plugins" '
+    'PYTEST_PLUGINS="swe_forge_environment_plugins${PYTEST_PLUGINS:+,$PYTEST_PLUGINS}"\n'
 )
 """Installed packages' `[pytest11]` entry points are not autoloaded (`Runner.plugins_off`); the environment's own
-are named instead (`ENVIRONMENT_PLUGINS`), so a suite whose configuration needs them starts as it did when its lists
-were made. Where there is no Python, nothing is named."""
+(`ENVIRONMENT_PLUGINS`) are loaded by `PLUGIN_LOADER` instead, so a suite whose configuration needs one (astropy's
+setup.cfg passes pytest-doctestplus' `--doctest-rst`) starts as it did when its lists were made. Where there is no
+Python, or no plugin, nothing more is set."""
 PYTEST = (
     "python -m pytest -p no:cacheprovider --continue-on-collection-errors -o junit_family=xunit1 "
     f"--junitxml={JUNIT} -rA -q {{tests}}"
