@@ -152,30 +152,37 @@ def test_an_installs_record_becomes_image_labels() -> None:
     }
 
 
-def test_a_package_with_no_release_before_the_date_is_taken_as_of_today(tmp_path: Path) -> None:
-    """The era install's script, run by sh with a stand-in `uv` that answers as uv does for atomicwrites (its old
-    releases deleted in 2022) and then for six: each named package is retried as of today, and recorded."""
+def _era_script_with_stand_ins(tmp_path: Path, stand_ins: dict[str, str]) -> tuple[str, dict[str, str]]:
+    """The era recipe's install of a 2021 commit on Python 3.9, as one sh script writing into `tmp_path`, and an
+    environment whose PATH finds the stand-in programs (`name` -> its sh body) first."""
     (recipe,) = PACK.era_recipes({"setup.py": "setup()"}, set(), BASE_IMAGES["3.9"], OLD)
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
+    for name, body in stand_ins.items():
+        (bin_dir / name).write_text(f"#!/bin/sh\n{body}")
+        (bin_dir / name).chmod(0o755)
+    install = recipe.install_commands[2].split(f" && sh {RECORD_SCRIPT}")[0]
+    script = f"{recipe.install_commands[1]} && {install}".replace(ENV_DIR, str(tmp_path))
+    return script, {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+
+
+def test_a_package_with_no_release_before_the_date_is_taken_as_of_today(tmp_path: Path) -> None:
+    """The era install's script, run by sh with a stand-in `uv` that answers as uv does for atomicwrites (its old
+    releases deleted in 2022) and then for six: each named package is retried as of today, and recorded."""
     hint = "hint: `{0}` was filtered by `exclude-newer` to only include packages uploaded before {1}."
-    (bin_dir / "uv").write_text(
-        "#!/bin/sh\n"
+    uv = (
         f'echo "$@" >> {tmp_path}/calls\n'
         'case "$*" in *--dry-run*) exit 0;; *atomicwrites=false*six=false*) echo installed; exit 0;; '
         f"*atomicwrites=false*) echo '{hint.format('six', '2021')}'; exit 1;; "
         f"*) echo '{hint.format('atomicwrites', '2021')}'; exit 1;; esac\n"
     )
-    (bin_dir / "uv").chmod(0o755)
-    install = recipe.install_commands[2].split(f" && sh {RECORD_SCRIPT}")[0]
-    script = f"{recipe.install_commands[1]} && {install}".replace(ENV_DIR, str(tmp_path))
-    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    script, env = _era_script_with_stand_ins(tmp_path, {"uv": uv})
     done = subprocess.run(["sh", "-c", script], env=env, capture_output=True, text=True, timeout=30)
     assert done.returncode == 0 and "installed" in done.stdout, done.stdout + done.stderr
     calls = [c for c in (tmp_path / "calls").read_text().splitlines() if "--dry-run" not in c]  # the wheel probe's
     assert len(calls) == 3 and calls[0].startswith("pip install --exclude-newer 2021-05-13T20:35:12Z ")
     assert (tmp_path / TODAY_FILE.rsplit("/", 1)[1]).read_text().split() == ["atomicwrites", "six"]
-    (bin_dir / "uv").write_text("#!/bin/sh\necho 'error: no solution'; exit 1\n")
+    (tmp_path / "bin" / "uv").write_text("#!/bin/sh\necho 'error: no solution'; exit 1\n")
     failed = subprocess.run(["sh", "-c", script], env=env, capture_output=True, text=True, timeout=30)
     assert failed.returncode == 1 and "no solution" in failed.stdout  # another failure: reported, no retry
 
@@ -186,12 +193,8 @@ def test_a_compiled_package_with_no_wheel_for_the_interpreter_is_taken_from_its_
     """The era script with a stand-in `uv` that answers as uv 0.13 does for numpy and scipy on Python 3.9 as of
     3.9's release day (wheels for 3.8, none for 3.9 until a month, then two months on) and for docopt (no wheel ever):
     numpy and scipy move to those dates and are recorded; docopt, pure Python, stops the search and is never moved."""
-    (recipe,) = PACK.era_recipes({"setup.py": "setup()"}, set(), BASE_IMAGES["3.9"], OLD)
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
     required = "hint: Wheels are required for `{0}` because building from source is disabled"
-    (bin_dir / "uv").write_text(
-        "#!/bin/sh\n"
+    uv = (
         f'echo "$@" >> {tmp_path}/calls\n'
         'case "$*" in "pip compile"*) read name; [ "$name" != docopt ]; exit $?;; esac\n'
         'case "$*" in *--dry-run*) ;; *) echo installed; exit 0;; esac\n'
@@ -199,12 +202,7 @@ def test_a_compiled_package_with_no_wheel_for_the_interpreter_is_taken_from_its_
         f"case \"$*\" in *scipy=2021-07-13*) ;; *) echo '{required.format('scipy')}'; exit 1;; esac\n"
         f"echo '{required.format('docopt')}'; exit 1\n"
     )
-    (bin_dir / "python").write_text("#!/bin/sh\necho 3.8\n")  # the interpreter before the venv's
-    for stub in ("uv", "python"):
-        (bin_dir / stub).chmod(0o755)
-    install = recipe.install_commands[2].split(f" && sh {RECORD_SCRIPT}")[0]
-    script = f"{recipe.install_commands[1]} && {install}".replace(ENV_DIR, str(tmp_path))
-    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    script, env = _era_script_with_stand_ins(tmp_path, {"uv": uv, "python": "echo 3.8\n"})  # 3.8: before the venv's
     done = subprocess.run(["sh", "-c", script], env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and "installed" in done.stdout, done.stdout + done.stderr
     moved = (tmp_path / WHEELS_FILE.rsplit("/", 1)[1]).read_text().split()
