@@ -38,6 +38,10 @@ def test_network_failures_are_told_apart_from_wrong_answers() -> None:
     assert needs_network('Get "https://x.org": dial tcp: lookup x.org: no such host')
     assert needs_network("urllib3 NameResolutionError: Failed to resolve 'pypi.org'")
     assert not needs_network("AssertionError: expected 1 to equal 2")
+    # a build that fetches native sources (matplotlib's freetype, as its setupext says it), and urllib's own error
+    mirrors = "['https://downloads.sourceforge.net/project/freetype/freetype2/2.6.1/freetype-2.6.1.tar.gz']"
+    assert needs_network(f"error: Failed to download any of the following: {mirrors}.  Please download one")
+    assert needs_network("<urlopen error [Errno -3] Temporary failure>") and not needs_network("Failed to build")
     assert not needs_network("connect ECONNREFUSED 127.0.0.1:8080")  # a refused loopback port is the test's own
     assert not needs_network(None)
 

@@ -23,10 +23,12 @@ NETWORK_ERRORS = re.compile(
     r"(?-i:\b(?:ENOTFOUND|EAI_AGAIN|ENETUNREACH|EHOSTUNREACH)\b)|getaddrinfo|Name or service not known|"
     r"Temporary failure in name resolution|Network is unreachable|No address associated with hostname|"
     r"Could not resolve host|nodename nor servname|dial tcp: lookup|no such host|"
-    r"Failed to establish a new connection|NameResolutionError",
+    r"Failed to establish a new connection|NameResolutionError|urlopen error|Failed to download any of the following",
     re.IGNORECASE,
 )
-"""Node's error codes as whole upper-case words (`FileNotFoundError` is no `ENOTFOUND`), the rest in any case."""
+"""Node's error codes as whole upper-case words (`FileNotFoundError` is no `ENOTFOUND`), the rest in any case; the
+last two are what a build that fetches native sources says when the host is unreachable (urllib's error, and
+matplotlib's setupext after trying each mirror of freetype's tarball)."""
 
 
 def needs_network(message: str | None) -> bool:

@@ -16,6 +16,7 @@ from docker.errors import DockerException, ImageNotFound
 
 from swe_forge_dagster.environments.candidates import environment_candidates
 from swe_forge_dagster.environments.environment import EnvironmentBuildError, Environments, EnvRecipe, image_available
+from swe_forge_dagster.execution.failures import needs_network
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.harness.inputs import patch_files
 from swe_forge_dagster.harness.models import HarnessConfig, HarnessTask, Status
@@ -64,7 +65,8 @@ def _manifest_environment(
         try:
             return environments.image(task.repo, task.base_commit, recipe)[0], recipe.test_command
         except (ImageNotFound, EnvironmentBuildError) as exc:
-            problems.append(f"{recipe.base_image}: {str(exc)[:300]}")
+            network = " [needs a network host the sandbox does not reach]" if needs_network(str(exc)) else ""
+            problems.append(f"{recipe.base_image}: {str(exc)[:300]}{network}")
     why = "; ".join(problems) or found.problem or "no recipe"
     raise HarnessOutcome(
         Status.SETUP_ERROR, f"no environment from the manifests of {task.repo} ({why}); pass --env-spec"

@@ -18,6 +18,7 @@ from docker.errors import ImageNotFound
 
 from swe_forge_dagster.environments.candidates import environment_candidates
 from swe_forge_dagster.environments.environment import image_available
+from swe_forge_dagster.execution.failures import needs_network
 from swe_forge_dagster.execution.manifest import remember
 from swe_forge_dagster.execution.patch import SplitPatch, split_diff, split_sections
 from swe_forge_dagster.execution.repo_cache import RepoCache
@@ -128,6 +129,9 @@ def revalidate_instance(
     except Exception as exc:  # the machine, not the task (a Docker or git failure): reported, the scan goes on
         return Revalidation(inst.instance_id, source, ERROR, f"could not run the proof: {type(exc).__name__}: {exc}")
     if result is None:
+        if needs_network(problem):  # the build fetches from the internet (matplotlib's freetype): not ours to judge
+            why = f"no environment: the install needs a network host the sandbox does not reach: {problem}"
+            return Revalidation(inst.instance_id, source, NOT_JUDGEABLE, why, recipes_tried=tried)
         return Revalidation(
             inst.instance_id, source, INVALID, f"no environment from the manifests: {problem}", recipes_tried=tried
         )
