@@ -191,13 +191,16 @@ def test_a_compiled_package_with_no_wheel_for_the_interpreter_is_taken_from_its_
     tmp_path: Path,
 ) -> None:
     """The era script with a stand-in `uv` that answers as uv 0.13 does for numpy and scipy on Python 3.9 as of
-    3.9's release day (wheels for 3.8, none for 3.9 until a month, then two months on) and for docopt (no wheel ever):
-    numpy and scipy move to those dates and are recorded; docopt, pure Python, stops the search and is never moved."""
+    3.9's release day (wheels for 3.8, none for 3.9 until a month, then two months on), for docopt (no wheel ever) and
+    for atomicwrites (no release before the date): numpy and scipy move to those dates and are recorded, atomicwrites
+    is taken as of today; docopt, pure Python, stops the search and is never moved."""
     required = "hint: Wheels are required for `{0}` because building from source is disabled"
+    filtered = "hint: `atomicwrites` was filtered by `exclude-newer` to only include packages uploaded before 2021"
     uv = (
         f'echo "$@" >> {tmp_path}/calls\n'
         'case "$*" in "pip compile"*) read name; [ "$name" != docopt ]; exit $?;; esac\n'
         'case "$*" in *--dry-run*) ;; *) echo installed; exit 0;; esac\n'
+        f"case \"$*\" in *atomicwrites=false*) ;; *) echo '{filtered}'; exit 1;; esac\n"
         f"case \"$*\" in *numpy=2021-06-13*) ;; *) echo '{required.format('numpy')}'; exit 1;; esac\n"
         f"case \"$*\" in *scipy=2021-07-13*) ;; *) echo '{required.format('scipy')}'; exit 1;; esac\n"
         f"echo '{required.format('docopt')}'; exit 1\n"
@@ -211,6 +214,8 @@ def test_a_compiled_package_with_no_wheel_for_the_interpreter_is_taken_from_its_
         c for c in (tmp_path / "calls").read_text().splitlines() if "--dry-run" not in c and "pip compile" not in c
     ]
     assert "numpy=2021-06-13T00:00:00Z" in final and "scipy=2021-07-13T00:00:00Z" in final and "docopt" not in final
+    assert "atomicwrites=false" in final  # no release before the date: taken as of today, and the search went on
+    assert (tmp_path / TODAY_FILE.rsplit("/", 1)[1]).read_text().split() == ["atomicwrites"]
 
 
 def test_an_era_recipe_on_a_runtime_of_the_commits_time_comes_before_one_on_a_newer_runtime(tmp_path: Path) -> None:

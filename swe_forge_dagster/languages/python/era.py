@@ -86,6 +86,10 @@ WHEEL_FLOOR = (
     "&& break\n"
     "  name=$(printf '%s\\n' \"$probe\" "
     "| sed -n 's/.*Wheels are required for `\\([A-Za-z0-9._-]*\\)`.*/\\1/p' | head -1)\n"
+    "  gone=$(printf '%s\\n' \"$probe\" "
+    "| sed -n 's/.*`\\([A-Za-z0-9._-]*\\)` was filtered by `exclude-newer`.*/\\1/p' | head -1)\n"
+    f'  if [ -z "$name" ] && [ -n "$gone" ]; then wheels="$wheels --exclude-newer-package $gone=false"; '
+    f'echo "$gone" >> {TODAY_FILE}; continue; fi\n'
     '  [ -n "$name" ] || break\n'
     f'  echo "$name" | uv pip compile - -q --only-binary :all: --python-version "$older" '
     f'--exclude-newer "${RESOLUTION_VAR}" >/dev/null 2>&1 || break\n'
@@ -106,7 +110,8 @@ date, a month then 2, 3, 6, 12 and 24 months on, at which it has one (numpy 1.19
 numpy from source takes many minutes on 2 cores, and its scipy needs BLAS and a Fortran toolchain. Found with dry
 runs that build nothing (`--only-binary :all:`, under which uv names the package "Wheels are required for"; the
 project itself is still built), named in `WHEELS_FILE` (the record's `resolution-wheels`). A package with no wheel
-for the interpreter before either (pure Python, sdist only) is never moved, and stops the search."""
+for the interpreter before either (pure Python, sdist only) is never moved, and stops the search; one with no
+release before the date is taken as of today here already (as the install below does), so the search goes on."""
 ERA_UV = WHEEL_FLOOR + (
     "extra=''\n"
     "for attempt in 1 2 3 4 5 6 7 8; do\n"
