@@ -6,7 +6,6 @@ the watchdog of `execution.disk_guard`; on an xfs engine with project quotas the
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import docker
@@ -19,7 +18,6 @@ from tests.support.harness_world import HarnessWorld, harness_world, write_agent
 from tests.support.harness_world import run_items as run
 
 pytestmark = pytest.mark.docker
-MB = 1_000_000
 
 
 @pytest.fixture(scope="module")
@@ -27,9 +25,17 @@ def hw(tmp_path_factory: pytest.TempPathFactory, docker_client: docker.DockerCli
     return harness_world(tmp_path_factory.getbasetemp() / "harness-world")
 
 
-def docker_used(client: docker.DockerClient) -> int:
-    root = client.info().get("DockerRootDir") or "/var/lib/docker"
-    return shutil.disk_usage(root).used
+def containers_since(client: docker.DockerClient, before: set[str], name_part: str) -> list[str]:
+    """Containers made after `before` was taken whose names hold `name_part`, with the bytes they wrote.
+
+    Measured per container from the engine (not the disk's usage: the other test lane builds images beside this one).
+    """
+    usage = {c["Id"]: c.get("SizeRw", 0) for c in client.df().get("Containers") or []}
+    return [
+        f"{c.name} ({usage.get(c.id, 0)} bytes written)"
+        for c in client.containers.list(all=True)
+        if c.id not in before and name_part in c.name
+    ]
 
 
 def test_one_file_past_the_limit_is_refused_by_the_kernel(docker_client: docker.DockerClient) -> None:
@@ -50,7 +56,7 @@ def test_an_agent_writing_past_the_disk_limit_is_an_agent_error_and_the_disk_is_
         "cd /repo\nfor i in $(seq 1 60); do head -c 20000000 /dev/zero > /tmp/f$i; "
         "sleep 0.05; done\necho done writing\n",
     )
-    before = docker_used(docker_client)
+    before = {c.id for c in docker_client.containers.list(all=True)}
     (result,) = run(
         hw,
         docker_client,
@@ -62,6 +68,6 @@ def test_an_agent_writing_past_the_disk_limit_is_an_agent_error_and_the_disk_is_
     )
     assert result.status is Status.AGENT_ERROR, (result.status, result.reason)
     assert "disk limit (200m)" in (result.reason or "") and "done writing" not in result.agent_output
-    assert docker_used(docker_client) - before < 150 * MB  # the containers are gone, and their writes with them
+    assert containers_since(docker_client, before, "tinycalc-12") == []  # gone, and their writes with them
     (honest,) = run(hw, docker_client, [hw.task()], agent="oracle", disk_limit="200m")
     assert honest.status is Status.RESOLVED, honest.reason  # a normal task fits well under the limit
