@@ -136,7 +136,8 @@ def test_tampering_shadowing_and_runner_config_tricks_never_resolve(
 ) -> None:
     """(a) results rewritten in the test process are caught by the canary tests; (b) new modules named like the
     standard library's are dropped; (c) a config file pytest reads and our text check does not is found by
-    pytest's own configuration before and after the diff, and dropped. The oracle still resolves."""
+    pytest's own configuration before and after the diff, and dropped; (a) code under test that calls `pytest.xfail()`
+    passes no check. The oracle still resolves."""
     results = run_scripted(hw, docker_client, tmp_path, "sneaky", SNEAKY)
     assert set(results) == set(SNEAKY)
     for name, result in results.items():
@@ -145,8 +146,13 @@ def test_tampering_shadowing_and_runner_config_tricks_never_resolve(
     for name in ("a-hook-from-init", "a-runtest-noop", "a-rewrite-report"):
         assert results[name].status is Status.UNRESOLVED, (name, results[name].reason)
         assert (results[name].reason or "").startswith("tampered test results"), (name, results[name].reason)
+    binary = results["a-binary-hook"]
+    assert "GIT binary patch" in binary.model_patch and "tampered" in (binary.reason or ""), binary.reason
+    assert any(note.startswith("tinycalc/__init__.py: ") for note in binary.review), binary.review  # read as applied
     for name in ("a-spare-canaries-init", "a-spare-canaries-module"):  # the planted canaries pass: the twin fails
         assert "and so did its twin" in (results[name].reason or ""), (name, results[name].reason)
+    xfailed = results["a-xfail-from-code"]  # every check xfails: SWE-bench's grading would pass them all
+    assert xfailed.status is Status.UNRESOLVED and {c.outcome for c in xfailed.fail_to_pass} == {"xfailed"}
     assert results["b-shadow-math"].dropped_paths == ["math.py"]
     assert results["b-shadow-xml"].dropped_paths == ["xml/__init__.py"]
     assert results["b-package-beside-module"].dropped_paths == ["tinycalc/rounding/__init__.py"]  # a second module

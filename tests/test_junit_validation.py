@@ -35,7 +35,7 @@ def test_outcomes_single_testsuite_root() -> None:
         "tests/test_x.py::test_bad": "failed",
         "tests/test_x.py::test_setup": "error",
         "tests/test_x.py::test_skip": "skipped",
-        "tests/test_x.py::test_xfail": "skipped",
+        "tests/test_x.py::test_xfail": "xfailed",
         "tests/test_x.py::test_out": "passed",
     }
 
@@ -155,7 +155,7 @@ REAL_EXPECTED: dict[str, Outcome] = {
     "tests/unit/test_mod.py::TestOuter::TestInner::test_nested[p::q]": "passed",
     "tests/unit/test_mod.py::TestChild::test_inherited": "passed",
     "tests/unit/test_mod.py::test_skip": "skipped",
-    "tests/unit/test_mod.py::test_xfail": "skipped",
+    "tests/unit/test_mod.py::test_xfail": "xfailed",
     "tests/unit/test_mod.py::test_setup_error": "error",
     "tests/unit/test_mod.py::test_fail_and_teardown_error": "error",  # two testcases: failure + error
     "tests/v1.2/test_dot.py::test_dotted_dir": "passed",

@@ -5,8 +5,13 @@ alike) and named by an id form: Java's `Class#method` (`"junit"`, as SWE-bench M
 the bare testcase name (`"name"`, Go's `TestX/sub` as gotestsum writes it), or a pack's own function of
 (classname, name, file attribute), such as the Python pack's pytest node ids (`languages.python.junit_ids`).
 
-Duplicate ids: the worst outcome wins (error > failed > skipped > passed). Duplicates come from a runner writing a
-second testcase when a failed test also errors in teardown, or from a test being collected twice; in both,
+pytest's expected failures (`<skipped type="pytest.xfail">`) are `xfailed`, apart from skips: SWE-bench reads them
+as passing (its `XFAIL`), which only a run where no agent code runs may grant (`harness.checks`). An unexpected pass
+of a non-strict xfail is written as a plain pass; a strict one as a failure.
+
+Duplicate ids: the worst outcome wins (error > failed > xfailed > skipped > passed; xfailed after skipped as
+pytest's `-rA` summary prints them, whose last line for an id SWE-bench's parser keeps). Duplicates come from a runner
+writing a second testcase when a failed test also errors in teardown, or from a test being collected twice; in both,
 claiming "passed" would overstate what happened. Retries (pytest-rerunfailures, surefire's `flakyFailure`) are not
 trusted either: validation detects flakiness by running the suite several times, so run without rerun plugins.
 """
@@ -17,14 +22,16 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from typing import Literal
 
-Outcome = Literal["passed", "failed", "error", "skipped"]
+Outcome = Literal["passed", "failed", "error", "skipped", "xfailed"]
 Framework = Literal["junit", "name"]
 """The kernel's id forms: Java's `Class#method`, the bare testcase name (Go's `TestX/sub`)."""
 CaseId = Callable[[str, str, str | None], str]
 """A pack's id form: (classname, name, the `file` attribute or None) -> the test id."""
 
-_SEVERITY: dict[Outcome, int] = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
+_SEVERITY: dict[Outcome, int] = {"passed": 0, "skipped": 1, "xfailed": 2, "failed": 3, "error": 4}
 _RESULT_TAGS: dict[str, Outcome] = {"error": "error", "failure": "failed", "skipped": "skipped"}
+XFAIL_TYPE = "pytest.xfail"
+"""The `type` of the `<skipped>` element pytest writes for an expected failure."""
 
 
 def parse_junit(xml: str | bytes, framework: Framework | CaseId) -> dict[str, Outcome]:
@@ -59,7 +66,7 @@ def parse_junit(xml: str | bytes, framework: Framework | CaseId) -> dict[str, Ou
 
 
 def worst(a: Outcome, b: Outcome) -> Outcome:
-    """The more severe of two outcomes (error > failed > skipped > passed)."""
+    """The more severe of two outcomes (error > failed > xfailed > skipped > passed)."""
     return a if _SEVERITY[a] >= _SEVERITY[b] else b
 
 
@@ -72,10 +79,12 @@ def _name(_classname: str, name: str, _file: str | None) -> str:
 
 
 def _outcome(case: ET.Element) -> Outcome:
-    """The worst result child wins; none means passed (pytest writes xfail as <skipped>)."""
+    """The worst result child wins; none means passed (pytest writes xfail as `<skipped type="pytest.xfail">`)."""
     outcome: Outcome = "passed"
     for child in case:
         found = _RESULT_TAGS.get(child.tag)
+        if found == "skipped" and child.get("type") == XFAIL_TYPE:
+            found = "xfailed"
         if found is not None and _SEVERITY[found] > _SEVERITY[outcome]:
             outcome = found
     return outcome

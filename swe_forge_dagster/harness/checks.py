@@ -30,7 +30,9 @@ ends the test process early with status 0 would otherwise pass its checks).
 from __future__ import annotations
 
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 
 from swe_forge_dagster.execution.canaries import Planted
 from swe_forge_dagster.execution.failures import needs_network
@@ -77,13 +79,42 @@ class CheckRun:
         return f"FAIL_TO_PASS {f2p}/{len(self.fail_to_pass)} pass, PASS_TO_PASS {p2p}/{len(self.pass_to_pass)} pass"
 
 
+KEPT = ("xfailed",)
+"""Outcomes other than a pass that keep a PASS_TO_PASS test, as SWE-bench grades them (`XFAIL` passes), granted only
+as the outcome the test had in the sanity run, where no agent code ran: code under test that calls `pytest.xfail()`
+must not hide a regression. FAIL_TO_PASS must pass: an xfail there is no fix. A skip keeps nothing (pytest's `-rA`
+names no skipped test, so SWE-bench's parser reads it as absent)."""
+
+
+def kept_at_base(sanity: CheckRun) -> dict[str, str]:
+    """The PASS_TO_PASS tests that were xfailed in the sanity run -> that outcome (see `KEPT`)."""
+    return {c.test_id: c.outcome for c in sanity.pass_to_pass if c.test_id and c.outcome in KEPT}
+
+
+def check_passes(kind: str, test_id: str, outcome: str, base: Mapping[str, str] | None) -> bool:
+    """Whether one test's outcome passes its check: a pass; or, for a PASS_TO_PASS test, a `KEPT` outcome that is
+    the one it had at base (`base`: `kept_at_base` of the sanity run; None in the sanity run itself)."""
+    if outcome == "passed":
+        return True
+    return kind == "pass_to_pass" and outcome in KEPT and (base is None or base.get(test_id) == outcome)
+
+
 def run_checks(
-    box: Sandbox, task: HarnessTask, timeout: float, *, plugin_autoload: bool = False, canaries: Planted | None = None
+    box: Sandbox,
+    task: HarnessTask,
+    timeout: float,
+    *,
+    plugin_autoload: bool = False,
+    canaries: Planted | None = None,
+    at_base: bool = False,
+    kept: Mapping[str, str] = MappingProxyType({}),
 ) -> CheckRun:
     """Run every check of `task` in `box` (its /repo already patched as the caller wants); with `canaries`
-    (`prepare_canaries`), also run them and judge whether the results were tampered with."""
+    (`prepare_canaries`), also run them and judge whether the results were tampered with. `at_base`: the sanity run
+    (a PASS_TO_PASS test xfailed there is kept); else such a test is kept only with the outcome `kept`
+    gives it (`kept_at_base` of the sanity run, see `KEPT`)."""
     if task.mode == "tests":
-        return _run_test_ids(box, task, timeout, plugin_autoload, canaries)
+        return _run_test_ids(box, task, timeout, plugin_autoload, canaries, None if at_base else kept)
     return _run_commands(box, task, timeout, "" if plugin_autoload else plugins_off(), canaries)
 
 
@@ -111,10 +142,10 @@ def run_sanity(
     what the first run created in the tree removed. A canary never changes the task's own verdict. A first run
     that took nearly the whole timeout is not repeated."""
     if canaries is None:
-        return run_checks(box, task, timeout, plugin_autoload=plugin_autoload), None
+        return run_checks(box, task, timeout, plugin_autoload=plugin_autoload, at_base=True), None
     originals = {path: _read(box, path) for path in canaries.files()}
     before = _untracked(box)
-    sanity = run_checks(box, task, timeout, plugin_autoload=plugin_autoload, canaries=canaries)
+    sanity = run_checks(box, task, timeout, plugin_autoload=plugin_autoload, canaries=canaries, at_base=True)
     if sanity.error is None and sanity.canaries_ok and not _problems_after_set_aside(task, sanity):
         return sanity, canaries.without_twin() if sanity.twin_ok is False else canaries
     if sanity.duration_s >= 0.9 * timeout:
@@ -124,7 +155,7 @@ def run_sanity(
     created += [path for path, data in originals.items() if data is None]
     if created:
         box.run(f"cd {REPO_DIR} && rm -rf -- {' '.join(shlex.quote(path) for path in created)}", timeout=120)
-    return run_checks(box, task, timeout, plugin_autoload=plugin_autoload), None
+    return run_checks(box, task, timeout, plugin_autoload=plugin_autoload, at_base=True), None
 
 
 def _problems_after_set_aside(task: HarnessTask, sanity: CheckRun) -> list[str]:
@@ -239,7 +270,12 @@ def sanity_problems(run: CheckRun) -> list[str]:
 
 
 def _run_test_ids(
-    box: Sandbox, task: HarnessTask, timeout: float, plugin_autoload: bool, canaries: Planted | None
+    box: Sandbox,
+    task: HarnessTask,
+    timeout: float,
+    plugin_autoload: bool,
+    canaries: Planted | None,
+    base: Mapping[str, str] | None,
 ) -> CheckRun:
     runner = runner_of(task.test_command)
     files = task.run_files
@@ -270,7 +306,7 @@ def _run_test_ids(
                 CheckResult(
                     command=task.display_command(kind, index),  # type: ignore[arg-type]
                     exit_code=suite.exit_code,
-                    passed=outcome == "passed",
+                    passed=check_passes(kind, test_id, outcome, base),
                     duration_ms=duration_ms,
                     test_id=test_id,
                     outcome=outcome,

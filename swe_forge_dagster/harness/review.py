@@ -5,6 +5,12 @@ import a runner's internals or register an exit handler (a test utility library 
 the result (`TaskResult.review`, the `eval_results` column of the same name) and the verdict stands. What counts
 is each language pack's `review_signs` (pytest's internals and hooks, mocha/jest modules, exit writers, a Go test
 binary re-running itself), applied to every added line whatever its file's language: a payload can sit anywhere.
+
+Two readings, both recorded: the diff's own text, and what it did to the tree (`applied_diff`: git in the
+verification container, after the diff applied and the protected paths were reset, shows every changed file as text).
+The second is what counts when the text hides the lines: a `GIT binary patch` (a predictions file may hold one, and
+an agent's `.gitattributes` that marks a file `binary` makes the harness's own capture write one), a rename, a mode
+change or a symlink.
 """
 
 from __future__ import annotations
@@ -12,9 +18,18 @@ from __future__ import annotations
 import re
 from functools import cache
 
+from swe_forge_dagster.execution.repo_box import REPO_DIR, exec_demux
+from swe_forge_dagster.execution.sandbox import Sandbox
 from swe_forge_dagster.languages.registry import review_signs
 
 MAX_NOTES = 20
+MAX_REVIEWED_BYTES = 8 << 20
+APPLIED_DIFF = (
+    f"cd {REPO_DIR} && git add -A -f && git -c core.quotepath=false diff --cached "
+    f"--text --no-renames --no-ext-diff --no-textconv --no-color HEAD -- | head -c {MAX_REVIEWED_BYTES}"
+)
+"""The tree's change since the verification container's snapshot, every file as text (`--text`: binary ones too;
+no renames, no external diff or text conversion an attribute could name)."""
 
 
 @cache
@@ -59,3 +74,15 @@ def review_notes(diff: str) -> list[str]:
         if len(notes) >= MAX_NOTES:
             break
     return notes
+
+
+def applied_diff(box: Sandbox) -> str:
+    """What the agent's diff did to the verification container's tree (after its resets), as a text diff of every
+    changed file, read by git in that container before any test runs (see `APPLIED_DIFF`)."""
+    _exit_code, stdout, _stderr = exec_demux(box, ["bash", "-c", APPLIED_DIFF])
+    return stdout.decode("utf-8", "replace")
+
+
+def merged(*notes: list[str]) -> list[str]:
+    """The notes of several readings, each once, at most `MAX_NOTES`."""
+    return list(dict.fromkeys(note for found in notes for note in found))[:MAX_NOTES]

@@ -47,6 +47,7 @@ from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig, SandboxE
 from swe_forge_dagster.harness.agent import AGENT_DIR, AgentRun, agent_environment, prompt_files, run_agent
 from swe_forge_dagster.harness.checks import (
     CheckRun,
+    kept_at_base,
     prepare_canaries,
     run_checks,
     run_sanity,
@@ -59,7 +60,7 @@ from swe_forge_dagster.harness.inputs import checked
 from swe_forge_dagster.harness.models import HarnessConfig, HarnessTask, Status, TaskResult
 from swe_forge_dagster.harness.outcome import HarnessOutcome
 from swe_forge_dagster.harness.protection import ConfigChanged, apply_agent_diff, filter_diff
-from swe_forge_dagster.harness.review import review_notes
+from swe_forge_dagster.harness.review import applied_diff, merged, review_notes
 from swe_forge_dagster.harness.runner_config import ConfigReader, config_reader
 from swe_forge_dagster.harness.task_environment import task_environment
 from swe_forge_dagster.languages.registry import import_roots, install_outputs, runner_of
@@ -249,7 +250,9 @@ class Harness:
         on_stage("verify")
         try:
             limit = sized_timeout(config.test_timeout, sanity.duration_s)
-            final = self._verify(task, boxes["verify"][0], diff, result, limit, canaries, config_before, roots)
+            final = self._verify(
+                task, boxes["verify"][0], diff, result, limit, canaries, config_before, roots, kept_at_base(sanity)
+            )
         except (DockerException, SandboxError, WorkspaceError) as exc:
             raise HarnessOutcome(Status.TEST_ERROR, f"the verification container failed: {exc}") from exc
         result.test_duration_secs = round(result.test_duration_secs + final.duration_s, 3)
@@ -278,6 +281,7 @@ class Harness:
         canaries: Planted | None,
         config_before: tuple[ConfigReader, object] | None = None,
         roots: list[str] | None = None,
+        kept: dict[str, str] | None = None,
     ) -> CheckRun:
         """The agent's (filtered) diff on base + the task's tests, protected paths reset, then every check.
 
@@ -301,7 +305,11 @@ class Harness:
         except ConfigChanged as exc:
             raise HarnessOutcome(Status.UNRESOLVED, str(exc)) from exc
         result.dropped_paths += [path for path in reset if path not in result.dropped_paths]
-        return run_checks(box, task, timeout, plugin_autoload=self.config.plugin_autoload, canaries=canaries)
+        if self.config.agent is not AgentKind.ORACLE:  # what the diff did, not how its text reads
+            result.review = merged(result.review, review_notes(applied_diff(box)))
+        return run_checks(
+            box, task, timeout, plugin_autoload=self.config.plugin_autoload, canaries=canaries, kept=kept or {}
+        )
 
     # -- environment and containers ---------------------------------------------------------------
 
