@@ -5,9 +5,9 @@ alike) and named by an id form: Java's `Class#method` (`"junit"`, as SWE-bench M
 the bare testcase name (`"name"`, Go's `TestX/sub` as gotestsum writes it), or a pack's own function of
 (classname, name, file attribute), such as the Python pack's pytest node ids (`languages.python.junit_ids`).
 
-pytest's expected failures (`<skipped type="pytest.xfail">`) are `xfailed`, apart from skips: SWE-bench reads them
-as passing (its `XFAIL`), which only a run where no agent code runs may grant (`harness.checks`). An unexpected pass
-of a non-strict xfail is written as a plain pass; a strict one as a failure.
+Expected failures are `xfailed`, apart from skips, where a pack names the `type` its runner gives their `<skipped>`
+element (`expected_failures`; pytest's `pytest.xfail`): SWE-bench reads them as passing (its `XFAIL`), which only a
+run where no agent code runs may grant (`harness.checks`).
 
 Duplicate ids: the worst outcome wins (error > failed > xfailed > skipped > passed; xfailed after skipped as
 pytest's `-rA` summary prints them, whose last line for an id SWE-bench's parser keeps). Duplicates come from a runner
@@ -19,7 +19,7 @@ trusted either: validation detects flakiness by running the suite several times,
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Literal
 
 Outcome = Literal["passed", "failed", "error", "skipped", "xfailed"]
@@ -30,15 +30,16 @@ CaseId = Callable[[str, str, str | None], str]
 
 _SEVERITY: dict[Outcome, int] = {"passed": 0, "skipped": 1, "xfailed": 2, "failed": 3, "error": 4}
 _RESULT_TAGS: dict[str, Outcome] = {"error": "error", "failure": "failed", "skipped": "skipped"}
-XFAIL_TYPE = "pytest.xfail"
-"""The `type` of the `<skipped>` element pytest writes for an expected failure."""
 
 
-def parse_junit(xml: str | bytes, framework: Framework | CaseId) -> dict[str, Outcome]:
+def parse_junit(
+    xml: str | bytes, framework: Framework | CaseId, expected_failures: Collection[str] = ()
+) -> dict[str, Outcome]:
     """Map each testcase in a JUnit XML report to its id and outcome (see the module docstring).
 
     `framework` picks the id form: "junit" (Java/surefire `pkg.ClassTest#method`), "name" (the bare testcase name)
-    or a function of (classname, name, file) that a pack gives (`CaseId`).
+    or a function of (classname, name, file) that a pack gives (`CaseId`). `expected_failures`: the `type`s of a
+    `<skipped>` element that mean an expected failure.
     """
     if callable(framework):
         case_id = framework
@@ -58,7 +59,7 @@ def parse_junit(xml: str | bytes, framework: Framework | CaseId) -> dict[str, Ou
         if not classname and not name:  # the empty testcase a runner writes for a crashed session: no test
             continue
         test_id = case_id(classname, name, case.get("file"))
-        outcome = _outcome(case)
+        outcome = _outcome(case, expected_failures)
         previous = results.get(test_id)
         if previous is None or _SEVERITY[outcome] > _SEVERITY[previous]:
             results[test_id] = outcome
@@ -78,12 +79,12 @@ def _name(_classname: str, name: str, _file: str | None) -> str:
     return name
 
 
-def _outcome(case: ET.Element) -> Outcome:
-    """The worst result child wins; none means passed (pytest writes xfail as `<skipped type="pytest.xfail">`)."""
+def _outcome(case: ET.Element, expected_failures: Collection[str]) -> Outcome:
+    """The worst result child wins; none means passed; a `<skipped>` of an expected failure's type is `xfailed`."""
     outcome: Outcome = "passed"
     for child in case:
         found = _RESULT_TAGS.get(child.tag)
-        if found == "skipped" and child.get("type") == XFAIL_TYPE:
+        if found == "skipped" and child.get("type") in expected_failures:
             found = "xfailed"
         if found is not None and _SEVERITY[found] > _SEVERITY[outcome]:
             outcome = found

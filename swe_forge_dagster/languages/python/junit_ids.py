@@ -35,9 +35,14 @@ from swe_forge_dagster.execution.junit import CaseId, Outcome, parse_junit
 _SUFFIX = ".py"
 
 
+XFAIL = "pytest.xfail"
+"""The `type` of the `<skipped>` element pytest writes for an expected failure (a non-strict XPASS is written as a
+plain pass, a strict one as a failure)."""
+
+
 def pytest_outcomes(xml: str | bytes, known_files: Iterable[str] | None = None) -> dict[str, Outcome]:
-    """Each testcase of pytest's JUnit report by its node id (see the module docstring)."""
-    return parse_junit(xml, pytest_ids(known_files))
+    """Each testcase of pytest's JUnit report by its node id (see the module docstring); xfails are `xfailed`."""
+    return parse_junit(xml, pytest_ids(known_files), expected_failures=(XFAIL,))
 
 
 def pytest_ids(known_files: Iterable[str] | None = None) -> CaseId:
