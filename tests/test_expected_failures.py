@@ -66,11 +66,11 @@ def run_pytest_both_ways(tmp_path: Path, source: str) -> tuple[bytes, str]:
     return report.read_bytes(), done.stdout
 
 
-def test_expected_failures_give_the_lists_swebenchs_own_parser_and_grading_give(tmp_path: Path) -> None:
-    """Real pytest, before and after a fix: our lists (JUnit, `validate`) equal the ones SWE-bench's `parse_log_pytest`
-    and its grading (`test_passed`/`test_failed`: XFAIL passes) make from the same runs' `-rA` logs, but for the one
-    deliberate difference: a test the fix turns from passed into xfailed is not PASS_TO_PASS here."""
-    from swebench.harness.grading import test_failed, test_passed
+def test_expected_failures_are_in_no_list_as_in_swebenchs_datasets(tmp_path: Path) -> None:
+    """Real pytest, before and after a fix: our lists (JUnit, `validate`) are the ones SWE-bench's datasets hold for
+    the same runs read by its own `parse_log_pytest`: tests `PASSED` before and after, or failing before and `PASSED`
+    after. An `XFAIL` (which SWE-bench's grading counts as a pass) is in neither list: of the 127 xfail-marked tests in
+    the files SWE-bench Lite's test patches touch, its lists hold none that xfails on Linux."""
     from swebench.harness.log_parsers.python import parse_log_pytest
 
     runner = runner_for("pytest")
@@ -83,19 +83,14 @@ def test_expected_failures_give_the_lists_swebenchs_own_parser_and_grading_give(
 
     status_before = parse_log_pytest(log_before, None)  # type: ignore[arg-type]
     status_after = parse_log_pytest(log_after, None)  # type: ignore[arg-type]
+    assert status_before["tests/test_calc.py::test_known_bug"] == "XFAIL"
     ids = sorted(set(status_before) | set(status_after))
-    theirs_f2p = [t for t in ids if test_failed(t, status_before) and test_passed(t, status_after)]
-    theirs_p2p = [t for t in ids if test_passed(t, status_before) and test_passed(t, status_after)]
-    turned = "tests/test_calc.py::test_the_fix_turns_into_an_xfail"
-    assert theirs_f2p == ours.fail_to_pass == ["tests/test_calc.py::test_fixed"]
-    assert [t for t in theirs_p2p if t != turned] == ours.pass_to_pass
-    assert set(ours.pass_to_pass) >= {
-        "tests/test_calc.py::test_kept",
-        "tests/test_calc.py::test_known_bug",
-        "tests/test_calc.py::test_known_bug_strict",
-        "tests/test_calc.py::test_feature_or_xfail",  # xfailed before, passes after: kept, as SWE-bench keeps it
-    }
-    assert turned in theirs_p2p and ours.accepted
+    passed_after = [t for t in ids if status_after.get(t) == "PASSED"]
+    theirs_f2p = [t for t in passed_after if status_before.get(t) in (None, "FAILED", "ERROR")]
+    theirs_p2p = [t for t in passed_after if status_before.get(t) == "PASSED"]
+    assert ours.fail_to_pass == theirs_f2p == ["tests/test_calc.py::test_fixed"]
+    assert ours.pass_to_pass == theirs_p2p == ["tests/test_calc.py::test_kept"]
+    assert ours.accepted and not ours.broken  # passed -> xfailed is no regression either (as passed -> skipped)
 
 
 def test_an_xfail_keeps_a_pass_to_pass_check_only_as_it_was_at_base() -> None:

@@ -10,11 +10,12 @@ to catch flakiness). The rules, and the choices the brief left open:
 - FAIL_TO_PASS: failed/error before, or absent before (pytest cannot collect a test whose module
   imports the not-yet-written code: the module shows up as one collection error, its tests not at
   all), and passed in every after run. Skipped before is not a failure: SWE-bench does not count it.
-- PASS_TO_PASS: passed before and in every after run. An expected failure (pytest's xfail) counts as passing, as
-  SWE-bench reads it (its lists hold xfailed tests), with one exception: a test the fix turns from passed into
-  xfailed is not P2P, since the harness keeps an xfail only where it was one before any agent code ran (code under
-  test that calls `pytest.xfail()` must not hide a regression). xfailed after the fix is never FAIL_TO_PASS.
-- broken (PASS->FAIL): passed (or xfailed) before and failed/error in every after run, or missing from every
+- PASS_TO_PASS: passed before and in every after run. An expected failure (pytest's xfail) is in neither list, as
+  in SWE-bench's datasets: of the 127 xfail-marked tests in the files SWE-bench Lite's test patches touch (pytest,
+  requests, pylint, seaborn, xarray, sphinx), its lists hold none that xfails on Linux (seaborn-3190's
+  `test_color_numeric_int_float_mix` xfails here and is in no list; sphinx's `test_html_inventory`, an xfail only
+  off posix, is), though its grading counts an `XFAIL` as a pass (`harness.checks.KEPT`).
+- broken (PASS->FAIL): passed before and failed/error in every after run, or missing from every
   after run (the fix made the module uncollectable). Passed -> skipped is neither broken nor P2P.
 - flaky: the outcome (including "absent") differs between after runs. Flaky tests are never
   F2P/P2P. Any flaky test rejects the task, as the brief asks; for large suites this is strict.
@@ -40,7 +41,6 @@ from swe_forge_dagster.execution.junit import Outcome
 Results = Mapping[str, Outcome]
 
 _FAILING = ("failed", "error")
-_PASSING = ("passed", "xfailed")
 _REASON_IDS = 10  # ids quoted in a reason; the full lists are in the fields
 
 
@@ -84,9 +84,9 @@ def validate(
         was = before_results.get(test_id)
         if now == "passed" and (was is None or was in _FAILING):
             fail_to_pass.append(test_id)
-        elif now in _PASSING and was in _PASSING and not (was == "passed" and now == "xfailed"):
+        elif now == "passed" and was == "passed":
             pass_to_pass.append(test_id)
-        elif was in _PASSING and (now is None or now in _FAILING):
+        elif was == "passed" and (now is None or now in _FAILING):
             broken.append(test_id)
         elif was in _FAILING and now in _FAILING:
             stuck.append(test_id)
