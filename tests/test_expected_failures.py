@@ -7,8 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from swe_forge_dagster.execution.suite import SuiteRun
 from swe_forge_dagster.harness.checks import check_passes
 from swe_forge_dagster.languages.registry import runner_for
+from swe_forge_dagster.tasks.prove import with_unlisted
 from swe_forge_dagster.tasks.validation import validate
 
 P = "tests/test_a.py::test_fix[1.5-a/b]"
@@ -44,6 +46,11 @@ def test_feature_or_xfail():
     assert calc.third(3) == 1
 
 
+@pytest.mark.xfail(reason="passes unexpectedly")
+def test_unexpected_pass():
+    assert calc.half(8) == 4
+
+
 def test_the_fix_turns_into_an_xfail():
     if hasattr(calc, "third"):
         pytest.xfail("the fixed code calls pytest.xfail()")
@@ -69,7 +76,8 @@ def run_pytest_both_ways(tmp_path: Path, source: str) -> tuple[bytes, str]:
 def test_expected_failures_are_in_no_list_as_in_swebenchs_datasets(tmp_path: Path) -> None:
     """Real pytest, before and after a fix: our lists (JUnit, `validate`) are the ones SWE-bench's datasets hold for
     the same runs read by its own `parse_log_pytest`: tests `PASSED` before and after, or failing before and `PASSED`
-    after. An `XFAIL` (which SWE-bench's grading counts as a pass) is in neither list: of the 127 xfail-marked tests in
+    after. An `XPASS` is in neither (its parser leaves it out; JUnit writes it as a pass, the console names it), nor
+    an `XFAIL` (which SWE-bench's grading counts as a pass): of the 127 xfail-marked tests in
     the files SWE-bench Lite's test patches touch, its lists hold none that xfails on Linux."""
     from swebench.harness.log_parsers.python import parse_log_pytest
 
@@ -79,11 +87,16 @@ def test_expected_failures_are_in_no_list_as_in_swebenchs_datasets(tmp_path: Pat
     xml_after, log_after = run_pytest_both_ways(tmp_path, XFAIL_AFTER)
     before, after = runner.parse(xml_before, files), runner.parse(xml_after, files)
     assert before["tests/test_calc.py::test_known_bug"] == after["tests/test_calc.py::test_known_bug"] == "xfailed"
+    assert after["tests/test_calc.py::test_unexpected_pass"] == "passed"  # JUnit writes an XPASS as a pass...
+    before = with_unlisted(SuiteRun(before, 1, log_before, 1.0), runner).outcomes or {}
+    after = with_unlisted(SuiteRun(after, 1, log_after, 1.0), runner).outcomes or {}
+    assert after["tests/test_calc.py::test_unexpected_pass"] == "xpassed"  # ...its console says otherwise
     ours = validate(before, [after, dict(after)])
 
     status_before = parse_log_pytest(log_before, None)  # type: ignore[arg-type]
     status_after = parse_log_pytest(log_after, None)  # type: ignore[arg-type]
     assert status_before["tests/test_calc.py::test_known_bug"] == "XFAIL"
+    assert "tests/test_calc.py::test_unexpected_pass" not in status_after  # SWE-bench's parser reads no XPASS
     ids = sorted(set(status_before) | set(status_after))
     passed_after = [t for t in ids if status_after.get(t) == "PASSED"]
     theirs_f2p = [t for t in passed_after if status_before.get(t) in (None, "FAILED", "ERROR")]

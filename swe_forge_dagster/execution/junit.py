@@ -7,9 +7,11 @@ the bare testcase name (`"name"`, Go's `TestX/sub` as gotestsum writes it), or a
 
 Expected failures are `xfailed`, apart from skips, where a pack names the `type` its runner gives their `<skipped>`
 element (`expected_failures`; pytest's `pytest.xfail`): SWE-bench reads them as passing (its `XFAIL`), which only a
-run where no agent code runs may grant (`harness.checks`).
+run where no agent code runs may grant (`harness.checks`). `xpassed` (an unexpected pass that a report writes as a
+pass) is never read from a report: validation marks it from the runner's console, for its lists only
+(`Runner.unlisted`).
 
-Duplicate ids: the worst outcome wins (error > failed > xfailed > skipped > passed; xfailed after skipped as
+Duplicate ids: the worst outcome wins (error > failed > xpassed > xfailed > skipped > passed; in between, the order
 pytest's `-rA` summary prints them, whose last line for an id SWE-bench's parser keeps). Duplicates come from a runner
 writing a second testcase when a failed test also errors in teardown, or from a test being collected twice; in both,
 claiming "passed" would overstate what happened. Retries (pytest-rerunfailures, surefire's `flakyFailure`) are not
@@ -22,13 +24,13 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable, Collection
 from typing import Literal
 
-Outcome = Literal["passed", "failed", "error", "skipped", "xfailed"]
+Outcome = Literal["passed", "failed", "error", "skipped", "xfailed", "xpassed"]
 Framework = Literal["junit", "name"]
 """The kernel's id forms: Java's `Class#method`, the bare testcase name (Go's `TestX/sub`)."""
 CaseId = Callable[[str, str, str | None], str]
 """A pack's id form: (classname, name, the `file` attribute or None) -> the test id."""
 
-_SEVERITY: dict[Outcome, int] = {"passed": 0, "skipped": 1, "xfailed": 2, "failed": 3, "error": 4}
+_SEVERITY: dict[Outcome, int] = {"passed": 0, "skipped": 1, "xfailed": 2, "xpassed": 3, "failed": 4, "error": 5}
 _RESULT_TAGS: dict[str, Outcome] = {"error": "error", "failure": "failed", "skipped": "skipped"}
 
 
@@ -67,7 +69,7 @@ def parse_junit(
 
 
 def worst(a: Outcome, b: Outcome) -> Outcome:
-    """The more severe of two outcomes (error > failed > xfailed > skipped > passed)."""
+    """The more severe of two outcomes (error > failed > xpassed > xfailed > skipped > passed)."""
     return a if _SEVERITY[a] >= _SEVERITY[b] else b
 
 

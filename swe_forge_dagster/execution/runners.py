@@ -144,6 +144,10 @@ class Runner:
     own_report: Callable[[str], str | None] | None = None
     """The report path a filled command with no `{report}` names by its runner's own option, or None: it names none
     (then `stored_report`, where nothing will be written, is read)."""
+    unlisted: Callable[[str], set[str]] | None = None
+    """The tests a run's console names as ending in a way a dataset lists nowhere though the report says passed
+    (pytest's `XPASS` summary lines: a non-strict unexpected pass, which SWE-bench's parser leaves out): validation
+    reads them as `xpassed`, in neither list. For lists only, never for a verdict (printed text can name any test)."""
     plugins_off: str = ""
     """A shell line run before its command that stops it loading plugins installed packages declare (package
     metadata reaching its path cannot inject one), unless the run allows plugin autoload; empty: it has none."""

@@ -167,6 +167,14 @@ def parse_pytest_junit(xml: bytes, files: Iterable[str] | None = None) -> dict[s
     return outcomes
 
 
+_XPASS = re.compile(r"^XPASS (\S+)", re.MULTILINE)
+
+
+def xpassed(console: str) -> set[str]:
+    """The node ids of pytest's `-rA` summary lines `XPASS <id> - reason` (`Runner.unlisted`)."""
+    return set(_XPASS.findall(console))
+
+
 def plain_pytest(command: str) -> bool:
     """Whether pytest's exit status is the command's (no `||`, `;` or pipe that could hide it)."""
     words = command.split()
@@ -197,4 +205,5 @@ PYTEST_RUNNER = Runner(
     stored_report=JUNIT,
     own_report=_junitxml_path,
     plugins_off=NO_AUTOLOAD,
+    unlisted=xpassed,
 )
