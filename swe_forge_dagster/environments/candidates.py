@@ -50,12 +50,12 @@ def environment_candidates(
             problem=f"no manifest of a supported toolchain at the root ({', '.join(roots)})",
             buildable=False,
         )
+    tree = set(cache.list_files(repo, sha))
     files = {
         name: text.decode("utf-8", "replace")
-        for name in language.all_files()
+        for name in language.files_to_read(tree)
         if (text := cache.show_file(repo, sha, name)) is not None
     }
-    tree = set(cache.list_files(repo, sha))
     if problem := language.dependency_problem(files, tree):
         return Candidates(language.name, problem=problem, buildable=False)
     usable = language.usable_images(files, available)

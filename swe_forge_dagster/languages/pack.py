@@ -37,6 +37,10 @@ def _names_nothing(_answer: object) -> frozenset[str]:
     return frozenset()
 
 
+def _no_tree_files(_tree: set[str]) -> list[str]:
+    return []
+
+
 def _not_plain(_command: str) -> bool:
     return False
 
@@ -171,6 +175,9 @@ class LanguagePack:
     """Local toolchain images, tag -> the toolchain's version in it (`scripts/build-toolchain-image.sh`)."""
     read_files: tuple[str, ...] = ()
     """Root files read at the commit to decide the image and the install (the manifests are read too)."""
+    tree_files: Callable[[set[str]], list[str]] = _no_tree_files
+    """Files beyond the root ones that its recipes read, chosen from the commit's tree (Python: the YAML files that may
+    be conda environments, `languages.python.conda`)."""
     dependency_files: tuple[str, ...] = ()
     """Root files whose change means the environment must be installed again."""
     declared_version: Callable[[Files], tuple[int, ...] | None] = _no_version
@@ -321,3 +328,7 @@ class LanguagePack:
     def all_files(self) -> tuple[str, ...]:
         """Every root file the pack reads, manifests first."""
         return tuple(dict.fromkeys((*self.manifests, *self.read_files)))
+
+    def files_to_read(self, tree: set[str]) -> tuple[str, ...]:
+        """Every file its recipes read at a commit whose files are `tree`: the root ones, then `tree_files`."""
+        return tuple(dict.fromkeys((*self.all_files(), *self.tree_files(tree))))

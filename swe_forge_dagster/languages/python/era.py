@@ -200,7 +200,7 @@ def era_recipe(
     tools = max(date, BUILD_TOOLS_FLOOR)
     exempt = " ".join(f"--exclude-newer-package {name}={tools}" for name in EXEMPT)
     uv = f"sh {ERA_UV_SCRIPT} {exempt} --compile-bytecode"
-    install = today.install_commands[-1].replace("pip install", uv, 1)
+    install = today.install_commands[-1].replace("pip install", uv)  # the project's, and each optional one's
     build = legacy_build(manifests.get("pyproject.toml")) or build_first
     if build is not None:
         prepare = f"{uv} -q --upgrade {' '.join(shlex.quote(b) for b in build)}"

@@ -20,6 +20,7 @@ from swe_forge_dagster.execution.era import is_old
 from swe_forge_dagster.execution.recipe import EnvRecipe
 from swe_forge_dagster.execution.sandbox import Sandbox
 from swe_forge_dagster.languages.pack import ConfigProbe, ConfigSections, Files, LanguagePack
+from swe_forge_dagster.languages.python import conda
 from swe_forge_dagster.languages.python import modules as python_modules
 from swe_forge_dagster.languages.python import protection as python_protection
 from swe_forge_dagster.languages.python.agent import HINTS, agent_command, proof_module
@@ -173,6 +174,7 @@ PACK = LanguagePack(
     hints=HINTS,
     images=_swap(BASE_IMAGES),
     read_files=(*MANIFESTS, *TEST_REQUIREMENTS),
+    tree_files=conda.candidate_files,
     dependency_files=DEPENDENCY_FILES,
     recipes=_recipes,
     era_recipes=_era_recipes,

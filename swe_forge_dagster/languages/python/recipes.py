@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from swe_forge_dagster.execution.recipe import EnvRecipe
+from swe_forge_dagster.languages.python.conda import conda_dependencies, optional_installs
 from swe_forge_dagster.languages.python.extensions import compiles, with_build_tools
 from swe_forge_dagster.languages.python.runner import PYTEST
 from swe_forge_dagster.languages.python.suites import own_runner_command, own_runner_setup
@@ -85,8 +86,15 @@ def python_recipes(manifests: Mapping[str, str], tree: set[str], base_image: str
     command = own_runner_command(tree) or PYTEST
     versions, _ = declared_pythons(manifests)
     setup = "".join(f" && {step}" for step in own_runner_setup(command, min(versions, default=None)))
+    setup = _conda_tests(manifests) + setup
     build = with_build_tools if compiles(manifests, tree) else tuple
     return [EnvRecipe(build((VENV, install + setup)), command, base_image) for install in dict.fromkeys(installs)]
+
+
+def _conda_tests(manifests: Mapping[str, str]) -> str:
+    """` && <each test dependency of the repository's conda environment file>` (`languages.python.conda`), or ""."""
+    found = conda_dependencies({path: text for path, text in manifests.items() if path.endswith((".yml", ".yaml"))})
+    return f" && {optional_installs(found[1])}" if found and found[1] else ""
 
 
 NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
