@@ -33,7 +33,6 @@ Pack-private (`languages.python` is the pack).
 from __future__ import annotations
 
 import shlex
-import tomllib
 from collections.abc import Mapping
 from datetime import datetime
 
@@ -42,6 +41,7 @@ from packaging.version import InvalidVersion, Version
 
 from swe_forge_dagster.execution.era import RESOLUTION_VAR, RUNG, iso_utc
 from swe_forge_dagster.execution.recipe import ENV_DIR, RUNTIME_FILE, EnvRecipe
+from swe_forge_dagster.languages.python.pyproject import build_system
 
 INTERPRETER_RELEASES = {
     "3.8": "2019-10-14",
@@ -147,12 +147,8 @@ def resolution_date(committed: datetime, python: str) -> str:
 def legacy_build(pyproject: str | None) -> list[str] | None:
     """What to install before a no-isolation editable install when pyproject.toml pins a setuptools without PEP 660
     (`pins_before_pep_660`): a current setuptools and wheel plus the other build requirements; else None."""
-    try:
-        requires = (tomllib.loads(pyproject or "").get("build-system") or {}).get("requires") or []
-    except tomllib.TOMLDecodeError:
-        return None
     parsed = []
-    for text in requires:
+    for text in build_system(pyproject).requires:
         try:
             parsed.append(Requirement(str(text)))
         except InvalidRequirement:

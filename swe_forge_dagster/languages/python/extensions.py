@@ -19,8 +19,9 @@ Pack-private (`languages.python` is the pack).
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Mapping
+
+from swe_forge_dagster.languages.python.pyproject import build_system
 
 COMPILED_SOURCE = re.compile(r"\.(pyx|c|cc|cpp|cxx|f|f90|f95)$", re.IGNORECASE)
 """Files a compiler (or Cython, then a compiler) reads."""
@@ -62,13 +63,8 @@ def compiles(manifests: Mapping[str, str], tree: set[str]) -> bool:
 
 def _build_system(manifests: Mapping[str, str]) -> list[str]:
     """pyproject's build requirements and its build backend's module."""
-    try:
-        build = tomllib.loads(manifests.get("pyproject.toml") or "").get("build-system") or {}
-    except tomllib.TOMLDecodeError:
-        return []
-    requires = [r for r in build.get("requires") or [] if isinstance(r, str)]
-    backend = build.get("build-backend")
-    return [*requires, *([backend] if isinstance(backend, str) else [])]
+    build = build_system(manifests.get("pyproject.toml"))
+    return [*build.requires, *([build.backend] if build.backend else [])]
 
 
 SETUP_PY_BUILD_IMPORTS = {"numpy": re.compile(r"\bnumpy\b"), "scipy": re.compile(r"\bimport scipy\b|\bfrom scipy\b")}

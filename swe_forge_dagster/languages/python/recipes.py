@@ -22,7 +22,6 @@ from __future__ import annotations
 import ast
 import configparser
 import re
-import tomllib
 from collections.abc import Iterable, Mapping
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -30,6 +29,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from swe_forge_dagster.execution.recipe import EnvRecipe
 from swe_forge_dagster.languages.python.conda import conda_dependencies, optional_installs
 from swe_forge_dagster.languages.python.extensions import compiles, with_build_tools
+from swe_forge_dagster.languages.python.pyproject import toml
 from swe_forge_dagster.languages.python.runner import PYTEST
 from swe_forge_dagster.languages.python.suites import own_runner_command, own_runner_setup
 from swe_forge_dagster.settings import DEFAULT_BASE_IMAGE
@@ -115,19 +115,19 @@ def declared_extras(manifests: Mapping[str, str]) -> set[str]:
     cfg = _ini(manifests.get("setup.cfg"))
     if cfg is not None and cfg.has_section("options.extras_require"):
         found |= set(cfg.options("options.extras_require"))
-    pyproject = _toml(manifests.get("pyproject.toml"))
+    pyproject = toml(manifests.get("pyproject.toml"))
     found |= set(((pyproject.get("project") or {}).get("optional-dependencies") or {}).keys())
     return found | set(_tox_extras(manifests.get("tox.ini")))
 
 
 def _dependency_groups(pyproject: str | None) -> set[str]:
     """The PEP 735 `[dependency-groups]` of pyproject.toml."""
-    return set((_toml(pyproject).get("dependency-groups") or {}).keys())
+    return set((toml(pyproject).get("dependency-groups") or {}).keys())
 
 
 def _tox_toml(text: str | None) -> tuple[list[str], list[str]]:
     """(dependency groups, extras) that tox.toml's `env_run_base` installs for the test runs."""
-    base = _toml(text).get("env_run_base") or {}
+    base = toml(text).get("env_run_base") or {}
     groups, extras = base.get("dependency_groups") or [], base.get("extras") or []
     return (
         [g for g in groups if isinstance(g, str)] if isinstance(groups, list) else [],
@@ -158,7 +158,7 @@ def declared_pythons(manifests: Mapping[str, str]) -> tuple[list[tuple[int, int]
     pinned = re.match(r"\s*3\.(\d+)", manifests.get(PYTHON_VERSION_FILE, ""))
     if pinned:
         versions.add((3, int(pinned.group(1))))
-    spec_text = (_toml(manifests.get("pyproject.toml")).get("project") or {}).get("requires-python")
+    spec_text = (toml(manifests.get("pyproject.toml")).get("project") or {}).get("requires-python")
     if not spec_text:
         match = re.search(r"python_requires\s*=\s*['\"]([^'\"]+)['\"]", manifests.get("setup.py", ""))
         cfg = _ini(manifests.get("setup.cfg"))
@@ -226,12 +226,3 @@ def _ini(text: str | None) -> configparser.RawConfigParser | None:
     except configparser.Error:
         return None
     return parser
-
-
-def _toml(text: str | None) -> dict:
-    if not text:
-        return {}
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
-        return {}
