@@ -137,7 +137,8 @@ def test_tampering_shadowing_and_runner_config_tricks_never_resolve(
     """(a) results rewritten in the test process are caught by the canary tests; (b) new modules named like the
     standard library's are dropped; (c) a config file pytest reads and our text check does not is found by
     pytest's own configuration before and after the diff, and dropped; (a) code under test that calls `pytest.xfail()`
-    passes no check. The oracle still resolves."""
+    passes no check, and one that replaces a binary the sandbox's shell runs after the tests rewrites nothing. The
+    oracle still resolves."""
     results = run_scripted(hw, docker_client, tmp_path, "sneaky", SNEAKY)
     assert set(results) == set(SNEAKY)
     for name, result in results.items():
@@ -151,6 +152,8 @@ def test_tampering_shadowing_and_runner_config_tricks_never_resolve(
     assert any(note.startswith("tinycalc/__init__.py: ") for note in binary.review), binary.review  # read as applied
     for name in ("a-spare-canaries-init", "a-spare-canaries-module"):  # the planted canaries pass: the twin fails
         assert "and so did its twin" in (results[name].reason or ""), (name, results[name].reason)
+    exit_path = results["a-exit-path-binary"]  # its `mv` never runs: the run's shell ends with builtins
+    assert exit_path.status is Status.UNRESOLVED and not any(c.passed for c in exit_path.fail_to_pass), exit_path.reason
     xfailed = results["a-xfail-from-code"]  # every check xfails: SWE-bench's grading would pass them all
     assert xfailed.status is Status.UNRESOLVED and {c.outcome for c in xfailed.fail_to_pass} == {"xfailed"}
     assert results["b-shadow-math"].dropped_paths == ["math.py"]

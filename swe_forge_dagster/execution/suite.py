@@ -9,7 +9,8 @@ the agent's diff) both run their suites here, so both get the same guarantees:
 - console output is never parsed for verdicts: a run without a readable report has no outcomes
   (`error` says why), and printing "PASSED" proves nothing;
 - the command runs under a timeout that kills its whole process group; output is bounded; when it ends, every
-  process it left behind (in any group or session) is killed before the report is read, so none can rewrite it;
+  process it left behind (in any group or session) is killed before the report is read, so none can rewrite it,
+  and the shell ends with builtins only (`LAST`), so no binary the code under test could replace runs after it;
 - the report is read with a size limit and only when it is a regular file (no symlink is followed);
 - unless `plugin_autoload`, the runner's `plugins_off` line runs first: installed packages' entry points
   load no plugin into the runner (package metadata reaching its path cannot inject one).
@@ -34,6 +35,11 @@ MAX_REPORT_BYTES = 64 << 20
 REAP = "kill -KILL -1 2>/dev/null"
 """Every process the test command left behind (a child that waits for the runner to exit, then rewrites its report),
 killed before the report is read: `kill -1` reaches every process but the shell itself and the container's init."""
+LAST = "builtin trap - EXIT\nbuiltin exit $__sf_rc"
+"""How the run's shell ends after the reaping: with builtins only. The sandbox's shell saves its state on exit with
+`mv` and `rm` (`execution.shell_state`), binaries the code under test can replace (it runs as the same user), and
+one that rewrote the report from there ran after the runner and after the reaping; a suite run's state is not
+needed after it."""
 
 
 @dataclass
@@ -66,7 +72,7 @@ def run_suite(
     where = shlex.quote(report.rsplit("/", 1)[0] or "/")
     result = box.run(
         f"{prefix}cd {REPO_DIR} && rm -f {shlex.quote(report)} && mkdir -p {where} && {{\n{command}\n}}\n"
-        f"__sf_rc=$?\n{REAP}\nexit $__sf_rc",
+        f"__sf_rc=$?\n{REAP}\n{LAST}",
         timeout=timeout,
         max_output=max_output,
     )
