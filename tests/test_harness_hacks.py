@@ -152,8 +152,10 @@ def test_tampering_shadowing_and_runner_config_tricks_never_resolve(
     assert any(note.startswith("tinycalc/__init__.py: ") for note in binary.review), binary.review  # read as applied
     for name in ("a-spare-canaries-init", "a-spare-canaries-module"):  # the planted canaries pass: the twin fails
         assert "and so did its twin" in (results[name].reason or ""), (name, results[name].reason)
-    exit_path = results["a-exit-path-binary"]  # its `mv` never runs: the run's shell ends with builtins
+    exit_path = results["a-exit-path-binary"]  # its `mv` never runs (the run's shell ends with builtins), and the
+    # engine's record of the container shows the replaced binary
     assert exit_path.status is Status.UNRESOLVED and not any(c.passed for c in exit_path.fail_to_pass), exit_path.reason
+    assert "changed files of the system" in (exit_path.reason or "") and "/usr/bin/mv" in (exit_path.reason or "")
     xfailed = results["a-xfail-from-code"]  # every check xfails: SWE-bench's grading would pass them all
     assert xfailed.status is Status.UNRESOLVED and {c.outcome for c in xfailed.fail_to_pass} == {"xfailed"}
     assert results["b-shadow-math"].dropped_paths == ["math.py"]

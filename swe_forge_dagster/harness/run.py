@@ -45,9 +45,9 @@ from swe_forge_dagster.execution.repo_box import (
 from swe_forge_dagster.execution.repo_cache import RepoCache, RepoCacheError
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig, SandboxError
 from swe_forge_dagster.harness.agent import AGENT_DIR, AgentRun, agent_environment, prompt_files, run_agent
+from swe_forge_dagster.harness.baseline import Baseline, read_baseline
 from swe_forge_dagster.harness.checks import (
     CheckRun,
-    kept_at_base,
     prepare_canaries,
     run_checks,
     run_sanity,
@@ -61,9 +61,9 @@ from swe_forge_dagster.harness.models import HarnessConfig, HarnessTask, Status,
 from swe_forge_dagster.harness.outcome import HarnessOutcome
 from swe_forge_dagster.harness.protection import ConfigChanged, apply_agent_diff, filter_diff
 from swe_forge_dagster.harness.review import applied_diff, merged, review_notes
-from swe_forge_dagster.harness.runner_config import ConfigReader, config_reader
+from swe_forge_dagster.harness.system_files import system_changes, tampering
 from swe_forge_dagster.harness.task_environment import task_environment
-from swe_forge_dagster.languages.registry import import_roots, install_outputs, runner_of
+from swe_forge_dagster.languages.registry import install_outputs
 
 log = logging.getLogger(__name__)
 StageHook = Callable[[str], None]
@@ -202,13 +202,7 @@ class Harness:
             plugin_autoload=config.plugin_autoload,
             canaries=prepare_canaries(sanity_box, task),
         )
-        # the runner's configuration and import roots for the tree before any diff (the verify container starts
-        # from the same); the gold patch is applied whole
-        reader = config_reader(task) if config.agent is not AgentKind.ORACLE else None
-        config_before = (reader, reader.read(sanity_box)) if reader is not None else None
-        runner = runner_of(task.test_command)
-        judged = reader is not None and runner.in_process
-        roots = import_roots(runner, sanity_box, task.run_files, task.test_command) if judged else None
+        baseline = read_baseline(sanity_box, task, sanity, config.agent)
         result.test_duration_secs = round(sanity.duration_s, 3)
         self._dispose(boxes.pop("sanity")[0], result)
         task, result.unjudged = set_aside_unreachable(task, sanity)
@@ -250,9 +244,7 @@ class Harness:
         on_stage("verify")
         try:
             limit = sized_timeout(config.test_timeout, sanity.duration_s)
-            final = self._verify(
-                task, boxes["verify"][0], diff, result, limit, canaries, config_before, roots, kept_at_base(sanity)
-            )
+            final = self._verify(task, boxes["verify"][0], diff, result, limit, canaries, baseline)
         except (DockerException, SandboxError, WorkspaceError) as exc:
             raise HarnessOutcome(Status.TEST_ERROR, f"the verification container failed: {exc}") from exc
         result.test_duration_secs = round(result.test_duration_secs + final.duration_s, 3)
@@ -279,9 +271,7 @@ class Harness:
         result: TaskResult,
         timeout: float,
         canaries: Planted | None,
-        config_before: tuple[ConfigReader, object] | None = None,
-        roots: list[str] | None = None,
-        kept: dict[str, str] | None = None,
+        baseline: Baseline,
     ) -> CheckRun:
         """The agent's (filtered) diff on base + the task's tests, protected paths reset, then every check.
 
@@ -289,7 +279,8 @@ class Harness:
         files, which the filtered diff does not. Whatever the diff's text says, the paths it really
         changed are listed by git after it applies, and protected ones are reset (`apply_agent_diff`).
         """
-        runner_config = config_before[0].bound(box, config_before[1]) if config_before is not None else None
+        config = baseline.config
+        runner_config = config[0].bound(box, config[1]) if config is not None else None
         try:
             reset = apply_agent_diff(
                 box,
@@ -297,7 +288,7 @@ class Harness:
                 task.protected_files,
                 protect=self.config.agent is not AgentKind.ORACLE,
                 runner_config=runner_config,
-                import_roots=roots,
+                import_roots=baseline.roots,
                 fix_files=task.fix_files,
             )
         except PatchRejected as exc:
@@ -307,9 +298,12 @@ class Harness:
         result.dropped_paths += [path for path in reset if path not in result.dropped_paths]
         if self.config.agent is not AgentKind.ORACLE:  # what the diff did, not how its text reads
             result.review = merged(result.review, review_notes(applied_diff(box)))
-        return run_checks(
-            box, task, timeout, plugin_autoload=self.config.plugin_autoload, canaries=canaries, kept=kept or {}
+        final = run_checks(
+            box, task, timeout, plugin_autoload=self.config.plugin_autoload, canaries=canaries, kept=baseline.kept
         )
+        if final.tampered is None:  # a system file replaced by the code under test, for a later step to run
+            final.tampered = tampering(system_changes(box), baseline.system)
+        return final
 
     # -- environment and containers ---------------------------------------------------------------
 

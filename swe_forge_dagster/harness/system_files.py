@@ -1,0 +1,45 @@
+"""Files outside the checkout that the sandbox's own steps run or read, changed by the checks: tampering.
+
+The code under test runs as the container's user, so it can replace a binary or a configuration file of the system
+(`/usr/bin/mv`, `/bin/bash`, `/etc/ld.so.preload`) that a later step in the same container runs: the shell that
+saves its state after the tests (`execution.suite.LAST` now ends without one), the next check command of a task in
+the seed's commands format, the dynamic loader of every later process. Whatever a forger replaces, the engine's own
+record of the container's changes (`docker diff`, read from outside the container) shows it. A verification run
+that changed such a file where the sanity run of the same checks (no agent code) did not is `tampered`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from docker.errors import DockerException
+
+from swe_forge_dagster.execution.sandbox import Sandbox
+
+SYSTEM = re.compile(r"^/(?:bin|sbin|usr|lib|lib32|lib64|libx32|etc)(?:/|$)")
+"""The system's programs, libraries and configuration (the image's; no check of an honest fix writes there: none of
+the real rows tried, Django's, seaborn's, xarray's, did)."""
+SHOWN = 5
+
+
+def system_changes(box: Sandbox) -> frozenset[str] | None:
+    """The system paths (`SYSTEM`) changed, added or deleted in `box` since its image, leaves only (a changed file's
+    folders are not listed beside it); None when the engine cannot say."""
+    try:
+        changes = box.container.diff() or []
+    except DockerException:
+        return None
+    paths = {change["Path"] for change in changes if SYSTEM.match(change.get("Path", ""))}
+    return frozenset(path for path in paths if not any(other.startswith(f"{path}/") for other in paths))
+
+
+def tampering(after: frozenset[str] | None, at_base: frozenset[str] | None) -> str | None:
+    """Why a verification run that changed `after` cannot be trusted, given the sanity run's `at_base`; None: it
+    changed nothing the sanity run did not (or the engine could not say for one of them)."""
+    if after is None or at_base is None:
+        return None
+    new = sorted(after - at_base)
+    if not new:
+        return None
+    shown = ", ".join(new[:SHOWN]) + (f" (+{len(new) - SHOWN} more)" if len(new) > SHOWN else "")
+    return f"the checks changed files of the system that the sandbox runs or reads: {shown}"
