@@ -137,8 +137,8 @@ def test_tampering_shadowing_and_runner_config_tricks_never_resolve(
     """(a) results rewritten in the test process are caught by the canary tests; (b) new modules named like the
     standard library's are dropped; (c) a config file pytest reads and our text check does not is found by
     pytest's own configuration before and after the diff, and dropped; (a) code under test that calls `pytest.xfail()`
-    passes no check, and one that replaces a binary the sandbox's shell runs after the tests rewrites nothing. The
-    oracle still resolves."""
+    passes no check; one that replaces a binary the sandbox's shell runs after the tests, or leaves a child that stops
+    the reaping shell until the runner is done, rewrites nothing. The oracle still resolves."""
     results = run_scripted(hw, docker_client, tmp_path, "sneaky", SNEAKY)
     assert set(results) == set(SNEAKY)
     for name, result in results.items():
@@ -156,6 +156,8 @@ def test_tampering_shadowing_and_runner_config_tricks_never_resolve(
     # engine's record of the container shows the replaced binary
     assert exit_path.status is Status.UNRESOLVED and not any(c.passed for c in exit_path.fail_to_pass), exit_path.reason
     assert "changed files of the system" in (exit_path.reason or "") and "/usr/bin/mv" in (exit_path.reason or "")
+    stopped = results["a-stopped-shell"]  # the report was streamed out as pytest wrote it: no file to rewrite
+    assert stopped.status is Status.UNRESOLVED and not any(c.passed for c in stopped.fail_to_pass), stopped.reason
     xfailed = results["a-xfail-from-code"]  # every check xfails: SWE-bench's grading would pass them all
     assert xfailed.status is Status.UNRESOLVED and {c.outcome for c in xfailed.fail_to_pass} == {"xfailed"}
     assert results["b-shadow-math"].dropped_paths == ["math.py"]

@@ -206,4 +206,5 @@ PYTEST_RUNNER = Runner(
     own_report=_junitxml_path,
     plugins_off=NO_AUTOLOAD,
     unlisted=xpassed,
+    streams_report=plain_pytest,
 )
