@@ -171,6 +171,7 @@ class Sandbox:
             self._put(STATE_DIR, {CMD_NAME: command.encode()}, mode=0o600)
             started = time.monotonic()
             runner = ["env", "-i", "/bin/bash", "-c", RUNNER_SCRIPT, "sandbox", run_id, f"{STATE_DIR}/{CMD_NAME}"]
+            runner += ["side"] if side is not None else []
             exec_id = api.exec_create(self.id, runner, stdout=True, stderr=True, workdir="/")["Id"]
             side_buffer = SideBuffer(side) if side is not None else None
             reader = StreamReader(api.exec_start(exec_id, socket=True), buffer, side_buffer)

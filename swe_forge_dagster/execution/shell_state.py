@@ -49,13 +49,15 @@ builtin export -p > {ENV_FILE} && builtin pwd > {CWD_FILE}
 #   It uses builtins and absolute paths only, so a command that empties PATH cannot stop the save,
 #   and it writes through a rename so a kill mid-save never leaves a half-written env file.
 # - stdin is /dev/null (nothing can wait for input) and stderr joins stdout, so the two arrive
-#   interleaved in the order they were written. The exec's own stderr stays open as fd 3 (`SIDE_CHANNEL`):
-#   what a command writes there arrives apart from its console (a suite's report, `Sandbox.run(side=...)`).
+#   interleaved in the order they were written. Asked for (a third argument, `side`), the exec's own stderr stays
+#   open as fd 3 (`SIDE_CHANNEL`): what the command writes there arrives apart from its console (a suite's
+#   report, `Sandbox.run(side=...)`); other commands get no such descriptor.
 RUNNER_SCRIPT = f"""
-__sf_id=$1; __sf_cmd=$2; set --
+__sf_id=$1; __sf_cmd=$2; __sf_side=$3; set --
 read -r -a __sf_stat < /proc/$$/stat && builtin echo "${{__sf_stat[4]}}" > {STATE_DIR}/pgid.$__sf_id
 unset __sf_stat
-exec </dev/null 3>&2 2>&1
+if [ "$__sf_side" = side ]; then exec </dev/null 3>&2 2>&1; else exec </dev/null 2>&1; fi
+unset __sf_side
 if [ -f {ENV_FILE} ]; then builtin source {ENV_FILE} 2>/dev/null; fi
 __sf_cwd=; if [ -f {CWD_FILE} ]; then IFS= read -r __sf_cwd < {CWD_FILE}; fi
 if ! builtin cd -- "${{__sf_cwd:-/}}" 2>/dev/null; then
