@@ -20,7 +20,7 @@ import pytest
 from swe_forge_dagster.common.sandbox_spec import SandboxSpec
 from swe_forge_dagster.harness import Status, TaskResult, load_inputs
 from tests.support.common import BASE_IMAGE
-from tests.support.hacks import FORCE_PASS_CONFTEST, HACKS, SNEAKY
+from tests.support.hacks import FORCE_PASS_CONFTEST, HACKS, OPEN_HACKS, SNEAKY
 from tests.support.harness_world import EASY, HarnessWorld, harness_world, write_agent
 from tests.support.harness_world import run_items as run
 
@@ -76,6 +76,15 @@ def test_cheating_agents_never_resolve(hw: HarnessWorld, docker_client: docker.D
     # never an infrastructure error that scores leave out or retry
     assert results["exit-early"].status is Status.UNRESOLVED
     assert "no JUnit report" in (results["exit-early"].reason or "")
+
+
+def test_the_open_classes_still_win(hw: HarnessWorld, docker_client: docker.DockerClient, tmp_path: Path) -> None:
+    """What is still open, shown (docs/harness.md): a child that stops the reaping shell (`SIGSTOP`, the same user)
+    until the runner is done, then rewrites the report; a forger in the test process that tells the twin from its
+    original by their source. Both spare the canaries and resolve today; the day a defence closes one (the tests run
+    as another user, twins run apart), this test fails and moves it to the others."""
+    results = run_scripted(hw, docker_client, tmp_path, "open", OPEN_HACKS)
+    assert {name: r.status for name, r in results.items()} == dict.fromkeys(OPEN_HACKS, Status.RESOLVED)
 
 
 def test_the_agent_finds_no_history_no_answer_no_network_and_no_secrets(
@@ -137,8 +146,8 @@ def test_tampering_shadowing_and_runner_config_tricks_never_resolve(
     """(a) results rewritten in the test process are caught by the canary tests; (b) new modules named like the
     standard library's are dropped; (c) a config file pytest reads and our text check does not is found by
     pytest's own configuration before and after the diff, and dropped; (a) code under test that calls `pytest.xfail()`
-    passes no check; one that replaces a binary the sandbox's shell runs after the tests, or leaves a child that stops
-    the reaping shell until the runner is done, rewrites nothing. The oracle still resolves."""
+    passes no check; one that replaces a binary the sandbox's shell runs after the tests rewrites nothing. The oracle
+    still resolves."""
     results = run_scripted(hw, docker_client, tmp_path, "sneaky", SNEAKY)
     assert set(results) == set(SNEAKY)
     for name, result in results.items():
@@ -156,8 +165,6 @@ def test_tampering_shadowing_and_runner_config_tricks_never_resolve(
     # engine's record of the container shows the replaced binary
     assert exit_path.status is Status.UNRESOLVED and not any(c.passed for c in exit_path.fail_to_pass), exit_path.reason
     assert "changed files of the system" in (exit_path.reason or "") and "/usr/bin/mv" in (exit_path.reason or "")
-    stopped = results["a-stopped-shell"]  # the report was streamed out as pytest wrote it: no file to rewrite
-    assert stopped.status is Status.UNRESOLVED and not any(c.passed for c in stopped.fail_to_pass), stopped.reason
     xfailed = results["a-xfail-from-code"]  # every check xfails: SWE-bench's grading would pass them all
     assert xfailed.status is Status.UNRESOLVED and {c.outcome for c in xfailed.fail_to_pass} == {"xfailed"}
     assert results["b-shadow-math"].dropped_paths == ["math.py"]

@@ -30,7 +30,7 @@ from swe_forge_dagster.execution.ownership import (
     stale_reason,
 )
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig
-from swe_forge_dagster.execution.shell_state import SIDE_CHANNEL, OutputBuffer
+from swe_forge_dagster.execution.shell_state import OutputBuffer
 from tests.support.common import BASE_IMAGE
 
 HOST_CA = Path("/etc/ssl/certs/ca-certificates.crt")
@@ -138,19 +138,6 @@ def test_exit_code_and_interleaved_output(sandbox: Sandbox) -> None:
     assert result.output == "out1\nerr1\nout2\nerr2\n"
     assert sandbox.run("false").exit_code == 1
     assert sandbox.run("this-command-does-not-exist").exit_code == 127
-
-
-@pytest.mark.docker
-def test_a_side_channel_carries_what_a_command_writes_to_it_apart_from_its_console(sandbox: Sandbox) -> None:
-    """`run(side=N)`: what the command writes to `SIDE_CHANNEL` (a suite's report) arrives apart from stdout and
-    stderr, bounded; without it the command has no such descriptor."""
-    write = f"echo console; echo err >&2; printf '<report/>' > {SIDE_CHANNEL}; echo rc=$?"
-    result = sandbox.run(write, side=1000)
-    assert result.side == b"<report/>" and not result.side_overflowed
-    assert result.output.split() == ["console", "err", "rc=0"]
-    assert sandbox.run(f"head -c 50 /dev/zero > {SIDE_CHANNEL}", side=10).side_overflowed
-    plain = sandbox.run(write)
-    assert plain.side is None and "rc=1" in plain.output and "<report/>" not in plain.output
 
 
 @pytest.mark.docker

@@ -144,10 +144,6 @@ class Runner:
     own_report: Callable[[str], str | None] | None = None
     """The report path a filled command with no `{report}` names by its runner's own option, or None: it names none
     (then `stored_report`, where nothing will be written, is read)."""
-    streams_report: Callable[[str], bool] | None = None
-    """Whether a filled command can write its report to a path it is given that is a pipe out of the container
-    (`shell_state.SIDE_CHANNEL`) instead of a file (the runner itself opens the path and is run by the shell directly,
-    so the pipe reaches it: pytest run as the command, not through tox); None: never."""
     unlisted: Callable[[str], set[str]] | None = None
     """The tests a run's console names as ending in a way a dataset lists nowhere though the report says passed
     (pytest's `XPASS` summary lines: a non-strict unexpected pass, which SWE-bench's parser leaves out): validation

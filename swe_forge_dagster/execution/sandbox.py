@@ -61,7 +61,6 @@ from swe_forge_dagster.execution.shell_state import (
     STATE_DIR,
     OutputBuffer,
     SandboxError,
-    SideBuffer,
     StreamReader,
     exec_exit_code,
 )
@@ -153,14 +152,11 @@ class Sandbox:
             self._watch.stop()
         self._finalizer()
 
-    def run(
-        self, command: str, timeout: float = 600, max_output: int = 30000, *, side: int | None = None
-    ) -> CommandResult:
+    def run(self, command: str, timeout: float = 600, max_output: int = 30000) -> CommandResult:
         """Run `command` through bash in the persistent shell session.
 
         On timeout the command's whole process group is killed (background jobs too), its state
         changes are lost, and the result has `timed_out=True, exit_code=124`; the sandbox stays usable.
-        `side`: keep what the command writes to `SIDE_CHANNEL` apart, up to that many bytes (`CommandResult.side`).
         """
         if timeout <= 0:
             raise ValueError(f"timeout must be positive, got {timeout}")
@@ -171,10 +167,8 @@ class Sandbox:
             self._put(STATE_DIR, {CMD_NAME: command.encode()}, mode=0o600)
             started = time.monotonic()
             runner = ["env", "-i", "/bin/bash", "-c", RUNNER_SCRIPT, "sandbox", run_id, f"{STATE_DIR}/{CMD_NAME}"]
-            runner += ["side"] if side is not None else []
             exec_id = api.exec_create(self.id, runner, stdout=True, stderr=True, workdir="/")["Id"]
-            side_buffer = SideBuffer(side) if side is not None else None
-            reader = StreamReader(api.exec_start(exec_id, socket=True), buffer, side_buffer)
+            reader = StreamReader(api.exec_start(exec_id, socket=True), buffer)
             reader.start()
             watch = self._disk_watch()
             try:
@@ -208,8 +202,6 @@ class Sandbox:
             duration_s=duration,
             timed_out=timed_out,
             disk_exceeded=watch.exceeded,
-            side=bytes(side_buffer.data) if side_buffer is not None else None,
-            side_overflowed=side_buffer is not None and side_buffer.overflowed,
         )
 
     @property

@@ -85,8 +85,6 @@ class CommandResult:
     duration_s: float
     timed_out: bool
     disk_exceeded: bool = False  # killed for writing past the sandbox's disk limit
-    side: bytes | None = None  # what it wrote to `shell_state.SIDE_CHANNEL`, when the caller asked (`side=`)
-    side_overflowed: bool = False  # more than the caller's limit was written there
 
     @property
     def ok(self) -> bool:

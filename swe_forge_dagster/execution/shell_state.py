@@ -49,15 +49,12 @@ builtin export -p > {ENV_FILE} && builtin pwd > {CWD_FILE}
 #   It uses builtins and absolute paths only, so a command that empties PATH cannot stop the save,
 #   and it writes through a rename so a kill mid-save never leaves a half-written env file.
 # - stdin is /dev/null (nothing can wait for input) and stderr joins stdout, so the two arrive
-#   interleaved in the order they were written. Asked for (a third argument, `side`), the exec's own stderr stays
-#   open as fd 3 (`SIDE_CHANNEL`): what the command writes there arrives apart from its console (a suite's
-#   report, `Sandbox.run(side=...)`); other commands get no such descriptor.
+#   interleaved in the order they were written.
 RUNNER_SCRIPT = f"""
-__sf_id=$1; __sf_cmd=$2; __sf_side=$3; set --
+__sf_id=$1; __sf_cmd=$2; set --
 read -r -a __sf_stat < /proc/$$/stat && builtin echo "${{__sf_stat[4]}}" > {STATE_DIR}/pgid.$__sf_id
 unset __sf_stat
-if [ "$__sf_side" = side ]; then exec </dev/null 3>&2 2>&1; else exec </dev/null 2>&1; fi
-unset __sf_side
+exec </dev/null 2>&1
 if [ -f {ENV_FILE} ]; then builtin source {ENV_FILE} 2>/dev/null; fi
 __sf_cwd=; if [ -f {CWD_FILE} ]; then IFS= read -r __sf_cwd < {CWD_FILE}; fi
 if ! builtin cd -- "${{__sf_cwd:-/}}" 2>/dev/null; then
@@ -137,45 +134,20 @@ class OutputBuffer:
         return f"{head_text}\n[... {dropped} bytes truncated ...]\n{tail_text}"
 
 
-SIDE_CHANNEL = "/proc/self/fd/3"
-"""A path a command's process opens to write to the exec's stderr stream, which `RUNNER_SCRIPT` keeps apart from
-the console (fd 3; `/proc/self/fd/N` of a pipe opens the pipe itself)."""
-STDERR_FRAME = 2
-
-
-class SideBuffer:
-    """What a command wrote to `SIDE_CHANNEL`, up to `limit` bytes (`overflowed` past it)."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.data = bytearray()
-        self.overflowed = False
-
-    def feed(self, data: bytes) -> None:
-        room = self.limit - len(self.data)
-        self.data += data[: max(room, 0)]
-        self.overflowed = self.overflowed or len(data) > room
-
-
 class StreamReader(threading.Thread):
-    """Drains an exec's multiplexed output into a buffer (its stderr frames into `side`, when given), so the caller
-    can wait with a timeout."""
+    """Drains an exec's multiplexed output into a buffer, so the caller can wait with a timeout."""
 
-    def __init__(self, sock: Any, buffer: OutputBuffer, side: SideBuffer | None = None) -> None:
+    def __init__(self, sock: Any, buffer: OutputBuffer) -> None:
         super().__init__(name="sandbox-output", daemon=True)
         self.sock = sock
         self.buffer = buffer
-        self.side = side
         self.error: BaseException | None = None
         self._aborted = False
 
     def run(self) -> None:
         try:
-            for stream, data in frames_iter(self.sock, tty=False):
-                if self.side is not None and stream == STDERR_FRAME:
-                    self.side.feed(data)
-                else:
-                    self.buffer.feed(data)
+            for _stream, data in frames_iter(self.sock, tty=False):
+                self.buffer.feed(data)
         except Exception as exc:
             if not self._aborted:
                 self.error = exc

@@ -3,11 +3,7 @@
 Task validation (the PR's tests without and with the fix) and evaluation (the task's checks on
 the agent's diff) both run their suites here, so both get the same guarantees:
 
-- a runner that can (`Runner.streams_report`: pytest run as the command) writes its report into a pipe out of the
-  container (`shell_state.SIDE_CHANNEL`), read as it is written: no file exists that a process the tests leave
-  behind could rewrite once the runner is done (even one that stops the reaping shell until then); what else is
-  written there makes the report unreadable, never another one, and a runner ended by a signal gives no verdict;
-- otherwise the report path is fresh and random per run (unless the command names its own, `Runner.own_report`),
+- the report path is fresh and random per run (unless the command names its own, `Runner.own_report`),
   and removed before the command, so a report left behind by earlier code
   (or written ahead by the code under test) is never read;
 - console output is never parsed for verdicts: a run without a readable report has no outcomes
@@ -27,19 +23,15 @@ import uuid
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from posixpath import dirname
 
 from swe_forge_dagster.execution.failures import failure_messages
 from swe_forge_dagster.execution.junit import Outcome
 from swe_forge_dagster.execution.repo_box import REPO_DIR, WORK_DIR
 from swe_forge_dagster.execution.runners import Runner
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxError
-from swe_forge_dagster.execution.shell_state import SIDE_CHANNEL
 
 MAX_OUTPUT = 40_000
 MAX_REPORT_BYTES = 64 << 20
-SIGNALLED = 128
-"""A shell's status above this is a command ended by a signal (128 + its number)."""
 REAP = "kill -KILL -1 2>/dev/null"
 """Every process the test command left behind (a child that waits for the runner to exit, then rewrites its report),
 killed before the report is read: `kill -1` reaches every process but the shell itself and the container's init."""
@@ -75,21 +67,14 @@ def run_suite(
     max_output: int = MAX_OUTPUT,
 ) -> SuiteRun:
     """Run `template` for the test `files` in `box`'s /repo and read the report (see the module docstring)."""
-    fresh = f"{WORK_DIR}/report-{uuid.uuid4().hex}.xml"
-    command, report = runner.command(template, files, fresh)
-    streamed = report == fresh and runner.streams_report is not None and runner.streams_report(command)
+    command, report = runner.command(template, files, f"{WORK_DIR}/report-{uuid.uuid4().hex}.xml")
     prefix = "" if plugin_autoload else runner.plugins_off
-    if streamed:
-        command, report = runner.command(template, files, SIDE_CHANNEL)
-        start = f"{prefix}cd {REPO_DIR} && "
-    else:
-        where = shlex.quote(dirname(report) or ".")
-        start = f"{prefix}cd {REPO_DIR} && rm -f {shlex.quote(report)} && mkdir -p {where} && "
+    where = shlex.quote(report.rsplit("/", 1)[0] or "/")
     result = box.run(
-        f"{start}{{\n{command}\n}}\n__sf_rc=$?\n{REAP}\n{LAST}",
+        f"{prefix}cd {REPO_DIR} && rm -f {shlex.quote(report)} && mkdir -p {where} && {{\n{command}\n}}\n"
+        f"__sf_rc=$?\n{REAP}\n{LAST}",
         timeout=timeout,
         max_output=max_output,
-        side=MAX_REPORT_BYTES if streamed else None,
     )
     run = SuiteRun(None, result.exit_code, result.output, result.duration_s, timed_out=result.timed_out)
     if result.timed_out:
@@ -98,23 +83,11 @@ def run_suite(
     if result.disk_exceeded:
         run.error = f"the test command wrote past {box.config.disk_phrase()} and was stopped"
         return run
-    if streamed:
-        xml = result.side or b""
-        if result.side_overflowed:
-            run.error = f"the {runner.report_kind} report is over {MAX_REPORT_BYTES} bytes"
-            return run
-        if xml and result.exit_code > SIGNALLED:
-            run.error = (
-                f"the runner was stopped by a signal (exit {result.exit_code}): the report it streamed is not its "
-                "whole report"
-            )
-            return run
-    else:
-        try:
-            xml = box.read_file(report, max_bytes=MAX_REPORT_BYTES, follow_symlinks=False) or b""
-        except (SandboxError, IsADirectoryError) as exc:
-            run.error = f"the {runner.report_kind} report is unreadable: {exc}"
-            return run
+    try:
+        xml = box.read_file(report, max_bytes=MAX_REPORT_BYTES, follow_symlinks=False)
+    except (SandboxError, IsADirectoryError) as exc:
+        run.error = f"the {runner.report_kind} report is unreadable: {exc}"
+        return run
     if not xml:
         tail = result.output[-1500:]
         run.error = f"the test command (exit {result.exit_code}) wrote no {runner.report_kind} report: {tail}"

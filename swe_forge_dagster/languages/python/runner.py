@@ -206,5 +206,4 @@ PYTEST_RUNNER = Runner(
     own_report=_junitxml_path,
     plugins_off=NO_AUTOLOAD,
     unlisted=xpassed,
-    streams_report=plain_pytest,
 )
