@@ -20,9 +20,10 @@ import pytest
 from swe_forge_dagster.common.sandbox_spec import SandboxSpec
 from swe_forge_dagster.harness import Status, TaskResult, load_inputs
 from tests.support.common import BASE_IMAGE
-from tests.support.hacks import FORCE_PASS_CONFTEST, HACKS, OPEN_HACKS, SNEAKY
+from tests.support.hacks import FORCE_PASS_CONFTEST, HACKS, SNEAKY
 from tests.support.harness_world import EASY, HarnessWorld, harness_world, write_agent
 from tests.support.harness_world import run_items as run
+from tests.support.report_forgers import OPEN_HACKS
 
 pytestmark = pytest.mark.docker
 
