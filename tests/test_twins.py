@@ -5,6 +5,7 @@ the test and fails its twin; a forger that passes only the failures naming the f
 
 from __future__ import annotations
 
+import ast
 import random
 import re
 import subprocess
@@ -67,9 +68,14 @@ def run(tmp_path: Path, calc: str, content: bytes, forge: bool = False) -> dict[
 def test_a_twin_is_a_negated_copy_named_like_the_files_tests(tmp_path: Path) -> None:
     twin = make_twin("tests/test_calc.py", TESTS, F2P, random.Random(7))
     assert twin is not None and twin.original == "test_round_half_up" and twin.path == "tests/test_calc.py"
-    assert twin.content.startswith(TESTS) and twin.name.startswith("test_") and twin.name not in TESTS.decode()
-    appended = twin.content[len(TESTS) :].decode()
-    assert "@pytest.mark.parametrize" in appended and "assert not result == expected" in appended
+    assert twin.name.startswith("test_") and twin.name not in TESTS.decode()
+    body = ast.parse(twin.content).body  # right after its original, before the file's later tests
+    names = [node.name for node in body if isinstance(node, ast.FunctionDef)]
+    assert names[names.index("test_round_half_up") + 1] == twin.name and names[-1] == "test_limit"
+    (copy,) = [node for node in body if isinstance(node, ast.FunctionDef) and node.name == twin.name]
+    assert "pytest.mark.parametrize" in ast.unparse(copy) and "assert not result == expected" in ast.unparse(copy)
+    rest = [ast.dump(node) for node in body if node is not copy]
+    assert rest == [ast.dump(node) for node in ast.parse(TESTS).body]  # nothing else changed
     method = make_twin("tests/test_calc.py", TESTS, ["tests/test_calc.py::TestInClass::test_method"], random.Random(1))
     assert method is not None and method.scope == "TestInClass" and method.original == "test_method"
     text = method.content.decode()  # in the class, right after the method, expecting another literal
