@@ -66,7 +66,6 @@ PYPI_NAMES = {
     "pytorch": "torch",
     "pyqt": "PyQt5",
     "py-xgboost": "xgboost",
-    "numba-dppy": "numba",
 }
 """conda-forge name -> the PyPI distribution of the same software."""
 _NAME = re.compile(r"(?:[\w.-]+::)?([A-Za-z0-9][A-Za-z0-9._-]*)")
