@@ -93,6 +93,8 @@ def test_the_tests_environment_file_is_chosen_by_its_content_and_named_as_pypi_n
         "ci/requirements/doc.yml": "name: doc\ndependencies: [sphinx, ipython]\n",
         ".github/workflows/ci.yaml": "on: push\njobs: {}\n",
         "broken.yml": "dependencies: [unclosed\n",
+        "dated.yml": "when: 2020-13-45\n",  # PyYAML raises ValueError for an impossible date
+        "deep.yml": "[" * 5000,
     }
     assert conda_dependencies(files) == (
         "ci/requirements/environment.yml",

@@ -18,6 +18,8 @@ def test_replaced_binaries_and_loader_config_are_seen_and_writes_elsewhere_are_n
     with Sandbox.start(docker_client, SandboxConfig(image=BASE_IMAGE, network="none"), name_hint="sysfiles") as box:
         box.run("mkdir -p /repo /root/.cache/x && echo hi > /repo/a.txt && echo hi > /root/.cache/x/y && echo > /tmp/t")
         untouched = system_changes(box)
+        box.run("mkdir -p /usr/lib/python3/__pycache__ && echo x > /usr/lib/python3/__pycache__/m.cpython-311.pyc")
+        assert system_changes(box) == frozenset()  # a bytecode cache an honest first import writes is not counted
         box.run("cp /bin/true /bin/mv && echo /tmp/evil.so > /etc/ld.so.preload && rm -f /usr/bin/tac")
         replaced = system_changes(box)
     assert untouched == frozenset()  # the checkout, the home's caches and /tmp are the tests' to write

@@ -76,6 +76,11 @@ def test_a_twin_is_a_negated_copy_named_like_the_files_tests(tmp_path: Path) -> 
     assert "pytest.mark.parametrize" in ast.unparse(copy) and "assert not result == expected" in ast.unparse(copy)
     rest = [ast.dump(node) for node in body if node is not copy]
     assert rest == [ast.dump(node) for node in ast.parse(TESTS).body]  # nothing else changed
+    odd = TESTS.replace(b"LIMIT = 3\n", b"LIMIT = 3\nPAGE = '\x0c'  # a line end to str.splitlines, not to ast\n")
+    placed = make_twin("tests/test_calc.py", odd, F2P, random.Random(7))
+    assert placed is not None
+    kept = [ast.dump(n) for n in ast.parse(placed.content).body if getattr(n, "name", "") != placed.name]
+    assert kept == [ast.dump(n) for n in ast.parse(odd).body]  # the original keeps its last assertion
     method = make_twin("tests/test_calc.py", TESTS, ["tests/test_calc.py::TestInClass::test_method"], random.Random(1))
     assert method is not None and method.scope == "TestInClass" and method.original == "test_method"
     text = method.content.decode()  # in the class, right after the method, expecting another literal

@@ -25,8 +25,8 @@ from swe_forge_dagster.languages.registry import review_signs
 MAX_NOTES = 20
 MAX_REVIEWED_BYTES = 8 << 20
 APPLIED_DIFF = (
-    f"cd {REPO_DIR} && git add -A -f && git -c core.quotepath=false diff --cached "
-    f"--text --no-renames --no-ext-diff --no-textconv --no-color HEAD -- | head -c {MAX_REVIEWED_BYTES}"
+    f"cd {REPO_DIR} && timeout 300 git add -A -f && timeout 300 git -c core.quotepath=false diff --cached "
+    f"--text --no-renames --no-ext-diff --no-textconv --no-color HEAD -- | head -c {MAX_REVIEWED_BYTES + 1}"
 )
 """The tree's change since the verification container's snapshot, every file as text (`--text`: binary ones too;
 no renames, no external diff or text conversion an attribute could name)."""
@@ -76,11 +76,22 @@ def review_notes(diff: str) -> list[str]:
     return notes
 
 
-def applied_diff(box: Sandbox) -> str:
+def applied_diff(box: Sandbox) -> bytes:
     """What the agent's diff did to the verification container's tree (after its resets), as a text diff of every
-    changed file, read by git in that container before any test runs (see `APPLIED_DIFF`)."""
+    changed file, read by git in that container before any test runs (see `APPLIED_DIFF`); one byte past
+    `MAX_REVIEWED_BYTES` when it is longer."""
     _exit_code, stdout, _stderr = exec_demux(box, ["bash", "-c", APPLIED_DIFF])
-    return stdout.decode("utf-8", "replace")
+    return stdout
+
+
+def applied_notes(box: Sandbox) -> list[str]:
+    """`review_notes` of `applied_diff`, with a note when it was cut (a diff padded to push its payload past the
+    reading is itself worth a person's look)."""
+    diff = applied_diff(box)
+    notes = review_notes(diff[:MAX_REVIEWED_BYTES].decode("utf-8", "replace"))
+    if len(diff) > MAX_REVIEWED_BYTES:
+        notes.append(f"(the applied diff is over {MAX_REVIEWED_BYTES} bytes: only its start was read)")
+    return notes
 
 
 def merged(*notes: list[str]) -> list[str]:

@@ -60,7 +60,7 @@ from swe_forge_dagster.harness.inputs import checked
 from swe_forge_dagster.harness.models import HarnessConfig, HarnessTask, Status, TaskResult
 from swe_forge_dagster.harness.outcome import HarnessOutcome
 from swe_forge_dagster.harness.protection import ConfigChanged, apply_agent_diff, filter_diff
-from swe_forge_dagster.harness.review import applied_diff, merged, review_notes
+from swe_forge_dagster.harness.review import applied_notes, merged, review_notes
 from swe_forge_dagster.harness.system_files import system_changes, tampering
 from swe_forge_dagster.harness.task_environment import task_environment
 from swe_forge_dagster.languages.registry import install_outputs
@@ -297,7 +297,7 @@ class Harness:
             raise HarnessOutcome(Status.UNRESOLVED, str(exc)) from exc
         result.dropped_paths += [path for path in reset if path not in result.dropped_paths]
         if self.config.agent is not AgentKind.ORACLE:  # what the diff did, not how its text reads
-            result.review = merged(result.review, review_notes(applied_diff(box)))
+            result.review = merged(result.review, applied_notes(box))
         final = run_checks(
             box, task, timeout, plugin_autoload=self.config.plugin_autoload, canaries=canaries, kept=baseline.kept
         )

@@ -10,16 +10,19 @@ that changed such a file where the sanity run of the same checks (no agent code)
 
 from __future__ import annotations
 
+import logging
 import re
-
-from docker.errors import DockerException
 
 from swe_forge_dagster.execution.sandbox import Sandbox
 
 SYSTEM = re.compile(r"^/(?:bin|sbin|usr|lib|lib32|lib64|libx32|etc)(?:/|$)")
+BYTECODE = re.compile(r"/__pycache__(?:/|$)|\.py[co]$")
+"""Python's bytecode caches, which an honest fix writes beside a standard-library module it is the first to import
+(an image whose stdlib ships without them): not counted. Open: a planted one reaches a later Python process."""
 """The system's programs, libraries and configuration (the image's; no check of an honest fix writes there: none of
 the real rows tried, Django's, seaborn's, xarray's, did)."""
 SHOWN = 5
+log = logging.getLogger(__name__)
 
 
 def system_changes(box: Sandbox) -> frozenset[str] | None:
@@ -27,10 +30,12 @@ def system_changes(box: Sandbox) -> frozenset[str] | None:
     folders are not listed beside it); None when the engine cannot say."""
     try:
         changes = box.container.diff() or []
-    except DockerException:
+    except Exception as exc:  # the engine's answer is evidence, never a harness failure (a timeout, a gone container)
+        log.warning("no record of %s's changes: %s", box.name, exc)
         return None
-    paths = {change["Path"] for change in changes if SYSTEM.match(change.get("Path", ""))}
-    return frozenset(path for path in paths if not any(other.startswith(f"{path}/") for other in paths))
+    paths = {path for change in changes if SYSTEM.match(path := change.get("Path", ""))}
+    leaves = (path for path in paths if not any(other.startswith(f"{path}/") for other in paths))
+    return frozenset(path for path in leaves if not BYTECODE.search(path))
 
 
 def tampering(after: frozenset[str] | None, at_base: frozenset[str] | None) -> str | None:

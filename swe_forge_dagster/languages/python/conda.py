@@ -31,6 +31,9 @@ from pathlib import PurePosixPath
 import yaml
 
 MAX_DEPTH = 3
+MAX_FILES = 40
+"""At most this many YAML files are read, the shallowest first (a tree of fixtures holds thousands)."""
+MAX_FILE_CHARS = 256_000
 OUTSIDE = ("doc", "docs", "documentation", "examples", "benchmarks", "asv_bench")
 """Folders whose environment files are not the tests' (a `doc.yml` at the CI's folder is outranked by size)."""
 CONDA_ONLY = frozenset(
@@ -82,7 +85,7 @@ def candidate_files(tree: Iterable[str]) -> list[str]:
         if any(part.startswith(".") or part.lower() in OUTSIDE for part in parts[:-1]):
             continue
         found.append(path)
-    return sorted(found)
+    return sorted(sorted(found, key=lambda path: (path.count("/"), path))[:MAX_FILES])
 
 
 def conda_dependencies(files: Mapping[str, str]) -> tuple[str, list[str]] | None:
@@ -114,9 +117,11 @@ def pypi_name(spec: str) -> str | None:
 
 def _dependencies(text: str) -> list[str] | None:
     """The specs of a conda environment file (its `pip:` entries included), or None when it is not one."""
+    if len(text) > MAX_FILE_CHARS:
+        return None
     try:
         data = yaml.safe_load(text)
-    except yaml.YAMLError:
+    except (yaml.YAMLError, ValueError, RecursionError):  # a dated scalar out of range, a deep nesting: not one
         return None
     if not isinstance(data, dict) or not isinstance(data.get("dependencies"), list):
         return None

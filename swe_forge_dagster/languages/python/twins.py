@@ -23,6 +23,7 @@ Not closed: a forger that reads the test file and recognises two tests that diff
 from __future__ import annotations
 
 import ast
+import io
 import random
 import re
 from collections.abc import Mapping, Sequence
@@ -112,7 +113,7 @@ def make_twin(path: str, data: bytes, fail_to_pass: Sequence[str], rng: random.R
     twin.name = name
     last = twin.body[-1]
     last.test = _changed(last.test, rng)
-    lines = data.decode("utf-8", "surrogateescape").splitlines(keepends=True)
+    lines = io.StringIO(data.decode("utf-8", "surrogateescape"), newline="").readlines()  # as `ast` counts lines
     end = original.end_lineno or len(lines)
     indent = " " * original.col_offset
     block = "".join(indent + line if line.strip() else line for line in ast.unparse(twin).splitlines(keepends=True))
