@@ -25,11 +25,12 @@ from swe_forge_dagster.languages.registry import review_signs
 MAX_NOTES = 20
 MAX_REVIEWED_BYTES = 8 << 20
 APPLIED_DIFF = (
-    f"cd {REPO_DIR} && timeout 300 git add -A -f && timeout 300 git -c core.quotepath=false diff --cached "
+    f"cd {REPO_DIR} && timeout 300 git -c core.quotepath=false diff --cached "
     f"--text --no-renames --no-ext-diff --no-textconv --no-color HEAD -- | head -c {MAX_REVIEWED_BYTES + 1}"
 )
-"""The tree's change since the verification container's snapshot, every file as text (`--text`: binary ones too;
-no renames, no external diff or text conversion an attribute could name)."""
+"""The tree's change since the verification container's snapshot, as `harness.protection` left it staged (its
+`LIST_CHANGES` ends every apply and reset: the tree is not hashed again here), every file as text (`--text`: binary
+ones too; no renames, no external diff or text conversion an attribute could name)."""
 
 
 @cache
