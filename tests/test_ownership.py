@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
 
@@ -119,6 +120,16 @@ def in_host_network_container(client: docker.DockerClient, code: str) -> str:
     return client.containers.run(BASE_IMAGE, ["python3", "-c", code], remove=True, **HOST_NETWORK).decode()
 
 
+def exists(client: docker.DockerClient, container_id: str) -> bool:
+    """Whether the engine still has the container. Asserted instead of "this cleanup removed it": another
+    lane's cleanup may get there first, and the container is gone all the same."""
+    try:
+        client.containers.get(container_id)
+    except docker.errors.NotFound:
+        return False
+    return True
+
+
 @pytest.fixture
 def orphan(docker_client: docker.DockerClient) -> Iterator[str]:
     """A sandbox-labelled container whose owner (a process of this host) is dead."""
@@ -145,7 +156,7 @@ def test_a_host_network_process_spares_live_sandboxes(docker_client: docker.Dock
         assert hostname == socket.gethostname()  # the very condition that fooled hostname + pid
         assert live.id not in removed and orphan not in removed
         assert docker_client.containers.get(live.id).status == "running"
-        assert orphan in cleanup_stale(docker_client) and live.id not in cleanup_stale(docker_client)
+        assert live.id not in cleanup_stale(docker_client) and not exists(docker_client, orphan)
 
 
 @pytest.mark.docker
@@ -174,9 +185,29 @@ def test_a_killed_owner_in_a_host_network_container_is_cleaned_up_by_the_host(
         assert sandbox_id not in cleanup_stale(docker_client)
         owner.kill()  # SIGKILL: the owner cannot clean up
         owner.wait(timeout=30)
-        assert sandbox_id in cleanup_stale(docker_client)
+        cleanup_stale(docker_client)
+        assert not exists(docker_client, sandbox_id)
     finally:
         owner.remove(force=True)
         if sandbox_id:
             with contextlib.suppress(docker.errors.NotFound):
                 docker_client.api.remove_container(sandbox_id, force=True)
+
+
+@pytest.mark.docker
+def test_cleanups_racing_for_the_same_stale_containers_all_finish(docker_client: docker.DockerClient) -> None:
+    """Two lanes (or a finalizer and a start-up cleanup) remove the same dead owner's containers at once: the
+    loser of each race finds the container gone or its removal under way, and that is no error."""
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    labels = {**TEST_LABELS, **owner_labels("race"), OWNER_PID_LABEL: str(dead.pid), OWNER_START_LABEL: ""}
+    orphans = [docker_client.containers.create(BASE_IMAGE, ["sleep", "60"], labels=labels).id for _ in range(6)]
+    try:
+        with ThreadPoolExecutor(3) as pool:
+            removed = [set(ids) for ids in pool.map(lambda _: cleanup_stale(docker_client), range(3))]
+        assert set(orphans) <= set().union(*removed)  # every one removed, and no cleanup raised
+        assert not any(exists(docker_client, orphan) for orphan in orphans)
+    finally:
+        for orphan in orphans:
+            with contextlib.suppress(docker.errors.NotFound, docker.errors.APIError):
+                docker_client.api.remove_container(orphan, force=True)

@@ -299,8 +299,7 @@ def test_cleanup_stale_removes_dead_owners_and_keeps_live_ones(
     orphan_labels = {**owner_labels("orphan"), OWNER_PID_LABEL: str(dead.pid), OWNER_START_LABEL: ""}
     orphan = docker_client.containers.create(BASE_IMAGE, ["sleep", "60"], labels={**TEST_LABELS, **orphan_labels})
     try:
-        removed = cleanup_stale(docker_client)
-        assert orphan.id in removed
+        removed = cleanup_stale(docker_client)  # the other lane's cleanup may be the one that removes the orphan
         assert sandbox.id not in removed
         with pytest.raises(docker.errors.NotFound):
             orphan.reload()

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import docker
-from docker.errors import NotFound
+from docker.errors import APIError, NotFound
 
 log = logging.getLogger(__name__)
 
@@ -218,13 +218,21 @@ def stale_reason(
     return None
 
 
+def removed_elsewhere(exc: Exception) -> bool:
+    """Whether a failed removal means another remover has it: gone already (404), or its removal under way (409).
+    Two lanes, or a finalizer and a start-up cleanup, race for the same stale container; the loser has lost
+    nothing."""
+    if isinstance(exc, NotFound):
+        return True
+    return isinstance(exc, APIError) and exc.status_code == 409 and "in progress" in str(exc)
+
+
 def remove_container(api: docker.APIClient, container_id: str) -> None:
     try:
         api.remove_container(container_id, force=True, v=True)
-    except NotFound:
-        pass
     except Exception as exc:  # at interpreter exit the engine may be unreachable: cleanup_stale retries
-        log.warning("removing sandbox container %s failed: %s", container_id[:12], exc)
+        if not removed_elsewhere(exc):
+            log.warning("removing sandbox container %s failed: %s", container_id[:12], exc)
 
 
 def cleanup_stale(client: docker.DockerClient, max_age_s: float = 0) -> list[str]:
@@ -245,8 +253,10 @@ def cleanup_stale(client: docker.DockerClient, max_age_s: float = 0) -> list[str
             continue
         try:
             client.api.remove_container(info["Id"], force=True, v=True)
-        except NotFound:  # another cleanup got there first
-            continue
+        except APIError as exc:
+            if removed_elsewhere(exc):  # another cleanup got there first
+                continue
+            raise
         log.info("removed stale sandbox %s (%s)", info["Id"][:12], reason)
         removed.append(info["Id"])
     return removed
