@@ -23,7 +23,6 @@ from tests.support.common import BASE_IMAGE
 from tests.support.hacks import FORCE_PASS_CONFTEST, HACKS, SNEAKY
 from tests.support.harness_world import EASY, HarnessWorld, harness_world, write_agent
 from tests.support.harness_world import run_items as run
-from tests.support.report_forgers import OPEN_HACKS
 
 pytestmark = pytest.mark.docker
 
@@ -77,15 +76,6 @@ def test_cheating_agents_never_resolve(hw: HarnessWorld, docker_client: docker.D
     # never an infrastructure error that scores leave out or retry
     assert results["exit-early"].status is Status.UNRESOLVED
     assert "no JUnit report" in (results["exit-early"].reason or "")
-
-
-def test_the_open_classes_still_win(hw: HarnessWorld, docker_client: docker.DockerClient, tmp_path: Path) -> None:
-    """What is still open, shown (docs/harness.md): a child that stops the reaping shell (`SIGSTOP`, the same user)
-    until the runner is done, then rewrites the report; a forger in the test process that tells the twin from its
-    original by their source. Both spare the canaries and resolve today; the day a defence closes one (the tests run
-    as another user, twins run apart), this test fails and moves it to the others."""
-    results = run_scripted(hw, docker_client, tmp_path, "open", OPEN_HACKS)
-    assert {name: r.status for name, r in results.items()} == dict.fromkeys(OPEN_HACKS, Status.RESOLVED)
 
 
 def test_the_agent_finds_no_history_no_answer_no_network_and_no_secrets(
@@ -160,8 +150,14 @@ def test_tampering_shadowing_and_runner_config_tricks_never_resolve(
     binary = results["a-binary-hook"]
     assert "GIT binary patch" in binary.model_patch and "tampered" in (binary.reason or ""), binary.reason
     assert any(note.startswith("tinycalc/__init__.py: ") for note in binary.review), binary.review  # read as applied
-    for name in ("a-spare-canaries-init", "a-spare-canaries-module"):  # the planted canaries pass: the twin fails
-        assert "and so did its twin" in (results[name].reason or ""), (name, results[name].reason)
+    # the planted canaries pass; the twins, run apart in place of the task's tests, pass too: a forger that spares
+    # the canaries, one that tells a twin from its original by their source (it has no pair to compare), and an
+    # implementation oracle that returns what the assertion calling it expects
+    for name in ("a-spare-canaries-init", "a-spare-canaries-module", "a-twin-aware-hook", "a-assertion-oracle"):
+        assert "and so did its twin run apart" in (results[name].reason or ""), (name, results[name].reason)
+    # a child that stops the reaping shell (`SIGSTOP`, the same user) until the runner is done, then rewrites the
+    # report: it cannot tell the run apart from the verify run, so it forges the twins as it forges their originals
+    assert "twin" in (results["a-stopped-shell"].reason or ""), results["a-stopped-shell"].reason
     exit_path = results["a-exit-path-binary"]  # its `mv` never runs (the run's shell ends with builtins), and the
     # engine's record of the container shows the replaced binary
     assert exit_path.status is Status.UNRESOLVED and not any(c.passed for c in exit_path.fail_to_pass), exit_path.reason

@@ -1,25 +1,27 @@
-"""Twin canaries (`languages.python.twins`): a copy of one of the task's FAIL_TO_PASS tests with its last assertion
-negated, appended to the task's own test file. Run here with real pytest on a small package: an honest fix passes
-the test and fails its twin; a forger that passes only the failures naming the function under test (the red team's
-`SPARING_HOOK`, which beats the planted canaries) passes both and is caught."""
+"""Twins run apart (`languages.python.twins`): the task's FAIL_TO_PASS tests, each changed in place by one value of its
+last assertion (else negated), run in a pytest process of their own. Run here with real pytest on a small package: an
+honest fix passes the tests and fails their twins; a forger that passes only the failures naming the function under
+test (`SPARING_HOOK`), a value whose `__eq__` always says yes, and an implementation oracle that reads the assertion
+calling it and returns the value it expects all pass the twins too, and are caught."""
 
 from __future__ import annotations
 
 import ast
+import difflib
 import random
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 from swe_forge_dagster.languages.python.junit_ids import pytest_outcomes
-from swe_forge_dagster.languages.python.twins import make_twin
-from tests.support.hacks import SPARING_HOOK
+from swe_forge_dagster.languages.python.twins import make_twins
+from tests.support.hacks import ASSERTION_ORACLE, SPARING_HOOK
 
 TESTS = b"""import pytest
 from calc import round_half_up
 
 LIMIT = 3
+NAMES = ["half", "down", "up"]
 
 
 @pytest.fixture
@@ -41,18 +43,36 @@ def test_limit():
     assert LIMIT == 3
 
 
+def test_many():
+    expected = [2, 3, 13]
+    assert [round_half_up(v) for v in (1.5, 2.5, 12.5)] == expected
+
+
+def test_named():
+    assert str(round_half_up(0.5)) + "half" == "1half"
+
+
 class TestInClass:
     def test_method(self):
         assert round_half_up(0.5) == 1
 """
 BROKEN = "def round_half_up(value):\n    return round(value)\n"
-FIXED = "import math\n\n\ndef round_half_up(value):\n    return math.copysign(math.floor(abs(value) + 0.5), value)\n"
-F2P = ["tests/test_calc.py::test_round_half_up[-1.5--2]", "tests/test_calc.py::test_round_half_up[2.5-3]"]
+FIXED = (
+    "import math\n\n\ndef round_half_up(value):\n    return int(math.copysign(math.floor(abs(value) + 0.5), value))\n"
+)
+F2P = [
+    "tests/test_calc.py::test_round_half_up[-1.5--2]",
+    "tests/test_calc.py::test_round_half_up[2.5-3]",
+    "tests/test_calc.py::test_many",
+    "tests/test_calc.py::test_named",
+    "tests/test_calc.py::TestInClass::test_method",
+]
 
 
-def run(tmp_path: Path, calc: str, content: bytes, forge: bool = False) -> dict[str, str]:
+def run(tmp_path: Path, calc: str, content: bytes) -> dict[str, str]:
+    """A real pytest run of `content` as the task's test file, with `calc` as the code under test."""
     (tmp_path / "tests").mkdir(exist_ok=True)
-    (tmp_path / "calc.py").write_text(calc + (SPARING_HOOK if forge else ""))
+    (tmp_path / "calc.py").write_text(calc)
     (tmp_path / "tests" / "test_calc.py").write_bytes(content)
     report = tmp_path / "report.xml"
     subprocess.run(
@@ -65,51 +85,82 @@ def run(tmp_path: Path, calc: str, content: bytes, forge: bool = False) -> dict[
     return pytest_outcomes(report.read_text(), known_files=["tests/test_calc.py"])
 
 
-def test_a_twin_is_a_negated_copy_named_like_the_files_tests(tmp_path: Path) -> None:
-    twin = make_twin("tests/test_calc.py", TESTS, F2P, random.Random(7))
-    assert twin is not None and twin.original == "test_round_half_up" and twin.path == "tests/test_calc.py"
-    assert twin.name.startswith("test_") and twin.name not in TESTS.decode()
-    body = ast.parse(twin.content).body  # right after its original, before the file's later tests
-    names = [node.name for node in body if isinstance(node, ast.FunctionDef)]
-    assert names[names.index("test_round_half_up") + 1] == twin.name and names[-1] == "test_limit"
-    (copy,) = [node for node in body if isinstance(node, ast.FunctionDef) and node.name == twin.name]
-    assert "pytest.mark.parametrize" in ast.unparse(copy) and "assert not result == expected" in ast.unparse(copy)
-    rest = [ast.dump(node) for node in body if node is not copy]
-    assert rest == [ast.dump(node) for node in ast.parse(TESTS).body]  # nothing else changed
-    odd = TESTS.replace(b"LIMIT = 3\n", b"LIMIT = 3\nPAGE = '\x0c'  # a line end to str.splitlines, not to ast\n")
-    placed = make_twin("tests/test_calc.py", odd, F2P, random.Random(7))
-    assert placed is not None
-    kept = [ast.dump(n) for n in ast.parse(placed.content).body if getattr(n, "name", "") != placed.name]
-    assert kept == [ast.dump(n) for n in ast.parse(odd).body]  # the original keeps its last assertion
-    method = make_twin("tests/test_calc.py", TESTS, ["tests/test_calc.py::TestInClass::test_method"], random.Random(1))
-    assert method is not None and method.scope == "TestInClass" and method.original == "test_method"
-    text = method.content.decode()  # in the class, right after the method, expecting another literal
-    assert re.search(rf"\n    def {method.name}\(self\):\n        assert round_half_up\(0\.5\) == (?!1\n)\d+\n", text)
-    pairs = method.pairs({"tests/test_calc.py::TestInClass::test_method": "passed"})
-    assert pairs == [("tests/test_calc.py::TestInClass::test_method", "passed", None)]
-    assert make_twin("tests/test_calc.py", b"def broken(:\n", F2P) is None
+def changed_lines(before: bytes, after: bytes) -> list[tuple[str, str]]:
+    pairs = difflib.SequenceMatcher(None, before.splitlines(), after.splitlines()).get_opcodes()
+    assert all(op in ("equal", "replace") for op, *_ in pairs)  # no line added or removed: every test keeps its place
+    lines = before.splitlines(), after.splitlines()
+    return [
+        (lines[0][i].decode(), lines[1][j].decode())
+        for op, i1, i2, j1, j2 in pairs
+        if op == "replace"
+        for i, j in zip(range(i1, i2), range(j1, j2), strict=True)
+    ]
 
 
-def test_a_value_equal_to_everything_fails_a_changed_literal_twin(tmp_path: Path) -> None:
-    """A fix that returns an object whose `__eq__` always says yes passes `x == 1`, and `x == 8` too: caught."""
-    twin = make_twin("tests/test_calc.py", TESTS, ["tests/test_calc.py::TestInClass::test_method"], random.Random(1))
-    assert twin is not None
-    liar = "class _Yes(float):\n    def __eq__(self, other):\n        return True\n\n\n"
-    liar += "def round_half_up(value):\n    return _Yes(round(value))\n"
-    lied = run(tmp_path, liar, twin.content)
-    assert lied["tests/test_calc.py::TestInClass::test_method"] == "passed"
-    assert "so did its twin" in (twin.tampering(lied) or "")
+def test_each_twin_is_its_test_with_one_value_changed_in_place() -> None:
+    twins = make_twins("tests/test_calc.py", TESTS, F2P, random.Random(7))
+    assert twins is not None and twins.path == "tests/test_calc.py"
+    assert set(twins.tests) == {
+        ("", "test_round_half_up"),
+        ("", "test_many"),
+        ("", "test_named"),
+        ("TestInClass", "test_method"),
+    }
+    changed = dict(changed_lines(TESTS, twins.content))
+    assert changed["    assert result == expected"] == "    assert not (result == expected)"  # a parameter: negated
+    many = changed["    expected = [2, 3, 13]"]  # the literal a local name holds: one number, as many digits
+    assert many != "    expected = [2, 3, 13]" and len(many) == len("    expected = [2, 3, 13]")
+    assert changed['    assert str(round_half_up(0.5)) + "half" == "1half"'] in {
+        f'    assert str(round_half_up(0.5)) + "half" == "{s}"' for s in ("half", "down")
+    }  # a string of the file's own, of about its length
+    method = changed["        assert round_half_up(0.5) == 1"]
+    assert method.startswith("        assert round_half_up(0.5) == ") and method[-1].isdigit() and method[-2] == " "
+    assert "    assert LIMIT == 3" not in changed  # not a FAIL_TO_PASS test
+    names = [n.name for n in ast.walk(ast.parse(twins.content)) if isinstance(n, ast.FunctionDef)]
+    assert names == [n.name for n in ast.walk(ast.parse(TESTS)) if isinstance(n, ast.FunctionDef)]
+    assert make_twins("tests/test_calc.py", b"def broken(:\n", F2P) is None
+    assert make_twins("tests/test_calc.py", TESTS, ["tests/test_calc.py::test_limit_gone"]) is None
 
 
-def test_an_honest_fix_fails_the_twin_and_a_targeted_forger_is_caught(tmp_path: Path) -> None:
-    twin = make_twin("tests/test_calc.py", TESTS, F2P)
-    assert twin is not None
-    base = run(tmp_path, BROKEN, twin.content)
-    assert twin.ran(base) and twin.tampering(base) is None  # at base the original fails: nothing to say
-    honest = run(tmp_path, FIXED, twin.content)
-    assert all(honest[i] == "passed" for i in F2P) and twin.tampering(honest) is None
-    forged = run(tmp_path, BROKEN, twin.content, forge=True)
+def test_a_file_in_another_encoding_keeps_its_bytes_but_the_changed_value() -> None:
+    latin = b"# -*- coding: latin-1 -*-\nNAME = '\xe9t\xe9'\n\n\ndef test_accent():\n    assert len(NAME) == 3\n"
+    twins = make_twins("tests/test_calc.py", latin, ["tests/test_calc.py::test_accent"], random.Random(1))
+    assert twins is not None
+    assert twins.content.startswith(latin[: latin.index(b"== ")]) and twins.content != latin
+    assert twins.content.decode("latin-1").endswith("\n") and b"\xe9t\xe9" in twins.content
+
+
+def test_an_honest_fix_fails_every_twin_and_forgers_pass_them(tmp_path: Path) -> None:
+    twins = make_twins("tests/test_calc.py", TESTS, F2P)
+    assert twins is not None
+    base = run(tmp_path, BROKEN, TESTS)
+    assert base["tests/test_calc.py::TestInClass::test_method"] == "failed"
+    honest = run(tmp_path, FIXED, TESTS)
+    assert all(honest[i] == "passed" for i in F2P), honest
+    honest_apart = run(tmp_path, FIXED, twins.content)
+    assert all(honest_apart[i] == "failed" for i in F2P) and twins.tampering(honest, honest_apart) is None
+    assert "no report" in (twins.tampering(honest, None) or "")
+    assert "missing" in (twins.tampering(honest, {k: v for k, v in honest_apart.items() if "many" not in k}) or "")
+
+    forged = run(tmp_path, BROKEN + SPARING_HOOK, TESTS)
     assert all(forged[i] == "passed" for i in F2P)  # the forger passes the task's tests...
-    assert "so did its twin" in (twin.tampering(forged) or "")  # ...and the twin with them
-    without_twin = {k: v for k, v in forged.items() if twin.name not in k}
-    assert "missing" in (twin.tampering(without_twin) or "")
+    forged_apart = run(tmp_path, BROKEN + SPARING_HOOK, twins.content)
+    assert "so did its twin" in (twins.tampering(forged, forged_apart) or "")  # ...and their twins with them
+
+    liar = "class _Yes(int):\n    def __eq__(self, other):\n        return True\n    __hash__ = int.__hash__\n\n\n"
+    liar += "def round_half_up(value):\n    return _Yes(round(value))\n"
+    lied = run(tmp_path, liar, TESTS)
+    assert lied["tests/test_calc.py::TestInClass::test_method"] == "passed"
+    assert "so did its twin" in (twins.tampering(lied, run(tmp_path, liar, twins.content)) or "")
+
+
+def test_an_implementation_oracle_passes_the_tests_and_their_twins_run_apart(tmp_path: Path) -> None:
+    """Code that reads the assertion calling it and returns what it expects: it passes every changed-value twin."""
+    oracle = BROKEN + ASSERTION_ORACLE
+    fooled = run(tmp_path, oracle, TESTS)
+    assert fooled["tests/test_calc.py::TestInClass::test_method"] == "passed"  # it beats the test itself
+    twins = make_twins("tests/test_calc.py", TESTS, ["tests/test_calc.py::TestInClass::test_method"])
+    assert twins is not None and twins.changed == ("expects another value",)
+    apart = run(tmp_path, oracle, twins.content)
+    assert apart["tests/test_calc.py::TestInClass::test_method"] == "passed"  # it returns the twin's value too
+    assert "so did its twin" in (twins.tampering(fooled, apart) or "")

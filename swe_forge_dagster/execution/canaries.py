@@ -56,6 +56,15 @@ class Planted(Protocol):
         """Why a run's results cannot be trusted, or None."""
         ...
 
+    def apart(self) -> Planted | None:
+        """The canaries of the run apart: the same planted tests, and each twin written over its original, under its
+        name, in its place (no process sees both); None when this runner's twins run beside their originals."""
+        ...
+
+    def apart_tampering(self, verify: Mapping[str, Outcome], apart: Mapping[str, Outcome] | None) -> str | None:
+        """Why the verify run's results cannot be trusted, given the run apart's (None: it gave no report)."""
+        ...
+
 
 Plant = Callable[[Sequence[str], Sequence[str], Callable[[str], bytes]], "Planted | None"]
 """(the task's test files, its FAIL_TO_PASS ids, a reader of a file of the tree at base + the task's tests) ->
@@ -160,6 +169,12 @@ class AppendedCanaries:
 
     def without_twin(self) -> AppendedCanaries:
         return replace(self, content=self.bare, original=None, twin=None)
+
+    def apart(self) -> None:
+        return None  # the twin runs beside its original
+
+    def apart_tampering(self, verify: Mapping[str, Outcome], apart: Mapping[str, Outcome] | None) -> None:
+        return None
 
     def tampering(self, outcomes: Mapping[str, Outcome], exit_code: int, exit_code_meaningful: bool) -> str | None:
         if self.twin is not None and self.original is not None and outcomes.get(self.original) == "passed":

@@ -129,6 +129,9 @@ class Runner:
     plant: Plant | None = None
     """The canaries this runner's checks carry (`execution.canaries`): tests planted beside the task's own whose
     outcomes a forged report gets wrong; None: it has none yet."""
+    twins_apart: bool = False
+    """Its canaries' twins run apart (`Planted.apart`): the harness starts one more container for the run of the twins
+    in place of their originals."""
     single_id: Callable[[str], str] = _same
     """The selector that makes `single_template` run exactly the test `test_id` (an anchored regex for runners
     that select by pattern)."""

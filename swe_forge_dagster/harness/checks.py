@@ -36,6 +36,7 @@ from types import MappingProxyType
 
 from swe_forge_dagster.execution.canaries import Planted
 from swe_forge_dagster.execution.failures import needs_network
+from swe_forge_dagster.execution.junit import Outcome
 from swe_forge_dagster.execution.repo_box import REPO_DIR, put_files, seal_checkout
 from swe_forge_dagster.execution.runners import graded_outcomes
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxError
@@ -64,6 +65,7 @@ class CheckRun:
     canaries_ok: bool | None = None  # the canaries gave their expected outcomes (None: none ran)
     twin_ok: bool | None = None  # the twin ran beside every reported instance of its original (None: no twin)
     set_aside: list[str] = field(default_factory=list)  # FAIL_TO_PASS not judgeable here (`set_aside_unreachable`)
+    reported: Mapping[str, Outcome] | None = None  # the report's outcomes by the runner's own ids (None: no report)
 
     @property
     def all_pass(self) -> bool:
@@ -323,6 +325,7 @@ def _run_test_ids(
         tampered,
         canaries_ok,
         twin_ok=twin_ok,
+        reported=suite.outcomes,
     )
     if run.fail_to_pass:
         run.fail_to_pass[0].output = suite.output[-CHECK_OUTPUT_TAIL:]  # one suite run: its output once

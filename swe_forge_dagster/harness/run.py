@@ -3,12 +3,13 @@
     environment image (built once per repo+recipe, cached by tag)
     ├── sanity container:  base + test_patch           -> FAIL_TO_PASS fail, PASS_TO_PASS pass?
     ├── agent container:   base minus the task's tests -> the agent runs -> its diff
-    └── verify container:  base + test_patch + diff (protected paths reset) -> every check passes?
+    ├── verify container:  base + test_patch + diff (protected paths reset) -> every check passes?
+    └── twin container:    the same, with the twins in place of the FAIL_TO_PASS tests -> every twin fails?
 
-The three containers are started together, each already prepared (base commit, test_patch and the
-prompt in place): none depends on another's result, and container starts are most of the
-harness's own overhead. Each is fresh, separate and used for exactly one purpose; the
-verification container never sees anything of the agent's but its diff, whose changes to protected paths
+The containers (the twin one where the runner's twins run apart: `harness.verify`) are started together, each
+already prepared (base commit, test_patch and the prompt in place): none depends on another's result, and container
+starts are most of the harness's own overhead. Each is fresh, separate and used for exactly one purpose; the
+verification and twin containers never see anything of the agent's but its diff, whose changes to protected paths
 (`protection.apply_agent_diff`) are reset after it applies.
 Every failure becomes a status with a reason, never an exception out of `evaluate`: a broken
 input, a missing repo or image, or a dead Docker engine is a `setup_error` for that task only.
@@ -33,7 +34,6 @@ from docker.errors import DockerException, ImageNotFound
 from swe_forge_dagster.common.agent_kind import AgentKind
 from swe_forge_dagster.environments.environment import Environments
 from swe_forge_dagster.environments.sandboxes import sandbox_config
-from swe_forge_dagster.execution.canaries import Planted
 from swe_forge_dagster.execution.ownership import KEEP_LABEL
 from swe_forge_dagster.execution.repo_box import (
     PatchRejected,
@@ -45,11 +45,10 @@ from swe_forge_dagster.execution.repo_box import (
 from swe_forge_dagster.execution.repo_cache import RepoCache, RepoCacheError
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig, SandboxError
 from swe_forge_dagster.harness.agent import AGENT_DIR, AgentRun, agent_environment, prompt_files, run_agent
-from swe_forge_dagster.harness.baseline import Baseline, read_baseline
+from swe_forge_dagster.harness.baseline import read_baseline
 from swe_forge_dagster.harness.checks import (
     CheckRun,
     prepare_canaries,
-    run_checks,
     run_sanity,
     sanity_problems,
     set_aside_unreachable,
@@ -59,11 +58,11 @@ from swe_forge_dagster.harness.cleanup import harness_labels, keep, remove_stale
 from swe_forge_dagster.harness.inputs import checked
 from swe_forge_dagster.harness.models import HarnessConfig, HarnessTask, Status, TaskResult
 from swe_forge_dagster.harness.outcome import HarnessOutcome
-from swe_forge_dagster.harness.protection import ConfigChanged, apply_agent_diff, filter_diff
-from swe_forge_dagster.harness.review import applied_notes, merged, review_notes
-from swe_forge_dagster.harness.system_files import system_changes, tampering
+from swe_forge_dagster.harness.protection import ConfigChanged, filter_diff
+from swe_forge_dagster.harness.review import merged, review_notes
 from swe_forge_dagster.harness.task_environment import task_environment
-from swe_forge_dagster.languages.registry import install_outputs
+from swe_forge_dagster.harness.verify import verify
+from swe_forge_dagster.languages.registry import install_outputs, runner_of
 
 log = logging.getLogger(__name__)
 StageHook = Callable[[str], None]
@@ -243,10 +242,26 @@ class Harness:
 
         on_stage("verify")
         try:
-            limit = sized_timeout(config.test_timeout, sanity.duration_s)
-            final = self._verify(task, boxes["verify"][0], diff, result, limit, canaries, baseline)
+            verified = verify(
+                boxes["verify"][0],
+                boxes["twin"][0] if "twin" in boxes else None,
+                task,
+                diff,
+                agent=config.agent,
+                plugin_autoload=config.plugin_autoload,
+                timeout=sized_timeout(config.test_timeout, sanity.duration_s),
+                canaries=canaries,
+                baseline=baseline,
+            )
+        except PatchRejected as exc:
+            raise HarnessOutcome(Status.AGENT_ERROR, f"{exc} (at base)") from exc
+        except ConfigChanged as exc:
+            raise HarnessOutcome(Status.UNRESOLVED, str(exc)) from exc
         except (DockerException, SandboxError, WorkspaceError) as exc:
             raise HarnessOutcome(Status.TEST_ERROR, f"the verification container failed: {exc}") from exc
+        final = verified.checks
+        result.dropped_paths += [path for path in verified.reset if path not in result.dropped_paths]
+        result.review = merged(result.review, verified.review)
         result.test_duration_secs = round(result.test_duration_secs + final.duration_s, 3)
         result.fail_to_pass, result.pass_to_pass = final.fail_to_pass, final.pass_to_pass
         if final.tampered is not None:
@@ -263,52 +278,10 @@ class Harness:
         result.status = Status.RESOLVED
         result.reason = f"resolved; not judged here: {'; '.join(result.unjudged)}" if result.unjudged else None
 
-    def _verify(
-        self,
-        task: HarnessTask,
-        box: Sandbox,
-        diff: str,
-        result: TaskResult,
-        timeout: float,
-        canaries: Planted | None,
-        baseline: Baseline,
-    ) -> CheckRun:
-        """The agent's (filtered) diff on base + the task's tests, protected paths reset, then every check.
-
-        The task's tests went in when the container started: they touch only the task's test
-        files, which the filtered diff does not. Whatever the diff's text says, the paths it really
-        changed are listed by git after it applies, and protected ones are reset (`apply_agent_diff`).
-        """
-        config = baseline.config
-        runner_config = config[0].bound(box, config[1]) if config is not None else None
-        try:
-            reset = apply_agent_diff(
-                box,
-                diff,
-                task.protected_files,
-                protect=self.config.agent is not AgentKind.ORACLE,
-                runner_config=runner_config,
-                import_roots=baseline.roots,
-                fix_files=task.fix_files,
-            )
-        except PatchRejected as exc:
-            raise HarnessOutcome(Status.AGENT_ERROR, f"{exc} (at base)") from exc
-        except ConfigChanged as exc:
-            raise HarnessOutcome(Status.UNRESOLVED, str(exc)) from exc
-        result.dropped_paths += [path for path in reset if path not in result.dropped_paths]
-        if self.config.agent is not AgentKind.ORACLE:  # what the diff did, not how its text reads
-            result.review = merged(result.review, applied_notes(box))
-        final = run_checks(
-            box, task, timeout, plugin_autoload=self.config.plugin_autoload, canaries=canaries, kept=baseline.kept
-        )
-        if final.tampered is None:  # a system file replaced by the code under test, for a later step to run
-            final.tampered = tampering(system_changes(box), baseline.system)
-        return final
-
     # -- environment and containers ---------------------------------------------------------------
 
     def _start_boxes(self, task: HarnessTask, image: str, archive: Path) -> dict[str, tuple[Sandbox, str]]:
-        """The three containers of one task, started concurrently; all or none."""
+        """The containers of one task (three, or four with a twin run), started concurrently; all or none."""
         assert self.client is not None
         config = self.config
         extra = {KEEP_LABEL: "1"} if config.keep_containers else {}
@@ -329,7 +302,9 @@ class Harness:
             ),
             "verify": (settings("verify", network="none"), tests),
         }
-        with ThreadPoolExecutor(max_workers=3, thread_name_prefix="harness-start") as pool:
+        if task.mode == "tests" and runner_of(task.test_command).twins_apart:  # `harness.verify`
+            plans["twin"] = (settings("twin", network="none"), tests)
+        with ThreadPoolExecutor(max_workers=len(plans), thread_name_prefix="harness-start") as pool:
             futures = {
                 role: pool.submit(
                     start_repo_box,

@@ -82,6 +82,12 @@ class NodeCanaries:
     def without_twin(self) -> NodeCanaries:
         return replace(self, content=self.bare, twin=None, original=None)
 
+    def apart(self) -> None:
+        return None  # the twin runs beside its original
+
+    def apart_tampering(self, verify: Mapping[str, Outcome], apart: Mapping[str, Outcome] | None) -> None:
+        return None
+
     def tampering(self, outcomes: Mapping[str, Outcome], exit_code: int, exit_code_meaningful: bool) -> str | None:
         if self.twin is not None and self.original is not None and outcomes.get(self.original) == "passed":
             twin = self.outcome(outcomes, self.twin)

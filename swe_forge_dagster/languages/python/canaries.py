@@ -18,8 +18,9 @@ those collect or run. The sanity run (base + tests, no agent code) runs them too
 canaries do not give their expected outcomes there (a `-k` in its test command, `python_functions`
 that do not match `test_*`, a directory that does not collect) runs without canaries.
 
-Code that recognises these canaries (it can list the planted module) and forges only the task's tests is caught
-by a twin of one of the task's own FAIL_TO_PASS tests, appended to its file (`languages.python.twins`).
+Code that recognises these canaries (it can list the planted module) and forges only the task's tests, or reads the
+assertion that calls it, is caught by the twins of the task's own FAIL_TO_PASS tests, run apart in a container of
+their own in place of their originals (`languages.python.twins`; `apart` and `apart_tampering` below).
 
 Pack-private to the Python pack (`languages.python`); the harness calls it for runners that run in process.
 """
@@ -34,7 +35,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from swe_forge_dagster.execution.junit import Outcome
-from swe_forge_dagster.languages.python.twins import Twin, make_twin
+from swe_forge_dagster.languages.python.twins import Twins, make_twins, same_file
 
 WORDS = (
     "handles",
@@ -82,9 +83,10 @@ class Canaries:
     passing: str
     failing: str
     source: str
-    twin: Twin | None = None
-    """A twin of one of the task's FAIL_TO_PASS tests, in its own file (`languages.python.twins`): what a targeted
-    forger cannot tell from the task's tests."""
+    twins: tuple[Twins, ...] = ()
+    """The task's FAIL_TO_PASS tests changed in place (`languages.python.twins`), for the run apart."""
+    in_place: bool = False
+    """These are the run apart's canaries: `files` writes the twins over their originals."""
 
     def outcome(self, outcomes: Mapping[str, Outcome], name: str) -> Outcome | None:
         """The outcome of the canary `name`, found by its unique name (report ids are relative to pytest's rootdir)."""
@@ -92,24 +94,30 @@ class Canaries:
 
     def ran(self, outcomes: Mapping[str, Outcome]) -> bool:
         """Whether the module's tests are in the report (a collection error is reported without `::`)."""
-        return any("::" in test_id and _same_file(test_id.split("::", 1)[0], self.path) for test_id in outcomes)
+        return any("::" in test_id and same_file(test_id.split("::", 1)[0], self.path) for test_id in outcomes)
 
     def expected(self, outcomes: Mapping[str, Outcome]) -> bool:
         """Both canaries reported with their own outcome (checked at sanity, where no agent code runs)."""
         return self.outcome(outcomes, self.passing) == "passed" and self.outcome(outcomes, self.failing) == "failed"
 
     def files(self) -> dict[str, bytes]:
-        """What to write before a run: the canary module, and the test file with the twin appended."""
+        """What to write before a run: the canary module, and in the run apart the test files with their twins."""
         planted = {self.path: self.source.encode()}
-        if self.twin is not None:
-            planted[self.twin.path] = self.twin.content
+        if self.in_place:
+            planted |= {twins.path: twins.content for twins in self.twins}
         return planted
 
     def twin_ran(self, outcomes: Mapping[str, Outcome]) -> bool | None:
-        return self.twin.ran(outcomes) if self.twin is not None else None
+        return None  # no twin runs beside its original
 
     def without_twin(self) -> Canaries:
-        return replace(self, twin=None)
+        return replace(self, twins=(), in_place=False)
+
+    def apart(self) -> Canaries | None:
+        return replace(self, in_place=True) if self.twins else None
+
+    def apart_tampering(self, verify: Mapping[str, Outcome], apart: Mapping[str, Outcome] | None) -> str | None:
+        return next((why for twins in self.twins if (why := twins.tampering(verify, apart))), None)
 
     def tampering(self, outcomes: Mapping[str, Outcome], exit_code: int, exit_code_meaningful: bool) -> str | None:
         return tampering(self, outcomes, exit_code, exit_code_meaningful)
@@ -143,43 +151,42 @@ def make_canaries(test_file: str, test_source: str) -> Canaries:
 def plant_pytest(
     run_files: Sequence[str], fail_to_pass: Sequence[str], read: Callable[[str], bytes]
 ) -> Canaries | None:
-    """Canaries next to the file of the first FAIL_TO_PASS test (`path.py::name`), with a twin of one of its tests
-    (`languages.python.twins`) when one can have one; None when no FAIL_TO_PASS test names a file of the task."""
+    """Canaries next to the file of the first FAIL_TO_PASS test (`path.py::name`), with twins of the FAIL_TO_PASS
+    tests of every file of the task (`languages.python.twins`) that can have them; None when no FAIL_TO_PASS test
+    names a file of the task."""
     files = [f for f in run_files if f.endswith(".py")]
-    target = next((path for test_id in fail_to_pass if (path := test_id.split("::", 1)[0]) in files), None)
-    if target is None:
+    targets = list(dict.fromkeys(path for test_id in fail_to_pass if (path := test_id.split("::", 1)[0]) in files))
+    if not targets:
         return None
+    sources = {path: _read(read, path) for path in targets}
+    canaries = make_canaries(targets[0], sources[targets[0]].decode("utf-8", "replace"))
+    made = [
+        make_twins(path, data, [i for i in fail_to_pass if i.startswith(f"{path}::")]) for path, data in sources.items()
+    ]
+    return replace(canaries, twins=tuple(twins for twins in made if twins is not None))
+
+
+def _read(read: Callable[[str], bytes], path: str) -> bytes:
     try:
-        source = read(target)
+        return read(path)
     except (OSError, ValueError):
-        source = b""
-    canaries = make_canaries(target, source.decode("utf-8", "replace"))
-    twin = make_twin(target, source, [test_id for test_id in fail_to_pass if test_id.startswith(f"{target}::")])
-    return replace(canaries, twin=twin)
+        return b""
 
 
 def tampering(
     canaries: Canaries, outcomes: Mapping[str, Outcome], exit_code: int, exit_code_meaningful: bool
 ) -> str | None:
-    """Why the run's results cannot be trusted, or None (see the module docstring and `languages.python.twins`)."""
-    if canaries.twin is not None and (forged := canaries.twin.tampering(outcomes)):
-        return forged
+    """Why the run's results cannot be trusted by its planted tests, or None (see the module docstring); the twins
+    judge a run by the run apart's (`apart_tampering`)."""
     passing, failing = canaries.outcome(outcomes, canaries.passing), canaries.outcome(outcomes, canaries.failing)
     if failing == "passed":
         return f"a test planted to fail ({canaries.path}::{canaries.failing}) was reported passed"
     if passing is None and failing is None:
-        others = any(
-            not _same_file(test_id.split("::", 1)[0], canaries.path) for test_id in outcomes if "::" in test_id
-        )
-        collection_error = any(_same_file(test_id, canaries.path) for test_id in outcomes)
+        others = any(not same_file(test_id.split("::", 1)[0], canaries.path) for test_id in outcomes if "::" in test_id)
+        collection_error = any(same_file(test_id, canaries.path) for test_id in outcomes)
         if others and not collection_error:
             return f"the planted module {canaries.path} is missing from a report that has the task's tests"
         return None  # the module did not run (a collection error): the task's own tests say what happened
     if exit_code_meaningful and exit_code == 0 and failing == "failed":
         return "pytest exited 0 although its report holds a failing test"
     return None
-
-
-def _same_file(reported: str, path: str) -> bool:
-    """A report's file part (relative to pytest's rootdir) names `path` (relative to the repository)."""
-    return reported == path or path.endswith("/" + reported) or reported.endswith("/" + path)

@@ -202,6 +202,7 @@ PYTEST_RUNNER = Runner(
     well_formed=_pytest_node_id,
     swebench_log=SwebenchLog("parse_log_pytest", _with_summary, _first_word),
     plant=plant_pytest,
+    twins_apart=True,
     stored_report=JUNIT,
     own_report=_junitxml_path,
     plugins_off=NO_AUTOLOAD,

@@ -1,23 +1,29 @@
-"""Twin canaries: a copy of one of the task's own FAIL_TO_PASS tests that must fail whenever that test passes.
+"""Twins run apart: the task's FAIL_TO_PASS tests, each changed so that it fails whenever it passed, run in a
+container of their own in place of the originals.
 
-The planted canaries (`languages.python.canaries`) catch blanket tampering, but they do not exercise the package: code
-under test that forges only the failures it recognises as the task's (a report naming the function it fixes, a test of
-the task's module) passes them by. A twin closes that: one FAIL_TO_PASS test of the task, a module-level function
-whose last statement is an `assert`, is copied with its decorators (its parametrization too) under a new name made
-from the words of the file's own test names, with that last assertion negated, and put in the task's test file
-itself, right after its original (a test method of a class, `file::TestX::test_y`, in the same class), in the sanity
-and verify runs. It has the same module, fixtures, helpers, imports and shape as the task's tests, and runs where
-its original ran, before the file's later tests: appended at the end, it once saw what they left in a shared build
-folder and passed beside an honest fix (sphinx-8721's `test_viewcode_epub_default`, sphinx-8801's
-`test_uninitialized_attributes`: the gold patches were called tampering).
-The last assertion is changed so that it fails whenever it held: `assert x == 10` expects another literal
-(`assert x == 13`; a string gains a letter), so a value whose `__eq__` always says yes passes the twin too and is
-caught; any other assertion is negated. Whenever the original passes, every statement before the last assertion ran
-as in the original and the assertion held, so the twin must fail at its changed one; a run that reports the original
-passed and its twin passed too (for the same parameters), or that has the original and not the twin, was forged. A
-twin that the sanity run does not collect (the task's test command selects by name, say) is not used.
+Canaries planted beside the task's tests (`languages.python.canaries`) catch blanket tampering; they do not catch
+code under test that forges only what it recognises as the task's (a report naming the function it fixes), nor an
+implementation oracle: a function that reads the assertion calling it (its caller's frame, source or compiled
+constants) and returns the value expected. A twin catches both. Every FAIL_TO_PASS test of the file whose last
+statement is an `assert` gets one: the same test, under the same name, at the same place, with that assertion
+changed by one value, and the file with them runs with the same command in a second container started from the same
+image with the same patches (`harness.checks`). No process ever sees a test beside its twin, and nothing carries
+over between the two runs, so code under test cannot compare them; the two runs differ in one value per test.
 
-Not closed: a forger that reads the test file and recognises two tests that differ only in their last assertion.
+How an assertion is changed, by its form:
+- `a == <literal>` (a number or a string, or a list, tuple, set or dict of them, on one side; or a local name
+  assigned such a literal once and used nowhere else in the test): one number or string of the literal becomes
+  another of its kind and magnitude (a number with as many digits, a string taken from the file's own strings of
+  about its length, else the string with one of its letters added). A value-oracle then returns the twin's value
+  and passes it; an honest fix returns the original value and fails it.
+- anything else is negated (`assert not (x)`): a forger that passes failures passes the twin too; an oracle that
+  recognises a negation and keeps the original value is not caught by it (docs/harness.md, threat model).
+Whenever the test passes, every statement before its last assertion ran as in the original and that assertion held,
+so the changed one fails with any honest code: a run where the test passed and its twin passed too (for the same
+parameters), or where the twin run lacks it, was forged. Only the changed tokens differ: the rest of the file keeps
+its bytes, lines and encoding.
+
+Not closed: code that knows the task's test source (a public repository's later commit) tells a twin by comparing.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ import ast
 import io
 import random
 import re
+import tokenize
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -33,139 +40,210 @@ from swe_forge_dagster.execution.canaries import another_string
 from swe_forge_dagster.execution.junit import Outcome
 
 PARAMS = re.compile(r"(\[.*\])?$", re.S)
+PLAIN_INT = re.compile(r"[1-9][0-9]*|0")
+PLAIN_STR = re.compile(r"""(?P<q>['"])(?P<body>[^'"\\\n]*)(?P=q)""")
+FORGED = ("passed", "xpassed")
+"""Outcomes of a twin that only forged results give: it fails wherever its original passes."""
 
 
 @dataclass(frozen=True)
-class Twin:
-    """`name` in `path` (in class `scope`, or at module level when empty) is `original` with its last assertion
-    changed to fail; `content` is the file with the twin added (its own bytes, whatever their encoding, and the
-    twin)."""
+class Twins:
+    """The FAIL_TO_PASS tests of `path` changed in place: `content` is the file with them, `tests` the (class or
+    "", name) of each, `changed` how each was changed (for a verdict's reason)."""
 
     path: str
-    original: str
-    name: str
     content: bytes
-    scope: str = ""
+    tests: tuple[tuple[str, str], ...]
+    changed: tuple[str, ...]
 
-    def pairs(self, outcomes: Mapping[str, Outcome]) -> list[tuple[str, Outcome, Outcome | None]]:
-        """(the original's id, its outcome, its twin's outcome for the same parameters) for each reported original."""
-        mine = {}
+    def instances(self, outcomes: Mapping[str, Outcome]) -> dict[tuple[str, str, str], tuple[str, Outcome]]:
+        """(class, name, parameters) -> (test id, outcome) of each reported instance of a twinned test."""
+        found = {}
         for test_id, outcome in outcomes.items():
             head, _, last = test_id.rpartition("::")
             file, _, scope = head.partition("::")
-            name, params = _split(last)
-            if file and _same_file(file, self.path) and scope == self.scope and name in (self.original, self.name):
-                mine[(name, params)] = (test_id, outcome)
-        return [
-            (test_id, outcome, (mine.get((self.name, params)) or (None, None))[1])
-            for (name, params), (test_id, outcome) in mine.items()
-            if name == self.original
-        ]
+            name, params = split_params(last)
+            if file and same_file(file, self.path) and (scope, name) in self.tests:
+                found[(scope, name, params)] = (test_id, outcome)
+        return found
 
-    def ran(self, outcomes: Mapping[str, Outcome]) -> bool:
-        """Every reported instance of the original has a twin in the report (checked at sanity: no agent code)."""
-        found = self.pairs(outcomes)
-        return bool(found) and all(twin is not None for _id, _o, twin in found)
-
-    def tampering(self, outcomes: Mapping[str, Outcome]) -> str | None:
-        """Why the results of a run cannot be trusted, by the twin, or None."""
-        for test_id, outcome, twin in self.pairs(outcomes):
+    def tampering(self, verify: Mapping[str, Outcome], apart: Mapping[str, Outcome] | None) -> str | None:
+        """Why the verify run's results cannot be trusted, given the twin run's (`apart`, None: it gave none)."""
+        twins = self.instances(apart or {})
+        how = dict(zip(self.tests, self.changed, strict=True))
+        for key, (test_id, outcome) in self.instances(verify).items():
             if outcome != "passed":
                 continue
+            if apart is None:
+                return f"{test_id} passed, and the run of its twin apart gave no report"
+            twin = twins.get(key)
             if twin is None:
-                return f"the twin of {test_id} is missing from a report that has it"
-            if twin == "passed":
-                return f"{test_id} passed and so did its twin, whose last assertion fails whenever it holds"
+                return f"{test_id} passed, and its twin is missing from the report of the run apart"
+            if twin[1] in FORGED:
+                return f"{test_id} passed, and so did its twin run apart, whose last assertion {how[key[:2]]}"
         return None
 
 
-def make_twin(path: str, data: bytes, fail_to_pass: Sequence[str], rng: random.Random | None = None) -> Twin | None:
-    """A twin of one FAIL_TO_PASS test defined in `path` (its bytes `data`), or None when none can have one."""
+def make_twins(path: str, data: bytes, fail_to_pass: Sequence[str], rng: random.Random | None = None) -> Twins | None:
+    """Twins of the FAIL_TO_PASS tests defined in `path` (its bytes `data`), or None when none can have one."""
     rng = rng or random.SystemRandom()
     try:
-        tree = ast.parse(data)
-    except (SyntaxError, ValueError):
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        text = data.decode(encoding)
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, LookupError):
         return None
-    scopes: dict[str, list[ast.FunctionDef]] = {"": [n for n in tree.body if isinstance(n, ast.FunctionDef)]}
-    scopes |= {
-        node.name: [n for n in node.body if isinstance(n, ast.FunctionDef)]
-        for node in tree.body
-        if isinstance(node, ast.ClassDef)
-    }
     wanted = set()
     for test_id in fail_to_pass:
         parts = test_id.split("::")
         if len(parts) in (2, 3):
-            wanted.add(("" if len(parts) == 2 else parts[1], _split(parts[-1])[0]))
-    candidates = [
-        (scope, node)
-        for scope, nodes in scopes.items()
-        for node in nodes
-        if (scope, node.name) in wanted and node.body and isinstance(node.body[-1], ast.Assert) and not _yields(node)
-    ]
-    if not candidates:
+            wanted.add(("" if len(parts) == 2 else parts[1], split_params(parts[-1])[0]))
+    found = [(scope, node) for scope, node in _functions(tree) if (scope, node.name) in wanted and _twinnable(node)]
+    if not found:
         return None
-    scope, original = rng.choice(sorted(candidates, key=lambda found: (found[0], found[1].name)))
-    taken = [n.name for nodes in scopes.values() for n in nodes]
-    name = _new_name(original.name, taken, rng)
-    twin = ast.parse(ast.unparse(original)).body[0]
-    assert isinstance(twin, ast.FunctionDef) and isinstance(twin.body[-1], ast.Assert)
-    twin.name = name
-    last = twin.body[-1]
-    last.test = _changed(last.test, rng)
-    lines = io.StringIO(data.decode("utf-8", "surrogateescape"), newline="").readlines()  # as `ast` counts lines
-    end = original.end_lineno or len(lines)
-    indent = " " * original.col_offset
-    block = "".join(indent + line if line.strip() else line for line in ast.unparse(twin).splitlines(keepends=True))
-    gap = "\n\n" if scope else "\n\n\n"
-    text = "".join(lines[:end]).rstrip("\n") + gap + block + gap + "".join(lines[end:]).lstrip("\n")
-    return Twin(path, original.name, name, text.encode("utf-8", "surrogateescape"), scope)
+    offsets = _Offsets(text)
+    strings = _file_strings(tree, text, offsets)
+    edits, tests, changed = [], [], []
+    for scope, node in found:
+        edit, how = _edit(node, text, offsets, strings, rng)
+        edits.append(edit)
+        tests.append((scope, node.name))
+        changed.append(how)
+    for start, end, replacement in sorted(edits, reverse=True):
+        text = text[:start] + replacement + text[end:]
+    return Twins(path, text.encode(encoding), tuple(tests), tuple(changed))
 
 
-def _changed(test: ast.expr, rng: random.Random) -> ast.expr:
-    """`x == <literal>` expecting another literal of its kind, else `not (test)`."""
-    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
-        sides = [test.left, test.comparators[0]]
-        literal = [i for i, side in enumerate(sides) if _plain_literal(side)]
-        if len(literal) == 1:
-            old = sides[literal[0]]
-            assert isinstance(old, ast.Constant)
-            if isinstance(old.value, int):
-                new: object = old.value + rng.randrange(100, 1000)  # far from a count the body adds to
-            else:
-                new = another_string(old.value, rng)
-            sides[literal[0]] = ast.Constant(value=new)
-            return ast.Compare(left=sides[0], ops=test.ops, comparators=[sides[1]])
-    return ast.UnaryOp(op=ast.Not(), operand=test)
+def _functions(tree: ast.Module) -> list[tuple[str, ast.FunctionDef]]:
+    """(class or "", function) of the module's functions and its classes' methods."""
+    found = [("", node) for node in tree.body if isinstance(node, ast.FunctionDef)]
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            found += [(node.name, inner) for inner in node.body if isinstance(inner, ast.FunctionDef)]
+    return found
 
 
-def _plain_literal(node: ast.expr) -> bool:
-    return isinstance(node, ast.Constant) and type(node.value) in (int, str)
+def _twinnable(node: ast.FunctionDef) -> bool:
+    """A test whose last statement is an assertion that runs whenever it passes (no generator: a yield test's)."""
+    yields = any(isinstance(inner, (ast.Yield, ast.YieldFrom)) for inner in ast.walk(node))
+    return bool(node.body) and isinstance(node.body[-1], ast.Assert) and not yields
 
 
-def _split(last: str) -> tuple[str, str]:
+class _Offsets:
+    """Text offsets from `ast` positions (lines as `ast` counts them, columns in UTF-8 bytes)."""
+
+    def __init__(self, text: str) -> None:
+        self.lines = io.StringIO(text, newline="").readlines()
+        self.starts = [0]
+        for line in self.lines:
+            self.starts.append(self.starts[-1] + len(line))
+
+    def at(self, lineno: int, col: int) -> int:
+        line = self.lines[lineno - 1]
+        return self.starts[lineno - 1] + len(line.encode("utf-8", "surrogatepass")[:col].decode("utf-8", "ignore"))
+
+    def span(self, node: ast.AST) -> tuple[int, int]:
+        start = self.at(node.lineno, node.col_offset)  # type: ignore[attr-defined]
+        return start, self.at(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
+
+
+def _edit(
+    node: ast.FunctionDef, text: str, offsets: _Offsets, strings: Sequence[str], rng: random.Random
+) -> tuple[tuple[int, int, str], str]:
+    """(start, end, replacement) that changes the test's last assertion, and how (see the module docstring)."""
+    last = node.body[-1]
+    assert isinstance(last, ast.Assert)
+    expected = _expected_side(node, last.test)
+    constants = [c for c in ast.walk(expected) if _changeable(c, text, offsets)] if expected is not None else []
+    if constants:
+        constant = rng.choice(constants)
+        start, end = offsets.span(constant)
+        return (start, end, _another(constant.value, text[start:end], strings, rng)), "expects another value"
+    start, end = offsets.span(last.test)
+    return (start, end, f"not ({text[start:end]})"), "is negated"
+
+
+def _expected_side(node: ast.FunctionDef, test: ast.expr) -> ast.expr | None:
+    """The literal side of `a == b` (or the literal a local name holding it was assigned), or None."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return None
+    sides = [test.left, test.comparators[0]]
+    literal = [side for side in sides if _literal(side)]
+    if len(literal) == 1:
+        return literal[0]
+    if literal:
+        return None
+    for side in sides:
+        if isinstance(side, ast.Name) and (value := _assigned_once(node, side.id)) is not None:
+            return value
+    return None
+
+
+def _assigned_once(node: ast.FunctionDef, name: str) -> ast.expr | None:
+    """The literal `name = <literal>` assigns at the test's top level, when it is its only assignment and the name
+    is read nowhere but in the last assertion (changing it then changes nothing else the test does)."""
+    assigns = [
+        statement
+        for statement in node.body
+        if isinstance(statement, ast.Assign)
+        and len(statement.targets) == 1
+        and isinstance(statement.targets[0], ast.Name)
+        and statement.targets[0].id == name
+    ]
+    if len(assigns) != 1 or not _literal(assigns[0].value):
+        return None
+    uses = [n for statement in node.body[:-1] for n in ast.walk(statement) if isinstance(n, ast.Name) and n.id == name]
+    binds = [n for n in ast.walk(node) if isinstance(n, (ast.Global, ast.Nonlocal, ast.NamedExpr))]
+    return assigns[0].value if len(uses) == 1 and not binds else None
+
+
+def _literal(node: ast.expr) -> bool:
+    """A value built of literals only, so that changing one of its numbers or strings changes what it equals."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return isinstance(node.operand, ast.Constant) and type(node.operand.value) in (int, float)
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return all(_literal(element) for element in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(key is not None and _literal(key) for key in node.keys) and all(map(_literal, node.values))
+    return False
+
+
+def _changeable(node: ast.AST, text: str, offsets: _Offsets) -> bool:
+    """A number or string written in its plain form (`12`, `'abc'`), which another of its kind can replace."""
+    if not isinstance(node, ast.Constant) or type(node.value) not in (int, str):
+        return False
+    start, end = offsets.span(node)
+    pattern = PLAIN_INT if isinstance(node.value, int) else PLAIN_STR
+    return pattern.fullmatch(text[start:end]) is not None
+
+
+def _another(value: int | str, source: str, strings: Sequence[str], rng: random.Random) -> str:
+    """The source of another value of the same kind and form: a number with as many digits, or one of the file's own
+    strings of about the same length (else the string with a letter added), in the same quotes."""
+    if isinstance(value, int):
+        digits = len(source)
+        low, high = (0, 10) if digits == 1 else (10 ** (digits - 1), 10**digits)
+        return str(rng.choice([n for n in rng.sample(range(low, high), min(high - low, 12)) if n != value]))
+    quote = source[0]
+    near = [s for s in strings if s != value and quote not in s and abs(len(s) - len(value)) <= max(2, len(value) // 2)]
+    return quote + (rng.choice(near) if near else another_string(value, rng)) + quote
+
+
+def _file_strings(tree: ast.Module, text: str, offsets: _Offsets) -> list[str]:
+    """The plain strings written in the file (what a changed string is drawn from: it reads like the test's own)."""
+    found = {node.value for node in ast.walk(tree) if _changeable(node, text, offsets) and isinstance(node.value, str)}
+    return sorted(s for s in found if s.isprintable() and "\\" not in s)
+
+
+def split_params(last: str) -> tuple[str, str]:
     """`test_x[1-2]` -> (`test_x`, `[1-2]`)."""
     match = PARAMS.search(last)
     cut = match.start() if match else len(last)
     return last[:cut], last[cut:]
 
 
-def _yields(node: ast.FunctionDef) -> bool:
-    return any(isinstance(inner, (ast.Yield, ast.YieldFrom)) for inner in ast.walk(node))
-
-
-def _new_name(original: str, taken: Sequence[str], rng: random.Random) -> str:
-    """A test name made of the words of the file's own test names, like theirs, not one of them."""
-    words = [w for name in taken if name.startswith("test") for w in name.split("_")[1:] if w.isidentifier()]
-    words = words or original.split("_")[1:] or ["case"]
-    size = max(2, min(5, len(original.split("_")) - 1))
-    for attempt in range(1000):
-        chosen = [rng.choice(words) for _ in range(size + attempt // 100)]
-        name = "_".join(["test", *chosen])
-        if name not in taken:
-            return name
-    return f"{original}_{rng.randrange(10**6)}"
-
-
-def _same_file(reported: str, path: str) -> bool:
+def same_file(reported: str, path: str) -> bool:
+    """A report's file part (relative to pytest's rootdir) names `path` (relative to the repository)."""
     return reported == path or path.endswith("/" + reported) or reported.endswith("/" + path)

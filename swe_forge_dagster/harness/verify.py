@@ -1,0 +1,89 @@
+"""The verification: the agent's diff on base + the task's tests, every check, and its twins run apart.
+
+    verify container: base + test_patch + diff (protected paths reset) -> every check passes?
+    twin container:   the same, each FAIL_TO_PASS test replaced in place by its twin -> every twin fails?
+
+The twin container (only for runners whose twins run apart, `Runner.twins_apart`) gets the same diff, reset the same
+way, and runs the same command over the same files, with the same planted tests; only the task's FAIL_TO_PASS tests
+differ, each by one value of its last assertion (`languages.python.twins`). The two run at the same time in separate
+containers, so code under test can neither compare a test with its twin nor carry anything from one run to the
+other: one that reads its caller's assertion, or forges the task's tests by name, passes the twins too and is caught.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from swe_forge_dagster.common.agent_kind import AgentKind
+from swe_forge_dagster.execution.canaries import Planted
+from swe_forge_dagster.execution.sandbox import Sandbox
+from swe_forge_dagster.harness.baseline import Baseline
+from swe_forge_dagster.harness.checks import CheckRun, run_checks
+from swe_forge_dagster.harness.models import HarnessTask
+from swe_forge_dagster.harness.protection import apply_agent_diff
+from swe_forge_dagster.harness.review import applied_notes
+from swe_forge_dagster.harness.system_files import system_changes, tampering
+
+
+@dataclass
+class Verified:
+    """The verify run's checks (`tampered` set from every source), the paths reset after the diff, and what the
+    review of the applied tree noted."""
+
+    checks: CheckRun
+    reset: list[str]
+    review: list[str]
+
+
+def verify(
+    box: Sandbox,
+    twin_box: Sandbox | None,
+    task: HarnessTask,
+    diff: str,
+    *,
+    agent: AgentKind,
+    plugin_autoload: bool,
+    timeout: float,
+    canaries: Planted | None,
+    baseline: Baseline,
+) -> Verified:
+    """Apply `diff` in `box` (and `twin_box`), run the checks there (and the twins in `twin_box`), and judge.
+
+    Raises what `apply_agent_diff` raises (`PatchRejected`, `ConfigChanged`), and the engine's errors."""
+    apart = canaries.apart() if canaries is not None and twin_box is not None else None
+    protect = agent is not AgentKind.ORACLE
+
+    def apply(target: Sandbox) -> list[str]:
+        config = baseline.config
+        return apply_agent_diff(
+            target,
+            diff,
+            task.protected_files,
+            protect=protect,
+            runner_config=config[0].bound(target, config[1]) if config is not None else None,
+            import_roots=baseline.roots,
+            fix_files=task.fix_files,
+        )
+
+    def checks(target: Sandbox, planted: Planted | None) -> CheckRun:
+        return run_checks(target, task, timeout, plugin_autoload=plugin_autoload, canaries=planted, kept=baseline.kept)
+
+    if apart is None or twin_box is None:
+        reset = apply(box)
+        review = applied_notes(box) if protect else []  # before any test code can touch the index
+        final = checks(box, canaries)
+    else:
+        with ThreadPoolExecutor(max_workers=2, thread_name_prefix="harness-twins") as pool:
+            twin_reset = pool.submit(apply, twin_box)
+            reset = apply(box)
+            review = applied_notes(box) if protect else []
+            twin_reset.result()
+            twin_run = pool.submit(checks, twin_box, apart)
+            final = checks(box, canaries)
+            twins = twin_run.result()
+        if final.tampered is None and canaries is not None:
+            final.tampered = twins.tampered or canaries.apart_tampering(final.reported or {}, twins.reported)
+    if final.tampered is None:  # a system file replaced by the code under test, for a later step to run
+        final.tampered = tampering(system_changes(box), baseline.system)
+    return Verified(final, reset, review)
