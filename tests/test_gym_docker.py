@@ -247,10 +247,10 @@ def test_the_served_gym_token_cap_reaping_and_kill_9(
             assert reaped.value.status == 409 and "idle" in str(reaped.value)
             wait_until(lambda: containers_of(docker_client, first.server_id) == [], 30, "reaped containers removed")
             left = client.open("acme-labs__tinycalc-12", "orphan")["env_id"]  # then the server dies under it
-        # agent + verify (the sanity container is removed in the background)
-        wait_until(lambda: len(containers_of(docker_client, first.server_id)) == 2, 30, "agent and verify left")
+        # agent, verify and twin (the sanity container is removed in the background)
+        wait_until(lambda: len(containers_of(docker_client, first.server_id)) == 3, 30, "agent, verify, twin left")
         first.kill()
-        assert len(containers_of(docker_client, first.server_id)) == 2  # nothing could remove them
+        assert len(containers_of(docker_client, first.server_id)) == 3  # nothing could remove them
     with served(home, hw, name="second") as second:
         assert containers_of(docker_client, first.server_id) == []  # removed when the new server started
         rows = {row["episode_id"]: row for row in read_episodes(home / "lake")}
@@ -258,9 +258,9 @@ def test_the_served_gym_token_cap_reaping_and_kill_9(
         assert {rows[e]["status"] for e in envs} == {"agent_error"} and "idle" in rows[envs[0]]["reason"]
         with second.client() as client, ThreadPoolExecutor(1) as pool:
             stopped = client.open("northwind__datekit-7")["env_id"]
-            wait_until(lambda: len(containers_of(docker_client, second.server_id)) == 2, 30, "agent and verify")
+            wait_until(lambda: len(containers_of(docker_client, second.server_id)) == 3, 30, "agent, verify, twin")
             pool.submit(second.client().open, "acme-labs__tinycalc-12", "late")  # SIGTERM comes during this open
-            wait_until(lambda: len(containers_of(docker_client, second.server_id)) > 2, 60, "the late open begun")
+            wait_until(lambda: len(containers_of(docker_client, second.server_id)) > 3, 60, "the late open begun")
             second.process.terminate()
             second.process.wait(120)
     assert second.process.returncode == 0  # SIGTERM: a clean stop that ends its episodes

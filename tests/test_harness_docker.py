@@ -290,7 +290,7 @@ def test_one_task_dir_as_the_asset_evaluates_it_keeping_its_containers(
     config = hw.config(keep_containers=True)
     result = evaluate_task_dir(hw.tasks / "acme-labs__tinycalc-12", config, client=docker_client)
     try:
-        assert result.status is Status.RESOLVED and len(result.containers) == 3
+        assert result.status is Status.RESOLVED and len(result.containers) == 4  # sanity, agent, verify, twin
         assert "GIT binary patch" in result.model_patch  # the PR's PNG survived diff and apply byte for byte
         row = results_table([result], run_id=config.run_id, agent=config.agent_label).to_pylist()[0]
         assert (row["status"], row["resolved"], row["fail_to_pass_passed"], row["agent"]) == (
