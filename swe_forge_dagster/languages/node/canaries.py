@@ -3,23 +3,24 @@
 Their reports are written by code in the process of the code under test (mocha's reporter, jest's and vitest's
 result writers), so package code the tests import can rewrite results: patch mocha's `Runner.prototype.fail`, or
 rewrite the report file at exit. Right after the FAIL_TO_PASS test's own `it(...)`/`test(...)` call (inside the
-same `describe` blocks, with their hooks, at its indentation), in an order drawn per run:
-- a test that must pass and one that must fail, each comparing two strings the way the file asserts (node's
-  `assert`, jest's or chai's `expect`; a plain `Error` when it uses none), so a forger that passes only assertion
-  failures is caught like one that passes every failure;
-- a twin: the FAIL_TO_PASS test's own call under a new title with its last statement-level assertion changed to
-  fail whenever it holds (`languages.node.twins`: another expected literal, else negated), so it reads like the test
-  and runs its body; when no assertion can be changed, its callback is opened by a failing comparison instead. It
-  comes after the original (tests of a file run in order), so the original's run sees the state it always saw.
-Titles are the file's own test titles with a word or two swapped. A report where the failing test or the twin
-passed while the original did, or that has the task's tests and lacks a planted one, was forged. When the end of
-the test's call cannot be found (a regular-expression literal with a bracket in it), the two comparisons are
-appended at the top level instead and there is no twin. The sanity run (no agent code) shows they run with this
-task's command; otherwise the task runs without them (`harness.checks.run_sanity`).
+same `describe` blocks, with their hooks, at its indentation), in an order drawn per run, a test that must pass and
+one that must fail, each comparing two strings the way the file asserts (node's `assert`, jest's or chai's `expect`;
+a plain `Error` when it uses none), so a forger that passes only assertion failures is caught like one that passes
+every failure. Titles are the file's own test titles with a word or two swapped.
 
-Not closed: a forger in the test process that reads the test source (`fn.toString()`, the file) and finds two tests
-that differ in one expected value; and a twin whose body leaves state that makes its changed assertion hold (a
-counter it increments to the changed value) is a false alarm.
+The twin runs apart (`harness.verify`): in a container of its own, the same file with the same planted tests, but the
+FAIL_TO_PASS test's own call, under its own title and in its own place, has its last statement-level assertion
+changed to fail whenever it holds (`languages.node.twins`: another expected literal, else negated); when no assertion
+can be changed, its callback is opened by a failing comparison instead. No process sees the test beside its twin, so
+code under test cannot compare their sources (`fn.toString()`, the file); one that reads the assertion calling it
+(`Error().stack` and the test file) returns the twin's value and passes it. A report where the failing test passed,
+or that has the task's tests and lacks a planted one, or where the test passed and its twin passed too, was forged.
+When the end of the test's call cannot be found (a regular-expression literal with a bracket in it), the two
+comparisons are appended at the top level instead and there is no twin. The sanity run (no agent code) shows they run
+with this task's command; otherwise the task runs without them (`harness.checks.run_sanity`).
+
+Not closed: a twin whose body leaves state that makes its changed assertion hold (a counter it increments to the
+changed value) is a false alarm; one test per task has a twin.
 """
 
 from __future__ import annotations
@@ -46,20 +47,18 @@ _ASSERT_BINDING = re.compile(
 
 @dataclass(frozen=True)
 class NodeCanaries:
-    """`path` with the tests titled `passing`, `failing` and (unless None) `twin`, the twin of the test `original`
-    (its id), planted (`content`; `bare` has no twin). `prefix` is what the runner's ids put before a title planted
-    there (the describe titles, vitest's file); None: planted at the top level, found by title."""
+    """`path` with the tests titled `passing` and `failing` planted (`content`); `apart_content` is the file of the run
+    apart (the same planted tests, and the FAIL_TO_PASS test `original`, its id, in its own place under its own title
+    as its twin: `harness.verify`; None: no twin). `prefix` is what the runner's ids put before a title planted there
+    (the describe titles, vitest's file); None: planted at the top level, found by title."""
 
     path: str
     content: bytes
-    bare: bytes
     passing: str
     failing: str
     prefix: str | None = None
     original: str | None = None
-    twin: str | None = None
-    twin_always_fails: bool = True
-    """The twin is opened by a failing comparison (it fails at sanity too); False: its last assertion is changed."""
+    apart_content: bytes | None = None
 
     def files(self) -> dict[str, bytes]:
         return {self.path: self.content}
@@ -74,27 +73,27 @@ class NodeCanaries:
         return self.outcome(outcomes, self.passing) == "passed" and self.outcome(outcomes, self.failing) == "failed"
 
     def twin_ran(self, outcomes: Mapping[str, Outcome]) -> bool | None:
-        if self.twin is None or self.original is None:
-            return None
-        twin = self.outcome(outcomes, self.twin)
-        return self.original in outcomes and twin is not None and (twin == "failed" or not self.twin_always_fails)
+        return None  # no twin runs beside its original
 
     def without_twin(self) -> NodeCanaries:
-        return replace(self, content=self.bare, twin=None, original=None)
+        return replace(self, original=None, apart_content=None)
 
-    def apart(self) -> None:
-        return None  # the twin runs beside its original
+    def apart(self) -> NodeCanaries | None:
+        return None if self.apart_content is None else replace(self, content=self.apart_content, apart_content=None)
 
-    def apart_tampering(self, verify: Mapping[str, Outcome], apart: Mapping[str, Outcome] | None) -> None:
+    def apart_tampering(self, verify: Mapping[str, Outcome], apart: Mapping[str, Outcome] | None) -> str | None:
+        test = self.original
+        if test is None or verify.get(test) != "passed":
+            return None
+        if apart is None:
+            return f"{test!r} passed, and the run of its twin apart gave no report"
+        if test not in apart:
+            return f"{test!r} passed, and its twin is missing from the report of the run apart"
+        if apart[test] == "passed":
+            return f"{test!r} passed, and so did its twin run apart, which fails whenever it passes"
         return None
 
     def tampering(self, outcomes: Mapping[str, Outcome], exit_code: int, exit_code_meaningful: bool) -> str | None:
-        if self.twin is not None and self.original is not None and outcomes.get(self.original) == "passed":
-            twin = self.outcome(outcomes, self.twin)
-            if twin is None:
-                return f"the twin of {self.original!r} is missing from a report that has it"
-            if twin != "failed":
-                return f"{self.original!r} passed and so did its twin, which fails whenever it passes"
         passing, failing = self.outcome(outcomes, self.passing), self.outcome(outcomes, self.failing)
         if failing == "passed":
             return f"a test planted to fail ({self.path}: {self.failing!r}) was reported passed"
@@ -125,7 +124,6 @@ def plant_node(
         function = max(("it", "test"), key=[call.group(1) for call in calls].count)
         passing = _title(titles, rng)
         failing = _title([*titles, passing], rng)
-        twin = _title([*titles, passing, failing], rng)
         a, b = rng.randrange(2, 900), rng.randrange(900, 2000)
         check = _assertion(text)
         call, test_id = rng.choice(hosts)
@@ -135,7 +133,7 @@ def plant_node(
             rng.shuffle(blocks)
             head = text if text.endswith("\n") else text + "\n"
             content = (head + "".join("\n" + block for block in blocks)).encode()
-            return NodeCanaries(path, content, content, passing, failing)
+            return NodeCanaries(path, content, passing, failing)
         end = end + 1 if text[end : end + 1] == ";" else end
         indent = re.match(r"[ \t]*", text[text.rfind("\n", 0, call.start()) + 1 :]).group(0)  # type: ignore[union-attr]
         blocks = [
@@ -144,28 +142,14 @@ def plant_node(
         ]
         binding = _ASSERT_BINDING.search(text)
         assert_name = (binding.group("esm") or binding.group("cjs")) if binding else None
-        twin_block, changed = _twin(
-            text[call.start() : end], call, twin, check.format(got=a, want=b), indent, assert_name, rng
-        )
-        bare = list(blocks)
-        rng.shuffle(bare)
-        every = list(blocks)
-        rng.shuffle(every)
-        if twin_block is not None:  # after the task's test, never before: its run sees the state it always saw
-            every.insert(rng.randrange(len(every) + 1), twin_block)
-        planted = _insert(text, end, every)
+        rng.shuffle(blocks)
+        twin = _twin(text[call.start() : end], call, check.format(got=a, want=b), indent, assert_name, rng)
+        apart = None
+        if twin is not None:  # the same file but for the test, which is its twin: same title, same place
+            apart = _insert(text[: call.start()] + twin + text[end:], call.start() + len(twin), blocks).encode()
         prefix = test_id[: len(test_id) - len(call.group(3))]
-        return NodeCanaries(
-            path,
-            planted.encode(),
-            _insert(text, end, bare).encode(),
-            passing,
-            failing,
-            prefix,
-            test_id if twin_block else None,
-            twin if twin_block else None,
-            twin_always_fails=twin_block is None or not changed,
-        )
+        planted = _insert(text, end, blocks).encode()
+        return NodeCanaries(path, planted, passing, failing, prefix, test_id if apart else None, apart)
     return None
 
 
@@ -182,24 +166,17 @@ _CALLBACK = re.compile(r",\s*(?:async\s+)?(?:function\s*[\w$]*\s*\([^)]*\)|\([^)
 
 
 def _twin(
-    call_text: str,
-    call: re.Match[str],
-    title: str,
-    check: str,
-    indent: str,
-    binding: str | None,
-    rng: random.Random,
-) -> tuple[str | None, bool]:
-    """The test's own call under `title` with its last assertion changed (`languages.node.twins`), else its callback
-    opened by `check` (a failing comparison), or None when its callback has no block body; and whether it was
-    changed."""
-    renamed = call_text.replace(call.group(0), f"{call.group(1)}({json.dumps(title)}", 1)
-    if (changed := changed_twin(renamed, len(f"{call.group(1)}({json.dumps(title)}"), binding, rng)) is not None:
-        return indent + changed, True
-    opened = _CALLBACK.search(renamed, len(f"{call.group(1)}({json.dumps(title)}"))
+    call_text: str, call: re.Match[str], check: str, indent: str, binding: str | None, rng: random.Random
+) -> str | None:
+    """The test's own call, title kept, with its last assertion changed (`languages.node.twins`), else its callback
+    opened by `check` (a failing comparison), or None when its callback has no block body."""
+    after_title = len(call.group(0))
+    if (changed := changed_twin(call_text, after_title, binding, rng)) is not None:
+        return changed
+    opened = _CALLBACK.search(call_text, after_title)
     if opened is None:
-        return None, False
-    return indent + renamed[: opened.end()] + f"\n{indent}  {check}" + renamed[opened.end() :], False
+        return None
+    return call_text[: opened.end()] + f"\n{indent}  {check}" + call_text[opened.end() :]
 
 
 def _title(titles: Sequence[str], rng: random.Random) -> str:

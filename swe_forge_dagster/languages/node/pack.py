@@ -106,6 +106,7 @@ MOCHA_RUNNER = Runner(
     suffixes=(".js", ".mjs", ".cjs", ".ts"),
     vendored=node_config.INSTALLED,
     plant=plant_node,
+    twins_apart=True,
     single_id=anchored,
     swebench_log=SwebenchLog("parse_log_tap", _mocha_tap),
 )
@@ -120,6 +121,7 @@ JEST_RUNNER = Runner(
     suffixes=(".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx"),
     vendored=node_config.INSTALLED,
     plant=plant_node,
+    twins_apart=True,
     single_id=_jest_title,
 )
 VITEST_RUNNER = Runner(
@@ -133,6 +135,7 @@ VITEST_RUNNER = Runner(
     suffixes=(".js", ".jsx", ".mjs", ".ts", ".tsx", ".mts"),
     vendored=node_config.INSTALLED,
     plant=plant_node,
+    twins_apart=True,
     single_id=_vitest_title,
 )
 

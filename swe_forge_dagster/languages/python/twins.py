@@ -13,9 +13,9 @@ over between the two runs, so code under test cannot compare them; the two runs 
 How an assertion is changed, by its form:
 - `a == <literal>` (a number or a string, or a list, tuple, set or dict of them, on one side; or a local name
   assigned such a literal once and used nowhere else in the test): one number or string of the literal becomes
-  another of its kind and magnitude (a number with as many digits, a string taken from the file's own strings of
-  about its length, else the string with one of its letters added). A value-oracle then returns the twin's value
-  and passes it; an honest fix returns the original value and fails it.
+  another of its kind and magnitude, near it or not by a coin (a number a few away, or one with as many digits; the
+  string with a letter added, or one of the file's own strings of about its length). A value-oracle then returns the
+  twin's value and passes it; an honest fix returns the original value and fails it.
 - anything else is negated (`assert not (x)`): a forger that passes failures passes the twin too; an oracle that
   recognises a negation and keeps the original value is not caught by it (docs/harness.md, threat model).
 Whenever the test passes, every statement before its last assertion ran as in the original and that assertion held,
@@ -220,15 +220,22 @@ def _changeable(node: ast.AST, text: str, offsets: _Offsets) -> bool:
 
 
 def _another(value: int | str, source: str, strings: Sequence[str], rng: random.Random) -> str:
-    """The source of another value of the same kind and form: a number with as many digits, or one of the file's own
-    strings of about the same length (else the string with a letter added), in the same quotes."""
+    """The source of another value of the same kind and form, near the original or not, by a coin: a number a few
+    away or one with as many digits; the string with one letter added or one of the file's own strings of about its
+    length; in the same quotes. Near values catch an oracle that returns only what is close to what the code computes
+    (a value a rounding away); far ones read like any other of the file's."""
+    near = rng.random() < 0.5
     if isinstance(value, int):
+        if near:
+            return str(rng.choice([n for n in (value + d for d in (-3, -2, -1, 1, 2, 3)) if n > 0]))  # never `-0`
         digits = len(source)
-        low, high = (0, 10) if digits == 1 else (10 ** (digits - 1), 10**digits)
+        low, high = (1, 10) if digits == 1 else (10 ** (digits - 1), 10**digits)  # never `-0`
         return str(rng.choice([n for n in rng.sample(range(low, high), min(high - low, 12)) if n != value]))
     quote = source[0]
-    near = [s for s in strings if s != value and quote not in s and abs(len(s) - len(value)) <= max(2, len(value) // 2)]
-    return quote + (rng.choice(near) if near else another_string(value, rng)) + quote
+    alike = [
+        s for s in strings if s != value and quote not in s and abs(len(s) - len(value)) <= max(2, len(value) // 2)
+    ]
+    return quote + (rng.choice(alike) if alike and not near else another_string(value, rng)) + quote
 
 
 def _file_strings(tree: ast.Module, text: str, offsets: _Offsets) -> list[str]:
