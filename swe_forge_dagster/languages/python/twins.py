@@ -111,6 +111,10 @@ def make_twins(path: str, data: bytes, fail_to_pass: Sequence[str], rng: random.
         changed.append(how)
     for start, end, replacement in sorted(edits, reverse=True):
         text = text[:start] + replacement + text[end:]
+    try:  # a twin file that would not collect would fail every twin, honest fix or not
+        ast.parse(text)
+    except SyntaxError:
+        return None
     return Twins(path, text.encode(encoding), tuple(tests), tuple(changed))
 
 
