@@ -101,6 +101,7 @@ def main() -> None:
                     str(predictions),
                     "--parallel",
                     str(args.workers),
+                    "--json",
                 ],
                 work,
                 env,
