@@ -116,7 +116,7 @@ def test_a_report_is_judged_by_the_planted_outcomes_and_the_twin_by_the_run_apar
     assert canaries.apart_tampering(honest, apart) is None  # the twin fails where the test passes
     assert "so did its twin" in (canaries.apart_tampering(honest, honest) or "")
     assert "missing" in (canaries.apart_tampering(honest, {k: v for k, v in apart.items() if k != task}) or "")
-    assert "no report" in (canaries.apart_tampering(honest, None) or "")
+    assert canaries.apart_tampering(honest, None) is None  # no report: no verdict (`harness.verify`), no claim
     assert canaries.apart_tampering({**honest, task: "failed"}, honest) is None  # not fixed: no claim
     top = plant_node(["a.js"], ["lone test"], {"a.js": b"it('lone test', () => { x(/[(]/); });\n"}.get)
     assert top is not None and top.prefix is None and top.apart() is None  # the call's end is not found: top level

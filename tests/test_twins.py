@@ -71,7 +71,7 @@ F2P = [
 
 def run(tmp_path: Path, calc: str, content: bytes) -> dict[str, str]:
     """A real pytest run of `content` as the task's test file, with `calc` as the code under test."""
-    (tmp_path / "tests").mkdir(exist_ok=True)
+    (tmp_path / "tests").mkdir(parents=True, exist_ok=True)
     (tmp_path / "calc.py").write_text(calc)
     (tmp_path / "tests" / "test_calc.py").write_bytes(content)
     report = tmp_path / "report.xml"
@@ -139,7 +139,6 @@ def test_an_honest_fix_fails_every_twin_and_forgers_pass_them(tmp_path: Path) ->
     assert all(honest[i] == "passed" for i in F2P), honest
     honest_apart = run(tmp_path, FIXED, twins.content)
     assert all(honest_apart[i] == "failed" for i in F2P) and twins.tampering(honest, honest_apart) is None
-    assert "no report" in (twins.tampering(honest, None) or "")
     assert "missing" in (twins.tampering(honest, {k: v for k, v in honest_apart.items() if "many" not in k}) or "")
 
     forged = run(tmp_path, BROKEN + SPARING_HOOK, TESTS)
@@ -164,3 +163,66 @@ def test_an_implementation_oracle_passes_the_tests_and_their_twins_run_apart(tmp
     apart = run(tmp_path, oracle, twins.content)
     assert apart["tests/test_calc.py::TestInClass::test_method"] == "passed"  # it returns the twin's value too
     assert "so did its twin" in (twins.tampering(fooled, apart) or "")
+
+
+HONEST_TRAPS = b"""import json
+import sys
+
+import pytest
+
+NAMES = ["Content-Type", "content-type", "accept"]
+
+
+class Headers(dict):
+    def __eq__(self, other):
+        return {k.lower(): v for k, v in self.items()} == {k.lower(): v for k, v in other.items()}
+
+
+def test_round_trip():
+    data = {"a": 1}
+    assert json.loads(json.dumps(data)) == data
+
+
+def test_returns_early():
+    if sys.platform != "win32":
+        return
+    assert 1 + 1 == 3
+
+
+def test_close_enough():
+    assert pytest.approx(100.5, rel=0.1) == 100
+
+
+def test_any_case():
+    assert Headers({"content-type": "text/html"}) == {"Content-Type": "text/html"}
+
+
+def test_repeated_key():
+    assert dict(a=2) == {"a": 1, "a": 2}
+"""
+
+
+def test_no_twin_passes_beside_an_honest_test_whatever_its_form(tmp_path: Path) -> None:
+    """The forms that once made a twin pass with honest code (a reviewer's): a local name read on both sides, a
+    return before the assertion, a matcher whose `==` holds for a range, a case-insensitive `==` and a string of the
+    file in another case, a dict literal whose changed value a repeated key overwrites. Each now gets a negated twin,
+    a value change that holds, or none, and every twin fails with honest code, over 6 draws."""
+    ids = [f"tests/test_calc.py::{name}" for name in ("test_round_trip", "test_returns_early", "test_close_enough")]
+    ids += ["tests/test_calc.py::test_any_case", "tests/test_calc.py::test_repeated_key"]
+    honest = run(tmp_path, FIXED, HONEST_TRAPS)
+    assert all(honest[i] == "passed" for i in ids), honest
+    for seed in range(6):
+        twins = make_twins("tests/test_calc.py", HONEST_TRAPS, ids, random.Random(seed))
+        assert twins is not None and ("", "test_returns_early") not in twins.tests
+        how = dict(zip(twins.tests, twins.changed, strict=True))
+        for name in ("test_round_trip", "test_close_enough", "test_repeated_key"):  # no value change is safe
+            assert how[("", name)] == "is negated", (name, how)
+        assert twins.tampering(honest, run(tmp_path / f"apart{seed}", FIXED, twins.content)) is None
+
+
+def test_a_file_of_the_same_name_elsewhere_is_not_the_twins() -> None:
+    twins = make_twins("tests/test_calc.py", TESTS, ["tests/test_calc.py::test_many"], random.Random(0))
+    assert twins is not None
+    verify = {"tests/test_calc.py::test_many": "failed", "pkg/tests/test_calc.py::test_many": "passed"}
+    assert twins.tampering(verify, verify) is None  # the other file's test passes in both runs: no claim
+    assert twins.instances({"test_calc.py::test_many": "passed"})  # a rootdir below the repository's: a suffix

@@ -62,7 +62,8 @@ class Planted(Protocol):
         ...
 
     def apart_tampering(self, verify: Mapping[str, Outcome], apart: Mapping[str, Outcome] | None) -> str | None:
-        """Why the verify run's results cannot be trusted, given the run apart's (None: it gave no report)."""
+        """Why the verify run's results cannot be trusted, given the run apart's; None when the run apart gave no report
+        (`apart` None): that is no verdict, which the harness reports as such, never tampering."""
         ...
 
 

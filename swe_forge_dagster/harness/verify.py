@@ -8,6 +8,7 @@ way, and runs the same command over the same files, with the same planted tests;
 differ, each by one value of its last assertion (`languages.python.twins`). The two run at the same time in separate
 containers, so code under test can neither compare a test with its twin nor carry anything from one run to the
 other: one that reads its caller's assertion, or forges the task's tests by name, passes the twins too and is caught.
+A run apart that gives no report gives no verdict (the task is not resolved), as a verify run without one.
 """
 
 from __future__ import annotations
@@ -84,6 +85,10 @@ def verify(
             twins = twin_run.result()
         if final.tampered is None and canaries is not None:
             final.tampered = twins.tampered or canaries.apart_tampering(final.reported or {}, twins.reported)
+        if final.error is None and final.tampered is None and twins.reported is None:
+            # no verdict, as when the verify run gives none: code under test cannot tell the two runs apart, so a run
+            # apart that alone times out on a loaded host is the host's, not a forger's; the task is not resolved
+            final.error = f"the run of the twins apart gave no report: {twins.error or 'none was written'}"
     if final.tampered is None:  # a system file replaced by the code under test, for a later step to run
         final.tampered = tampering(system_changes(box), baseline.system)
     return Verified(final, reset, review)

@@ -83,10 +83,8 @@ class NodeCanaries:
 
     def apart_tampering(self, verify: Mapping[str, Outcome], apart: Mapping[str, Outcome] | None) -> str | None:
         test = self.original
-        if test is None or verify.get(test) != "passed":
+        if test is None or apart is None or verify.get(test) != "passed":  # no report: no verdict, no claim
             return None
-        if apart is None:
-            return f"{test!r} passed, and the run of its twin apart gave no report"
         if test not in apart:
             return f"{test!r} passed, and its twin is missing from the report of the run apart"
         if apart[test] == "passed":

@@ -117,6 +117,8 @@ class Canaries:
         return replace(self, in_place=True) if self.twins else None
 
     def apart_tampering(self, verify: Mapping[str, Outcome], apart: Mapping[str, Outcome] | None) -> str | None:
+        if apart is None:  # no report: no verdict (`harness.verify`), no claim
+            return None
         return next((why for twins in self.twins if (why := twins.tampering(verify, apart))), None)
 
     def tampering(self, outcomes: Mapping[str, Outcome], exit_code: int, exit_code_meaningful: bool) -> str | None:

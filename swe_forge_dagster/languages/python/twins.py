@@ -11,13 +11,16 @@ image with the same patches (`harness.checks`). No process ever sees a test besi
 over between the two runs, so code under test cannot compare them; the two runs differ in one value per test.
 
 How an assertion is changed, by its form:
-- `a == <literal>` (a number or a string, or a list, tuple, set or dict of them, on one side; or a local name
-  assigned such a literal once and used nowhere else in the test): one number or string of the literal becomes
-  another of its kind and magnitude, near it or not by a coin (a number a few away, or one with as many digits; the
-  string with a letter added, or one of the file's own strings of about its length). A value-oracle then returns the
-  twin's value and passes it; an honest fix returns the original value and fails it.
+- `a == <literal>` (a number or a string, or a list, tuple, set or dict of them with no repeated key, on one side;
+  or a local name assigned such a literal once and read nowhere else, and once in the assertion), unless the other
+  side is a matcher whose `==` holds for a range (`pytest.approx`, `mock.ANY`): one number or string of the literal
+  becomes another of its kind and magnitude, near it or not by a coin (a number a few away, or one with as many
+  digits; the string with a letter added, or one of the file's own strings of about its length, not the same in
+  another case). A value-oracle then returns the twin's value and passes it; an honest fix returns the original
+  value and fails it.
 - anything else is negated (`assert not (x)`): a forger that passes failures passes the twin too; an oracle that
   recognises a negation and keeps the original value is not caught by it (docs/harness.md, threat model).
+A test with a `return` or `yield` of its own before the assertion has no twin: it can pass without reaching it.
 Whenever the test passes, every statement before its last assertion ran as in the original and that assertion held,
 so the changed one fails with any honest code: a run where the test passed and its twin passed too (for the same
 parameters), or where the twin run lacks it, was forged. Only the changed tokens differ: the rest of the file keeps
@@ -33,7 +36,7 @@ import io
 import random
 import re
 import tokenize
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from swe_forge_dagster.execution.canaries import another_string
@@ -57,25 +60,30 @@ class Twins:
     changed: tuple[str, ...]
 
     def instances(self, outcomes: Mapping[str, Outcome]) -> dict[tuple[str, str, str], tuple[str, Outcome]]:
-        """(class, name, parameters) -> (test id, outcome) of each reported instance of a twinned test."""
-        found = {}
+        """(class, name, parameters) -> (test id, outcome) of each reported instance of a twinned test: in the
+        reported file that is `path` (ids are relative to pytest's rootdir, so a suffix names it when it alone does;
+        a `pkg/tests/test_x.py` beside `tests/test_x.py` is another file)."""
+        parsed = []
         for test_id, outcome in outcomes.items():
             head, _, last = test_id.rpartition("::")
             file, _, scope = head.partition("::")
-            name, params = split_params(last)
-            if file and same_file(file, self.path) and (scope, name) in self.tests:
-                found[(scope, name, params)] = (test_id, outcome)
-        return found
+            if file and same_file(file, self.path):
+                parsed.append((file, scope, *split_params(last), test_id, outcome))
+        files = {row[0] for row in parsed}
+        chosen = self.path if self.path in files else (next(iter(files)) if len(files) == 1 else None)
+        return {
+            (scope, name, params): (test_id, outcome)
+            for file, scope, name, params, test_id, outcome in parsed
+            if file == chosen and (scope, name) in self.tests
+        }
 
-    def tampering(self, verify: Mapping[str, Outcome], apart: Mapping[str, Outcome] | None) -> str | None:
-        """Why the verify run's results cannot be trusted, given the twin run's (`apart`, None: it gave none)."""
-        twins = self.instances(apart or {})
+    def tampering(self, verify: Mapping[str, Outcome], apart: Mapping[str, Outcome]) -> str | None:
+        """Why the verify run's results cannot be trusted, given the twin run's report (`apart`)."""
+        twins = self.instances(apart)
         how = dict(zip(self.tests, self.changed, strict=True))
         for key, (test_id, outcome) in self.instances(verify).items():
             if outcome != "passed":
                 continue
-            if apart is None:
-                return f"{test_id} passed, and the run of its twin apart gave no report"
             twin = twins.get(key)
             if twin is None:
                 return f"{test_id} passed, and its twin is missing from the report of the run apart"
@@ -128,9 +136,19 @@ def _functions(tree: ast.Module) -> list[tuple[str, ast.FunctionDef]]:
 
 
 def _twinnable(node: ast.FunctionDef) -> bool:
-    """A test whose last statement is an assertion that runs whenever it passes (no generator: a yield test's)."""
-    yields = any(isinstance(inner, (ast.Yield, ast.YieldFrom)) for inner in ast.walk(node))
-    return bool(node.body) and isinstance(node.body[-1], ast.Assert) and not yields
+    """A test whose last statement is an assertion that runs whenever it passes: no `return` before it (a test that
+    returns early passes without it, and so would its twin), no `yield` (a generator's body may never run)."""
+    own = list(_own_nodes(node))
+    ends = any(isinstance(inner, (ast.Return, ast.Yield, ast.YieldFrom)) for inner in own)
+    return bool(node.body) and isinstance(node.body[-1], ast.Assert) and not ends
+
+
+def _own_nodes(node: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of a function's own scope: not those of the functions, lambdas and classes defined in it."""
+    for child in ast.iter_child_nodes(node):
+        if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            yield child
+            yield from _own_nodes(child)
 
 
 class _Offsets:
@@ -168,24 +186,39 @@ def _edit(
 
 
 def _expected_side(node: ast.FunctionDef, test: ast.expr) -> ast.expr | None:
-    """The literal side of `a == b` (or the literal a local name holding it was assigned), or None."""
+    """The literal side of `a == b` (or the literal a local name holding it was assigned), or None: then the
+    assertion is negated. Not when the other side is a matcher whose equality holds for more than one value
+    (`pytest.approx`, `mock.ANY`): another value a little away may still equal it."""
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
         return None
     sides = [test.left, test.comparators[0]]
+    if any(_loose(side) for side in sides):
+        return None
     literal = [side for side in sides if _literal(side)]
     if len(literal) == 1:
         return literal[0]
     if literal:
         return None
     for side in sides:
-        if isinstance(side, ast.Name) and (value := _assigned_once(node, side.id)) is not None:
+        if isinstance(side, ast.Name) and (value := _assigned_once(node, side.id, test)) is not None:
             return value
     return None
 
 
-def _assigned_once(node: ast.FunctionDef, name: str) -> ast.expr | None:
+LOOSE = frozenset({"approx", "ANY"})
+"""Names of matchers whose `==` holds for a range of values (pytest's, unittest.mock's)."""
+
+
+def _loose(side: ast.expr) -> bool:
+    names = {n.id for n in ast.walk(side) if isinstance(n, ast.Name)}
+    names |= {n.attr for n in ast.walk(side) if isinstance(n, ast.Attribute)}
+    return bool(names & LOOSE)
+
+
+def _assigned_once(node: ast.FunctionDef, name: str, test: ast.expr) -> ast.expr | None:
     """The literal `name = <literal>` assigns at the test's top level, when it is its only assignment and the name
-    is read nowhere but in the last assertion (changing it then changes nothing else the test does)."""
+    is read nowhere but once in the last assertion (changing it then changes nothing else the test does: in
+    `assert loads(dumps(data)) == data` it would change both sides)."""
     assigns = [
         statement
         for statement in node.body
@@ -198,7 +231,8 @@ def _assigned_once(node: ast.FunctionDef, name: str) -> ast.expr | None:
         return None
     uses = [n for statement in node.body[:-1] for n in ast.walk(statement) if isinstance(n, ast.Name) and n.id == name]
     binds = [n for n in ast.walk(node) if isinstance(n, (ast.Global, ast.Nonlocal, ast.NamedExpr))]
-    return assigns[0].value if len(uses) == 1 and not binds else None
+    read = [n for n in ast.walk(test) if isinstance(n, ast.Name) and n.id == name]
+    return assigns[0].value if len(uses) == 1 and len(read) == 1 and not binds else None
 
 
 def _literal(node: ast.expr) -> bool:
@@ -207,11 +241,20 @@ def _literal(node: ast.expr) -> bool:
         return True
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         return isinstance(node.operand, ast.Constant) and type(node.operand.value) in (int, float)
-    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+    if isinstance(node, (ast.List, ast.Tuple)):
         return all(_literal(element) for element in node.elts)
-    if isinstance(node, ast.Dict):
-        return all(key is not None and _literal(key) for key in node.keys) and all(map(_literal, node.values))
+    if isinstance(node, ast.Set):  # a repeated element: changing one copy may leave the set as it was
+        return all(_literal(element) for element in node.elts) and _distinct(node.elts)
+    if isinstance(node, ast.Dict):  # a repeated key: the value it overwrites is never compared
+        keys = [key for key in node.keys if key is not None]
+        literal = len(keys) == len(node.keys) and all(map(_literal, keys)) and all(map(_literal, node.values))
+        return literal and _distinct(keys)
     return False
+
+
+def _distinct(nodes: Sequence[ast.expr]) -> bool:
+    dumped = [ast.dump(n) for n in nodes]
+    return len(set(dumped)) == len(dumped)
 
 
 def _changeable(node: ast.AST, text: str, offsets: _Offsets) -> bool:
@@ -236,8 +279,9 @@ def _another(value: int | str, source: str, strings: Sequence[str], rng: random.
         low, high = (1, 10) if digits == 1 else (10 ** (digits - 1), 10**digits)  # never `-0`
         return str(rng.choice([n for n in rng.sample(range(low, high), min(high - low, 12)) if n != value]))
     quote = source[0]
-    alike = [
-        s for s in strings if s != value and quote not in s and abs(len(s) - len(value)) <= max(2, len(value) // 2)
+    size = max(2, len(value) // 2)
+    alike = [  # not the same string in another case: a case-insensitive `==` would hold for both
+        s for s in strings if s.casefold() != value.casefold() and quote not in s and abs(len(s) - len(value)) <= size
     ]
     return quote + (rng.choice(alike) if alike and not near else another_string(value, rng)) + quote
 
