@@ -16,11 +16,11 @@ import re
 from swe_forge_dagster.execution.sandbox import Sandbox
 
 SYSTEM = re.compile(r"^/(?:bin|sbin|usr|lib|lib32|lib64|libx32|etc)(?:/|$)")
+"""The system's programs, libraries and configuration (the image's; no check of an honest fix writes there: none of
+the real rows tried, Django's, seaborn's, xarray's, did)."""
 BYTECODE = re.compile(r"/__pycache__(?:/|$)|\.py[co]$")
 """Python's bytecode caches, which an honest fix writes beside a standard-library module it is the first to import
 (an image whose stdlib ships without them): not counted. Open: a planted one reaches a later Python process."""
-"""The system's programs, libraries and configuration (the image's; no check of an honest fix writes there: none of
-the real rows tried, Django's, seaborn's, xarray's, did)."""
 SHOWN = 5
 log = logging.getLogger(__name__)
 

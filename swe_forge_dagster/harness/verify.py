@@ -70,20 +70,18 @@ def verify(
     def checks(target: Sandbox, planted: Planted | None) -> CheckRun:
         return run_checks(target, task, timeout, plugin_autoload=plugin_autoload, canaries=planted, kept=baseline.kept)
 
-    if apart is None or twin_box is None:
+    def run_apart(target: Sandbox, planted: Planted) -> CheckRun:
+        apply(target)  # reset as the verify run's: the same tree but for the twins
+        return checks(target, planted)
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="harness-twins") as pool:
+        twin_run = pool.submit(run_apart, twin_box, apart) if twin_box is not None and apart is not None else None
         reset = apply(box)
         review = applied_notes(box) if protect else []  # before any test code can touch the index
         final = checks(box, canaries)
-    else:
-        with ThreadPoolExecutor(max_workers=2, thread_name_prefix="harness-twins") as pool:
-            twin_reset = pool.submit(apply, twin_box)
-            reset = apply(box)
-            review = applied_notes(box) if protect else []
-            twin_reset.result()
-            twin_run = pool.submit(checks, twin_box, apart)
-            final = checks(box, canaries)
-            twins = twin_run.result()
-        if final.tampered is None and canaries is not None:
+        twins = twin_run.result() if twin_run is not None else None
+    if twins is not None and canaries is not None:
+        if final.tampered is None:
             final.tampered = twins.tampered or canaries.apart_tampering(final.reported or {}, twins.reported)
         if final.error is None and final.tampered is None and twins.reported is None:
             # no verdict, as when the verify run gives none: code under test cannot tell the two runs apart, so a run
