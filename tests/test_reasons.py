@@ -194,3 +194,35 @@ def test_changed_lists_count_only_the_judgeable_ids(candidates: Given) -> None:
     ran = proof({F2P: "failed"}, {F2P: "passed"}, {})
     report = module.revalidate_instance(instance([F2P], [P2P]), FakeExecutor({"swe-forge-base:bullseye": ran}), "s")  # type: ignore[arg-type]
     assert report.status == CHANGED and report.pass_to_pass_missing == [P2P]
+
+
+def flaky_proof(before: dict, afters: list[dict]) -> TaskValidation:
+    runs = [SuiteRun(dict(after), 1, "", 1.0) for after in afters]
+    verdict = validate(before, [run.outcomes for run in runs])
+    start = SuiteRun(dict(before), 1, "", 1.0)
+    return TaskValidation("psf/requests", "a" * 40, SplitPatch("", "", [], [], []), verdict, "env:1", True, start, runs)
+
+
+FLAKY = "test_requests.py::RequestsTestCase::test_clock"
+
+
+@pytest.mark.parametrize(
+    ("given_p2p", "fixed", "status", "reason"),
+    [
+        ([P2P], True, VALID, f"flaky here, in no given list: {FLAKY}"),  # the row's verdicts do not rest on it
+        ([P2P, FLAKY], True, INVALID, f"flaky: {FLAKY}"),  # the row names it: its verdict cannot be reproduced
+        ([P2P], False, INVALID, "no FAIL_TO_PASS: the tests pass without the fix"),  # spared, the next reason shows
+    ],
+)
+def test_a_flaky_test_rejects_a_given_row_only_when_the_row_names_it(
+    candidates: Given, given_p2p: list[str], fixed: bool, status: str, reason: str
+) -> None:
+    """google/uuid's `TestVersion6` compares two clock readings and flips under load: it rejected a row whose lists
+    do not name it. Mined tasks stay strict (`test_flaky_between_after_runs`); a given row is judged on its lists."""
+    candidates("swe-forge-base:bullseye")
+    before = {F2P: "failed" if fixed else "passed", P2P: "passed", FLAKY: "passed"}
+    afters = [{F2P: "passed", P2P: "passed", FLAKY: outcome} for outcome in ("passed", "failed", "passed")]
+    executor = FakeExecutor({"swe-forge-base:bullseye": flaky_proof(before, afters)})
+    report = module.revalidate_instance(instance([F2P], given_p2p), executor, "s")  # type: ignore[arg-type]
+    assert (report.status, report.reason) == (status, reason)
+    assert FLAKY not in report.pass_to_pass

@@ -31,8 +31,7 @@ from swe_forge_dagster.tasks.differences import explain_differences, set_aside, 
 from swe_forge_dagster.tasks.given_files import files_of_given_ids
 from swe_forge_dagster.tasks.prove import TaskBuildError, TaskExecutor, TaskValidation, clip
 from swe_forge_dagster.tasks.revalidate import CHANGED, ERROR, INVALID, NOT_JUDGEABLE, VALID, Revalidation
-
-NOT_STARTED = "test suite did not start"
+from swe_forge_dagster.tasks.validation import NOT_STARTED
 
 
 def instance_split(inst: SWEBenchInstance, cache: RepoCache | None = None) -> SplitPatch:
@@ -135,7 +134,10 @@ def revalidate_instance(
         return Revalidation(
             inst.instance_id, source, INVALID, f"no environment from the manifests: {problem}", recipes_tried=tried
         )
-    verdict, runner = result.validation, runner_for(result.runner)
+    runner = runner_for(result.runner)
+    given = {*inst.FAIL_TO_PASS, *inst.PASS_TO_PASS}
+    unnamed_flaky = [t for t in result.validation.flaky if runner.grading_id(t) not in given]
+    verdict = result.validation.sparing(unnamed_flaky)
     f2p = swebench_ids(runner, verdict.fail_to_pass)
     p2p = [t for t in swebench_ids(runner, verdict.pass_to_pass) if t not in f2p]
     report = Revalidation(
@@ -180,6 +182,9 @@ def revalidate_instance(
             report.reason += f"; {SUPERSET}"
     if report.set_aside and report.status != NOT_JUDGEABLE:
         report.reason = f"{report.reason + '; ' if report.reason else ''}not judged here: {aside}"
+    if unnamed_flaky and verdict.accepted:
+        flaky = f"flaky here, in no given list: {', '.join(swebench_ids(runner, unnamed_flaky))}"
+        report.reason = f"{report.reason}; {flaky}" if report.reason else flaky
     return report
 
 

@@ -18,7 +18,8 @@ to catch flakiness). The rules, and the choices the brief left open:
 - broken (PASS->FAIL): passed before and failed/error in every after run, or missing from every
   after run (the fix made the module uncollectable). Passed -> skipped is neither broken nor P2P.
 - flaky: the outcome (including "absent") differs between after runs. Flaky tests are never
-  F2P/P2P. Any flaky test rejects the task, as the brief asks; for large suites this is strict.
+  F2P/P2P. Any flaky test rejects the task, as the brief asks; for large suites this is strict. A given row
+  (`Validation.sparing`) is rejected only by the flaky tests its lists name: its verdicts do not rest on the others.
 - `test_ids_in_test_patch` (optional): ids, or id prefixes such as a file path or
   `path::Class::test` without params, of the tests the test_patch adds or changes. When given and
   non-empty, at least one FAIL_TO_PASS must match one, so the task's evidence comes from the PR's own
@@ -34,13 +35,14 @@ without the fix"). The lists are filled either way, sorted.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from swe_forge_dagster.execution.junit import Outcome
 
 Results = Mapping[str, Outcome]
 
 _FAILING = ("failed", "error")
+NOT_STARTED = "test suite did not start"  # the reason's head when a run gave no report
 _REASON_IDS = 10  # ids quoted in a reason; the full lists are in the fields
 
 
@@ -53,6 +55,18 @@ class Validation:
     flaky: list[str]
     broken: list[str]
     stuck: list[str] = field(default_factory=list)  # failed before and in every after run
+    patch_test_ids: tuple[str, ...] = ()  # the test patch's tests, as given to `validate`
+
+    def sparing(self, spared: Collection[str]) -> Validation:
+        """This verdict with the flaky tests in `spared` rejecting nothing: they stay in `flaky`, in neither list.
+        Revalidating a given row spares the flaky tests the row does not name (google/uuid's `TestVersion6`, which
+        compares two clock readings, flips under load): the row's verdicts do not rest on them, and SWE-bench's own
+        lists leave such tests out."""
+        if self.reason is None or self.reason.startswith(NOT_STARTED):
+            return self
+        rejecting = [t for t in self.flaky if t not in spared]
+        reason = _reason(self.fail_to_pass, rejecting, self.broken, self.stuck, self.patch_test_ids)
+        return replace(self, accepted=reason is None, reason=reason)
 
 
 def validate(
@@ -70,7 +84,7 @@ def validate(
     if not after:
         not_started.append("no after run")
     if not_started:
-        return Validation(False, [], [], f"test suite did not start ({', '.join(not_started)})", [], [])
+        return Validation(False, [], [], f"{NOT_STARTED} ({', '.join(not_started)})", [], [])
 
     before_results: Results = before or {}
     after_runs: list[Results] = [run for run in after if run]
@@ -91,20 +105,28 @@ def validate(
         elif was in _FAILING and now in _FAILING:
             stuck.append(test_id)
 
-    reason = None
+    patch_tests = tuple(test_ids_in_test_patch or ())
+    reason = _reason(fail_to_pass, flaky, broken, stuck, patch_tests)
+    return Validation(reason is None, fail_to_pass, pass_to_pass, reason, flaky, broken, stuck, patch_tests)
+
+
+def _reason(
+    fail_to_pass: list[str], flaky: list[str], broken: list[str], stuck: list[str], patch_tests: Collection[str]
+) -> str | None:
+    """The first reason that applies, in the order of the module docstring; None accepts."""
     if broken:
-        reason = f"PASS→FAIL regression: {_quote(broken)}"
-    elif flaky:
-        reason = f"flaky: {_quote(flaky)}"
-    elif not fail_to_pass and stuck:
-        reason = (
+        return f"PASS→FAIL regression: {_quote(broken)}"
+    if flaky:
+        return f"flaky: {_quote(flaky)}"
+    if not fail_to_pass and stuck:
+        return (
             f"no FAIL_TO_PASS: environment broken: {len(stuck)} tests fail before and after the fix ({_quote(stuck)})"
         )
-    elif not fail_to_pass:
-        reason = "no FAIL_TO_PASS: the tests pass without the fix"
-    elif test_ids_in_test_patch and not any(_matches(t, test_ids_in_test_patch) for t in fail_to_pass):
-        reason = f"no FAIL_TO_PASS among the test patch's tests (FAIL_TO_PASS: {_quote(fail_to_pass)})"
-    return Validation(reason is None, fail_to_pass, pass_to_pass, reason, flaky, broken, stuck)
+    if not fail_to_pass:
+        return "no FAIL_TO_PASS: the tests pass without the fix"
+    if patch_tests and not any(_matches(t, patch_tests) for t in fail_to_pass):
+        return f"no FAIL_TO_PASS among the test patch's tests (FAIL_TO_PASS: {_quote(fail_to_pass)})"
+    return None
 
 
 def _matches(test_id: str, selectors: Collection[str]) -> bool:
