@@ -25,7 +25,7 @@ import tarfile
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -121,7 +121,7 @@ def build_procedure() -> str:
     parts = (
         RECORD_BASE_TREE,
         OUTPUTS_SCRIPT,
-        install_git_script("0.0"),
+        install_git_script(("v0.0", "0.0")),
         runtime_probes(),
         inspect.getsource(Environments._build),
         inspect.getsource(pretend_version),
@@ -289,7 +289,7 @@ class Environments:
             if recorded.exit_code != 0:
                 raise EnvironmentBuildError(f"recording the build tree failed: {recorded.output[-500:]}")
             box.run(f"export {pretend}")  # for the installs only: unset before the image is committed
-            box.run(install_git_script(self.cache.release_version(repo, base_sha)))
+            box.run(install_git_script(self.cache.release_tags(repo, base_sha)))
             started = time.monotonic()
             for command in recipe.install_commands:
                 result = box.run(command, timeout=INSTALL_TIMEOUT_S)
@@ -354,16 +354,18 @@ def runtime_labels(text: str) -> dict[str, str]:
     return labels
 
 
-def install_git_script(version: str | None) -> str:
-    """A one-commit `.git` in /repo, tagged with the release version, for the install to read.
+def install_git_script(tags: Sequence[str]) -> str:
+    """A one-commit `.git` in /repo, tagged with the release's names (`RepoCache.release_tags`), for the install to
+    read.
 
     setuptools-scm, hatch-vcs, versioneer and the like compute the version from git metadata; the
     pretend-version variable covers only those that know their distribution name (hatch-vcs does
-    not pass it), so the install sees the history git would show at a release: the tag at HEAD.
-    No git in the image: nothing (the variable alone then).
+    not pass it), so the install sees the history git would show at a release: the tag at HEAD, under upstream's
+    name (versioneer matches its `tag_prefix`) and as a bare version. No git in the image: nothing (the variable
+    alone then).
     """
     git = " ".join(GIT)
-    tag = f" && {git} tag {shlex.quote(version)}" if version else ""
+    tag = "".join(f" && {git} tag {shlex.quote(name)}" for name in tags)
     return (
         f"command -v git >/dev/null 2>&1 && (cd /repo && {git} init -q && {git} add -A -f && "
         f"{git} commit -q --no-verify --allow-empty -m base{tag}) >/dev/null 2>&1; cd /repo"

@@ -221,6 +221,15 @@ class RepoCache:
 
         What setuptools-scm / hatch-vcs would derive from the repository's git metadata, for installs
         that run without it (the tree in a sandbox has no `.git`)."""
+        tags = self.release_tags(repo, sha)
+        return tags[-1] if tags else None
+
+    def release_tags(self, repo: str, sha: str) -> tuple[str, ...]:
+        """The newest release tag reachable from `sha` as upstream names it, then its version when that differs
+        (`("v0.13.0", "0.13.0")`), or (): the names a history made for an install is tagged with. versioneer reads
+        only tags with the project's `tag_prefix` (xarray 0.13's is `v`: tagged `0.13.0` alone, its editable
+        install was versioned `0+untagged.1.g…`, and every later row that reused the environment saw that version);
+        setuptools-scm reads either."""
         path = self.ensure(repo)
         if repo not in self._tags_fetched:  # the cache fetches without tags: get them once per process
             with self.lock(repo):
@@ -233,11 +242,12 @@ class RepoCache:
             self._tags_fetched.add(repo)
         describe = ["describe", "--tags", "--abbrev=0", "--match", "*[0-9]*", sha]  # release-like tags only
         proc = self._run(describe, cwd=path, check=False)
-        version = re.sub(r"^[^0-9]*", "", proc.stdout.strip()) if proc.returncode == 0 else ""
+        tag = proc.stdout.strip() if proc.returncode == 0 else ""
         try:
-            return str(Version(version)) if version else None
+            version = str(Version(re.sub(r"^[^0-9]*", "", tag))) if tag else ""
         except InvalidVersion:
-            return None
+            return ()
+        return tuple(dict.fromkeys(name for name in (tag, version) if name))
 
     def committed_at(self, repo: str, sha: str) -> datetime | None:
         """The committer date of a cached commit (what an era-true install resolves as of), or None."""

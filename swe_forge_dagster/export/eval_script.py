@@ -14,6 +14,7 @@ link to it, so the paths an install records and the ids a run prints are the one
 from __future__ import annotations
 
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from swe_forge_dagster.environments.environment import install_git_script
@@ -158,7 +159,7 @@ that rewrote a tracked file does not leak into the checks), and what the install
 SWE-bench's `git clean` between patch attempts keeps it and `git status` shows only the patch's changes."""
 
 
-def install_script(record: RepoTask, pretend: str, version: str | None) -> str:
+def install_script(record: RepoTask, pretend: str, tags: Sequence[str]) -> str:
     """What the Dockerfile runs: the tree unpacked at /repo (/testbed a link to it), the release git history the
     install may read (`install_git_script`), kept for SWE-bench's `git apply` and resets; our recipe's commands in
     one shell as our builds run them, each of which must succeed; the base tree restored (`RESTORE_TREE`); then the
@@ -171,7 +172,7 @@ def install_script(record: RepoTask, pretend: str, version: str | None) -> str:
         f"tar -xf {BUILD_DIR}/{TREE_FILE} -C {CHECKOUT} --strip-components=1 || exit 1\n"
         f"cd {CHECKOUT} || exit 1\n"
         f"export {pretend}\n"
-        f"{install_git_script(version)}\n"
+        f"{install_git_script(tags)}\n"
         '[ -d .git ] || { echo "no git history: SWE-bench applies patches with git" >&2; exit 1; }\n'
         f"{steps}"
         f"cd {CHECKOUT} && {RESTORE_TREE}\n"

@@ -142,7 +142,7 @@ def write_task(root: Path, record: RepoTask, cache: RepoCache, ca_bundle: Path |
     _runner, parser = log_form(record)
     inst = record.instance
     cache.fetch(inst.repo, [inst.base_commit])  # a fresh home has no clone yet
-    version = cache.release_version(inst.repo, inst.base_commit)
+    tags = cache.release_tags(inst.repo, inst.base_commit)
     target = root / TASKS_DIR / task_id
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=TEMP_DIR_PREFIX, dir=root) as tmp:
@@ -156,7 +156,7 @@ def write_task(root: Path, record: RepoTask, cache: RepoCache, ca_bundle: Path |
             "test.patch": inst.test_patch or "",
             "eval.sh": eval_script(record),
             "Dockerfile": dockerfile(record, with_ca=ca_bundle is not None),
-            INSTALL_FILE: install_script(record, pretend_version(cache, inst.repo, inst.base_commit), version),
+            INSTALL_FILE: install_script(record, pretend_version(cache, inst.repo, inst.base_commit), tags),
         }
         if inst.hints_text:
             files["hints.md"] = inst.hints_text

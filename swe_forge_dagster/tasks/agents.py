@@ -168,7 +168,7 @@ def _replay(
     with Sandbox.start(docker_client, config, name_hint="env-replay") as box:
         box.copy_in(tree, "/repo")
         box.run("cd /repo")
-        box.run(install_git_script(None))  # as the image build: setuptools-scm / hatch-vcs installs need git
+        box.run(install_git_script(()))  # as the image build: setuptools-scm / hatch-vcs installs need git
         for index, command in enumerate(recipe.install_commands, 1):
             result = box.run(command, timeout=INSTALL_TIMEOUT_S)
             if not result.ok:
