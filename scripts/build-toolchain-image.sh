@@ -9,6 +9,7 @@
 # Usage: scripts/build-toolchain-image.sh TOOLCHAIN [SUITE|VERSION]   (default: bookworm)
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+"$ROOT/scripts/bootstrap"   # the language packs are read from the project's environment
 PYTHON=(env -C "$ROOT" "$ROOT/.venv/bin/python" -m)
 PACKS=("${PYTHON[@]}" swe_forge_dagster.languages)
 TOOLCHAIN="${1:?usage: scripts/build-toolchain-image.sh TOOLCHAIN [bookworm|trixie|bullseye|VERSION] (toolchains: $("${PACKS[@]}" names))}"
