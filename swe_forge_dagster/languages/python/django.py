@@ -14,18 +14,22 @@ the other).
 
 The report is the console log (`> {report} 2>&1`), parsed as SWE-bench parses it: `parse_django_log` is
 `swebench.harness.log_parsers.python.parse_log_django` line for line (importing swebench's harness loads docker
-and 1,500 modules). Code under test can print lines of that form: a forged verdict is believed.
+and 1,500 modules). Code under test can print lines of that form, or patch unittest's result class: so the checks
+plant canaries (a `SimpleTestCase` with a test that must pass and one that must fail, in a new module beside the
+task's) and run twins of the FAIL_TO_PASS tests apart (`languages.python.canaries`, `plant_django`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import pairwise
 from pathlib import PurePosixPath
 
 from swe_forge_dagster.execution.junit import Outcome
 from swe_forge_dagster.execution.runners import Runner, SwebenchLog
+from swe_forge_dagster.languages.python.canaries import Canaries, plant_python
+from swe_forge_dagster.languages.python.twins import TestId
 
 RUNTESTS = "tests/runtests.py"
 """Django's test runner script: a repository whose tree has it (and `django/__init__.py`) is tested with it."""
@@ -167,6 +171,23 @@ def described(log: str) -> dict[str, str]:
     }
 
 
+def django_id(test_id: str) -> TestId | None:
+    """`test_x (module.Class)` (or `(module.Class.test_x)`) read as a `TestId`, its file the module's under `tests/`
+    (`utils_tests.test_html` -> `tests/utils_tests/test_html.py`); a docstring's line names no test: None."""
+    match = _UNITTEST_ID.fullmatch(test_id)
+    module, _, cls = match["cls"].rpartition(".") if match else ("", "", "")
+    return (f"tests/{module.replace('.', '/')}.py", cls, match["method"], "") if match and module else None
+
+
+def plant_django(
+    run_files: Sequence[str], fail_to_pass: Sequence[str], read: Callable[[str], bytes]
+) -> Canaries | None:
+    """Canaries as a `django.test.SimpleTestCase` (runtests.py collects test cases only; no database) in a new module
+    beside the first FAIL_TO_PASS test's, and twins of the FAIL_TO_PASS tests (`self.assertEqual(...)` and the like
+    changed, `languages.python.assertions`)."""
+    return plant_python(run_files, fail_to_pass, read, django_id, unittest_base="django.test.SimpleTestCase")
+
+
 def django_single_id(test_id: str) -> str:
     """The label that runs one test (`m.C.test_x`) from its id; a docstring's line names no test and is kept (the
     single-test command then cannot select it)."""
@@ -204,4 +225,6 @@ DJANGO_RUNNER = Runner(
     well_formed=django_well_formed,
     single_id=django_single_id,
     swebench_log=SwebenchLog("parse_log_django", console),
+    plant=plant_django,
+    twins_apart=True,
 )

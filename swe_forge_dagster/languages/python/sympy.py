@@ -14,18 +14,22 @@ leave it out), unless it failed (its header gives `path.py:test_last`).
 
 The report is the console log (`> {report} 2>&1`), parsed as SWE-bench parses it: `parse_sympy_log` is
 `swebench.harness.log_parsers.python.parse_log_sympy` line for line. Code under test can print lines of that
-form: a forged verdict is believed.
+form, or patch the runner's reporter: so the checks plant canaries (a test function that must pass and one that
+must fail, in a new file beside the task's) and run twins of the FAIL_TO_PASS tests apart
+(`languages.python.canaries`, `plant_sympy`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import PurePosixPath
 
 from swe_forge_dagster.execution.junit import Outcome
 from swe_forge_dagster.execution.runners import Runner, SwebenchLog
+from swe_forge_dagster.languages.python.canaries import Canaries, plant_python
 from swe_forge_dagster.languages.python.django import COMMAND_START, INTERPRETER, console
+from swe_forge_dagster.languages.python.twins import TestId
 
 BIN_TEST = "bin/test"
 """SymPy's test script: a repository whose tree has it and `sympy/utilities/runtests.py` is tested with it."""
@@ -86,6 +90,20 @@ def sympy_well_formed(test_id: str) -> bool:
     return bool(_NAME.fullmatch(test_id))
 
 
+def sympy_id(test_id: str) -> TestId | None:
+    """A bare name (`test_x`: no file) or a failure header's `path.py:test_x` read as a `TestId`."""
+    path, sep, name = test_id.rpartition(":")
+    if sep:
+        return (path, "", name, "") if path.endswith(".py") and _NAME.fullmatch(name) else None
+    return (None, "", test_id, "") if _NAME.fullmatch(test_id) else None
+
+
+def plant_sympy(run_files: Sequence[str], fail_to_pass: Sequence[str], read: Callable[[str], bytes]) -> Canaries | None:
+    """Canaries (test functions, and a third after them: the last test of a file shares its line with the file's
+    verdict, where a pass is not read) beside the first file that defines a FAIL_TO_PASS test, and twins of those."""
+    return plant_python(run_files, fail_to_pass, read, sympy_id, trailing=True)
+
+
 SYMPY_RUNNER = Runner(
     name="sympy",
     parse=parse_sympy_log,
@@ -99,4 +117,6 @@ SYMPY_RUNNER = Runner(
     test_file=sympy_test_file,
     well_formed=sympy_well_formed,
     swebench_log=SwebenchLog("parse_log_sympy", console),
+    plant=plant_sympy,
+    twins_apart=True,
 )

@@ -1,0 +1,247 @@
+"""How a twin changes a test's last assertion (`languages.python.twins`): a plain `assert`, or a unittest assertion
+method (`self.assertEqual(...)`: Django's tests, and unittest classes under pytest).
+
+- Equality with a literal (`a == <literal>`, `self.assertEqual(a, <literal>)` and the other strict-equality methods:
+  a number or a string, or a list, tuple, set or dict of them with no repeated key, on one side; or a local name
+  assigned such a literal once and read nowhere else, and once in the assertion), unless the other side is a matcher
+  whose `==` holds for a range (`pytest.approx`, `mock.ANY`): one number or string of the literal becomes another of
+  its kind and magnitude, near it or not by a coin (a number a few away, or one with as many digits; the string with
+  a letter added, or one of the file's own strings of about its length, not the same in another case). A
+  value-oracle then returns the twin's value and passes it; an honest fix returns the original value and fails it.
+- Anything else is negated: `assert not (x)`, or the method that asserts the opposite (`assertTrue` and
+  `assertFalse`, `assertIn` and `assertNotIn`, `assertHTMLEqual` and `assertHTMLNotEqual`...). A method with no
+  opposite (`assertQuerysetEqual`, `assertContains`, whose opposite takes other arguments) gives no twin.
+Whenever the test passed, its last assertion held, so the changed one fails with any honest code.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import random
+import re
+from collections.abc import Iterator, Sequence
+
+from swe_forge_dagster.execution.canaries import another_string
+
+PLAIN_INT = re.compile(r"[1-9][0-9]*|0")
+PLAIN_STR = re.compile(r"""(?P<q>['"])(?P<body>[^'"\\\n]*)(?P=q)""")
+STRICT_EQUAL = frozenset(
+    {
+        "assertEqual",
+        "assertEquals",
+        "assertListEqual",
+        "assertTupleEqual",
+        "assertDictEqual",
+        "assertSetEqual",
+        "assertSequenceEqual",
+        "assertMultiLineEqual",
+        "assertHTMLEqual",
+        "assertXMLEqual",
+    }
+)
+"""unittest's (and Django's) methods that hold only when their two first arguments are equal as values: a literal
+changed by one value makes them fail (HTML and XML are compared parsed, and one letter more still differs)."""
+OPPOSITE = {
+    "assertEqual": "assertNotEqual",
+    "assertEquals": "assertNotEqual",
+    "assertTrue": "assertFalse",
+    "assertIs": "assertIsNot",
+    "assertIsNone": "assertIsNotNone",
+    "assertIn": "assertNotIn",
+    "assertIsInstance": "assertNotIsInstance",
+    "assertRegex": "assertNotRegex",
+    "assertAlmostEqual": "assertNotAlmostEqual",
+    "assertGreater": "assertLessEqual",
+    "assertLess": "assertGreaterEqual",
+    "assertHTMLEqual": "assertHTMLNotEqual",
+    "assertXMLEqual": "assertXMLNotEqual",
+    "assertJSONEqual": "assertJSONNotEqual",
+}
+"""Each unittest (and Django) assertion method and the one that holds exactly when it does not, with the same
+arguments."""
+OPPOSITE |= {negated: asserted for asserted, negated in list(OPPOSITE.items()) if asserted != "assertEquals"}
+
+
+def asserting_method(statement: ast.stmt) -> ast.Call | None:
+    """`self.assertX(...)` as a statement, with a method a twin can change (`STRICT_EQUAL` or `OPPOSITE`), or None."""
+    if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
+        return None
+    func = statement.value.func
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
+        return None
+    return statement.value if func.attr in OPPOSITE or func.attr in STRICT_EQUAL else None
+
+
+def twinnable(node: ast.FunctionDef) -> bool:
+    """A test whose last statement is an assertion that runs whenever it passes: no `return` before it (a test that
+    returns early passes without it, and so would its twin), no `yield` (a generator's body may never run)."""
+    own = list(_own_nodes(node))
+    ends = any(isinstance(inner, (ast.Return, ast.Yield, ast.YieldFrom)) for inner in own)
+    last = node.body[-1] if node.body else None
+    return last is not None and (isinstance(last, ast.Assert) or asserting_method(last) is not None) and not ends
+
+
+def _own_nodes(node: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of a function's own scope: not those of the functions, lambdas and classes defined in it."""
+    for child in ast.iter_child_nodes(node):
+        if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            yield child
+            yield from _own_nodes(child)
+
+
+class Offsets:
+    """Text offsets from `ast` positions (lines as `ast` counts them, columns in UTF-8 bytes)."""
+
+    def __init__(self, text: str) -> None:
+        self.lines = io.StringIO(text, newline="").readlines()
+        self.starts = [0]
+        for line in self.lines:
+            self.starts.append(self.starts[-1] + len(line))
+
+    def at(self, lineno: int, col: int) -> int:
+        line = self.lines[lineno - 1]
+        return self.starts[lineno - 1] + len(line.encode("utf-8", "surrogatepass")[:col].decode("utf-8", "ignore"))
+
+    def span(self, node: ast.AST) -> tuple[int, int]:
+        start = self.at(node.lineno, node.col_offset)  # type: ignore[attr-defined]
+        return start, self.at(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
+
+
+def edit(
+    node: ast.FunctionDef, text: str, offsets: Offsets, strings: Sequence[str], rng: random.Random
+) -> tuple[tuple[int, int, str], str]:
+    """(start, end, replacement) that changes the test's last assertion, and how (see the module docstring)."""
+    last = node.body[-1]
+    call = None if isinstance(last, ast.Assert) else asserting_method(last)
+    if call is not None:
+        method = call.func.attr  # type: ignore[attr-defined]
+        sides = call.args[:2] if method in STRICT_EQUAL and len(call.args) >= 2 else []
+        expected = _expected_side(node, sides, last)
+    else:
+        assert isinstance(last, ast.Assert)
+        expected = _expected_side(node, _compared(last.test), last.test)
+    constants = [c for c in ast.walk(expected) if _changeable(c, text, offsets)] if expected is not None else []
+    if constants:
+        constant = rng.choice(constants)
+        start, end = offsets.span(constant)
+        return (start, end, _another(constant.value, text[start:end], strings, rng)), "expects another value"
+    if call is not None:
+        if method not in OPPOSITE:
+            raise ValueError(f"{method} has no opposite")
+        _, end = offsets.span(call.func)
+        return (end - len(method), end, OPPOSITE[method]), f"calls {OPPOSITE[method]} instead of {method}"
+    assert isinstance(last, ast.Assert)
+    start, end = offsets.span(last.test)
+    return (start, end, f"not ({text[start:end]})"), "is negated"
+
+
+def _compared(test: ast.expr) -> list[ast.expr]:
+    """The two sides of `a == b`, or [] for any other assertion."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+        return [test.left, test.comparators[0]]
+    return []
+
+
+def _expected_side(node: ast.FunctionDef, sides: Sequence[ast.expr], assertion: ast.AST) -> ast.expr | None:
+    """The literal side of an equality (its two `sides`; or the literal a local name holding it was assigned), or
+    None: then the assertion is negated. Not when the other side is a matcher whose equality holds for more than one
+    value (`pytest.approx`, `mock.ANY`): another value a little away may still equal it."""
+    if len(sides) != 2 or any(_loose(side) for side in sides):
+        return None
+    literal = [side for side in sides if _literal(side)]
+    if len(literal) == 1:
+        return literal[0]
+    if literal:
+        return None
+    for side in sides:
+        if isinstance(side, ast.Name) and (value := _assigned_once(node, side.id, assertion)) is not None:
+            return value
+    return None
+
+
+LOOSE = frozenset({"approx", "ANY"})
+"""Names of matchers whose `==` holds for a range of values (pytest's, unittest.mock's)."""
+
+
+def _loose(side: ast.expr) -> bool:
+    names = {n.id for n in ast.walk(side) if isinstance(n, ast.Name)}
+    names |= {n.attr for n in ast.walk(side) if isinstance(n, ast.Attribute)}
+    return bool(names & LOOSE)
+
+
+def _assigned_once(node: ast.FunctionDef, name: str, assertion: ast.AST) -> ast.expr | None:
+    """The literal `name = <literal>` assigns at the test's top level, when it is its only assignment and the name
+    is read nowhere but once in the last assertion (changing it then changes nothing else the test does: in
+    `assert loads(dumps(data)) == data` it would change both sides)."""
+    assigns = [
+        statement
+        for statement in node.body
+        if isinstance(statement, ast.Assign)
+        and len(statement.targets) == 1
+        and isinstance(statement.targets[0], ast.Name)
+        and statement.targets[0].id == name
+    ]
+    if len(assigns) != 1 or not _literal(assigns[0].value):
+        return None
+    uses = [n for statement in node.body[:-1] for n in ast.walk(statement) if isinstance(n, ast.Name) and n.id == name]
+    binds = [n for n in ast.walk(node) if isinstance(n, (ast.Global, ast.Nonlocal, ast.NamedExpr))]
+    read = [n for n in ast.walk(assertion) if isinstance(n, ast.Name) and n.id == name]
+    return assigns[0].value if len(uses) == 1 and len(read) == 1 and not binds else None
+
+
+def _literal(node: ast.expr) -> bool:
+    """A value built of literals only, so that changing one of its numbers or strings changes what it equals."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return isinstance(node.operand, ast.Constant) and type(node.operand.value) in (int, float)
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return all(_literal(element) for element in node.elts)
+    if isinstance(node, ast.Set):  # a repeated element: changing one copy may leave the set as it was
+        return all(_literal(element) for element in node.elts) and _distinct(node.elts)
+    if isinstance(node, ast.Dict):  # a repeated key: the value it overwrites is never compared
+        keys = [key for key in node.keys if key is not None]
+        literal = len(keys) == len(node.keys) and all(map(_literal, keys)) and all(map(_literal, node.values))
+        return literal and _distinct(keys)
+    return False
+
+
+def _distinct(nodes: Sequence[ast.expr]) -> bool:
+    dumped = [ast.dump(n) for n in nodes]
+    return len(set(dumped)) == len(dumped)
+
+
+def _changeable(node: ast.AST, text: str, offsets: Offsets) -> bool:
+    """A number or string written in its plain form (`12`, `'abc'`), which another of its kind can replace."""
+    if not isinstance(node, ast.Constant) or type(node.value) not in (int, str):
+        return False
+    start, end = offsets.span(node)
+    pattern = PLAIN_INT if isinstance(node.value, int) else PLAIN_STR
+    return pattern.fullmatch(text[start:end]) is not None
+
+
+def _another(value: int | str, source: str, strings: Sequence[str], rng: random.Random) -> str:
+    """The source of another value of the same kind and form, near the original or not, by a coin: a number a few
+    away or one with as many digits; the string with one letter added or one of the file's own strings of about its
+    length; in the same quotes. Near values catch an oracle that returns only what is close to what the code computes
+    (a value a rounding away); far ones read like any other of the file's."""
+    near = rng.random() < 0.5
+    if isinstance(value, int):
+        if near:
+            return str(rng.choice([n for n in (value + d for d in (-3, -2, -1, 1, 2, 3)) if n > 0]))  # never `-0`
+        digits = len(source)
+        low, high = (1, 10) if digits == 1 else (10 ** (digits - 1), 10**digits)  # never `-0`
+        return str(rng.choice([n for n in rng.sample(range(low, high), min(high - low, 12)) if n != value]))
+    quote = source[0]
+    size = max(2, len(value) // 2)
+    alike = [  # not the same string in another case: a case-insensitive `==` would hold for both
+        s for s in strings if s.casefold() != value.casefold() and quote not in s and abs(len(s) - len(value)) <= size
+    ]
+    return quote + (rng.choice(alike) if alike and not near else another_string(value, rng)) + quote
+
+
+def file_strings(tree: ast.Module, text: str, offsets: Offsets) -> list[str]:
+    """The plain strings written in the file (what a changed string is drawn from: it reads like the test's own)."""
+    found = {node.value for node in ast.walk(tree) if _changeable(node, text, offsets) and isinstance(node.value, str)}
+    return sorted(s for s in found if s.isprintable() and "\\" not in s)
