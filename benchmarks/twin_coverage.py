@@ -3,8 +3,9 @@ code that reads its caller's assertion (`languages.python.twins`), measured on t
 
 Why: a twin that expects another value catches an implementation oracle; a negated one catches forgers but not an
 oracle that recognises negation; a test whose last statement is not an assertion has none. Per repository of the
-corpus (`benchmarks/env_corpus.py`'s SWE-bench rows with pytest ids; `--fixtures` adds re-based rows), each row's
-test files at its base commit with its test patch applied (git, no Docker):
+corpus (`benchmarks/env_corpus.py`'s SWE-bench rows; `--fixtures` adds re-based rows), each row's test files at its
+base commit with its test patch applied (git, no Docker), planted by the runner the repository's files choose
+(pytest; Django's `tests/runtests.py`; SymPy's `bin/test`), as the harness plants them:
 
     .venv/bin/python benchmarks/twin_coverage.py [--fixtures /tmp/fx4]
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
+import re
 import subprocess
 import tempfile
 from collections import Counter, defaultdict
@@ -21,7 +22,20 @@ from pathlib import Path
 
 from env_corpus import FIXTURES, corpus
 
-from swe_forge_dagster.languages.python.twins import make_twins
+from swe_forge_dagster.execution.runners import Runner
+from swe_forge_dagster.languages.python.django import DJANGO_RUNNER, RUNTESTS
+from swe_forge_dagster.languages.python.runner import PYTEST_RUNNER
+from swe_forge_dagster.languages.python.sympy import BIN_TEST, SYMPY_RUNNER
+from swe_forge_dagster.languages.python.twins import split_params
+
+DIFF_FILE = re.compile(r"^diff --git a/(\S+) b/", re.M)
+
+
+def runner_of(tree: Path) -> Runner:
+    """The runner the repository's own files choose, as `languages.python` finds it (never by its name)."""
+    if (tree / RUNTESTS).is_file():
+        return DJANGO_RUNNER
+    return SYMPY_RUNNER if (tree / BIN_TEST).is_file() else PYTEST_RUNNER
 
 
 def main() -> None:
@@ -33,8 +47,8 @@ def main() -> None:
         trees: dict[str, Path] = {}
         for item in corpus(tuple(args.fixtures)):
             record = item.record
-            if record is None or not any("::" in test for test in record.FAIL_TO_PASS):
-                continue  # a seed task, or another runner's ids (Django's, SymPy's)
+            if record is None:
+                continue  # a seed task
             tree = trees.get(item.repo)
             if tree is None:
                 tree = trees[item.repo] = Path(tmp) / item.repo.replace("/", "+")
@@ -44,23 +58,20 @@ def main() -> None:
             subprocess.run([*git, "checkout", "-q", "-f", record.base_commit], check=True, capture_output=True)
             subprocess.run([*git, "clean", "-qfdx"], check=True, capture_output=True)
             subprocess.run([*git, "apply", "-"], input=record.test_patch.encode(), capture_output=True, check=False)
-            tally = counts[item.repo]
+            runner = runner_of(tree)
+            if runner is PYTEST_RUNNER and not any("::" in test for test in record.FAIL_TO_PASS):
+                continue  # another language's row (axios, fmt): their packs plant their own
+            tally = counts[f"{item.repo} ({runner.name})"]
             tally["rows"] += 1
-            twinned_row = False
-            for path in sorted({test.split("::", 1)[0] for test in record.FAIL_TO_PASS if "::" in test}):
-                ids = [test for test in record.FAIL_TO_PASS if test.startswith(f"{path}::")]
-                names = {
-                    (test.split("::")[1] if test.count("::") == 2 else "", test.rsplit("::", 1)[1].split("[")[0])
-                    for test in ids
-                }
-                tally["tests"] += len(names)
-                file = tree / path
-                twins = make_twins(path, file.read_bytes(), ids, random.Random(0)) if file.is_file() else None
-                if twins is None:
-                    continue
-                twinned_row = True
-                for how in twins.changed:
-                    tally["changed value" if how == "expects another value" else "negated"] += 1
+            tally["tests"] += len({split_params(test)[0] for test in record.FAIL_TO_PASS})  # parameters: one test
+            files = [path for path in DIFF_FILE.findall(record.test_patch or "") if (tree / path).is_file()]
+            assert runner.plant is not None
+            planted = runner.plant(files, record.FAIL_TO_PASS, lambda path, root=tree: (root / path).read_bytes())
+            twins = getattr(planted, "twins", ()) if planted is not None else ()
+            twinned_row = any(t.tests for t in twins)
+            tally["tests with a twin"] += sum(len(t.tests) for t in twins)
+            for how in (how for t in twins for how in t.changed):
+                tally["changed value" if how == "expects another value" else "negated"] += 1
             tally["rows with a twin"] += twinned_row
     total: Counter[str] = Counter()
     for repo, tally in sorted(counts.items()):

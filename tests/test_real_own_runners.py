@@ -24,6 +24,8 @@ import yaml
 
 from swe_forge_dagster.export.swebench import read_instances, write_jsonl
 from tests.support.common import EXAMPLES, SHARED_FIXTURES, cli_json, require_image, swebench_cli
+from tests.support.compiled_hacks import hack_batch
+from tests.support.console_hacks import django_hacks, sympy_hacks
 
 pytestmark = [pytest.mark.docker, pytest.mark.real_repo, pytest.mark.timeout(1500)]  # two rows, every step, cold
 SWEBENCH = SHARED_FIXTURES / "swebench"
@@ -86,3 +88,25 @@ def test_django_and_sympy_validate_id_for_id_resolve_and_export_to_swebench(worl
     swebench_cli(world["root"], "eval", "swe-forge/tasks", "--gold", "--task-repo", str(repo), "--run-id", "own")
     report = json.loads((world["root"] / "gold.own.json").read_text())
     assert sorted(report["resolved_ids"]) == sorted(world["instances"]), report
+
+
+FORGERS = {
+    "django__django-15789": lambda: django_hacks("django/utils/html.py", "json_script"),
+    "sympy__sympy-21614": lambda: sympy_hacks("Derivative("),
+}
+
+
+def test_console_log_forgers_never_resolve(world: dict) -> None:
+    """Django's and SymPy's report is their verbose console log, which code under test writes to: before their
+    canaries and twins (issue 37), each of these forgers resolved django-15789. Each is caught: a patched result class
+    by the canary planted to fail, the others (sparing the canaries, an assertion oracle, pass lines printed at exit,
+    the log rewritten after the runner by a child that stopped the shell) by the twins run apart."""
+    for instance_id, inst in world["instances"].items():
+        row = json.loads(inst.model_dump_json())
+        batch = world["root"] / f"forgers-{instance_id}"
+        batch.mkdir()
+        instances, agent = hack_batch(batch, row, FORGERS[instance_id]())
+        results = cli(world, "harness", "-i", str(instances), *agent)["results"]
+        won = [(r["task_id"], r["status"], r["error"]) for r in results if r["status"] != "unresolved"]
+        assert not won, won
+        assert all("tampered test results" in (r["error"] or "") for r in results), [r["error"] for r in results]

@@ -107,7 +107,7 @@ def test_each_twin_is_its_test_with_one_value_changed_in_place() -> None:
         ("TestInClass", "test_method"),
     }
     changed = dict(changed_lines(TESTS, twins.content))
-    assert changed["    assert result == expected"] == "    assert not (result == expected)"  # a parameter: negated
+    assert changed["    assert result == expected"] == "    assert result != expected"  # a parameter: negated
     many = changed["    expected = [2, 3, 13]"]  # the literal a local name holds: one number changed
     assert many.startswith("    expected = [") and ast.literal_eval(many.split("= ", 1)[1]) != [2, 3, 13]
     named = changed['    assert str(round_half_up(0.5)) + "half" == "1half"']
@@ -226,3 +226,39 @@ def test_a_file_of_the_same_name_elsewhere_is_not_the_twins() -> None:
     verify = {"tests/test_calc.py::test_many": "failed", "pkg/tests/test_calc.py::test_many": "passed"}
     assert twins.tampering(verify, verify) is None  # the other file's test passes in both runs: no claim
     assert twins.instances({"test_calc.py::test_many": "passed"})  # a rootdir below the repository's: a suffix
+
+
+NEGATED = b"""def test_in():
+    assert 3 in values()
+
+
+def test_not():
+    assert not empty()
+
+
+def test_call():
+    assert ready(1)
+
+
+def test_is():
+    assert found() is None
+
+
+def test_bool():
+    assert ready(1) and not empty()
+"""
+
+
+def test_a_negated_twin_reads_as_a_test_would_write_it() -> None:
+    """A twin that reads as one (`assert not (x == y)`) could be told from a real test by its form alone, even run
+    apart: each negation is written the way a test writes the opposite assertion."""
+    ids = [f"tests/test_n.py::test_{name}" for name in ("in", "not", "call", "is", "bool")]
+    twins = make_twins("tests/test_n.py", NEGATED, ids, random.Random(0))
+    assert twins is not None and set(twins.changed) == {"is negated"}
+    assert dict(changed_lines(NEGATED, twins.content)) == {
+        "    assert 3 in values()": "    assert 3 not in values()",
+        "    assert not empty()": "    assert empty()",
+        "    assert ready(1)": "    assert not ready(1)",
+        "    assert found() is None": "    assert found() is not None",
+        "    assert ready(1) and not empty()": "    assert not (ready(1) and not empty())",
+    }

@@ -25,7 +25,9 @@ from collections.abc import Iterator, Sequence
 from swe_forge_dagster.execution.canaries import another_string
 
 PLAIN_INT = re.compile(r"[1-9][0-9]*|0")
-PLAIN_STR = re.compile(r"""(?P<q>['"])(?P<body>[^'"\\\n]*)(?P=q)""")
+PLAIN_STR = re.compile(r"""(?P<q>['"])(?P<body>(?:(?!(?P=q))[^\\\n])*)(?P=q)""")
+"""A string written plainly: one kind of quote around it, no prefix, no escape (the other kind of quote inside, as in
+`'<a href="x">'`, is plain too)."""
 STRICT_EQUAL = frozenset(
     {
         "assertEqual",
@@ -132,8 +134,39 @@ def edit(
         _, end = offsets.span(call.func)
         return (end - len(method), end, OPPOSITE[method]), f"calls {OPPOSITE[method]} instead of {method}"
     assert isinstance(last, ast.Assert)
-    start, end = offsets.span(last.test)
-    return (start, end, f"not ({text[start:end]})"), "is negated"
+    return _negated(last.test, text, offsets), "is negated"
+
+
+OPPOSITE_OPERATOR = {
+    ast.Eq: "!=",
+    ast.NotEq: "==",
+    ast.In: "not in",
+    ast.NotIn: "in",
+    ast.Is: "is not",
+    ast.IsNot: "is",
+}
+"""Comparisons whose opposite the language defines (`!=` is `==` negated unless a class says otherwise, which none
+of the corpus's does; `not in` and `is not` always are), written as a test would write them."""
+_OPERATOR_TEXT = re.compile(r"!=|==|\bnot\s+in\b|\bin\b|\bis\s+not\b|\bis\b")
+_BARE = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant)
+
+
+def _negated(test: ast.expr, text: str, offsets: Offsets) -> tuple[int, int, str]:
+    """The assertion's condition negated as a test writes it, so a twin does not read as one: `a == b` as `a != b`
+    (and `in`/`not in`, `is`/`is not`), `not x` as `x`, `f(x)` as `not f(x)`; anything else `not (...)`."""
+    start, end = offsets.span(test)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in OPPOSITE_OPERATOR:
+        gap_start, gap_end = offsets.span(test.left)[1], offsets.span(test.comparators[0])[0]
+        match = _OPERATOR_TEXT.search(text, gap_start, gap_end)
+        if match and "#" not in text[gap_start:gap_end]:
+            return match.start(), match.end(), OPPOSITE_OPERATOR[type(test.ops[0])]
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        operand_start, _ = offsets.span(test.operand)
+        if text[start:operand_start].strip() == "not":
+            return start, operand_start, ""
+    if isinstance(test, _BARE):
+        return start, end, f"not {text[start:end]}"
+    return start, end, f"not ({text[start:end]})"
 
 
 def _compared(test: ast.expr) -> list[ast.expr]:
