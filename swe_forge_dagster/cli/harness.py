@@ -94,7 +94,7 @@ def harness(
         Path | None,
         typer.Option(
             help="SWE-bench predictions (instance_id, model_name_or_path, model_patch; JSON or JSONL): each patch is "
-            "the agent's diff; SWE-bench's report is written beside --output (or here)"
+            "the agent's diff; SWE-bench's report is written beside --output (or in the home's reports/)"
         ),
     ] = None,
 ) -> None:
@@ -105,6 +105,8 @@ def harness(
     from swe_forge_dagster.settings import get_settings
 
     usage = usage_error
+    if not input_path.exists():  # the input first: an option's complaint about a run that cannot start misleads
+        raise usage(f"--input {input_path}: no such file or directory")
     settings = get_settings()
     names = list(agent_env or [])
     try:
@@ -153,7 +155,9 @@ def harness(
     if loaded is not None:
         from swe_forge_dagster.cli.harness_predictions import predicted_items, report_writer
 
-        extra = report_writer(items, config, loaded[0], output=output, json_output=json_output)
+        extra = report_writer(
+            items, config, loaded[0], output=output, json_output=json_output, reports_dir=settings.home_abs / "reports"
+        )
         items = predicted_items(items, config, loaded)
     raise typer.Exit(_run(items, config, json_output=json_output, output=output, lake_dir=lake_dir, extra=extra))
 

@@ -51,12 +51,14 @@ def report_writer(
     *,
     output: Path | None,
     json_output: bool,
+    reports_dir: Path,
 ) -> Callable[[list[TaskResult], dict[str, Any]], None]:
-    """What writes SWE-bench's report once the results are in (beside --output, else here), and names it in ours."""
+    """What writes SWE-bench's report once the results are in (beside --output, else in `reports_dir`: the home's
+    `reports/`, never the current folder), and names it in ours."""
     from swe_forge_dagster.harness.predictions import report_name, swebench_report
 
     task_ids = [item.task_id for item in items]
-    directory = output.parent if output is not None else Path.cwd()
+    directory = output.parent if output is not None else reports_dir
 
     def add_report(results: list[TaskResult], summary: dict[str, Any]) -> None:
         report = swebench_report(good, task_ids, results)

@@ -12,7 +12,7 @@ from swe_forge_dagster.settings import get_settings
 
 def sql(
     query: Annotated[str, typer.Argument(help="SQL over the views, e.g. SELECT count(*) FROM gharchive_pr_events")],
-    fmt: Annotated[str, typer.Option("--format", "-f", help="table | csv | json")] = "table",
+    fmt: Annotated[str | None, typer.Option("--format", "-f", help="table (the default) | csv | json")] = None,
     refresh: Annotated[bool, typer.Option(help="also refresh the catalog file's views")] = True,
     as_json: Annotated[bool, typer.Option("--json", "-j", help="JSON output (as --format json)")] = False,
 ) -> None:
@@ -21,7 +21,9 @@ def sql(
     from swe_forge_dagster.wiring.catalog import CatalogBusyError, QueryError, refresh_catalog
     from swe_forge_dagster.wiring.catalog import query as run_query
 
-    fmt = "json" if as_json else fmt
+    if as_json and fmt not in (None, "json"):  # two options that disagree: neither silently wins
+        raise usage_error(f"--json asks for JSON and --format for {fmt}: give one of them")
+    fmt = fmt or ("json" if as_json else "table")
     if fmt not in ("table", "csv", "json"):
         raise usage_error(f"--format must be table, csv or json, not {fmt!r}")
     settings = get_settings()
