@@ -61,3 +61,11 @@ def test_the_swebench_report_goes_under_the_home_unless_an_output_is_given(
         [], summary
     )  # type: ignore[arg-type]
     assert Path(summary["swebench_report"]).parent == tmp_path / "out"
+
+
+def test_help_obeys_the_width_the_user_gives_and_keeps_option_names_whole(env: dict[str, str], tmp_path: Path) -> None:
+    narrow = cli({**env, "COLUMNS": "60"}, tmp_path, "harness", "-h")
+    assert narrow.returncode == 0 and max(len(line) for line in narrow.stdout.splitlines()) <= 60, narrow.stdout
+    assert "--agent-dir" in narrow.stdout and "--input" in narrow.stdout
+    piped = cli({k: v for k, v in env.items() if k not in ("COLUMNS", "TERMINAL_WIDTH")}, tmp_path, "harness", "-h")
+    assert max(len(line) for line in piped.stdout.splitlines()) <= 120 and "--no-keep-containers" in piped.stdout
