@@ -304,11 +304,12 @@ def _run_test_ids(
         made = []
         for index, test_id in enumerate(ids):
             outcome = "no-report" if outcomes is None else outcomes.get(test_id, "missing")
+            passed = check_passes(kind, test_id, outcome, base)
             made.append(
                 CheckResult(
                     command=task.display_command(kind, index),  # type: ignore[arg-type]
-                    exit_code=suite.exit_code,
-                    passed=check_passes(kind, test_id, outcome, base),
+                    exit_code=0 if passed else (suite.exit_code or 1),
+                    passed=passed,
                     duration_ms=duration_ms,
                     test_id=test_id,
                     outcome=outcome,
@@ -327,8 +328,9 @@ def _run_test_ids(
         twin_ok=twin_ok,
         reported=suite.outcomes,
     )
-    if run.fail_to_pass:
-        run.fail_to_pass[0].output = suite.output[-CHECK_OUTPUT_TAIL:]  # one suite run: its output once
+    failed = next((check for check in (*run.fail_to_pass, *run.pass_to_pass) if not check.passed), None)
+    if failed is not None:  # one suite run: its output once, on the first check it failed (the planted failing test's
+        failed.output = suite.output[-CHECK_OUTPUT_TAIL:]  # block would read as this task's beside passed ones)
     return run
 
 

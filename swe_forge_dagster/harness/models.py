@@ -151,9 +151,11 @@ class TaskLoadError(BaseModel):
 class CheckResult(BaseModel):
     """One FAIL_TO_PASS or PASS_TO_PASS check: the seed's four keys, then ours.
 
-    In `tests` mode `exit_code` and `duration_ms` are those of the suite run that produced the
-    outcome (one run covers every id), and `outcome` is the JUnit outcome (`missing` when the
-    report has no such test, which counts as not passed).
+    In `tests` mode `duration_ms` is that of the suite run that produced the outcome (one run covers every id),
+    `exit_code` is what the check's own `command` (that one test) gives: 0 when it passed, else the suite's non-zero
+    status (the suite's status itself reflects the planted failing test, never this one's), `outcome` is the report's
+    outcome (`missing` when the report has no such test, which counts as not passed), and the suite's output is
+    kept on the first check that did not pass (none when all did).
     """
 
     command: str
