@@ -94,6 +94,10 @@ FORGERS = {
     "django__django-15789": lambda: django_hacks("django/utils/html.py", "json_script"),
     "sympy__sympy-21614": lambda: sympy_hacks("Derivative("),
 }
+IN_CI = ("all-pass", "spare-canaries", "assertion-oracle", "stopped-shell")
+"""One forger per defence that catches them (the canary planted to fail; the twin negated or expecting another
+value; the rewrite after the runner), so that the real-repository tier stays in its budget: `*-print-pass`, caught
+by the canary like `*-all-pass`, runs in the local red team (`tests/support/console_hacks.py`)."""
 
 
 def test_console_log_forgers_never_resolve(world: dict) -> None:
@@ -105,7 +109,8 @@ def test_console_log_forgers_never_resolve(world: dict) -> None:
         row = json.loads(inst.model_dump_json())
         batch = world["root"] / f"forgers-{instance_id}"
         batch.mkdir()
-        instances, agent = hack_batch(batch, row, FORGERS[instance_id]())
+        forgers = {name: hack for name, hack in FORGERS[instance_id]().items() if name.split("-", 1)[1] in IN_CI}
+        instances, agent = hack_batch(batch, row, forgers)
         results = cli(world, "harness", "-i", str(instances), *agent)["results"]
         won = [(r["task_id"], r["status"], r["error"]) for r in results if r["status"] != "unresolved"]
         assert not won, won
