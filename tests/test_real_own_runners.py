@@ -102,9 +102,10 @@ by the canary like `*-all-pass`, runs in the local red team (`tests/support/cons
 
 def test_console_log_forgers_never_resolve(world: dict) -> None:
     """Django's and SymPy's report is their verbose console log, which code under test writes to: before their
-    canaries and twins (issue 37), each of these forgers resolved django-15789. Each is caught: a patched result class
-    by the canary planted to fail, the others (sparing the canaries, an assertion oracle, pass lines printed at exit,
-    the log rewritten after the runner by a child that stopped the shell) by the twins run apart."""
+    canaries and twins (issue 37), each of these forgers resolved django-15789. Each is caught: a patched result class,
+    pass lines printed at exit and the log rewritten after the runner by a child that stopped the shell by the canary
+    planted to fail (they forge every failure); a forger that spares the canaries and an assertion oracle by their
+    twins run apart."""
     for instance_id, inst in world["instances"].items():
         row = json.loads(inst.model_dump_json())
         batch = world["root"] / f"forgers-{instance_id}"
