@@ -7,13 +7,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from swe_forge_dagster.cli.harness_predictions import report_writer
+from tests.support.common import run_cli
 
 
 @pytest.fixture
@@ -23,14 +23,7 @@ def env(tmp_path: Path) -> dict[str, str]:
 
 
 def cli(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "swe_forge_dagster.cli", *args],
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return run_cli(*args, env=env, cwd=cwd)
 
 
 def test_json_and_another_format_are_an_error_not_a_silent_choice(env: dict[str, str], tmp_path: Path) -> None:

@@ -10,8 +10,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,6 +26,7 @@ from swe_forge_dagster.tasks.shared_files import SharedTaskFiles
 from swe_forge_dagster.tasks.work import temp_file
 from swe_forge_dagster.wiring.catalog import query
 from swe_forge_dagster.wiring.shared_state import call_ledger
+from tests.support.common import run_cli
 from tests.support.gharchive_counts import independent_count
 from tests.support.s3_server import ACCESS_KEY, SECRET_KEY, S3Server, s3_store
 
@@ -39,15 +38,7 @@ def clean_env(**extra: str) -> dict[str, str]:
     return {**env, "COLUMNS": "200", "NO_COLOR": "1", **extra}
 
 
-def cli(*args: str, env: dict[str, str], cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "swe_forge_dagster.cli", *args],
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+cli = run_cli
 
 
 # -- without a store ---------------------------------------------------------------------------------

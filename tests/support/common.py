@@ -61,6 +61,18 @@ def cli_json(home: Path, *args: str, **env_vars: str) -> dict:
     return json.loads(done.stdout)
 
 
+def run_cli(*args: str, env: dict[str, str], cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """`swe-forge <args>` in a child process with `env`, from `cwd`, as a user runs it: its exit code and output."""
+    return subprocess.run(
+        [sys.executable, "-m", "swe_forge_dagster.cli", *args],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
 def swebench_cli(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     """SWE-bench's own CLI (`swebench`, beside this interpreter) as its users run it; its logs and reports land in
     `cwd`. Fails the test, with its output, when it exits non-zero.
