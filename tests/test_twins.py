@@ -199,6 +199,20 @@ def test_any_case():
 
 def test_repeated_key():
     assert dict(a=2) == {"a": 1, "a": 2}
+
+
+def test_then_logs():
+    expected = 3
+    assert round(2.6) == expected
+    print(expected)
+
+
+def test_nested_then_call():
+    value = round(2.6)
+    assert value == 3
+    with pytest.raises(ZeroDivisionError):
+        assert 1 / 0 == 1
+    print(value)
 """
 
 
@@ -206,9 +220,11 @@ def test_no_twin_passes_beside_an_honest_test_whatever_its_form(tmp_path: Path) 
     """The forms that once made a twin pass with honest code (a reviewer's): a local name read on both sides, a
     return before the assertion, a matcher whose `==` holds for a range, a case-insensitive `==` and a string of the
     file in another case, a dict literal whose changed value a repeated key overwrites. Each now gets a negated twin,
-    a value change that holds, or none, and every twin fails with honest code, over 6 draws."""
+    a value change that holds, or none, and every twin fails with honest code, over 6 draws; so do tests that end in
+    a call after their last top-level assertion (one with an assertion nested in a `pytest.raises` block after it)."""
     ids = [f"tests/test_calc.py::{name}" for name in ("test_round_trip", "test_returns_early", "test_close_enough")]
     ids += ["tests/test_calc.py::test_any_case", "tests/test_calc.py::test_repeated_key"]
+    ids += ["tests/test_calc.py::test_then_logs", "tests/test_calc.py::test_nested_then_call"]  # end in a call
     honest = run(tmp_path, FIXED, HONEST_TRAPS)
     assert all(honest[i] == "passed" for i in ids), honest
     for seed in range(6):
@@ -217,6 +233,8 @@ def test_no_twin_passes_beside_an_honest_test_whatever_its_form(tmp_path: Path) 
         how = dict(zip(twins.tests, twins.changed, strict=True))
         for name in ("test_round_trip", "test_close_enough", "test_repeated_key"):  # no value change is safe
             assert how[("", name)] == "is negated", (name, how)
+        for name in ("test_then_logs", "test_nested_then_call"):  # the last top-level assertion, not the nested one
+            assert how[("", name)] == "expects another value", (name, how)
         assert twins.tampering(honest, run(tmp_path / f"apart{seed}", FIXED, twins.content)) is None
 
 

@@ -1,5 +1,8 @@
-"""How a twin changes a test's last assertion (`languages.python.twins`): a plain `assert`, or a unittest assertion
-method (`self.assertEqual(...)`: Django's tests, and unittest classes under pytest).
+"""How a twin changes a test's last top-level assertion (`languages.python.twins`): a plain `assert`, or a unittest
+assertion method (`self.assertEqual(...)`: Django's tests, and unittest classes under pytest). Top-level: a statement
+of the test's own body, not nested in a block, so it runs whenever the test passes; the last of them that can be
+changed, whatever follows it (a test that ends in a call, `result.stdout.fnmatch_lines([...])`, is twinned at the
+assertion before).
 
 - Equality with a literal (`a == <literal>`, `self.assertEqual(a, <literal>)` and the other strict-equality methods:
   a number or a string, or a list, tuple, set or dict of them with no repeated key, on one side; or a local name
@@ -11,7 +14,7 @@ method (`self.assertEqual(...)`: Django's tests, and unittest classes under pyte
 - Anything else is negated: `assert not (x)`, or the method that asserts the opposite (`assertTrue` and
   `assertFalse`, `assertIn` and `assertNotIn`, `assertHTMLEqual` and `assertHTMLNotEqual`...). A method with no
   opposite (`assertQuerysetEqual`, `assertContains`, whose opposite takes other arguments) gives no twin.
-Whenever the test passed, its last assertion held, so the changed one fails with any honest code.
+Whenever the test passed, that assertion ran and held, so the changed one fails there with any honest code.
 """
 
 from __future__ import annotations
@@ -76,12 +79,21 @@ def asserting_method(statement: ast.stmt) -> ast.Call | None:
 
 
 def twinnable(node: ast.FunctionDef) -> bool:
-    """A test whose last statement is an assertion that runs whenever it passes: no `return` before it (a test that
-    returns early passes without it, and so would its twin), no `yield` (a generator's body may never run)."""
-    own = list(_own_nodes(node))
-    ends = any(isinstance(inner, (ast.Return, ast.Yield, ast.YieldFrom)) for inner in own)
-    last = node.body[-1] if node.body else None
-    return last is not None and (isinstance(last, ast.Assert) or asserting_method(last) is not None) and not ends
+    """A test with an assertion among its own statements (not nested in a block: it runs whenever the test passes),
+    and no `return` (a test that returns early passes without it, and so would its twin) or `yield` (a generator's body
+    may never run)."""
+    return bool(_assertions(node))
+
+
+def _assertions(node: ast.FunctionDef) -> list[int]:
+    """The indexes in the test's body of its top-level assertions, last first; [] when it has a `return`/`yield`."""
+    if any(isinstance(inner, (ast.Return, ast.Yield, ast.YieldFrom)) for inner in _own_nodes(node)):
+        return []
+    return [i for i in range(len(node.body) - 1, -1, -1) if _asserts(node.body[i])]
+
+
+def _asserts(statement: ast.stmt) -> bool:
+    return isinstance(statement, ast.Assert) or asserting_method(statement) is not None
 
 
 def _own_nodes(node: ast.AST) -> Iterator[ast.AST]:
@@ -113,16 +125,29 @@ class Offsets:
 def edit(
     node: ast.FunctionDef, text: str, offsets: Offsets, strings: Sequence[str], rng: random.Random
 ) -> tuple[tuple[int, int, str], str]:
-    """(start, end, replacement) that changes the test's last assertion, and how (see the module docstring)."""
-    last = node.body[-1]
-    call = None if isinstance(last, ast.Assert) else asserting_method(last)
+    """(start, end, replacement) that changes the test's last top-level assertion that can be changed, and how (see
+    the module docstring). Whenever the test passes, that assertion ran and held: statements after it do not matter
+    to the twin, which fails there. ValueError when none can be changed."""
+    for index in _assertions(node):
+        made = _edit_at(node, index, text, offsets, strings, rng)
+        if made is not None:
+            return made
+    raise ValueError(f"{node.name}: no assertion a twin can change")
+
+
+def _edit_at(
+    node: ast.FunctionDef, index: int, text: str, offsets: Offsets, strings: Sequence[str], rng: random.Random
+) -> tuple[tuple[int, int, str], str] | None:
+    statement = node.body[index]
+    before = node.body[:index]
+    call = None if isinstance(statement, ast.Assert) else asserting_method(statement)
     if call is not None:
         method = call.func.attr  # type: ignore[attr-defined]
         sides = call.args[:2] if method in STRICT_EQUAL and len(call.args) >= 2 else []
-        expected = _expected_side(node, sides, last)
+        expected = _expected_side(before, sides, statement)
     else:
-        assert isinstance(last, ast.Assert)
-        expected = _expected_side(node, _compared(last.test), last.test)
+        assert isinstance(statement, ast.Assert)
+        expected = _expected_side(before, _compared(statement.test), statement.test)
     constants = [c for c in ast.walk(expected) if _changeable(c, text, offsets)] if expected is not None else []
     if constants:
         constant = rng.choice(constants)
@@ -130,11 +155,18 @@ def edit(
         return (start, end, _another(constant.value, text[start:end], strings, rng)), "expects another value"
     if call is not None:
         if method not in OPPOSITE:
-            raise ValueError(f"{method} has no opposite")
+            return None
         _, end = offsets.span(call.func)
         return (end - len(method), end, OPPOSITE[method]), f"calls {OPPOSITE[method]} instead of {method}"
-    assert isinstance(last, ast.Assert)
-    return _negated(last.test, text, offsets), "is negated"
+    assert isinstance(statement, ast.Assert)
+    return _negated(statement.test, text, offsets), "is negated"
+
+
+def _compared(test: ast.expr) -> list[ast.expr]:
+    """The two sides of `a == b`, or [] for any other assertion."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+        return [test.left, test.comparators[0]]
+    return []
 
 
 OPPOSITE_OPERATOR = {
@@ -169,14 +201,7 @@ def _negated(test: ast.expr, text: str, offsets: Offsets) -> tuple[int, int, str
     return start, end, f"not ({text[start:end]})"
 
 
-def _compared(test: ast.expr) -> list[ast.expr]:
-    """The two sides of `a == b`, or [] for any other assertion."""
-    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
-        return [test.left, test.comparators[0]]
-    return []
-
-
-def _expected_side(node: ast.FunctionDef, sides: Sequence[ast.expr], assertion: ast.AST) -> ast.expr | None:
+def _expected_side(before: Sequence[ast.stmt], sides: Sequence[ast.expr], assertion: ast.AST) -> ast.expr | None:
     """The literal side of an equality (its two `sides`; or the literal a local name holding it was assigned), or
     None: then the assertion is negated. Not when the other side is a matcher whose equality holds for more than one
     value (`pytest.approx`, `mock.ANY`): another value a little away may still equal it."""
@@ -188,7 +213,7 @@ def _expected_side(node: ast.FunctionDef, sides: Sequence[ast.expr], assertion: 
     if literal:
         return None
     for side in sides:
-        if isinstance(side, ast.Name) and (value := _assigned_once(node, side.id, assertion)) is not None:
+        if isinstance(side, ast.Name) and (value := _assigned_once(before, side.id, assertion)) is not None:
             return value
     return None
 
@@ -203,13 +228,13 @@ def _loose(side: ast.expr) -> bool:
     return bool(names & LOOSE)
 
 
-def _assigned_once(node: ast.FunctionDef, name: str, assertion: ast.AST) -> ast.expr | None:
-    """The literal `name = <literal>` assigns at the test's top level, when it is its only assignment and the name
-    is read nowhere but once in the last assertion (changing it then changes nothing else the test does: in
-    `assert loads(dumps(data)) == data` it would change both sides)."""
+def _assigned_once(before: Sequence[ast.stmt], name: str, assertion: ast.AST) -> ast.expr | None:
+    """The literal `name = <literal>` assigns at the test's top level before the assertion, when it is its only
+    assignment there and the name is read nowhere but once in the assertion (changing it then changes nothing else
+    the test does before it: in `assert loads(dumps(data)) == data` it would change both sides)."""
     assigns = [
         statement
-        for statement in node.body
+        for statement in before
         if isinstance(statement, ast.Assign)
         and len(statement.targets) == 1
         and isinstance(statement.targets[0], ast.Name)
@@ -217,8 +242,9 @@ def _assigned_once(node: ast.FunctionDef, name: str, assertion: ast.AST) -> ast.
     ]
     if len(assigns) != 1 or not _literal(assigns[0].value):
         return None
-    uses = [n for statement in node.body[:-1] for n in ast.walk(statement) if isinstance(n, ast.Name) and n.id == name]
-    binds = [n for n in ast.walk(node) if isinstance(n, (ast.Global, ast.Nonlocal, ast.NamedExpr))]
+    uses = [n for statement in before for n in ast.walk(statement) if isinstance(n, ast.Name) and n.id == name]
+    scope = [*before, assertion]
+    binds = [n for part in scope for n in ast.walk(part) if isinstance(n, (ast.Global, ast.Nonlocal, ast.NamedExpr))]
     read = [n for n in ast.walk(assertion) if isinstance(n, ast.Name) and n.id == name]
     return assigns[0].value if len(uses) == 1 and len(read) == 1 and not binds else None
 

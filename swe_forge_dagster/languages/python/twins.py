@@ -4,18 +4,19 @@ container of their own in place of the originals.
 Canaries planted beside the task's tests (`languages.python.canaries`) catch blanket tampering; they do not catch
 code under test that forges only what it recognises as the task's (a report naming the function it fixes), nor an
 implementation oracle: a function that reads the assertion calling it (its caller's frame, source or compiled
-constants) and returns the value expected. A twin catches both. Every FAIL_TO_PASS test of the file whose last
-statement is an assertion (`assert`, or a unittest method such as `self.assertEqual`) gets one: the same test, under
-the same name, at the same place, with that assertion changed, and the file with them runs with the same command in
-a second container started from the same image with the same patches (`harness.checks`). No process ever sees a test
-beside its twin, and nothing carries over between the two runs, so code under test cannot compare them; the two runs
-differ in one value or one negation per test. The same holds for every runner of the pack whose tests are Python
-functions: pytest's, Django's `runtests.py` and SymPy's `bin/test` (each reads its ids with its own `ParseId`).
+constants) and returns the value expected. A twin catches both. Every FAIL_TO_PASS test of the file with a top-level
+assertion (`assert`, or a unittest method such as `self.assertEqual`) gets one: the same test, under the same name,
+at the same place, with the last of its top-level assertions a twin can change changed, and the file with them runs with
+the same command in a second container started from the same image with the same patches (`harness.checks`). No
+process ever sees a test beside its twin, and nothing carries over between the two runs, so code under test cannot
+compare them; the two runs differ in one value or one negation per test. The same holds for every runner of the pack
+whose tests are Python functions: pytest's, Django's `runtests.py` and SymPy's `bin/test` (each reads its ids with
+its own `ParseId`).
 
-How the last assertion is changed, by its form, is `languages.python.assertions`'s: a literal an equality expects
+How the assertion is changed, by its form, is `languages.python.assertions`'s: a literal an equality expects
 changed by one value, or the assertion negated.
-A test with a `return` or `yield` of its own before the assertion has no twin: it can pass without reaching it.
-Whenever the test passes, every statement before its last assertion ran as in the original and that assertion held,
+A test with a `return` or `yield` of its own has no twin: it can pass without reaching the assertion.
+Whenever the test passes, every statement before that assertion ran as in the original and the assertion held,
 so the changed one fails with any honest code: a run where the test passed and its twin passed too (for the same
 parameters), or where the twin run lacks it, was forged. Only the changed tokens differ: the rest of the file keeps
 its bytes, lines and encoding.
@@ -85,7 +86,7 @@ class Twins:
             if twin is None:
                 return f"{test_id} passed, and its twin is missing from the report of the run apart"
             if twin[1] in FORGED:
-                return f"{test_id} passed, and so did its twin run apart, whose last assertion {how[key[:2]]}"
+                return f"{test_id} passed, and so did its twin run apart, whose assertion {how[key[:2]]}"
         return None
 
 
