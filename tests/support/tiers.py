@@ -40,7 +40,9 @@ import pytest
 # real_repo raised to 2100 s when it began to run beside the docker tier (scripts/test's two lanes: 1577 s measured
 # for its 19 tests there, against 1299 s beside the fast tier) and Django's and SymPy's rows joined it (255 s warm,
 # alone), less fmt's second row (about 100 s); docker to 3300 s (3105 s measured beside it, plus the time-limit test).
-DEFAULT_BUDGETS: dict[str, float] = {"fast": 900, "docker": 3300, "browser": 420, "real_repo": 2100}
+# real_repo raised to 2400 s when Django's console-log forgers joined it (four agents through the harness on
+# django-15789, each with its twin run apart: about 250 s beside the docker tier; the tier measured 1684 s without).
+DEFAULT_BUDGETS: dict[str, float] = {"fast": 900, "docker": 3300, "browser": 420, "real_repo": 2400}
 TIERS = ("real_repo", "browser", "docker")  # checked in this order: a test is in the first it is marked with
 
 _seconds: dict[str, float] = defaultdict(float)
