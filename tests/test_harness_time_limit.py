@@ -41,10 +41,8 @@ def test_sized_timeout_keeps_the_configured_limit_or_gives_three_times_the_sanit
     assert sized_timeout(120, 10) == 120 and sized_timeout(120, 50) == 150 and sized_timeout(15, 8.5) == 25.5
 
 
-def test_a_fix_slower_than_the_configured_limit_is_judged_within_a_limit_sized_from_the_sanity_run(
-    docker_client: docker.DockerClient, tmp_path: Path
-) -> None:
-    tasks = write_pytest_task(
+def slow_task(tmp_path: Path) -> Path:
+    return write_pytest_task(
         tmp_path,
         "slow-co/slowcalc",
         (
@@ -56,14 +54,24 @@ def test_a_fix_slower_than_the_configured_limit_is_judged_within_a_limit_sized_f
         ["tests/test_slowcalc.py::test_fast"],
         "value() should be 1",
     )
+
+
+@pytest.mark.parametrize("limit", [15, 6], ids=["verify-over-the-limit", "sanity-over-the-limit"])
+def test_a_run_slower_than_the_configured_limit_is_judged_within_a_limit_sized_from_what_ran(
+    docker_client: docker.DockerClient, tmp_path: Path, limit: float
+) -> None:
+    """15 s: the sanity run (about 9 s) fits and the verification run (about 18 s) gets three times the sanity run's
+    time. 6 s: the sanity run itself is stopped by the limit, and is made once more with three times the room (no
+    agent code runs there: the limit stopped it, not the task); before, the task ended `sanity_fail`."""
+    tasks = slow_task(tmp_path)
     config = HarnessConfig(
         repo_cache_dir=tmp_path / "harness-repos",
         git_url=f"file://{tmp_path}/remotes/{{repo}}.git",
         sandbox=SandboxSpec(image=BASE_IMAGE),
-        test_timeout=15,
+        test_timeout=limit,
         agent="oracle",
     )
     with Harness(config, client=docker_client) as harness:
         (verdict,) = run_harness(load_inputs(tasks, default_image=BASE_IMAGE), config, harness=harness)
     assert verdict.status is Status.RESOLVED, verdict.reason
-    assert verdict.test_duration_secs > config.test_timeout  # the verification run alone took longer than 15 s
+    assert verdict.test_duration_secs > config.test_timeout  # the sanity run (or, at 15 s, the verify run) took longer
