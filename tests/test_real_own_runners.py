@@ -75,6 +75,7 @@ def test_django_and_sympy_validate_id_for_id_resolve_and_export_to_swebench(worl
     oracle = cli(world, "harness", "-i", rows, "--agent", "oracle")
     n = len(world["instances"])
     assert (oracle["total"], oracle["resolved"]) == (n, n), [(r["task_id"], r["error"]) for r in oracle["results"]]
+    assert {r["defences"] for r in oracle["results"]} == {"canaries, and twins run apart"}, oracle["results"]
     empty_agent = ("--agent-dir", str(EXAMPLES / "emptyagent"), "--agent-cmd", "python3 -m emptyagent")
     empty = cli(world, "harness", "-i", rows, *empty_agent)
     assert (empty["total"], empty["unresolved"]) == (n, n), [(r["task_id"], r["error"]) for r in empty["results"]]

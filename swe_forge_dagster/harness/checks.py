@@ -162,6 +162,15 @@ def run_sanity(
     return run_checks(box, task, timeout, plugin_autoload=plugin_autoload, at_base=True), None
 
 
+def defences(prepared: Planted | None, kept: Planted | None) -> str:
+    """What a verdict was judged with, for its reader: the canaries and whether twins run apart, or why none."""
+    if prepared is None:
+        return "no canaries: the task's runner plants none where its tests are"
+    if kept is None:
+        return "no canaries: they did not give their own outcomes in the sanity run"
+    return "canaries, and twins run apart" if kept.apart() is not None else "canaries (no twin run apart)"
+
+
 def _restore(box: Sandbox, originals: Mapping[str, bytes | None], before: set[str] | None) -> None:
     """The tree as it was before a run: planted files as they were, and what the run created removed."""
     put_files(box, {f"{REPO_DIR}/{path}": data for path, data in originals.items() if data is not None})

@@ -199,6 +199,11 @@ class TaskResult(BaseModel):
         description="PASS_TO_PASS checks left out of the verdict: they fail before any change because they need a "
         "network host the sandbox cannot reach (`execution.failures`)",
     )
+    defences: str = Field(
+        default="",
+        description="the planted tests the verdict was judged with (`harness.checks.defences`): canaries and twins "
+        "run apart, or why there were none",
+    )
     image: str | None = None
     containers: list[str] = Field(default_factory=list, description="kept containers (--keep-containers)")
     started_at: dt.datetime = Field(default_factory=lambda: dt.datetime.now(dt.UTC))
@@ -223,6 +228,7 @@ class TaskResult(BaseModel):
             "dropped_paths": self.dropped_paths,
             "review": self.review,
             "unjudged": self.unjudged,
+            "defences": self.defences,
             "image": self.image,
             "containers": self.containers,
         }

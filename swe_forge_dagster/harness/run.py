@@ -48,6 +48,7 @@ from swe_forge_dagster.harness.agent import AGENT_DIR, AgentRun, agent_environme
 from swe_forge_dagster.harness.baseline import read_baseline
 from swe_forge_dagster.harness.checks import (
     CheckRun,
+    defences,
     prepare_canaries,
     run_sanity,
     sanity_problems,
@@ -194,13 +195,11 @@ class Harness:
         config = self.config
         sanity_box, _ = boxes["sanity"]
         on_stage("sanity")
+        prepared = prepare_canaries(sanity_box, task)
         sanity, canaries = run_sanity(  # the canaries must work where no agent code runs
-            sanity_box,
-            task,
-            config.test_timeout,
-            plugin_autoload=config.plugin_autoload,
-            canaries=prepare_canaries(sanity_box, task),
+            sanity_box, task, config.test_timeout, plugin_autoload=config.plugin_autoload, canaries=prepared
         )
+        result.defences = defences(prepared, canaries)
         baseline = read_baseline(sanity_box, task, sanity, config.agent)
         result.test_duration_secs = round(sanity.duration_s, 3)
         self._dispose(boxes.pop("sanity")[0], result)
