@@ -186,3 +186,32 @@ def test_sympy_canaries_and_twins_read_its_log_by_bare_name_and_failure_header()
     assert canaries.apart_tampering(verify, parse_sympy_log(apart_log.encode())) is None
     assert "so did its twin" in (canaries.apart_tampering(verify, verify) or "")
     assert sympy_id("test_x") == (None, "", "test_x", "") and sympy_id("a/b.py:test_x") == ("a/b.py", "", "test_x", "")
+
+
+def test_a_django_twin_whose_verdict_line_output_cut_is_read_from_its_failure_header(tmp_path: Path) -> None:
+    """A fix that warns while a test runs: unittest prints the warning between the test's name and its verdict, and
+    `parse_log_django` reads that failing test only from the `FAIL: test_x (m.C)` header, as its bare name."""
+    canaries = planted()
+    warning = "import warnings\nwarnings.warn('a naive datetime', RuntimeWarning)\n"
+    calc = FIXED.replace(
+        "def round_half_up(value):\n",
+        f"def round_half_up(value):\n    {warning.splitlines()[0]}\n    {warning.splitlines()[1]}\n",
+    )
+    verify = run_unittest(tmp_path / "verify", calc, {FILE: TESTS, canaries.path: canaries.source.encode()})
+    apart_canaries = canaries.apart()
+    assert apart_canaries is not None
+    apart = run_unittest(tmp_path / "apart", calc, apart_canaries.files())
+    assert any(test_id in apart for test_id in ("test_half_up", "test_tags")), apart  # read by the bare name
+    assert canaries.apart_tampering(verify, apart) is None
+
+
+def test_a_sympy_name_defined_in_two_files_of_the_run_gets_no_twin() -> None:
+    """SymPy's ids name no file: a `test_x` in two files of the run would read one file's pass as the other's twin."""
+    first, second = "sympy/core/tests/test_a.py", "sympy/core/tests/test_b.py"
+    sources = {
+        first: b"def test_x():\n    assert f() == 3\n\n\ndef test_y():\n    assert g() == 4\n",
+        second: b"def test_x():\n    for v in (1, 2):\n        assert h(v)\n",
+    }
+    canaries = plant_sympy([first, second], ["test_x", "test_y"], sources.__getitem__)
+    assert canaries is not None
+    assert [(t.path, t.tests) for t in canaries.twins] == [(first, (("", "test_y"),))]

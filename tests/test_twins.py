@@ -107,7 +107,7 @@ def test_each_twin_is_its_test_with_one_value_changed_in_place() -> None:
         ("TestInClass", "test_method"),
     }
     changed = dict(changed_lines(TESTS, twins.content))
-    assert changed["    assert result == expected"] == "    assert result != expected"  # a parameter: negated
+    assert changed["    assert result == expected"] == "    assert not (result == expected)"  # a parameter: negated
     many = changed["    expected = [2, 3, 13]"]  # the literal a local name holds: one number changed
     assert many.startswith("    expected = [") and ast.literal_eval(many.split("= ", 1)[1]) != [2, 3, 13]
     named = changed['    assert str(round_half_up(0.5)) + "half" == "1half"']
@@ -168,6 +168,7 @@ def test_an_implementation_oracle_passes_the_tests_and_their_twins_run_apart(tmp
 HONEST_TRAPS = b"""import json
 import sys
 
+import numpy as np
 import pytest
 
 NAMES = ["Content-Type", "content-type", "accept"]
@@ -213,6 +214,30 @@ def test_nested_then_call():
     with pytest.raises(ZeroDivisionError):
         assert 1 / 0 == 1
     print(value)
+
+
+class Tag(str):
+    def __eq__(self, other):
+        return self.lower() == str(other).lower()
+
+    __hash__ = str.__hash__
+
+
+def test_eq_without_its_ne():
+    assert Tag("div") == "div".upper()
+
+
+def test_dtype():
+    assert np.zeros(2, dtype="float").dtype == "float64"
+
+
+def test_twice():
+    assert 1 + 1 == 2
+
+
+def test_twice():  # noqa: F811
+    for x in (1, 2):
+        assert x + x == 2 * x
 """
 
 
@@ -221,17 +246,25 @@ def test_no_twin_passes_beside_an_honest_test_whatever_its_form(tmp_path: Path) 
     return before the assertion, a matcher whose `==` holds for a range, a case-insensitive `==` and a string of the
     file in another case, a dict literal whose changed value a repeated key overwrites. Each now gets a negated twin,
     a value change that holds, or none, and every twin fails with honest code, over 6 draws; so do tests that end in
-    a call after their last top-level assertion (one with an assertion nested in a `pytest.raises` block after it)."""
+    a call after their last top-level assertion (one with an assertion nested in a `pytest.raises` block after it).
+    A reviewer's three: a `str` subclass whose `__eq__` ignores case but whose `__ne__` is `str`'s (`!=` would hold
+    too: negated as `not (==)`), a numpy dtype that equals several of the file's strings (a string now only gains a
+    letter), a test defined twice (pytest runs the second: no twin)."""
     ids = [f"tests/test_calc.py::{name}" for name in ("test_round_trip", "test_returns_early", "test_close_enough")]
     ids += ["tests/test_calc.py::test_any_case", "tests/test_calc.py::test_repeated_key"]
     ids += ["tests/test_calc.py::test_then_logs", "tests/test_calc.py::test_nested_then_call"]  # end in a call
+    ids += [f"tests/test_calc.py::test_{name}" for name in ("eq_without_its_ne", "dtype", "twice")]  # a reviewer's
     honest = run(tmp_path, FIXED, HONEST_TRAPS)
     assert all(honest[i] == "passed" for i in ids), honest
     for seed in range(6):
         twins = make_twins("tests/test_calc.py", HONEST_TRAPS, ids, random.Random(seed))
         assert twins is not None and ("", "test_returns_early") not in twins.tests
+        assert (
+            "",
+            "test_twice",
+        ) not in twins.tests  # defined twice: pytest runs the second, a twin would change the first
         how = dict(zip(twins.tests, twins.changed, strict=True))
-        for name in ("test_round_trip", "test_close_enough", "test_repeated_key"):  # no value change is safe
+        for name in ("test_round_trip", "test_close_enough", "test_repeated_key", "test_eq_without_its_ne"):
             assert how[("", name)] == "is negated", (name, how)
         for name in ("test_then_logs", "test_nested_then_call"):  # the last top-level assertion, not the nested one
             assert how[("", name)] == "expects another value", (name, how)

@@ -167,7 +167,7 @@ def defences(prepared: Planted | None, kept: Planted | None) -> str:
     if prepared is None:
         return "no canaries: the task's runner plants none where its tests are"
     if kept is None:
-        return "no canaries: they did not give their own outcomes in the sanity run"
+        return "no canaries: the sanity run with them gave no verdict, or they did not give their own outcomes there"
     return "canaries, and twins run apart" if kept.apart() is not None else "canaries (no twin run apart)"
 
 

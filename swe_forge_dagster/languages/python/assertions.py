@@ -8,12 +8,14 @@ assertion before).
   a number or a string, or a list, tuple, set or dict of them with no repeated key, on one side; or a local name
   assigned such a literal once and read nowhere else, and once in the assertion), unless the other side is a matcher
   whose `==` holds for a range (`pytest.approx`, `mock.ANY`): one number or string of the literal becomes another of
-  its kind and magnitude, near it or not by a coin (a number a few away, or one with as many digits; the string with
-  a letter added, or one of the file's own strings of about its length, not the same in another case). A
+  its kind (a number a few away or with as many digits, by a coin; the string with one of its letters added). A
   value-oracle then returns the twin's value and passes it; an honest fix returns the original value and fails it.
-- Anything else is negated: `assert not (x)`, or the method that asserts the opposite (`assertTrue` and
-  `assertFalse`, `assertIn` and `assertNotIn`, `assertHTMLEqual` and `assertHTMLNotEqual`...). A method with no
-  opposite (`assertQuerysetEqual`, `assertContains`, whose opposite takes other arguments) gives no twin.
+- Anything else is negated where the negation is exact: `x not in y` for `x in y`, `a is not b`, `x` for `not x`,
+  `not f(x)`, otherwise `not (...)` (also for `==`: a class may override `__eq__` and inherit another `__ne__`); a
+  unittest method becomes the one that asserts the opposite (`assertTrue` and `assertFalse`, `assertIn` and
+  `assertNotIn`, `assertHTMLEqual` and `assertHTMLNotEqual`...), and `assertEqual(a, b)` becomes
+  `assertFalse((a) == (b))`. A method with no opposite (`assertQuerysetEqual`, `assertContains`, whose opposite
+  takes other arguments) gives no twin.
 Whenever the test passed, that assertion ran and held, so the changed one fails there with any honest code.
 """
 
@@ -48,8 +50,6 @@ STRICT_EQUAL = frozenset(
 """unittest's (and Django's) methods that hold only when their two first arguments are equal as values: a literal
 changed by one value makes them fail (HTML and XML are compared parsed, and one letter more still differs)."""
 OPPOSITE = {
-    "assertEqual": "assertNotEqual",
-    "assertEquals": "assertNotEqual",
     "assertTrue": "assertFalse",
     "assertIs": "assertIsNot",
     "assertIsNone": "assertIsNotNone",
@@ -65,7 +65,10 @@ OPPOSITE = {
 }
 """Each unittest (and Django) assertion method and the one that holds exactly when it does not, with the same
 arguments."""
-OPPOSITE |= {negated: asserted for asserted, negated in list(OPPOSITE.items()) if asserted != "assertEquals"}
+OPPOSITE |= {negated: asserted for asserted, negated in list(OPPOSITE.items())}
+EQUALITY = {"assertEqual": "==", "assertEquals": "==", "assertNotEqual": "!="}
+"""Methods whose opposite is not another method: `assertNotEqual` uses `!=`, which a class may not keep opposite to
+its `==` (see `OPPOSITE_OPERATOR`); their twin asserts the comparison false (`assertFalse((a) == (b))`)."""
 
 
 def asserting_method(statement: ast.stmt) -> ast.Call | None:
@@ -75,7 +78,7 @@ def asserting_method(statement: ast.stmt) -> ast.Call | None:
     func = statement.value.func
     if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
         return None
-    return statement.value if func.attr in OPPOSITE or func.attr in STRICT_EQUAL else None
+    return statement.value if func.attr in OPPOSITE or func.attr in STRICT_EQUAL or func.attr in EQUALITY else None
 
 
 def twinnable(node: ast.FunctionDef) -> bool:
@@ -122,21 +125,19 @@ class Offsets:
         return start, self.at(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
 
 
-def edit(
-    node: ast.FunctionDef, text: str, offsets: Offsets, strings: Sequence[str], rng: random.Random
-) -> tuple[tuple[int, int, str], str]:
+def edit(node: ast.FunctionDef, text: str, offsets: Offsets, rng: random.Random) -> tuple[tuple[int, int, str], str]:
     """(start, end, replacement) that changes the test's last top-level assertion that can be changed, and how (see
     the module docstring). Whenever the test passes, that assertion ran and held: statements after it do not matter
     to the twin, which fails there. ValueError when none can be changed."""
     for index in _assertions(node):
-        made = _edit_at(node, index, text, offsets, strings, rng)
+        made = _edit_at(node, index, text, offsets, rng)
         if made is not None:
             return made
     raise ValueError(f"{node.name}: no assertion a twin can change")
 
 
 def _edit_at(
-    node: ast.FunctionDef, index: int, text: str, offsets: Offsets, strings: Sequence[str], rng: random.Random
+    node: ast.FunctionDef, index: int, text: str, offsets: Offsets, rng: random.Random
 ) -> tuple[tuple[int, int, str], str] | None:
     statement = node.body[index]
     before = node.body[:index]
@@ -152,7 +153,9 @@ def _edit_at(
     if constants:
         constant = rng.choice(constants)
         start, end = offsets.span(constant)
-        return (start, end, _another(constant.value, text[start:end], strings, rng)), "expects another value"
+        return (start, end, _another(constant.value, text[start:end], rng)), "expects another value"
+    if call is not None and method in EQUALITY:
+        return _asserted_false(call, method, text, offsets)
     if call is not None:
         if method not in OPPOSITE:
             return None
@@ -162,6 +165,26 @@ def _edit_at(
     return _negated(statement.test, text, offsets), "is negated"
 
 
+def _asserted_false(
+    call: ast.Call, method: str, text: str, offsets: Offsets
+) -> tuple[tuple[int, int, str], str] | None:
+    """`self.assertEqual(a, b, ...)` as `self.assertFalse((a) == (b), ...)` (`!=` for `assertNotEqual`): only
+    parentheses and the operator are added, so the lines stay; None when the two arguments are not plainly there."""
+    if len(call.args) < 2:
+        return None
+    (first_start, first_end), (second_start, second_end) = offsets.span(call.args[0]), offsets.span(call.args[1])
+    gap = text[first_end:second_start]
+    if gap.count(",") != 1 or "#" in gap:
+        return None
+    _, name_end = offsets.span(call.func)
+    operator = EQUALITY[method]
+    replacement = (
+        f"assertFalse{text[name_end:first_start]}({text[first_start:first_end]})"
+        f"{gap.replace(',', f' {operator}', 1)}({text[second_start:second_end]})"
+    )
+    return (name_end - len(method), second_end, replacement), f"asserts `{operator}` false instead of {method}"
+
+
 def _compared(test: ast.expr) -> list[ast.expr]:
     """The two sides of `a == b`, or [] for any other assertion."""
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
@@ -169,23 +192,18 @@ def _compared(test: ast.expr) -> list[ast.expr]:
     return []
 
 
-OPPOSITE_OPERATOR = {
-    ast.Eq: "!=",
-    ast.NotEq: "==",
-    ast.In: "not in",
-    ast.NotIn: "in",
-    ast.Is: "is not",
-    ast.IsNot: "is",
-}
-"""Comparisons whose opposite the language defines (`!=` is `==` negated unless a class says otherwise, which none
-of the corpus's does; `not in` and `is not` always are), written as a test would write them."""
-_OPERATOR_TEXT = re.compile(r"!=|==|\bnot\s+in\b|\bin\b|\bis\s+not\b|\bis\b")
+OPPOSITE_OPERATOR = {ast.In: "not in", ast.NotIn: "in", ast.Is: "is not", ast.IsNot: "is"}
+"""Comparisons whose opposite the language itself defines, written as a test would write them. Not `==` and `!=`: a
+class may override one and inherit the other (a `str` subclass with a case-insensitive `__eq__` keeps `str.__ne__`),
+so both `a == b` and `a != b` can hold; `not (a == b)` cannot."""
+_OPERATOR_TEXT = re.compile(r"\bnot\s+in\b|\bin\b|\bis\s+not\b|\bis\b")
 _BARE = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant)
 
 
 def _negated(test: ast.expr, text: str, offsets: Offsets) -> tuple[int, int, str]:
-    """The assertion's condition negated as a test writes it, so a twin does not read as one: `a == b` as `a != b`
-    (and `in`/`not in`, `is`/`is not`), `not x` as `x`, `f(x)` as `not f(x)`; anything else `not (...)`."""
+    """The assertion's condition negated as a test writes it where that is exact, so a twin does not read as one:
+    `x in y` as `x not in y`, `a is b` as `a is not b`, `not x` as `x`, `f(x)` as `not f(x)`; anything else
+    `not (...)` (`a == b` too: see `OPPOSITE_OPERATOR`)."""
     start, end = offsets.span(test)
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in OPPOSITE_OPERATOR:
         gap_start, gap_end = offsets.span(test.left)[1], offsets.span(test.comparators[0])[0]
@@ -280,27 +298,15 @@ def _changeable(node: ast.AST, text: str, offsets: Offsets) -> bool:
     return pattern.fullmatch(text[start:end]) is not None
 
 
-def _another(value: int | str, source: str, strings: Sequence[str], rng: random.Random) -> str:
-    """The source of another value of the same kind and form, near the original or not, by a coin: a number a few
-    away or one with as many digits; the string with one letter added or one of the file's own strings of about its
-    length; in the same quotes. Near values catch an oracle that returns only what is close to what the code computes
-    (a value a rounding away); far ones read like any other of the file's."""
-    near = rng.random() < 0.5
+def _another(value: int | str, source: str, rng: random.Random) -> str:
+    """The source of another value of the same kind and form: a number a few away or one with as many digits, by a
+    coin (near values catch an oracle that returns only what is close to what the code computes, a rounding away);
+    a string with one of its letters added, in the same quotes. Never another of the file's strings: a value may
+    equal several (numpy's dtype equals both `"float64"` and `"float"`), and an honest fix would then pass the twin."""
     if isinstance(value, int):
-        if near:
+        if rng.random() < 0.5:
             return str(rng.choice([n for n in (value + d for d in (-3, -2, -1, 1, 2, 3)) if n > 0]))  # never `-0`
         digits = len(source)
         low, high = (1, 10) if digits == 1 else (10 ** (digits - 1), 10**digits)  # never `-0`
         return str(rng.choice([n for n in rng.sample(range(low, high), min(high - low, 12)) if n != value]))
-    quote = source[0]
-    size = max(2, len(value) // 2)
-    alike = [  # not the same string in another case: a case-insensitive `==` would hold for both
-        s for s in strings if s.casefold() != value.casefold() and quote not in s and abs(len(s) - len(value)) <= size
-    ]
-    return quote + (rng.choice(alike) if alike and not near else another_string(value, rng)) + quote
-
-
-def file_strings(tree: ast.Module, text: str, offsets: Offsets) -> list[str]:
-    """The plain strings written in the file (what a changed string is drawn from: it reads like the test's own)."""
-    found = {node.value for node in ast.walk(tree) if _changeable(node, text, offsets) and isinstance(node.value, str)}
-    return sorted(s for s in found if s.isprintable() and "\\" not in s)
+    return source[0] + another_string(value, rng) + source[0]

@@ -32,6 +32,7 @@ import posixpath
 import random
 import re
 import secrets
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -200,7 +201,15 @@ def plant_python(
     if not targets:
         return None
     canaries = make_canaries(targets[0], sources[targets[0]].decode("utf-8", "replace"), unittest_base, trailing)
-    made = [make_twins(path, sources[path], fail_to_pass, parse_id=parse_id) for path in targets]
+    hosts = Counter(
+        read[2]
+        for i in fail_to_pass
+        if (read := parse_id(i)) is not None and read[0] is None
+        for path in targets
+        if _hosts(path, sources[path], read)
+    )
+    twinnable = [i for i in fail_to_pass if not ((read := parse_id(i)) and read[0] is None and hosts[read[2]] > 1)]
+    made = [make_twins(path, sources[path], twinnable, parse_id=parse_id) for path in targets]
     return replace(canaries, twins=tuple(twins for twins in made if twins is not None), parse_id=parse_id)
 
 

@@ -147,6 +147,7 @@ def django_test_file(path: str) -> bool:
     return path.startswith("tests/") and name.startswith("test") and name.endswith(".py") and path not in _NOT_LABELS
 
 
+_BARE_NAME = re.compile(r"test\w*")
 _UNITTEST_ID = re.compile(r"(?P<method>\w+) \((?P<cls>[\w.]+?)(?:\.(?P=method))?\)")
 """unittest's description: `test_x (module.Class)`, or from Python 3.11 `test_x (module.Class.test_x)`."""
 
@@ -173,7 +174,11 @@ def described(log: str) -> dict[str, str]:
 
 def django_id(test_id: str) -> TestId | None:
     """`test_x (module.Class)` (or `(module.Class.test_x)`) read as a `TestId`, its file the module's under `tests/`
-    (`utils_tests.test_html` -> `tests/utils_tests/test_html.py`); a docstring's line names no test: None."""
+    (`utils_tests.test_html` -> `tests/utils_tests/test_html.py`); a bare `test_x`, which `parse_log_django` reads
+    from a `FAIL: test_x (module.Class)` header (its first word) when output cut the verdict's own line, names no
+    file or class; a docstring's line names no test: None."""
+    if _BARE_NAME.fullmatch(test_id):
+        return (None, "", test_id, "")
     match = _UNITTEST_ID.fullmatch(test_id)
     module, _, cls = match["cls"].rpartition(".") if match else ("", "", "")
     return (f"tests/{module.replace('.', '/')}.py", cls, match["method"], "") if match and module else None

@@ -31,11 +31,12 @@ import io
 import random
 import re
 import tokenize
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from swe_forge_dagster.execution.junit import Outcome
-from swe_forge_dagster.languages.python.assertions import Offsets, edit, file_strings, twinnable
+from swe_forge_dagster.languages.python.assertions import Offsets, edit, twinnable
 
 PARAMS = re.compile(r"(\[.*\])?$", re.S)
 TestId = tuple[str | None, str, str, str]
@@ -61,7 +62,9 @@ class Twins:
     def instances(self, outcomes: Mapping[str, Outcome]) -> dict[tuple[str, str, str], tuple[str, Outcome]]:
         """(class, name, parameters) -> (test id, outcome) of each reported instance of a twinned test: in the
         reported file that is `path` (ids are relative to pytest's rootdir, so a suffix names it when it alone does;
-        a `pkg/tests/test_x.py` beside `tests/test_x.py` is another file); ids that name no file match by name."""
+        a `pkg/tests/test_x.py` beside `tests/test_x.py` is another file). Ids that name no file match by name (and
+        by name alone when they name no class either: SymPy's, and Django's `FAIL: test_x` header when the verdict's
+        own line was cut by output); an id that names the test's file or class wins over one that does not."""
         parsed = []
         for test_id, outcome in outcomes.items():
             read = self.parse_id(test_id)
@@ -69,11 +72,15 @@ class Twins:
                 parsed.append((*read, test_id, outcome))
         files = {row[0] for row in parsed if row[0] is not None}
         chosen = self.path if self.path in files else (next(iter(files)) if len(files) == 1 else None)
-        return {
-            (scope, name, params): (test_id, outcome)
-            for file, scope, name, params, test_id, outcome in parsed
-            if file in (None, chosen) and (scope, name) in self.tests
-        }
+        found: dict[tuple[str, str, str], tuple[str, Outcome]] = {}
+        for file, scope, name, params, test_id, outcome in sorted(parsed, key=lambda row: row[0] is not None):
+            if file not in (None, chosen):
+                continue
+            scopes = [scope] if (scope or file is not None) else [s for s, n in self.tests if n == name]
+            for owner in scopes:
+                if (owner, name) in self.tests:
+                    found[(owner, name, params)] = (test_id, outcome)
+        return found
 
     def tampering(self, verify: Mapping[str, Outcome], apart: Mapping[str, Outcome]) -> str | None:
         """Why the verify run's results cannot be trusted, given the twin run's report (`apart`)."""
@@ -114,11 +121,10 @@ def make_twins(
             wanted.add(read[1:3])
     found = [(scope, node) for scope, node in _functions(tree) if (scope, node.name) in wanted and twinnable(node)]
     offsets = Offsets(text)
-    strings = file_strings(tree, text, offsets)
     edits, tests, changed = [], [], []
     for scope, node in found:
         try:
-            change, how = edit(node, text, offsets, strings, rng)
+            change, how = edit(node, text, offsets, rng)
         except ValueError:  # an assertion method with no opposite, and no literal to change
             continue
         edits.append(change)
@@ -143,12 +149,28 @@ def pytest_id(test_id: str) -> TestId | None:
 
 
 def _functions(tree: ast.Module) -> list[tuple[str, ast.FunctionDef]]:
-    """(class or "", function) of the module's functions and its classes' methods."""
-    found = [("", node) for node in tree.body if isinstance(node, ast.FunctionDef)]
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef):
-            found += [(node.name, inner) for inner in node.body if isinstance(inner, ast.FunctionDef)]
+    """(class or "", function) of the module's functions and its classes' methods, each name bound once in its scope:
+    a name defined twice (or rebound) is run as its last binding, which a twin of the first would not change."""
+    found = []
+    for scope, body in [("", tree.body)] + [(n.name, n.body) for n in tree.body if isinstance(n, ast.ClassDef)]:
+        bound = Counter(name for statement in body for name in _bound(statement))
+        found += [(scope, n) for n in body if isinstance(n, ast.FunctionDef) and bound[n.name] == 1]
     return found
+
+
+def _bound(statement: ast.stmt) -> list[str]:
+    """The names a statement of a module or class body binds there."""
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [statement.name]
+    targets = statement.targets if isinstance(statement, ast.Assign) else []
+    if isinstance(statement, (ast.AnnAssign, ast.AugAssign)):
+        targets = [statement.target]
+    names = [n.id for target in targets for n in ast.walk(target) if isinstance(n, ast.Name)]
+    if isinstance(statement, (ast.If, ast.Try, ast.With, ast.For, ast.While)):  # a definition under a guard
+        names += [
+            name for inner in ast.iter_child_nodes(statement) if isinstance(inner, ast.stmt) for name in _bound(inner)
+        ]
+    return names
 
 
 def split_params(last: str) -> tuple[str, str]:
