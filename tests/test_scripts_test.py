@@ -66,3 +66,10 @@ def test_tiers_by_name_select_and_build_only_what_they_need(recording_docker: tu
     assert docker.returncode == 0 and "by tier docker:" in docker.stdout, docker.stdout[-2000:]
     inspected = log.read_text()
     assert "image inspect swe-forge-base:bookworm" in inspected and "image inspect swe-forge-go:bookworm" in inspected
+
+
+def test_a_tier_and_a_marker_expression_are_an_error_not_a_silent_choice() -> None:
+    done = subprocess.run(
+        [str(ROOT / "scripts/test"), "fast", "-m", "docker"], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2 and "a tier (fast) and -m both select tests" in done.stderr
