@@ -5,7 +5,8 @@ proven as the pipeline proves them, written as task directories, and exported as
 checker (`swebench dataset check`) finds no problem, `swebench eval --gold --task-repo` builds both images from
 the repository's Dockerfiles and resolves both, and a predictions file with a patch that fixes nothing and an
 empty one resolves neither. Our harness, reading the task repository itself (`-i DIR`: the recipe its
-task.yaml carries) with the same predictions, gives the same verdicts and, test for test, the same outcomes as
+task.yaml carries, the tree its `repo.tar` carries, in a fresh home whose git URL reaches nothing) with the same
+predictions, gives the same verdicts and, test for test, the same outcomes as
 SWE-bench's report; with the oracle it resolves both, with the outcomes of SWE-bench's gold run.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import tarfile
 from pathlib import Path
 
 import docker
@@ -133,19 +135,37 @@ def test_swebench_checks_builds_and_grades_our_exported_tasks_as_our_harness_doe
     assert theirs["resolved_ids"] == [] and theirs["unresolved_ids"] == [ids[0]]
     assert theirs["empty_patch_ids"] == [ids[1]]
 
-    common = ("harness", "-i", str(repo), "--git-url", world.url_template)  # the task repository itself
-    ours = cli_json(home, *common, "--predictions", str(predictions), "-o", str(tmp_path / "ours" / "summary.json"))
+    # the task repository itself, read in a fresh home with a git URL that reaches nothing: built from what it carries
+    reader, nowhere = tmp_path / "reader", "file:///nonexistent/{repo}.git"
+    common = ("harness", "-i", str(repo), "--git-url", nowhere)
+    ours = cli_json(reader, *common, "--predictions", str(predictions), "-o", str(tmp_path / "ours" / "summary.json"))
     by_id = {row["task_id"]: row for row in ours["results"]}
     assert by_id[ids[0]]["status"] == by_id[ids[1]]["status"] == "unresolved", by_id
     outcomes = {c["test_id"]: c["passed"] for c in by_id[ids[0]]["fail_to_pass"] + by_id[ids[0]]["pass_to_pass"]}
     assert outcomes == swebench_outcomes(tmp_path, "nofix", model.replace("/", "__"), ids[0])
     assert not any(outcomes[t] for t in records[0].instance.FAIL_TO_PASS)
-    oracle = cli_json(home, *common, "--agent", "oracle")
+    oracle = cli_json(reader, *common, "--agent", "oracle")
     for record in records:
         row = next(r for r in oracle["results"] if r["task_id"] == record.task_id)
         assert row["status"] == "resolved", row
         mine = {c["test_id"]: c["passed"] for c in row["fail_to_pass"] + row["pass_to_pass"]}
         assert mine == swebench_outcomes(tmp_path, "gold", "gold", record.task_id)
+    validated = cli_json(reader, "validate", "-i", str(repo), "--git-url", nowhere)
+    assert sorted(row["status"] for row in validated["results"]) == ["valid", "valid"], validated
+    again = cli_json(reader, "export", "-i", str(repo), "-o", str(tmp_path / "again"), "--format", "swebench-task-repo")
+    assert sorted(again["tasks"]) == sorted(ids) and again["skipped"] == {}, again  # re-exported with no clone
+    for task_id in ids:  # the same files, modes and times (the archive's header names the stand-in commit)
+        assert tree_of(tmp_path / "again" / "tasks" / task_id / "repo.tar") == tree_of(
+            repo / "tasks" / task_id / "repo.tar"
+        )
+
+
+def tree_of(archive: Path) -> list[tuple[str, int, int, str, bytes]]:
+    with tarfile.open(archive) as tar:
+        return [
+            (m.name, m.mode, m.mtime, m.linkname, tar.extractfile(m).read() if m.isfile() else b"")  # type: ignore[union-attr]
+            for m in tar.getmembers()
+        ]
 
 
 def test_a_task_repository_is_an_input_of_the_harness_and_validate_with_the_recipe_it_carries(tmp_path: Path) -> None:

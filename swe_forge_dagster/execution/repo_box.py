@@ -27,6 +27,7 @@ from pathlib import Path
 
 import docker
 
+from swe_forge_dagster.execution.carried_trees import CarriedTree, carry_tree
 from swe_forge_dagster.execution.recipe import ENV_DIR
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.execution.sandbox import Mounts, Sandbox, SandboxConfig
@@ -72,8 +73,12 @@ class PatchRejected(RuntimeError):
 # --- the base tree ----------------------------------------------------------------------------
 
 
-def fetch_base(cache: RepoCache, repo: str, sha: str) -> None:
-    """Make sure `sha` of `repo` is in the host cache (clones once per repo, then fetches by sha)."""
+def fetch_base(cache: RepoCache, repo: str, sha: str, carried: CarriedTree | None = None) -> None:
+    """Make sure `sha` of `repo` is in the host cache: from the tree the task carries when it has one (a task
+    repository's `repo.tar`: no network), else cloned once per repo, then fetched by sha."""
+    if carried is not None:
+        carry_tree(cache, repo, sha, Path(carried.archive), carried.tags)
+        return
     cache.ensure(repo)
     cache.fetch(repo, [sha])
 
@@ -95,7 +100,8 @@ def write_tree_archive(cache: RepoCache, repo: str, sha: str, dest: Path) -> Pat
                 handle.write(("\n" if current and not current.endswith("\n") else "") + EXPORT_ATTRIBUTES)
     env = cache._env  # the cache's isolated git environment (no public accessor)
     Path(env["HOME"]).mkdir(parents=True, exist_ok=True)
-    argv = [cache.git, "--git-dir", str(git_dir), "archive", "--format=tar", f"--prefix={TREE_NAME}/", sha]
+    commit = cache.resolve(repo, sha)  # a carried tree's stand-in commit too
+    argv = [cache.git, "--git-dir", str(git_dir), "archive", "--format=tar", f"--prefix={TREE_NAME}/", commit]
     with dest.open("wb") as out:
         proc = subprocess.run(argv, stdout=out, stderr=subprocess.PIPE, env=env, timeout=GIT_TIMEOUT_S, check=False)
     if proc.returncode != 0:

@@ -39,6 +39,10 @@ _REPO_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 _SHA_RE = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 _REF_RE = re.compile(r"^[A-Za-z0-9_./+-]+$")
 KEEP_PREFIX = "refs/swe-forge/keep/"  # fetched shas get a ref so that gc can never drop them
+CARRIED_PREFIX = "refs/swe-forge/carried/"
+"""`<prefix><sha>` names the commit standing in for `sha` when only its tree was carried in (`carried_trees`)."""
+CARRIED_TAG = "swe-forge-release-tag: "
+"""A line of a carried commit's message: a release tag of the commit it stands in for (it has no history)."""
 
 # Set on every call (with --literal-pathspecs: paths are file names, never globs): no automatic
 # gc or maintenance racing with another process's fetch, no detached-HEAD advice.
@@ -198,7 +202,7 @@ class RepoCache:
     def _has(self, path: Path, ref: str, refresh: bool) -> bool:
         _refspec(ref)  # validate before anything reaches git's command line
         if _SHA_RE.match(ref):
-            return self._has_commit(path, ref)
+            return self._has_commit(path, ref) or self._carried_at(path, ref) is not None
         if refresh:
             return False
         full = ref if ref.startswith("refs/") else f"refs/heads/{ref}"
@@ -213,6 +217,20 @@ class RepoCache:
         object is simply an error.
         """
         return self._ok(["rev-list", "--no-walk", "--missing=allow-any", sha, "--"], cwd=path)
+
+    def _carried_at(self, path: Path, sha: str) -> str | None:
+        """The commit standing in for `sha` (its tree carried in from a task repository's `repo.tar`), else None;
+        never clones or fetches."""
+        if not (path / "HEAD").is_file():
+            return None
+        ref = f"{CARRIED_PREFIX}{sha}^{{commit}}"
+        proc = self._run(["rev-parse", "--verify", "--quiet", ref], cwd=path, check=False)
+        return (proc.stdout.strip() or None) if proc.returncode == 0 else None
+
+    def has(self, repo: str, sha: str) -> bool:
+        """Whether commit `sha` (or a tree carried in for it) is in the cache, without cloning or fetching."""
+        path = self.path(repo)
+        return (path / "HEAD").is_file() and self._has(path, sha, refresh=False)
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -231,6 +249,10 @@ class RepoCache:
         install was versioned `0+untagged.1.g…`, and every later row that reused the environment saw that version);
         setuptools-scm reads either."""
         path = self.ensure(repo)
+        carried = self._carried_at(path, sha) if _SHA_RE.match(sha) and not self._has_commit(path, sha) else None
+        if carried:  # no history to describe: the tags it was carried in with
+            message = self._run(["log", "-1", "--format=%B", carried], cwd=path).stdout
+            return tuple(line[len(CARRIED_TAG) :] for line in message.splitlines() if line.startswith(CARRIED_TAG))
         if repo not in self._tags_fetched:  # the cache fetches without tags: get them once per process
             with self.lock(repo):
                 self._sync_remote(repo, path)
@@ -261,6 +283,9 @@ class RepoCache:
         if rev.startswith("-"):
             raise RepoCacheError(f"invalid revision {rev!r} for {repo}")
         if _SHA_RE.match(rev) and not self._has_commit(path, rev):
+            carried = self._carried_at(path, rev)
+            if carried:
+                return carried
             raise RepoCacheError(f"{rev} is not a commit in the cache of {repo} (fetch it first)")
         proc = self._run(["rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], cwd=path, check=False)
         if proc.returncode != 0:

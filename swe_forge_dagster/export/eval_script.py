@@ -23,6 +23,7 @@ from swe_forge_dagster.execution.era import RESOLUTION_VAR
 from swe_forge_dagster.execution.patch import FileSection, split_sections
 from swe_forge_dagster.execution.runners import Runner
 from swe_forge_dagster.execution.sandbox_config import CONTAINER_CA_PATH, DEFAULT_ENV
+from swe_forge_dagster.export.instance_files import TREE_FILE
 from swe_forge_dagster.export.swebench import SWEBenchInstance
 from swe_forge_dagster.languages.registry import runner_for
 
@@ -30,7 +31,7 @@ START, END = ">>>>> Start Test Output", ">>>>> End Test Output"
 """SWE-bench's markers around the test output (`swebench.harness.constants`)."""
 CHECKOUT, TESTBED = "/repo", "/testbed"
 BUILD_DIR = "/swe-forge-build"
-TREE_FILE, INSTALL_FILE, CA_FILE = "repo.tar", "install.sh", "ca-certificates.crt"
+INSTALL_FILE, CA_FILE = "install.sh", "ca-certificates.crt"
 SHELL_STATE = "/etc/swe-forge-env.sh"
 """The install's exported environment, which the eval script sources before it runs the tests."""
 REPORT = "/tmp/swe-forge-report"

@@ -116,6 +116,10 @@ def _parquet_records(path: Path) -> list[RawRecord]:
 
 
 TASK_REPO_CONFIG = "sweb.yaml"
+TREE_FILE = "repo.tar"
+"""A task directory's base tree (the build context of its Dockerfile): what our tools build from with no clone."""
+TREE_KEY = "swe_forge_tree_archive"
+"""The record key a task read from a task repository gets when its directory carries `TREE_FILE`: the file's path."""
 _TASK_FILES = {"patch": "gold.patch", "test_patch": "test.patch", "problem_statement": "problem_statement.md"}
 _OPTIONAL_FILES = {"hints_text": "hints.md", "eval_script": "eval.sh"}
 
@@ -138,6 +142,8 @@ def _task_record(task_dir: Path, index: int) -> RawRecord:
             data[column] = (task_dir / name).read_text(encoding="utf-8") if (task_dir / name).is_file() else ""
         tests = json.loads((task_dir / "tests.json").read_text(encoding="utf-8"))
         data.update({key: tests[key] for key in ("FAIL_TO_PASS", "PASS_TO_PASS")})
+        if (task_dir / TREE_FILE).is_file():
+            data[TREE_KEY] = str((task_dir / TREE_FILE).resolve())
     except (OSError, ValueError, KeyError, TypeError, yaml.YAMLError) as exc:
         return RawRecord(task_dir, index, problem=f"{task_dir.name}: not a task SWE-bench can load: {exc}")
     return RawRecord(task_dir, index, data=data)

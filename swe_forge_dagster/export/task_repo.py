@@ -24,7 +24,7 @@ import json
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,13 +32,13 @@ from typing import Any
 import yaml
 
 from swe_forge_dagster.environments.environment import pretend_version
+from swe_forge_dagster.execution.carried_trees import CarriedTree
 from swe_forge_dagster.execution.recipe import EnvRecipe
-from swe_forge_dagster.execution.repo_box import write_tree_archive
+from swe_forge_dagster.execution.repo_box import fetch_base, write_tree_archive
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.export.eval_script import (
     CA_FILE,
     INSTALL_FILE,
-    TREE_FILE,
     NotExportable,
     RepoTask,
     dockerfile,
@@ -47,6 +47,7 @@ from swe_forge_dagster.export.eval_script import (
     install_script,
     log_form,
 )
+from swe_forge_dagster.export.instance_files import TREE_FILE, TREE_KEY
 from swe_forge_dagster.export.swebench import SWEBenchInstance
 from swe_forge_dagster.export.task_dir import TEMP_DIR_PREFIX, check_task_id
 from swe_forge_dagster.export.yaml_io import yaml_dump, yaml_load
@@ -61,6 +62,20 @@ CONFIG_FILE, TASKS_DIR = "sweb.yaml", "tasks"
 ENVIRONMENT_KEY = "swe_forge_environment"
 """task.yaml's record of the recipe the Dockerfile runs, so our harness reading the repository back (`-i DIR`) builds
 the environment we proved, not one guessed from the manifests (`harness.inputs.carried_spec`)."""
+RELEASE_TAGS_KEY = "release_tags"
+"""Under `ENVIRONMENT_KEY`: the base commit's release tags, which the carried tree has no history to give."""
+
+
+def carried_tree(inst: SWEBenchInstance) -> CarriedTree | None:
+    """The base tree an instance read from a task repository carries (its `repo.tar`, with the release tags the
+    export recorded), else None: what our tools build from instead of a clone."""
+    extra = inst.model_extra or {}
+    archive = extra.get(TREE_KEY)
+    if not isinstance(archive, str) or not archive:
+        return None
+    carried = extra.get(ENVIRONMENT_KEY)
+    tags = carried.get(RELEASE_TAGS_KEY) if isinstance(carried, dict) else None
+    return CarriedTree(archive=archive, tags=tuple(str(tag) for tag in tags or ()))
 
 
 def carried_recipe(inst: SWEBenchInstance) -> EnvRecipe | None:
@@ -92,7 +107,7 @@ class TaskRepoReport:
     skipped: dict[str, str] = field(default_factory=dict)
 
 
-def task_meta(record: RepoTask, parser: str) -> dict[str, Any]:
+def task_meta(record: RepoTask, parser: str, tags: Sequence[str] = ()) -> dict[str, Any]:
     """`task.yaml`: SWE-bench's required keys, then the dataset fields that are not files of their own."""
     inst = record.instance
     meta: dict[str, Any] = {
@@ -116,6 +131,7 @@ def task_meta(record: RepoTask, parser: str) -> dict[str, Any]:
         "image": record.image,
         "install_commands": list(record.install_commands),
         "test_command": record.test_command,
+        RELEASE_TAGS_KEY: list(tags),
     }
     return meta
 
@@ -141,7 +157,7 @@ def write_task(root: Path, record: RepoTask, cache: RepoCache, ca_bundle: Path |
     task_id = check_task_id(record.task_id)
     _runner, parser = log_form(record)
     inst = record.instance
-    cache.fetch(inst.repo, [inst.base_commit])  # a fresh home has no clone yet
+    fetch_base(cache, inst.repo, inst.base_commit, carried_tree(inst))  # a fresh home has no clone yet
     tags = cache.release_tags(inst.repo, inst.base_commit)
     target = root / TASKS_DIR / task_id
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -149,7 +165,7 @@ def write_task(root: Path, record: RepoTask, cache: RepoCache, ca_bundle: Path |
         work = Path(tmp) / task_id
         work.mkdir()
         files = {
-            "task.yaml": yaml_dump(task_meta(record, parser)),
+            "task.yaml": yaml_dump(task_meta(record, parser, tags)),
             "tests.json": json.dumps(graded_lists(record), indent=2, ensure_ascii=False) + "\n",
             "problem_statement.md": inst.problem_statement,
             "gold.patch": inst.patch,

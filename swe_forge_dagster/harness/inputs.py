@@ -43,7 +43,7 @@ from swe_forge_dagster.export.task_dir import (
     check_task_id,
     read_task_dir,
 )
-from swe_forge_dagster.export.task_repo import carried_recipe
+from swe_forge_dagster.export.task_repo import carried_recipe, carried_tree
 from swe_forge_dagster.harness.models import HarnessTask, TaskLoadError
 from swe_forge_dagster.languages import registry
 
@@ -244,7 +244,8 @@ def _from_record(
         return TaskLoadError(task_id=record.label, source=source, reason=f"cannot load task: {record}")
     try:
         spec = specs.get(record.repo) or specs.get(DEFAULT_SPEC_KEY) or carried_spec(record)
-        task = task_from_instance(record, spec, default_image=default_image).model_copy(update={"source": source})
+        task = task_from_instance(record, spec, default_image=default_image)
+        task = task.model_copy(update={"source": source, "carried": carried_tree(record)})
         return checked(task)
     except Exception as exc:  # one record's problem, whatever it is, stays that record's
         return TaskLoadError(

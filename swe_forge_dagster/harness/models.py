@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from swe_forge_dagster.common.agent_kind import AgentKind
 from swe_forge_dagster.common.content_digest import folder_digest
 from swe_forge_dagster.common.sandbox_spec import Network, SandboxSpec
+from swe_forge_dagster.execution.carried_trees import CarriedTree
 from swe_forge_dagster.execution.patch import split_sections
 from swe_forge_dagster.languages.registry import command_test_files
 from swe_forge_dagster.settings import (
@@ -88,6 +89,9 @@ class HarnessTask(BaseModel):
     install_commands: tuple[str, ...] = ()
     test_command: str
     source: str = ""
+    carried: CarriedTree | None = Field(
+        default=None, description="the base tree the task carries (a task repository's repo.tar): built from, no clone"
+    )
 
     @property
     def safe_id(self) -> str:

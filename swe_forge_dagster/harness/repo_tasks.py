@@ -18,6 +18,7 @@ from swe_forge_dagster.export.instance_files import InstanceFormatError
 from swe_forge_dagster.export.seed_format import find_task_dirs
 from swe_forge_dagster.export.swebench import read_instances
 from swe_forge_dagster.export.task_dir import TaskDirError, read_task_dir
+from swe_forge_dagster.export.task_repo import carried_recipe
 from swe_forge_dagster.harness.inputs import EnvSpec, InputError, task_from_instance, task_from_record
 from swe_forge_dagster.languages.registry import runner_of
 
@@ -47,8 +48,9 @@ def directory_tasks(root: Path) -> tuple[Labelled, dict[str, str]]:
 
 
 def instance_tasks(path: Path, cache: RepoCache) -> tuple[Labelled, dict[str, str]]:
-    """The SWE-bench instances of `path` (labelled by id) with the environment `validate` proved for each; the
-    others, with why not. InputError when the file does not read."""
+    """The SWE-bench instances of `path` (a file, or a task repository) labelled by id, with the environment each
+    carries (a task repository we exported) or `validate` proved for it; the others, with why not. InputError when
+    the input does not read."""
     try:
         instances = read_instances(path)
     except (InstanceFormatError, OSError, ValueError) as exc:
@@ -56,7 +58,7 @@ def instance_tasks(path: Path, cache: RepoCache) -> tuple[Labelled, dict[str, st
     tasks: Labelled = []
     unproven: dict[str, str] = {}
     for inst in instances:
-        recipe = remembered(cache, inst.repo, inst.base_commit)
+        recipe = carried_recipe(inst) or remembered(cache, inst.repo, inst.base_commit)  # a task repository's own
         if recipe is None:
             unproven[inst.instance_id] = f"no environment proven here for it: run `swe-forge validate -i {path}` first"
             continue

@@ -163,7 +163,7 @@ class Harness:
             raise HarnessOutcome(setup, self.docker_error or "no Docker client")
         on_stage("environment")
         try:
-            fetch_base(self.cache, task.repo, task.base_commit)
+            fetch_base(self.cache, task.repo, task.base_commit, task.carried)
         except RepoCacheError as exc:
             raise HarnessOutcome(
                 setup, f"repository {task.repo} is not available at {task.base_commit[:12]}: {exc}"

@@ -21,11 +21,12 @@ from swe_forge_dagster.environments.environment import image_available
 from swe_forge_dagster.execution.failures import needs_network
 from swe_forge_dagster.execution.manifest import remember
 from swe_forge_dagster.execution.patch import SplitPatch, split_diff, split_sections
+from swe_forge_dagster.execution.repo_box import fetch_base
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.execution.runners import swebench_ids
 from swe_forge_dagster.execution.runtime_record import runtime_record
 from swe_forge_dagster.export.swebench import SWEBenchInstance
-from swe_forge_dagster.export.task_repo import carried_recipe
+from swe_forge_dagster.export.task_repo import carried_recipe, carried_tree
 from swe_forge_dagster.languages.registry import is_test_path, runner_for
 from swe_forge_dagster.tasks.differences import explain_differences, set_aside, unreachable
 from swe_forge_dagster.tasks.given_files import files_of_given_ids
@@ -69,8 +70,7 @@ def prove_with_manifests(
     that did not start, over an install that failed, over a missing image), named by its image: the last
     candidate's failure is seldom the cause. A proof whose failing FAIL_TO_PASS tests all failed for lack of a
     network host gives a verdict: the environment works, the tests cannot pass here whatever it is."""
-    executor.cache.ensure(inst.repo)
-    executor.cache.fetch(inst.repo, [inst.base_commit])
+    fetch_base(executor.cache, inst.repo, inst.base_commit, carried_tree(inst))
     split = instance_split(inst, executor.cache)
     found = environment_candidates(
         executor.cache,
