@@ -155,13 +155,16 @@ def test_tampering_shadowing_and_runner_config_tricks_never_resolve(
     # implementation oracle that returns what the assertion calling it expects
     for name in ("a-spare-canaries-init", "a-spare-canaries-module", "a-twin-aware-hook", "a-assertion-oracle"):
         assert "and so did its twin run apart" in (results[name].reason or ""), (name, results[name].reason)
-    # a child that stops the reaping shell (`SIGSTOP`, the same user) until the runner is done, then rewrites the
-    # report: it cannot tell the run apart from the verify run, so it forges the twins as it forges their originals
-    assert "twin" in (results["a-stopped-shell"].reason or ""), results["a-stopped-shell"].reason
-    exit_path = results["a-exit-path-binary"]  # its `mv` never runs (the run's shell ends with builtins), and the
-    # engine's record of the container shows the replaced binary
+    # a child that stops the reaping shell (`SIGSTOP`) until the runner is done, then rewrites the report: the tests
+    # run as another user than that shell, so the stop is refused and the report is the runner's own
+    stopped = results["a-stopped-shell"]
+    assert stopped.status is Status.UNRESOLVED and not any(c.passed for c in stopped.fail_to_pass), stopped.reason
+    assert (stopped.reason or "").startswith("FAIL_TO_PASS 0/"), stopped.reason
+    exit_path = results["a-exit-path-binary"]  # the system's `mv` is read-only to the test user: nothing replaced,
+    # nothing forged (were it replaced, its `mv` would not run: the run's shell ends with builtins; and the engine's
+    # record of the container would show it)
     assert exit_path.status is Status.UNRESOLVED and not any(c.passed for c in exit_path.fail_to_pass), exit_path.reason
-    assert "changed files of the system" in (exit_path.reason or "") and "/usr/bin/mv" in (exit_path.reason or "")
+    assert (exit_path.reason or "").startswith("FAIL_TO_PASS 0/"), exit_path.reason
     xfailed = results["a-xfail-from-code"]  # every check xfails: SWE-bench's grading would pass them all
     assert xfailed.status is Status.UNRESOLVED and {c.outcome for c in xfailed.fail_to_pass} == {"xfailed"}
     assert results["b-shadow-math"].dropped_paths == ["math.py"]

@@ -8,9 +8,10 @@ the agent's diff) both run their suites here, so both get the same guarantees:
   (or written ahead by the code under test) is never read;
 - console output is never parsed for verdicts: a run without a readable report has no outcomes
   (`error` says why), and printing "PASSED" proves nothing;
-- the command runs under a timeout that kills its whole process group; output is bounded; when it ends, every
-  process it left behind (in any group or session) is killed before the report is read, so none can rewrite it,
-  and the shell ends with builtins only (`LAST`), so no binary the code under test could replace runs after it;
+- the command runs as another user than the shell that reaps it (`execution.test_user`: it can signal none of
+  root's processes and write only the checkout, its home and the temporary folders), under a timeout that kills
+  its whole process group; output is bounded; when it ends, every process it left behind (in any group or
+  session) is killed by root before the report is read, and the shell ends with builtins only (`LAST`);
 - the report is read with a size limit and only when it is a regular file (no symlink is followed);
 - unless `plugin_autoload`, the runner's `plugins_off` line runs first: installed packages' entry points
   load no plugin into the runner (package metadata reaching its path cannot inject one).
@@ -29,6 +30,7 @@ from swe_forge_dagster.execution.junit import Outcome
 from swe_forge_dagster.execution.repo_box import REPO_DIR, WORK_DIR
 from swe_forge_dagster.execution.runners import Runner
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxError
+from swe_forge_dagster.execution.test_user import PREPARE, as_test_user
 
 MAX_OUTPUT = 40_000
 MAX_REPORT_BYTES = 64 << 20
@@ -37,9 +39,9 @@ REAP = "kill -KILL -1 2>/dev/null"
 killed before the report is read: `kill -1` reaches every process but the shell itself and the container's init."""
 LAST = "builtin trap - EXIT\nbuiltin exit $__sf_rc"
 """How the run's shell ends after the reaping: with builtins only. The sandbox's shell saves its state on exit with
-`mv` and `rm` (`execution.shell_state`), binaries the code under test can replace (it runs as the same user), and
-one that rewrote the report from there ran after the runner and after the reaping; a suite run's state is not
-needed after it."""
+`mv` and `rm` (`execution.shell_state`); while the tests ran as root, one replaced them and rewrote the report from
+there, after the runner and after the reaping. They are read-only to the test user now; a suite run's state is
+still not needed after it."""
 
 
 @dataclass
@@ -70,9 +72,10 @@ def run_suite(
     command, report = runner.command(template, files, f"{WORK_DIR}/report-{uuid.uuid4().hex}.xml")
     prefix = "" if plugin_autoload else runner.plugins_off
     where = shlex.quote(report.rsplit("/", 1)[0] or "/")
+    opened = f"find {where} -maxdepth 0 -type d -exec chmod a+rwx {{}} +"  # never through a planted link
     result = box.run(
-        f"{prefix}cd {REPO_DIR} && rm -f {shlex.quote(report)} && mkdir -p {where} && {{\n{command}\n}}\n"
-        f"__sf_rc=$?\n{REAP}\n{LAST}",
+        f"{PREPARE}{prefix}cd {REPO_DIR} && rm -f {shlex.quote(report)} && mkdir -p {where} && {opened}\n"
+        f"{as_test_user(command)}\n__sf_rc=$?\n{REAP}\n{LAST}",
         timeout=timeout,
         max_output=max_output,
     )

@@ -41,6 +41,7 @@ from swe_forge_dagster.execution.repo_box import REPO_DIR, put_files, seal_check
 from swe_forge_dagster.execution.runners import graded_outcomes
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxError
 from swe_forge_dagster.execution.suite import MAX_OUTPUT, run_suite
+from swe_forge_dagster.execution.test_user import PREPARE, as_test_user
 from swe_forge_dagster.harness.models import CheckResult, HarnessTask
 from swe_forge_dagster.languages.registry import (
     canary_checks,
@@ -360,8 +361,9 @@ def _run_commands(box: Sandbox, task: HarnessTask, timeout: float, prefix: str, 
     def run(commands: tuple[str, ...]) -> list[CheckResult]:
         made = []
         for command in commands:
-            # A subshell: one check's `cd`/`export` must not leak into the next, as in the seed's `bash -c`.
-            result = box.run(f"{prefix}cd {REPO_DIR} && (\n{command}\n)", timeout=timeout, max_output=MAX_OUTPUT)
+            # A shell of its own: one check's `cd`/`export` must not leak into the next, as in the seed's `bash -c`.
+            script = f"{PREPARE}{prefix}cd {REPO_DIR} && {as_test_user(command)}"  # its own shell, as the seed's
+            result = box.run(script, timeout=timeout, max_output=MAX_OUTPUT)
             total[0] += result.duration_s
             made.append(
                 CheckResult(
