@@ -1,7 +1,11 @@
 """Canaries for `go test -json` and GoogleTest (`languages.go.canaries`, `languages.cpp.canaries`): what is planted,
 how a report is judged with them, and the anchored `-run` selector of the seed-format commands. The real runs (the
 real google/uuid and fmt tasks, their oracles and the red team of `tests/support/compiled_hacks.py`) are in
-`tests/test_real_go_harness.py` and `tests/test_real_multilingual.py`."""
+`tests/test_real_go_harness.py` and `tests/test_real_multilingual.py`.
+
+The Go tests here check only through helpers of their own, so no check of theirs can be changed into a twin run
+apart (`languages.go.twins`, tested in `tests/test_go_twins.py`): they keep the twin appended beside the original,
+the fallback these tests pin."""
 
 from __future__ import annotations
 
@@ -19,20 +23,14 @@ import "testing"
 
 func TestRoundHalfUp(t *testing.T) {
 	for _, c := range []struct{ in, want float64 }{{-1.5, -2}, {2.5, 3}} {
-		if got := RoundHalfUp(c.in); got != c.want {
-			t.Fatalf("RoundHalfUp(%v) = %v, want %v", c.in, got, c.want)
-		}
+		expectClose(t, RoundHalfUp(c.in), c.want)
 	}
 }
 
 func TestParseEmptyInput(tt *testing.T) {
-	if _, err := Parse(""); err == nil {
-		tt.Error("no error")
-	}
+	expectError(tt, "")
 	tt.Run("nested", func(t *testing.T) {
-		if Parse == nil {
-			t.Fatal("nil")
-		}
+		expectParser(t, Parse)
 	})
 }
 

@@ -1,4 +1,5 @@
-"""Canaries for `go test -json` (`execution.canaries`): three tests appended to the file of a FAIL_TO_PASS test.
+"""Canaries for `go test -json` (`execution.canaries`): tests appended to the file of a FAIL_TO_PASS test, and its
+twins run apart.
 
 `go test -json` reads the test binary's standard output, and package code runs in that binary before any test
 (an `init`): it can print results of its own, or run the real tests in a child copy of the binary and rewrite
@@ -6,17 +7,22 @@ what the child says (Go 1.20's framing marks which lines the testing package wro
 mark). No report of a Go test run is out of the forger's reach, so the defence is to make forging visible. Appended
 to the task's own test file (same package, imports and helpers), in an order drawn per run:
 - a test that must pass, an ordinary `got, want` comparison;
-- a test that must fail: a copy of another test of the file, opened by the same comparison made fatal
-  (`t.Fatalf`), so it fails before the copied body runs and uses the package as that test does (a plain
-  comparison when the file has no other test);
-- a twin of one of the task's FAIL_TO_PASS tests (a top-level `func TestX(t *testing.T)`) made the same way: it
-  looks like the original and has none of its side effects (a handler registered twice, a port or file raced by a
-  parallel copy). In both copies the `*testing.T` parameter is renamed, so no statement reads like the original's.
+- a test that must fail: a copy of another test of the file (never one that has a twin: its copy would show the
+  twin's original beside it), opened by the same comparison made fatal (`t.Fatalf`), so it fails before the copied
+  body runs and uses the package as that test does (a plain comparison when the file has no other test); its
+  `*testing.T` parameter is renamed, so no statement reads like the original's.
 Names are made from the words of the file's own test names (`TestParseEmptyInput` style). A report where the
-failing test passed, where the original passed and its twin did not fail, or that lacks the planted tests while
-it has others, was forged. A forger that passes every failure, or every failure of the files the task changed,
-is caught, and so was a red-team forger that parsed the test files and spared tests that use no package name or
-repeat another test's statements; one that compares bodies up to renaming is not.
+failing test passed, or that lacks the planted tests while it has others, was forged: a forger that passes every
+failure, or every failure of the files the task changed, is caught.
+
+The twins run apart (`harness.verify`, `languages.go.twins`): in a fourth container, the same files with the same
+planted tests, but each FAIL_TO_PASS test that has a check to change is its twin, under its name, in its place, one
+value of its last check changed (or the check negated). No process sees a test beside its twin, so code under test
+that parses the test files and compares bodies (up to renaming the `*testing.T`), or spares tests that open with a
+constant comparison, finds no copy: it forges the twin as it forges its original, and a test that passed in the
+verify run while its twin run apart passed, was skipped or is missing was forged (`tests/test_go_twins_red_team.py`).
+When no FAIL_TO_PASS test has a check a twin can change, the twin is appended beside the original as before: a copy
+opened by the failing comparison, with the `*testing.T` renamed (a forger comparing bodies up to renaming tells it).
 
 Top-level functions are found as `gofmt` writes them: `func Name(t *testing.T) {` and a `}` alone on a line at
 column 0. A file the sanity run cannot compile with them runs without canaries (`harness.run`).
@@ -26,13 +32,67 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 from swe_forge_dagster.execution.canaries import NAME_WORD, AppendedCanaries, made_name
+from swe_forge_dagster.execution.junit import Outcome
 from swe_forge_dagster.execution.runners import anchored
+from swe_forge_dagster.languages.go.twins import GoTwin, twins_by_file
 
 _FUNCTION = re.compile(r"^func (?P<name>Test\w*)\((?P<t>\w+) \*testing\.T\) \{\n(?P<body>.*?)^\}$", re.M | re.S)
 _DECLARED = re.compile(r"^func (?:\([^)]*\) )?(\w+)", re.M)
+
+
+@dataclass(frozen=True)
+class GoCanaries:
+    """The passing and failing tests appended to `path` (`content`), and the twins of the FAIL_TO_PASS tests
+    (`twins`) for the run apart, where `apart_files` are written instead (the twins in place of their originals, and
+    `path` with the same planted tests); `in_place`: these are the run apart's canaries."""
+
+    path: str
+    content: bytes
+    passing: str
+    failing: str
+    twins: tuple[GoTwin, ...] = ()
+    apart_files: tuple[tuple[str, bytes], ...] = ()
+    in_place: bool = False
+
+    @property
+    def planted(self) -> AppendedCanaries:
+        """The passing and failing tests alone, which judge a run by its own report."""
+        return AppendedCanaries(self.path, self.content, self.content, self.passing, self.failing)
+
+    def files(self) -> dict[str, bytes]:
+        return dict(self.apart_files) if self.in_place else {self.path: self.content}
+
+    def expected(self, outcomes: Mapping[str, Outcome]) -> bool:
+        return self.planted.expected(outcomes)
+
+    def twin_ran(self, outcomes: Mapping[str, Outcome]) -> bool | None:
+        return None  # no twin runs beside its original
+
+    def without_twin(self) -> GoCanaries:
+        return replace(self, twins=(), apart_files=(), in_place=False)
+
+    def apart(self) -> GoCanaries | None:
+        return replace(self, in_place=True) if self.twins else None
+
+    def apart_tampering(self, verify: Mapping[str, Outcome], apart: Mapping[str, Outcome] | None) -> str | None:
+        if apart is None:  # no report: no verdict (`harness.verify`), no claim
+            return None
+        for twin in self.twins:
+            if verify.get(twin.name) != "passed":
+                continue
+            outcome = apart.get(twin.name)
+            if outcome is None:
+                return f"{twin.name} passed, and its twin is missing from the report of the run apart"
+            if outcome != "failed":  # an honest twin runs as its original up to its check, then reports
+                return f"{twin.name} passed, and its twin run apart {outcome} too, although its check {twin.how}"
+        return None
+
+    def tampering(self, outcomes: Mapping[str, Outcome], exit_code: int, exit_code_meaningful: bool) -> str | None:
+        return self.planted.tampering(outcomes, exit_code, exit_code_meaningful)
 
 
 def plant_go(
@@ -40,12 +100,15 @@ def plant_go(
     fail_to_pass: Sequence[str],
     read: Callable[[str], bytes],
     rng: random.Random | None = None,
-) -> AppendedCanaries | None:
-    """Canaries in the `_test.go` file of one FAIL_TO_PASS test, or None when no such test is a plain top-level
-    `func TestX(t *testing.T)` of a readable test file."""
+) -> GoCanaries | AppendedCanaries | None:
+    """Canaries in the `_test.go` file of one FAIL_TO_PASS test and the twins of every FAIL_TO_PASS test that can
+    have one (`GoCanaries`); when none can, the canaries with a twin appended beside its original
+    (`AppendedCanaries`). None when no FAIL_TO_PASS test is a plain top-level `func TestX(t *testing.T)` of a
+    readable test file."""
     rng = rng or random.SystemRandom()
     wanted = {test_id.split("/", 1)[0] for test_id in fail_to_pass}
     taken: list[str] = []
+    texts: dict[str, str] = {}
     hosts: list[tuple[str, str, re.Match[str]]] = []
     for path in run_files:
         if not path.endswith("_test.go"):
@@ -55,9 +118,13 @@ def plant_go(
         except (OSError, ValueError):
             continue
         taken += _DECLARED.findall(text)
-        hosts += [(path, text, m) for m in _FUNCTION.finditer(text) if m.group("name") in wanted]
+        found = [(path, text, m) for m in _FUNCTION.finditer(text) if m.group("name") in wanted]
+        texts |= {path: text} if found else {}
+        hosts += found
     if not hosts:
         return None
+    twins = twins_by_file(texts, wanted, rng)
+    twinned = {twin.name for made in twins.values() for twin in made.twins}
     path, text, original = rng.choice(sorted(hosts, key=lambda host: (host[0], host[2].group("name"))))
     words = [w for name in taken if name.startswith("Test") for w in NAME_WORD.findall(name[4:])] or ["Case", "Value"]
     size = max(2, min(4, len(NAME_WORD.findall(original.group("name")[4:]))))
@@ -67,15 +134,26 @@ def plant_go(
         taken.append(made)
         return made
 
-    passing, failing, twin = name(), name(), name()
+    passing, failing = name(), name()
     a, b = rng.randrange(2, 900), rng.randrange(900, 2000)
-    others = [m for m in _FUNCTION.finditer(text) if m.group("name") != original.group("name")]
+    copied = {original.group("name"), *twinned}
+    others = [m for m in _FUNCTION.finditer(text) if m.group("name") not in copied]
     failing_block = _copy(rng.choice(others), failing, a, b) if others else _compare(failing, a, b)
     blocks = [_compare(passing, a, a), failing_block]
-    twin_block = _copy(original, twin, a, b)
-    return AppendedCanaries.appended_to(
-        path, text, blocks, twin_block, rng, (passing, failing, original.group("name"), twin)
-    )
+    if not twins:
+        twin = name()
+        ids = (passing, failing, original.group("name"), twin)
+        return AppendedCanaries.appended_to(path, text, blocks, _copy(original, twin, a, b), rng, ids)
+    rng.shuffle(blocks)
+    apart = {twins_path: made.content for twins_path, made in twins.items()}
+    apart[path] = _appended(apart[path].decode() if path in apart else text, blocks)
+    every_twin = tuple(twin for _, made in sorted(twins.items()) for twin in made.twins)
+    return GoCanaries(path, _appended(text, blocks), passing, failing, every_twin, tuple(sorted(apart.items())))
+
+
+def _appended(text: str, blocks: Sequence[str]) -> bytes:
+    head = text if text.endswith("\n") else text + "\n"
+    return (head + "".join("\n" + block for block in blocks)).encode()
 
 
 def _camel(words: list[str]) -> str:

@@ -102,6 +102,7 @@ GO_RUNNER = Runner(
     targets=_go_packages,
     own_ids=_own_ids,
     plant=plant_go,
+    twins_apart=True,
     single_id=go_single_id,
     swebench_log=SwebenchLog("parse_log_gotest", _go_verbose),
 )
