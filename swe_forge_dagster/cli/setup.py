@@ -58,7 +58,7 @@ def _setup_buildx() -> None:
         out.print(inert(f"buildx     {version}"))
         return
     try:
-        plugin = install_buildx()
+        plugin = install_buildx(ca_bundle=get_settings().ca_bundle)
     except (BuildxInstallError, OSError) as exc:
         say("error:", "red", f"cannot install docker buildx: {exc}")
         raise typer.Exit(1) from None

@@ -111,15 +111,15 @@ def installed_plugin() -> Path | None:
     return None
 
 
-def install_buildx(mirror: str | None = None, dest: Path | None = None) -> Path:
+def install_buildx(mirror: str | None = None, dest: Path | None = None, ca_bundle: Path | None = None) -> Path:
     """Make `docker buildx` work: the installed plugin's path. Does nothing when it already works (returns the
     plugin the CLI uses, or where it would be). Raises `BuildxInstallError` with a one-line reason."""
     if buildx_available():
         return installed_plugin() or (dest or default_plugin_dir()) / PLUGIN_NAME
-    return fetch_and_install(mirror, dest)
+    return fetch_and_install(mirror, dest, ca_bundle)
 
 
-def fetch_and_install(mirror: str | None = None, dest: Path | None = None) -> Path:
+def fetch_and_install(mirror: str | None = None, dest: Path | None = None, ca_bundle: Path | None = None) -> Path:
     """Download the pinned `.deb` from `mirror` and install its plugin into `dest`, whether or not buildx already
     works (`install_buildx` is the checked entry point; this one lets a test install beside a system plugin)."""
     machine = platform.machine().lower()
@@ -131,7 +131,7 @@ def fetch_and_install(mirror: str | None = None, dest: Path | None = None) -> Pa
     base = (mirror or os.environ.get(MIRROR_VARIABLE) or DEFAULT_MIRROR).rstrip("/")
     with tempfile.TemporaryDirectory(prefix="swe-forge-buildx-") as work:
         deb = Path(work) / BUILDX_DEB
-        download(deb_url(base), deb)
+        download(deb_url(base), deb, ca_bundle)
         return install_deb(deb, dest or default_plugin_dir())
 
 
@@ -140,13 +140,13 @@ def deb_url(mirror: str) -> str:
     return f"{mirror.rstrip('/')}/pool/main/d/docker-buildx/{BUILDX_DEB}"
 
 
-def download(url: str, target: Path) -> None:
+def download(url: str, target: Path, ca_bundle: Path | None = None) -> None:
     """Stream `url` into `target`, retrying dropped connections and 5xx answers a few times; an unreachable or
     refusing mirror is a `BuildxInstallError` naming the address and the variable that changes it."""
 
     def attempt() -> None:
         with (
-            httpx.Client(timeout=_HTTP_TIMEOUT, follow_redirects=True, verify=_verify()) as client,
+            httpx.Client(timeout=_HTTP_TIMEOUT, follow_redirects=True, verify=_verify(ca_bundle)) as client,
             client.stream("GET", url) as response,
         ):
             if response.status_code >= 500:
@@ -270,14 +270,12 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _verify() -> ssl.SSLContext:
-    """The CA bundle the settings name (`SWE_FORGE_CA_BUNDLE`: a TLS-intercepting proxy in front of an https
-    mirror), else the system's certificates (a machine's own CA store is what its admin set up), else certifi's
-    when this Python knows no system store. Imported late: settings import this package's other modules."""
-    from swe_forge_dagster.settings import get_settings
-
-    if bundle := get_settings().ca_bundle:
-        return ssl.create_default_context(cafile=str(bundle))
+def _verify(ca_bundle: Path | None = None) -> ssl.SSLContext:
+    """`ca_bundle` (the settings' `SWE_FORGE_CA_BUNDLE`, handed in by the command: a TLS-intercepting proxy in front
+    of an https mirror), else the system's certificates (a machine's own CA store is what its admin set up), else
+    certifi's when this Python knows no system store."""
+    if ca_bundle is not None:
+        return ssl.create_default_context(cafile=str(ca_bundle))
     system = ssl.get_default_verify_paths()
     if system.cafile or system.capath:
         return ssl.create_default_context()
