@@ -86,7 +86,7 @@ def test_oracle_resolves_every_task_from_the_cli(
     assert all(c["passed"] and c["outcome"] == "passed" for c in ours["fail_to_pass"] + ours["pass_to_pass"])
     # each check reads as its own test's: exit 0 and no suite output (whose FAILURES block is the planted canary's)
     assert all(c["exit_code"] == 0 and not c["output"] for c in ours["fail_to_pass"] + ours["pass_to_pass"]), ours
-    assert ours["defences"] == "canaries, and twins run apart" and seed["defences"] == "canaries (no twin run apart)"
+    assert ours["defences"] == seed["defences"] == "canaries, and twins run apart"
     assert (
         seed["fail_to_pass"][0]["command"].startswith("python -m pytest") and seed["fail_to_pass"][0]["exit_code"] == 0
     )

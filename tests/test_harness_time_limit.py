@@ -16,7 +16,7 @@ import pytest
 
 from swe_forge_dagster.common.sandbox_spec import SandboxSpec
 from swe_forge_dagster.harness import Harness, HarnessConfig, Status, load_inputs, run_harness
-from swe_forge_dagster.harness.checks import sized_timeout
+from swe_forge_dagster.harness.sanity import sized_timeout
 from tests.support.common import BASE_IMAGE
 from tests.support.pytest_task import write_pytest_task
 

@@ -11,7 +11,8 @@ the agent's diff) both run their suites here, so both get the same guarantees:
 - the command runs as another user than the shell that reaps it (`execution.test_user`: it can signal none of
   root's processes and write only the checkout, its home and the temporary folders), under a timeout that kills
   its whole process group; output is bounded; when it ends, every process it left behind (in any group or
-  session) is killed by root before the report is read, and the shell ends with builtins only (`LAST`);
+  session) is killed by root before the report is read, and the shell ends with builtins only
+  (`test_user.REAP`, `test_user.LAST`);
 - the report is read with a size limit and only when it is a regular file (no symlink is followed);
 - unless `plugin_autoload`, the runner's `plugins_off` line runs first: installed packages' entry points
   load no plugin into the runner (package metadata reaching its path cannot inject one).
@@ -30,18 +31,10 @@ from swe_forge_dagster.execution.junit import Outcome
 from swe_forge_dagster.execution.repo_box import REPO_DIR, WORK_DIR
 from swe_forge_dagster.execution.runners import Runner
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxError
-from swe_forge_dagster.execution.test_user import PREPARE, as_test_user
+from swe_forge_dagster.execution.test_user import test_command_script
 
 MAX_OUTPUT = 40_000
 MAX_REPORT_BYTES = 64 << 20
-REAP = "kill -KILL -1 2>/dev/null"
-"""Every process the test command left behind (a child that waits for the runner to exit, then rewrites its report),
-killed before the report is read: `kill -1` reaches every process but the shell itself and the container's init."""
-LAST = "builtin trap - EXIT\nbuiltin exit $__sf_rc"
-"""How the run's shell ends after the reaping: with builtins only. The sandbox's shell saves its state on exit with
-`mv` and `rm` (`execution.shell_state`); while the tests ran as root, one replaced them and rewrote the report from
-there, after the runner and after the reaping. They are read-only to the test user now; a suite run's state is
-still not needed after it."""
 
 
 @dataclass
@@ -74,8 +67,10 @@ def run_suite(
     where = shlex.quote(report.rsplit("/", 1)[0] or "/")
     opened = f"find {where} -maxdepth 0 -type d -exec chmod a+rwx {{}} +"  # never through a planted link
     result = box.run(
-        f"{PREPARE}{prefix}cd {REPO_DIR} && rm -f {shlex.quote(report)} && mkdir -p {where} && {opened}\n"
-        f"{as_test_user(command)}\n__sf_rc=$?\n{REAP}\n{LAST}",
+        test_command_script(
+            f"{prefix}{command}",
+            prelude=f"cd {REPO_DIR} && rm -f {shlex.quote(report)} && mkdir -p {where} && {opened}",
+        ),
         timeout=timeout,
         max_output=max_output,
     )

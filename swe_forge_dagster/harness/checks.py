@@ -29,9 +29,8 @@ ends the test process early with status 0 would otherwise pass its checks).
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from swe_forge_dagster.execution.canaries import Planted
@@ -41,11 +40,12 @@ from swe_forge_dagster.execution.repo_box import REPO_DIR, put_files, seal_check
 from swe_forge_dagster.execution.runners import graded_outcomes
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxError
 from swe_forge_dagster.execution.suite import MAX_OUTPUT, run_suite
-from swe_forge_dagster.execution.test_user import PREPARE, as_test_user
+from swe_forge_dagster.execution.test_user import test_command_script
 from swe_forge_dagster.harness.models import CheckResult, HarnessTask
 from swe_forge_dagster.languages.registry import (
     canary_checks,
     command_canaries,
+    command_ids,
     exit_status_is_runners,
     plugins_off,
     runner_of,
@@ -111,97 +111,20 @@ def run_checks(
     canaries: Planted | None = None,
     at_base: bool = False,
     kept: Mapping[str, str] = MappingProxyType({}),
+    apart: bool = False,
 ) -> CheckRun:
     """Run every check of `task` in `box` (its /repo already patched as the caller wants); with `canaries`
     (`prepare_canaries`), also run them and judge whether the results were tampered with. `at_base`: the sanity run
     (a PASS_TO_PASS test xfailed there is kept); else such a test is kept only with the outcome `kept`
-    gives it (`kept_at_base` of the sanity run, see `KEPT`)."""
+    gives it (`kept_at_base` of the sanity run, see `KEPT`). `apart`: the run of the twins apart (`harness.verify`),
+    `canaries` being its own (`Planted.apart`); in commands mode only the FAIL_TO_PASS commands run there, over the
+    twin files."""
     if task.mode == "tests":
         return _run_test_ids(box, task, timeout, plugin_autoload, canaries, None if at_base else kept)
-    return _run_commands(box, task, timeout, "" if plugin_autoload else plugins_off(), canaries)
+    return _run_commands(box, task, timeout, "" if plugin_autoload else plugins_off(), canaries, apart)
 
 
-SLOWER_THAN_SANITY = 3.0
-"""How much longer than the sanity run the verification run may take before it is stopped: the same tests on the
-same image, after a fix that may do more work, on a machine whose load changes between the two."""
-
-
-def sized_timeout(configured: float, sanity_s: float) -> float:
-    """The verification run's limit: the configured one, or `SLOWER_THAN_SANITY` times what the sanity run measured
-    when that is longer. A fixed limit is too short for a real test file on 2 cores (Django's admin_scripts tests
-    took over 120 s after the gold patch on a loaded machine, and the sanity run had taken nearly as long); sized
-    from the measurement, a slow suite gets room while a hung one is still stopped."""
-    return max(configured, SLOWER_THAN_SANITY * sanity_s)
-
-
-def run_sanity(
-    box: Sandbox, task: HarnessTask, timeout: float, *, plugin_autoload: bool, canaries: Planted | None
-) -> tuple[CheckRun, Planted | None]:
-    """The sanity run (base + the task's tests, no agent code) and the canaries that work in it: they must give
-    their own outcomes there, and a twin the task's command does not select is left out. When the run with them
-    gives no verdict, or calls the task broken, or they do not behave (a `-k` in the command leaves them out; a
-    Go or C++ file with them no longer compiles, because a name they drew is declared in a file the task does not
-    list or the copied test sat in an `#if`), the run is made again without them: their files as they were, and
-    what the first run created in the tree removed. A canary never changes the task's own verdict. A run stopped by
-    the configured limit is made once more with `SLOWER_THAN_SANITY` times the room: no agent code runs here, so the
-    limit, not the task, stopped it (Django's admin_scripts tests took over 120 s at base beside two other corpus
-    runs); one that took nearly the whole of that is not repeated again."""
-    originals = {path: _read(box, path) for path in canaries.files()} if canaries is not None else {}
-    before = _untracked(box)
-    sanity = run_checks(box, task, timeout, plugin_autoload=plugin_autoload, canaries=canaries, at_base=True)
-    if sanity.error is not None and sanity.duration_s >= 0.9 * timeout:
-        _restore(box, originals, before)
-        timeout *= SLOWER_THAN_SANITY
-        sanity = run_checks(box, task, timeout, plugin_autoload=plugin_autoload, canaries=canaries, at_base=True)
-    if canaries is None:
-        return sanity, None
-    if sanity.error is None and sanity.canaries_ok and not _problems_after_set_aside(task, sanity):
-        return sanity, canaries.without_twin() if sanity.twin_ok is False else canaries
-    if sanity.duration_s >= 0.9 * timeout:
-        return sanity, None
-    _restore(box, originals, before)
-    return run_checks(box, task, timeout, plugin_autoload=plugin_autoload, at_base=True), None
-
-
-def defences(prepared: Planted | None, kept: Planted | None) -> str:
-    """What a verdict was judged with, for its reader: the canaries and whether twins run apart, or why none."""
-    if prepared is None:
-        return "no canaries: the task's runner plants none where its tests are"
-    if kept is None:
-        return "no canaries: the sanity run with them gave no verdict, or they did not give their own outcomes there"
-    return "canaries, and twins run apart" if kept.apart() is not None else "canaries (no twin run apart)"
-
-
-def _restore(box: Sandbox, originals: Mapping[str, bytes | None], before: set[str] | None) -> None:
-    """The tree as it was before a run: planted files as they were, and what the run created removed."""
-    put_files(box, {f"{REPO_DIR}/{path}": data for path, data in originals.items() if data is not None})
-    created = [path for path in _untracked(box) - before if path not in originals] if before is not None else []
-    created += [path for path, data in originals.items() if data is None]
-    if created:
-        box.run(f"cd {REPO_DIR} && rm -rf -- {' '.join(shlex.quote(path) for path in created)}", timeout=120)
-
-
-def _problems_after_set_aside(task: HarnessTask, sanity: CheckRun) -> list[str]:
-    """`sanity_problems` of a copy of `sanity` once the checks that cannot be judged here are set aside."""
-    copy = replace(sanity, fail_to_pass=list(sanity.fail_to_pass), pass_to_pass=list(sanity.pass_to_pass))
-    set_aside_unreachable(task, copy)
-    return sanity_problems(copy)
-
-
-def _untracked(box: Sandbox) -> set[str] | None:
-    """The paths git shows as untracked or ignored in the tree (an ignored directory as one path), or None."""
-    done = box.run(
-        f"git -C {REPO_DIR} -c safe.directory='*' status --porcelain -z --untracked-files=normal --ignored",
-        timeout=120,
-        max_output=4 << 20,
-    )
-    if done.exit_code != 0 or done.truncated:  # a partial list could name a file the tests' patch added
-        return None
-    entries = done.output.split("\0")
-    return {entry[3:].rstrip("/") for entry in entries if entry[:3] in ("?? ", "!! ")}
-
-
-def _read(box: Sandbox, path: str) -> bytes | None:
+def read_repo_file(box: Sandbox, path: str) -> bytes | None:
     """The file at repo-relative `path` as `box` has it (None: there is none, or it cannot be read)."""
     try:
         return box.read_file(f"{REPO_DIR}/{path}", max_bytes=4 << 20, follow_symlinks=False)
@@ -215,7 +138,7 @@ def prepare_canaries(box: Sandbox, task: HarnessTask) -> Planted | None:
     host them."""
 
     def read(path: str) -> bytes:
-        return _read(box, path) or b""
+        return read_repo_file(box, path) or b""
 
     if task.mode == "tests":
         runner = runner_of(task.test_command)
@@ -355,14 +278,19 @@ def _run_test_ids(
     return run
 
 
-def _run_commands(box: Sandbox, task: HarnessTask, timeout: float, prefix: str, canaries: Planted | None) -> CheckRun:
+def _run_commands(
+    box: Sandbox, task: HarnessTask, timeout: float, prefix: str, canaries: Planted | None, apart: bool = False
+) -> CheckRun:
+    """The seed's shell checks, each in a shell of its own; `reported` gives each test a FAIL_TO_PASS command selects
+    that command's verdict, by which its twin run apart is judged. In the run apart (`apart`) the twins are written
+    over their originals first and only the FAIL_TO_PASS commands run."""
     total = [0.0]
 
     def run(commands: tuple[str, ...]) -> list[CheckResult]:
         made = []
         for command in commands:
             # A shell of its own: one check's `cd`/`export` must not leak into the next, as in the seed's `bash -c`.
-            script = f"{PREPARE}{prefix}cd {REPO_DIR} && {as_test_user(command)}"  # its own shell, as the seed's
+            script = test_command_script(f"{prefix}{command}")  # its own shell, as the seed's `bash -c`
             result = box.run(script, timeout=timeout, max_output=MAX_OUTPUT)
             total[0] += result.duration_s
             made.append(
@@ -377,6 +305,10 @@ def _run_commands(box: Sandbox, task: HarnessTask, timeout: float, prefix: str, 
             )
         return made
 
+    if apart and canaries is not None:
+        put_files(box, {f"{REPO_DIR}/{path}": data for path, data in canaries.files().items()})
+        fail_to_pass = run(task.fail_to_pass)
+        return CheckRun(fail_to_pass, [], duration_s=total[0], reported=_selected(fail_to_pass))
     fail_to_pass, pass_to_pass = run(task.fail_to_pass), run(task.pass_to_pass)
     tampered = canaries_ok = None
     planted = canary_checks(task.fail_to_pass, canaries) if canaries is not None else None
@@ -386,4 +318,18 @@ def _run_commands(box: Sandbox, task: HarnessTask, timeout: float, prefix: str, 
         canaries_ok = passing.passed and not failing.passed
         if failing.passed:
             tampered = f"a check planted to fail ({planted.failing_name}) exited 0"
-    return CheckRun(fail_to_pass, pass_to_pass, duration_s=total[0], tampered=tampered, canaries_ok=canaries_ok)
+    return CheckRun(
+        fail_to_pass,
+        pass_to_pass,
+        duration_s=total[0],
+        tampered=tampered,
+        canaries_ok=canaries_ok,
+        reported=_selected(fail_to_pass),
+    )
+
+
+def _selected(checks: list[CheckResult]) -> dict[str, Outcome]:
+    """Each test id a command selects, with that command's verdict (an exit code is all commands mode has)."""
+    return {
+        test_id: "passed" if check.passed else "failed" for check in checks for test_id in command_ids(check.command)
+    }

@@ -205,7 +205,7 @@ class TaskResult(BaseModel):
     )
     defences: str = Field(
         default="",
-        description="the planted tests the verdict was judged with (`harness.checks.defences`): canaries and twins "
+        description="the planted tests the verdict was judged with (`harness.sanity.defences`): canaries and twins "
         "run apart, or why there were none",
     )
     image: str | None = None

@@ -46,24 +46,17 @@ from swe_forge_dagster.execution.repo_cache import RepoCache, RepoCacheError
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig, SandboxError
 from swe_forge_dagster.harness.agent import AGENT_DIR, AgentRun, agent_environment, prompt_files, run_agent
 from swe_forge_dagster.harness.baseline import read_baseline
-from swe_forge_dagster.harness.checks import (
-    CheckRun,
-    defences,
-    prepare_canaries,
-    run_sanity,
-    sanity_problems,
-    set_aside_unreachable,
-    sized_timeout,
-)
+from swe_forge_dagster.harness.checks import CheckRun, prepare_canaries, sanity_problems, set_aside_unreachable
 from swe_forge_dagster.harness.cleanup import harness_labels, keep, remove_stale
 from swe_forge_dagster.harness.inputs import checked
 from swe_forge_dagster.harness.models import HarnessConfig, HarnessTask, Status, TaskResult
 from swe_forge_dagster.harness.outcome import HarnessOutcome
 from swe_forge_dagster.harness.protection import ConfigChanged, filter_diff
 from swe_forge_dagster.harness.review import merged, review_notes
+from swe_forge_dagster.harness.sanity import defences, run_sanity, sized_timeout
 from swe_forge_dagster.harness.task_environment import task_environment
-from swe_forge_dagster.harness.verify import verify
-from swe_forge_dagster.languages.registry import install_outputs, runner_of
+from swe_forge_dagster.harness.verify import twins_run_apart, verify
+from swe_forge_dagster.languages.registry import install_outputs
 
 log = logging.getLogger(__name__)
 StageHook = Callable[[str], None]
@@ -301,7 +294,7 @@ class Harness:
             ),
             "verify": (settings("verify", network="none"), tests),
         }
-        if task.mode == "tests" and runner_of(task.test_command).twins_apart:  # `harness.verify`
+        if twins_run_apart(task):  # `harness.verify`
             plans["twin"] = (settings("twin", network="none"), tests)
         with ThreadPoolExecutor(max_workers=len(plans), thread_name_prefix="harness-start") as pool:
             futures = {

@@ -25,6 +25,15 @@ from swe_forge_dagster.harness.models import HarnessTask
 from swe_forge_dagster.harness.protection import apply_agent_diff
 from swe_forge_dagster.harness.review import applied_notes
 from swe_forge_dagster.harness.system_files import system_changes, tampering
+from swe_forge_dagster.languages.registry import command_ids, runner_of
+
+
+def twins_run_apart(task: HarnessTask) -> bool:
+    """Whether `task` gets a container for its twins run apart: its runner's twins run apart (tests mode), or one of
+    its FAIL_TO_PASS commands selects tests by id (commands mode: its twins are judged by those ids)."""
+    if task.mode == "tests":
+        return runner_of(task.test_command).twins_apart
+    return any(command_ids(command) for command in task.fail_to_pass)
 
 
 @dataclass
@@ -67,12 +76,14 @@ def verify(
             fix_files=task.fix_files,
         )
 
-    def checks(target: Sandbox, planted: Planted | None) -> CheckRun:
-        return run_checks(target, task, timeout, plugin_autoload=plugin_autoload, canaries=planted, kept=baseline.kept)
+    def checks(target: Sandbox, planted: Planted | None, apart: bool = False) -> CheckRun:
+        return run_checks(
+            target, task, timeout, plugin_autoload=plugin_autoload, canaries=planted, kept=baseline.kept, apart=apart
+        )
 
     def run_apart(target: Sandbox, planted: Planted) -> CheckRun:
         apply(target)  # reset as the verify run's: the same tree but for the twins
-        return checks(target, planted)
+        return checks(target, planted, apart=True)
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="harness-twins") as pool:
         twin_run = pool.submit(run_apart, twin_box, apart) if twin_box is not None and apart is not None else None

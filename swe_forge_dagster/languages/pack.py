@@ -94,6 +94,9 @@ class CommandCanaries:
     """(the FAIL_TO_PASS commands, a reader of the tree's files) -> canaries beside the test file they select."""
     checks: Callable[[Sequence[str], Planted], CanaryChecks | None]
     """(the FAIL_TO_PASS commands, canaries) -> their checks; None: not this language's, or no command selects them."""
+    ids: Callable[[str], list[str]] = lambda command: []
+    """The test ids one command selects (`tests/test_x.py::test_y`), by which its twins run apart are judged: a
+    command that passed in the verification must fail in the run apart when a test it selects has a twin."""
 
 
 @dataclass(frozen=True)

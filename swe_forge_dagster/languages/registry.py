@@ -308,6 +308,15 @@ def command_canaries(fail_to_pass: Sequence[str], read: Callable[[str], bytes]) 
     return None
 
 
+def command_ids(command: str) -> list[str]:
+    """The test ids a commands-mode check selects (the first pack that reads any), or []: what its twins run apart
+    are judged by."""
+    for language in PACKS:
+        if language.command_canaries is not None and (ids := language.command_canaries.ids(command)):
+            return ids
+    return []
+
+
 def canary_checks(fail_to_pass: Sequence[str], planted: Planted) -> CanaryChecks | None:
     """The shell checks of commands-mode canaries `planted` (the pack's whose they are), or None."""
     for language in PACKS:

@@ -27,7 +27,7 @@ from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.execution.runners import Runner
 from swe_forge_dagster.execution.sandbox import CommandResult, SandboxConfig
 from swe_forge_dagster.execution.suite import MAX_OUTPUT, SuiteRun, run_suite
-from swe_forge_dagster.execution.test_user import PREPARE, as_test_user
+from swe_forge_dagster.execution.test_user import test_command_script
 from swe_forge_dagster.languages.registry import DEFAULT_RUNNER, install_outputs, is_test_path, runner_of
 from swe_forge_dagster.settings import DEFAULT_BASE_IMAGE
 from swe_forge_dagster.tasks.validation import Validation, validate
@@ -153,8 +153,7 @@ class TaskExecutor:
             raise TaskBuildError(f"could not prepare the base tree: {exc}") from exc
         with box:
             return [
-                box.run(f"{PREPARE}cd /repo && {as_test_user(command)}", timeout=timeout, max_output=MAX_OUTPUT)
-                for command in commands
+                box.run(test_command_script(command), timeout=timeout, max_output=MAX_OUTPUT) for command in commands
             ]
 
     # -- the whole proof ------------------------------------------------------------------

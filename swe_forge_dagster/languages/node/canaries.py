@@ -17,7 +17,7 @@ code under test cannot compare their sources (`fn.toString()`, the file); one th
 or that has the task's tests and lacks a planted one, or where the test passed and its twin passed too, was forged.
 When the end of the test's call cannot be found (a regular-expression literal with a bracket in it), the two
 comparisons are appended at the top level instead and there is no twin. The sanity run (no agent code) shows they run
-with this task's command; otherwise the task runs without them (`harness.checks.run_sanity`).
+with this task's command; otherwise the task runs without them (`harness.sanity.run_sanity`).
 
 Not closed: a twin whose body leaves state that makes its changed assertion hold (a counter it increments to the
 changed value) is a false alarm; one test per task has a twin.

@@ -11,10 +11,12 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 
 from swe_forge_dagster.execution.canaries import Planted
 from swe_forge_dagster.languages.pack import CanaryChecks, CommandCanaries
-from swe_forge_dagster.languages.python.canaries import Canaries, make_canaries
+from swe_forge_dagster.languages.python.canaries import Canaries, make_canaries, plant_pytest
+from swe_forge_dagster.languages.python.twins import pytest_id
 
 _SELECTOR = re.compile(r"((?:[\w./-]+/)?[\w.-]+\.py)::[^\s'\"]+")
 _QUOTED_SELECTOR = re.compile(r"(['\"]?)((?:[\w./-]+/)?[\w.-]+\.py)::[^\s'\"]+\1")
@@ -75,11 +77,27 @@ def canary_command(fail_to_pass: Sequence[str], target: str) -> str | None:
     return None
 
 
+def selected_ids(command: str) -> list[str]:
+    """The pytest ids a command selects (`tests/test_x.py::test_y`, a `/repo/` or `./` prefix dropped)."""
+    ids = []
+    for match in _QUOTED_SELECTOR.finditer(command):
+        quote, path = match.group(1), match.group(2)
+        selector = match.group(0)[len(quote) : len(match.group(0)) - len(quote)]
+        ids.append(_repo_path(path) + selector[len(path) :])
+    return ids
+
+
 def _plant(fail_to_pass: Sequence[str], read: Callable[[str], bytes]) -> Planted | None:
+    """The canary module beside the first selected test's file, and twins of the selected FAIL_TO_PASS tests (as
+    `plant_pytest` makes them for a test command), which the run apart writes in place of their originals and runs
+    the same commands over."""
     target = canary_file(fail_to_pass)
     if target is None or canary_command(fail_to_pass, target) is None:
         return None
-    return make_canaries(target, read(target).decode("utf-8", "replace"))
+    canaries = make_canaries(target, read(target).decode("utf-8", "replace"))
+    ids = [test_id for command in fail_to_pass for test_id in selected_ids(command)]
+    twinned = plant_pytest(command_test_files(fail_to_pass), ids, read)
+    return replace(canaries, twins=twinned.twins, parse_id=pytest_id) if twinned is not None else canaries
 
 
 def _checks(fail_to_pass: Sequence[str], planted: Planted) -> CanaryChecks | None:
@@ -98,4 +116,4 @@ def _checks(fail_to_pass: Sequence[str], planted: Planted) -> CanaryChecks | Non
     )
 
 
-COMMAND_CANARIES = CommandCanaries(_plant, _checks)
+COMMAND_CANARIES = CommandCanaries(_plant, _checks, selected_ids)
