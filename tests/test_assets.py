@@ -187,7 +187,7 @@ def test_asset_spec_snapshot() -> None:
             "task": dg.DynamicPartitionsDefinition(name=TASK_PARTITIONS),
         }
     )  # every agent's latest verdict on a task is its own partition
-    assert [c.name for c in harness.check_specs] == ["resolved"]
+    assert [c.name for c in harness.check_specs] == ["harness_ok"]
     assert defs.resolve_sensor_def("harness_sensor").default_status == dg.DefaultSensorStatus.STOPPED
     assert defs.resolve_sensor_def("gharchive_mining_sensor").default_status == dg.DefaultSensorStatus.STOPPED
     # Task stages: one dynamic partition per task, Docker stages share pool task_build, the LLM judge llm_api.

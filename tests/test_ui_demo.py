@@ -8,9 +8,12 @@ the browser, on that UI:
 
 - the task outcomes: the `accepted` check's Partitions tab of `swe_task` shows the rejected task failed
   and the accepted ones passed (GraphQL says the same);
-- both agents' verdicts on each task: `eval_result` is partitioned by (agent, task), and its `resolved`
-  check has the oracle's three passes and the empty agent's three failures;
-- `eval_summary`'s plots: one series per agent (`oracle: resolved_rate` and the empty agent's).
+- several agents read right: `eval_result` is partitioned by (agent, task), and its `harness_ok` check passes for
+  every verdict (the oracle resolves, the empty agent does not), so with no agent selected no task reads failed;
+  the rejected task's cells are materialized with `status: rejected` (by `eval_summary`), so none reads Missing;
+  each agent's verdict per task is `eval_summary`'s `verdicts` table;
+- `eval_summary`'s plots: one series per agent (`oracle: resolved_rate` and the empty agent's), and its
+  `resolved_rate_by_run` chart, whose runs (the demo's two, seconds apart) carry their own times.
 
 Screenshots go to `$SWE_FORGE_SCREENSHOT_DIR` too: `SWE_FORGE_SCREENSHOT_DIR=docs/images` refreshes the
 documentation's pictures (docs/ui.md).
@@ -37,6 +40,7 @@ from tests.support.browser import (
 )
 from tests.support.common import REPO_ROOT
 from tests.support.demo_run import DemoRun
+from tests.support.eval_matrix import ASSET_CELLS, CHECK_CELLS, cells_by_status
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -55,6 +59,10 @@ query($path: [String!]!) { assetNodeOrError(assetKey: {path: $path}) { ... on As
 DIMENSIONS = """
 query($path: [String!]!) { assetNodeOrError(assetKey: {path: $path}) { ... on AssetNode {
   partitionKeysByDimension { name partitionKeys } } } }
+"""
+SUMMARY_METADATA = """
+{ assetNodeOrError(assetKey: {path: ["eval_summary"]}) { ... on AssetNode {
+  assetMaterializations(limit: 1) { metadataEntries { label ... on MarkdownMetadataEntry { mdStr } } } } } }
 """
 
 
@@ -140,20 +148,27 @@ def test_outcomes_and_every_agents_verdict_at_a_glance_in_the_demos_ui(
             expect(page.get_by_text("Passed (3)")).to_be_visible()
             save_screenshot(page, tmp_path, "ui-task-outcomes.png")
 
-            # 2. Both agents' verdicts on every task: eval_result's `resolved` check per (agent, task).
-            page.goto(f"{demo_ui}/assets/eval_result?view=checks&checkDetail=resolved")
+            # 2. Two agents, one resolving and one not: eval_result's `harness_ok` passes in all 2 x 4 cells (the
+            # rejected task's too), so no task and no agent reads failed or missing with nothing selected.
+            page.goto(f"{demo_ui}/assets/eval_result?view=checks&checkDetail=harness_ok")
             open_check_partitions(page)
-            expect(page.get_by_text("Passed (3)")).to_be_visible()  # the oracle on the three exported tasks
-            expect(page.get_by_text("Failed (3)")).to_be_visible()  # the empty agent on the same three
+            for count in ("Passed (8)", "Failed (0)", "Execution Failed (0)", "Missing (0)"):
+                expect(page.get_by_text(count, exact=True)).to_be_visible()
             expect(page.get_by_text(re.compile(r"^oracle-[0-9a-f]{8}$")).filter(visible=True)).to_have_count(1)
             save_screenshot(page, tmp_path, "ui-agent-verdicts.png")
 
-            # 3. eval_summary: each agent's figures plotted as their own series.
+            # 3. eval_summary: each agent's figures plotted as their own series, and the runs by their own times.
             page.goto(f"{demo_ui}/assets/eval_summary")
             page.get_by_role("button", name="Plots").click()
             expect(page.get_by_text("oracle: resolved_rate", exact=True)).to_be_visible()
             expect(page.get_by_text(re.compile(r"^python -m emptyagent @ .*: resolved_rate$"))).to_be_visible()
             save_screenshot(page, tmp_path, "ui-eval-summary-plots.png")
+            page.get_by_role("button", name="Table").click()
+            page.locator("tr", has_text="resolved_rate_by_run").get_by_text("[Show Markdown]").click()
+            chart = page.get_by_role("dialog").get_by_role("img", name="resolved rate by run")
+            expect(chart).to_be_visible()
+            assert chart.evaluate("img => img.naturalWidth") > 0  # the UI's Markdown renders the data: image
+            save_screenshot(page, tmp_path, "ui-eval-summary-run-times.png")
         except BaseException:
             save_screenshot(page, tmp_path, "ui-demo-failure.png")
             raise
@@ -171,3 +186,16 @@ def test_outcomes_and_every_agents_verdict_at_a_glance_in_the_demos_ui(
     agents = {d["name"]: d["partitionKeys"] for d in dimensions}["agent"]  # the UI shows the long one truncated
     assert len(agents) == 2 and {a.split("-")[0] for a in agents} == {"oracle", "python"}, agents
     assert (tmp_path / "screenshots" / "ui-agent-verdicts.png").stat().st_size > 10_000
+    cells = {f"{agent}|{task}" for agent in agents for task in (*ACCEPTED, REJECTED)}
+    node = graphql(demo_ui, ASSET_CELLS, path=["eval_result"])["assetNodeOrError"]
+    shown = cells_by_status(node["assetPartitionStatuses"]["ranges"], agents, "materializedPartitions")
+    assert shown["materializedPartitions"] == cells  # the rejected task's cells too: none reads Missing
+    checks = graphql(demo_ui, CHECK_CELLS, path=["eval_result"])["assetNodeOrError"]["assetChecksOrError"]["checks"]
+    (check,) = [c["partitionStatuses"] for c in checks if c["name"] == "harness_ok"]
+    judged = cells_by_status(check["ranges"], agents, "succeededPartitions", "failedPartitions")
+    assert judged == {"succeededPartitions": cells, "failedPartitions": set()}
+    entries = graphql(demo_ui, SUMMARY_METADATA)["assetNodeOrError"]["assetMaterializations"][0]["metadataEntries"]
+    verdicts = {e["label"]: e.get("mdStr") for e in entries}["verdicts"].splitlines()
+    for task in ACCEPTED:  # each agent's verdict, side by side (columns in agent-label order: oracle, python ...)
+        assert f"| {task} | resolved | unresolved |" in verdicts, verdicts
+    assert f"| {REJECTED} | rejected | rejected |" in verdicts
