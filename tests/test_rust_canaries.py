@@ -11,7 +11,7 @@ import pytest
 
 from swe_forge_dagster.execution.canaries import AppendedCanaries
 from swe_forge_dagster.languages.registry import runner_of
-from swe_forge_dagster.languages.rust.canaries import plant_cargo
+from swe_forge_dagster.languages.rust.canaries import CargoCanaries, plant_cargo
 from swe_forge_dagster.languages.rust.pack import parse_libtest
 
 LIB = """pub fn clamp(v: i64, lo: i64, hi: i64) -> i64 {
@@ -43,86 +43,93 @@ mod tests {
 FILES = {"src/lib.rs": LIB.encode(), "tests/other.rs": b"#[test]\nfn other_case() {\n    assert!(true);\n}\n"}
 
 
-def plant(fail_to_pass: list[str], seed: int) -> AppendedCanaries | None:
+def plant(fail_to_pass: list[str], seed: int) -> CargoCanaries | AppendedCanaries | None:
     return plant_cargo(list(FILES), fail_to_pass, FILES.__getitem__, random.Random(seed))
 
 
 def test_the_canaries_sit_in_the_module_of_the_fail_to_pass_test_with_names_like_its_tests() -> None:
-    places = set()
     for seed in range(20):
         canaries = plant(["tests::clamps_above_the_range"], seed)
-        assert canaries is not None and canaries.path == "src/lib.rs"
+        assert isinstance(canaries, CargoCanaries) and canaries.path == "src/lib.rs"
         text = canaries.content.decode()
-        assert canaries.original == "tests::clamps_above_the_range"
-        names = [canaries.passing, canaries.failing, canaries.twin]
-        assert all(n is not None and n.startswith("tests::") for n in names)
+        names = [canaries.passing, canaries.failing]
+        assert all(n.startswith("tests::") for n in names)
         declared = re.findall(r"\bfn (\w+)", text)
         assert len(set(declared)) == len(declared)  # no name taken twice
         words = {"clamps", "above", "the", "range", "panics", "on", "an", "empty", "keeps", "inside", "values"}
         for name in names:
-            assert set(str(name).removeprefix("tests::").split("_")) <= words
+            assert set(name.removeprefix("tests::").split("_")) <= words
             # inside `mod tests`, at its indentation, after the original: same `use super::*`
-            assert re.search(rf"\n    #\[test\]\n(?:    #\[[^\n]*\]\n)*    fn {str(name)[7:]}\(\)", text)
-        others = [n for n in names if n != canaries.twin]
-        assert text.index("fn clamps_above_the_range") < min(text.index(f"fn {str(n)[7:]}(") for n in others)
+            assert re.search(rf"\n    #\[test\]\n(?:    #\[[^\n]*\]\n)*    fn {name[7:]}\(\)", text)
+            assert text.index("fn clamps_above_the_range") < text.index(f"fn {name[7:]}(")
         assert text.rstrip().endswith("}\n}") and text.count("mod tests") == 1
-        places.add(text.index(f"fn {str(canaries.twin)[7:]}(") < text.index("fn clamps_above_the_range"))
-        bare = canaries.bare.decode()
-        assert f"fn {str(canaries.twin)[7:]}(" not in bare and f"fn {str(canaries.failing)[7:]}(" in bare
-    assert places == {True, False}  # the twin before the task's test in some runs, after it in others
+        assert text.count("fn clamps_above_the_range()") == 1  # its twin runs apart, not beside it
+        apart = canaries.apart()
+        assert apart is not None and set(apart.files()) == {"src/lib.rs"}
+        twinned = apart.files()["src/lib.rs"].decode()
+        assert twinned != text and "assert_eq!(clamp(9, 0, 5), 5)" in text
+        # only the twin's value differs: the same planted tests, at the same place, in the run apart
+        assert re.sub(r"clamp\(9, 0, 5\), \d\)", "", twinned) == re.sub(r"clamp\(9, 0, 5\), \d\)", "", text)
 
 
 def test_the_twin_expects_another_value_and_the_failing_copy_fails_before_its_body() -> None:
     for seed in range(30):
         canaries = plant(["tests::clamps_above_the_range"], seed)
-        assert canaries is not None
-        text = canaries.content.decode()
-        head = rf"    #\[test\]\n    fn {str(canaries.twin)[7:]}\(\) \{{\n"
-        twin = head + r"        assert_eq!\(clamp\(9, 0, 5\), (?!5\))\d+\);\n    \}"
-        assert re.search(twin, text), text
+        assert isinstance(canaries, CargoCanaries)
+        (twin,) = canaries.twins
+        assert twin.name == "tests::clamps_above_the_range"
+        apart = canaries.apart()
+        assert apart is not None
+        text = apart.files()["src/lib.rs"].decode()
+        head = r"    #\[test\]\n    fn clamps_above_the_range\(\) \{\n"
+        assert re.search(head + r"        assert_eq!\(clamp\(9, 0, 5\), [0-4]\);\n    \}", text), text
         failing = re.search(
-            rf"((?:    #\[[^\n]*\]\n)*)    fn {str(canaries.failing)[7:]}\(\)[^{{]*\{{\n"
+            rf"((?:    #\[[^\n]*\]\n)*)    fn {canaries.failing[7:]}\(\)[^{{]*\{{\n"
             rf"        assert_eq!\((\d+), (\d+)\);",
             text,
         )
         assert failing and failing.group(2) != failing.group(3) and "should_panic" not in failing.group(1)
 
 
-def test_a_twin_whose_last_statement_is_not_an_assertion_opens_with_a_failing_comparison() -> None:
-    lib = '#[test]\nfn reads_back() {\n    let v = f();\n    assert!(v.ok(), "bad {}", v);\n}\n'
+def test_a_test_with_no_check_to_change_keeps_its_twin_beside_it_opened_by_a_failing_comparison() -> None:
+    lib = "#[test]\nfn reads_back() {\n    let v = f();\n    helper(v);\n}\n"
     files = {"tests/t.rs": lib.encode()}
     for seed in range(5):
         canaries = plant_cargo(list(files), ["reads_back"], files.__getitem__, random.Random(seed))
-        assert canaries is not None and canaries.twin is not None
+        assert isinstance(canaries, AppendedCanaries) and canaries.twin is not None and canaries.apart() is None
         copy = canaries.content.decode().split(f"fn {canaries.twin}() {{\n")[1]
         assert re.match(r"    assert_eq!\((\d+), (?!\1\))(\d+)\);\n    let v = f\(\);", copy)
-    simple = {"tests/t.rs": b"#[test]\nfn ok_value() {\n    assert!(f().is_ok());\n}\n"}
-    canaries = plant_cargo(list(simple), ["ok_value"], simple.__getitem__, random.Random(1))
-    assert canaries is not None and "    assert!(!(f().is_ok()));\n" in canaries.content.decode()
-    two = {"tests/t.rs": b"#[test]\nfn same_len() {\n    assert_eq!(a(), b());\n}\n"}  # no literal: negated
-    canaries = plant_cargo(list(two), ["same_len"], two.__getitem__, random.Random(1))
-    assert canaries is not None and "    assert_ne!(a(), b());\n" in canaries.content.decode()
+    for body, line in (
+        ("assert!(f().is_ok());", "    assert!(!f().is_ok());\n"),
+        ("assert_eq!(a(), b());", "    assert_ne!(a(), b());\n"),  # no literal: negated
+        ('let v = f();\n    assert!(v.ok(), "bad {}", v);', '    assert!(!v.ok(), "bad {}", v);\n'),
+    ):
+        one = {"tests/t.rs": f"#[test]\nfn same_len() {{\n    {body}\n}}\n".encode()}
+        canaries = plant_cargo(list(one), ["same_len"], one.__getitem__, random.Random(1))
+        assert isinstance(canaries, CargoCanaries) and line not in canaries.content.decode()
+        assert line in dict(canaries.apart_files)["tests/t.rs"].decode()
 
 
 def test_integration_test_ids_have_no_module_and_unplantable_tests_give_none() -> None:
     canaries = plant(["other_case"], 1)
-    assert canaries is not None and canaries.path == "tests/other.rs"
-    assert "::" not in str(canaries.passing) and canaries.original == "other_case"
+    assert isinstance(canaries, CargoCanaries) and canaries.path == "tests/other.rs"
+    assert "::" not in canaries.passing and [twin.name for twin in canaries.twins] == ["other_case"]
     assert plant(["tests::panics_on_an_empty_range"], 1) is None  # a panic is its pass: no twin can mirror it
     assert plant(["tests::missing"], 1) is None
 
 
 def test_a_libtest_report_is_judged_with_the_canaries() -> None:
     canaries = plant(["tests::clamps_above_the_range"], 3)
-    assert canaries is not None
-    original, twin, passing, failing = canaries.original, canaries.twin, canaries.passing, canaries.failing
-    assert original and twin
-    honest = {original: "passed", twin: "failed", passing: "passed", failing: "failed"}
+    assert isinstance(canaries, CargoCanaries)
+    original, passing, failing = canaries.twins[0].name, canaries.passing, canaries.failing
+    honest = {original: "passed", passing: "passed", failing: "failed"}
     assert canaries.expected(honest) and canaries.tampering(honest, 101, False) is None
-    assert "twin" in str(canaries.tampering({**honest, twin: "passed"}, 0, False))
+    assert canaries.apart_tampering(honest, {**honest, original: "failed"}) is None
+    assert "its twin run apart passed too" in str(canaries.apart_tampering(honest, honest))
     assert "planted to fail" in str(canaries.tampering({**honest, failing: "passed"}, 0, False))
     assert "missing" in str(canaries.tampering({original: "passed", "tests::x": "passed"}, 0, False))
     assert runner_of("RUSTC_BOOTSTRAP=1 cargo test --offline --lib").plant is plant_cargo
+    assert runner_of("RUSTC_BOOTSTRAP=1 cargo test --offline --lib").twins_apart
 
 
 def test_attributes_before_test_stay_with_the_original_and_risky_assertions_get_no_changed_twin() -> None:
@@ -135,11 +142,12 @@ def test_attributes_before_test_stay_with_the_original_and_risky_assertions_get_
     assert plant_cargo(list(files), ["rejects_bad"], files.__getitem__, random.Random(1)) is None  # a panic passes
     for seed in range(10):
         byte = plant_cargo(list(files), ["fits_a_byte"], files.__getitem__, random.Random(seed))
-        assert byte is not None and byte.content.decode().count("#[should_panic") == 1  # the original keeps it
-        value = re.search(rf"fn {byte.twin}\(\) \{{\n    assert_eq!\(width\(\), (\d+)u8\);", byte.content.decode())
+        assert isinstance(byte, CargoCanaries) and byte.content.decode().count("#[should_panic") == 1
+        apart = dict(byte.apart_files)["tests/t.rs"].decode()  # the original keeps its attributes
+        value = re.search(r"fn fits_a_byte\(\) \{\n    assert_eq!\(width\(\), (\d+)u8\);", apart)
         assert value and 0 <= int(value.group(1)) < 255  # towards zero: never past the type's range
     cfg = plant_cargo(list(files), ["only_with_x"], files.__getitem__, random.Random(1))
-    assert cfg is not None and cfg.twin_always_fails  # a copy opened by a failing comparison, not a changed one
+    assert isinstance(cfg, AppendedCanaries) and cfg.twin_always_fails  # a copy opened by a failing comparison
 
 
 def test_a_report_whose_events_disagree_with_libtests_summary_is_unreadable() -> None:

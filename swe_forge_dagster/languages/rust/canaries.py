@@ -1,4 +1,5 @@
-"""Canaries for `cargo test` (`execution.canaries`): three tests planted right after a FAIL_TO_PASS `#[test]` fn.
+"""Canaries for `cargo test` (`execution.canaries`): two tests planted right after a FAIL_TO_PASS `#[test]` fn, and
+the twins of the FAIL_TO_PASS tests, run apart.
 
 libtest's report is the test binary's standard output (JSON events, or `test x ... ok` lines), and package code
 runs in that binary: it can print events of its own from a test, a static constructor or a child process, or
@@ -6,30 +7,37 @@ re-run the binary and rewrite what it says. No report of a cargo run is out of t
 to make forging visible. Inserted after the task's own FAIL_TO_PASS test (same module, so same `use`s and
 helpers, at its indentation), in an order drawn per run:
 - a test that must pass, an `assert_eq!` of two equal numbers;
-- a test that must fail: a copy of another `#[test]` fn of the file opened by a failing `assert_eq!`, so it fails
-  before the copied body runs and reads like that test (a plain comparison when the file has no other test);
-- a twin of the FAIL_TO_PASS test with the last assertion of its block negated (`assert_eq!` <-> `assert_ne!`,
-  `assert!(x)` -> `assert!(!(x))`): it reads like the original, the same calls and values, and fails whenever the
-  original passes. A forger that flips failures (or failures of tests that do not open with a comparison of two
-  literals) flips the twin too. When the last statement is not a whole-line assertion, the twin is a copy opened by
-  a failing `assert_eq!` instead.
+- a test that must fail: a copy of another `#[test]` fn of the file (never one that has a twin: its copy would show the
+  twin's original beside it) opened by a failing `assert_eq!`, so it fails before the copied body runs and reads like
+  that test (a plain comparison when the file has no other test).
 `assert_eq!` expands to a conditional panic, not a diverging expression, so a copied body after it is not
 `unreachable_code` (a crate with `#![deny(warnings)]` still builds). Names are the file's own test names with a word
-or two swapped. A report where the failing test passed, where the original passed and its twin did not fail, or
-that lacks the planted tests while it has the task's, was forged. Tests marked `#[should_panic]` or `#[ignore]` host
-no twin: a panic is their pass. libtest runs tests on parallel threads, so the negated twin runs the original's body
-beside it: a test that races a fixed file with itself can then fail, which the sanity run shows (it is redone
-without canaries). A forger that compares bodies up to renaming and one changed assertion is not caught
-(docs/harness.md, threat model).
+or two swapped. A report where the failing test passed, or that lacks the planted tests while it has the task's, was
+forged: a forger that passes every failure is caught.
 
-Functions are found as rustfmt writes them: `#[test]` and `fn name() {` at one indentation, `}` alone at it.
+The twins run apart (`harness.verify`, `languages.rust.twins`): in a fourth container, the same files with the same
+planted tests, but each FAIL_TO_PASS test that has a check to change is its twin, under its name, in its place, one
+value of its last check changed (or the check negated). No process sees a test beside its twin, so package code that
+reads the test files and compares bodies, or spares tests that open with a comparison of two constants, finds no copy:
+it forges the twin as it forges its original, and a test that passed in the verify run while its twin run apart
+passed, was ignored or is missing was forged (`tests/test_rust_twins_red_team.py`). No test runs twice in one binary
+either, so a test that cannot run beside itself (a one-time global logger, a fixed file) is judged as it is.
+When no FAIL_TO_PASS test has a check a twin can change (tokio's trait bounds checked at compile time), the twin is
+planted beside the original as before, at a random place: a copy opened by a failing `assert_eq!` (or, in a file whose
+tokens could not be read, the original with its last one-line assertion negated); a forger that compares bodies tells
+it, and the sanity run shows a test that cannot run beside its copy (it is redone without canaries). Tests marked
+`#[should_panic]` or `#[ignore]` host no canaries and get no twin: a panic is their pass.
+
+The planted tests are placed where rustfmt writes functions: `#[test]` and `fn name() {` at one indentation, `}` alone
+at it; the twins are found by reading the file's tokens (`languages.rust.source`).
 """
 
 from __future__ import annotations
 
 import random
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 from swe_forge_dagster.execution.canaries import (
     NAME_WORD,
@@ -38,6 +46,8 @@ from swe_forge_dagster.execution.canaries import (
     made_name,
     split_top_level,
 )
+from swe_forge_dagster.execution.junit import Outcome
+from swe_forge_dagster.languages.rust.twins import RustTwin, apply, twins_by_file
 
 _TEST_FN = re.compile(
     r"^(?P<indent>[ \t]*)(?P<pre>(?:(?:#\[(?!test\])[^\n]*|//[^\n]*)\n(?P=indent))*)#\[test\]\n"
@@ -50,14 +60,67 @@ _DECLARED = re.compile(r"\bfn (\w+)")
 _NO_TWIN = re.compile(r"#\[(?:should_panic|ignore)\b")
 
 
+@dataclass(frozen=True)
+class CargoCanaries:
+    """The passing and failing tests planted after a FAIL_TO_PASS test in `path` (`content`), and the twins of the
+    FAIL_TO_PASS tests (`twins`) for the run apart, where `apart_files` are written instead (the twins in place of
+    their originals, and `path` with the same planted tests at the same place); `in_place`: these are the run apart's
+    canaries. Ids are libtest's (`tests::name`)."""
+
+    path: str
+    content: bytes
+    passing: str
+    failing: str
+    twins: tuple[RustTwin, ...] = ()
+    apart_files: tuple[tuple[str, bytes], ...] = ()
+    in_place: bool = False
+
+    @property
+    def planted(self) -> AppendedCanaries:
+        """The passing and failing tests alone, which judge a run by its own report."""
+        return AppendedCanaries(self.path, self.content, self.content, self.passing, self.failing)
+
+    def files(self) -> dict[str, bytes]:
+        return dict(self.apart_files) if self.in_place else {self.path: self.content}
+
+    def expected(self, outcomes: Mapping[str, Outcome]) -> bool:
+        return self.planted.expected(outcomes)
+
+    def twin_ran(self, outcomes: Mapping[str, Outcome]) -> bool | None:
+        return None  # no twin runs beside its original
+
+    def without_twin(self) -> CargoCanaries:
+        return replace(self, twins=(), apart_files=(), in_place=False)
+
+    def apart(self) -> CargoCanaries | None:
+        return replace(self, in_place=True) if self.twins else None
+
+    def apart_tampering(self, verify: Mapping[str, Outcome], apart: Mapping[str, Outcome] | None) -> str | None:
+        if apart is None:  # no report: no verdict (`harness.verify`), no claim
+            return None
+        for twin in self.twins:
+            if verify.get(twin.name) != "passed":
+                continue
+            outcome = apart.get(twin.name)
+            if outcome is None:
+                return f"{twin.name} passed, and its twin is missing from the report of the run apart"
+            if outcome != "failed":  # an honest twin runs as its original up to its check, then panics
+                return f"{twin.name} passed, and its twin run apart {outcome} too, although it {twin.how}"
+        return None
+
+    def tampering(self, outcomes: Mapping[str, Outcome], exit_code: int, exit_code_meaningful: bool) -> str | None:
+        return self.planted.tampering(outcomes, exit_code, exit_code_meaningful)
+
+
 def plant_cargo(
     run_files: Sequence[str],
     fail_to_pass: Sequence[str],
     read: Callable[[str], bytes],
     rng: random.Random | None = None,
-) -> AppendedCanaries | None:
-    """Canaries beside one FAIL_TO_PASS test of a `.rs` file the run builds, or None when no such test is a plain
-    `#[test] fn name()` of a readable file."""
+) -> CargoCanaries | AppendedCanaries | None:
+    """Canaries beside one FAIL_TO_PASS test of a `.rs` file the run builds, and the twins of every FAIL_TO_PASS test
+    that can have one, run apart (`CargoCanaries`); when none can, the canaries with a twin beside its original
+    (`AppendedCanaries`). None when no FAIL_TO_PASS test is a plain `#[test] fn name()` of a readable file."""
     rng = rng or random.SystemRandom()
     by_name: dict[str, list[str]] = {}
     for test_id in fail_to_pass:
@@ -79,6 +142,7 @@ def plant_cargo(
             hosts += [(path, text, match, test_id) for test_id in ids]
     if not hosts:
         return None
+    twins = twins_by_file(texts, fail_to_pass, rng)
     path, text, original, test_id = rng.choice(sorted(hosts, key=lambda host: (host[0], host[3])))
     taken = _DECLARED.findall(text)
     names = [m.group("name") for m in _TEST_FN.finditer(text)]
@@ -89,23 +153,34 @@ def plant_cargo(
         taken.append(made)
         return made
 
-    passing, failing, twin = name(), name(), name()
+    passing, failing = name(), name()
     a, b = rng.randrange(2, 900), rng.randrange(900, 2000)
     indent = original.group("indent")
-    others = [  # in the original's module (its indentation), not a should_panic test (a panic is its pass)
-        m
+    twinned = {twin.name.rsplit("::", 1)[-1] for twin in twins[path].twins} if path in twins else set()
+    others = [  # in the original's module (its indentation), not a should_panic test (a panic is its pass), and
+        m  # never a test with a twin: its copy would show the twin's original beside it in the run apart
         for m in _TEST_FN.finditer(text)
         if m.group("name") != original.group("name")
+        and m.group("name") not in twinned
         and m.group("indent") == indent
         and not _NO_TWIN.search(m.group("pre") + m.group("attrs"))
     ]
     failing_block = _copy(rng.choice(others), failing, a, b) if others else _compare(indent, failing, a, b)
     blocks = [_compare(indent, passing, a, a), failing_block]
-    changed = _changed(original, twin, rng)
-    twin_block = changed or _copy(original, twin, a, b)
     bare = list(blocks)
     rng.shuffle(bare)
     at = original.end()
+    prefix = test_id[: len(test_id) - len(original.group("name"))]  # `tests::` for a module's test
+    if twins:
+        apart = {twin_path: made.content for twin_path, made in twins.items()}
+        edits = twins[path].edits if path in twins else ()
+        apart[path] = apply(text, [*edits, (at, at, _insert("", 0, bare))]).encode()
+        every_twin = tuple(twin for _, made in sorted(twins.items()) for twin in made.twins)
+        content, ids = _insert(text, at, bare).encode(), (prefix + passing, prefix + failing)
+        return CargoCanaries(path, content, *ids, every_twin, tuple(sorted(apart.items())))
+    twin = name()
+    changed = _changed(original, twin, rng)
+    twin_block = changed or _copy(original, twin, a, b)
     if rng.random() < 0.5:  # the twin before the task's test or after it: no order tells which is which
         planted = _insert(text, at, bare)
         planted = planted[: original.start()] + twin_block + "\n\n" + planted[original.start() :]
@@ -113,7 +188,6 @@ def plant_cargo(
         every = list(bare)
         every.insert(rng.randrange(len(every) + 1), twin_block)
         planted = _insert(text, at, every)
-    prefix = test_id[: len(test_id) - len(original.group("name"))]  # `tests::` for a module's test
     return AppendedCanaries(
         path,
         planted.encode(),

@@ -4,7 +4,7 @@ Recipes build the tests offline (`cargo build --tests`): a crate with crates.io 
 crates.io, probed once per process, unless it vendors them. The version wanted is rust-toolchain's
 channel or Cargo's `rust-version`. Ids: the libtest name `tests::x`, as `rust.py:16`
 `parse_log_cargo` reads `test tests::x ... ok`. `.cargo/` is protected: its config can wrap the
-test binary.
+test binary. Its canaries' twins run apart, in place of their originals (`languages.rust.canaries`).
 """
 
 from __future__ import annotations
@@ -130,6 +130,7 @@ CARGO_RUNNER = Runner(
     suffixes=(".rs",),
     targets=_cargo_targets,
     plant=plant_cargo,
+    twins_apart=True,
 )
 
 
