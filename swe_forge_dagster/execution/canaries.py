@@ -192,3 +192,66 @@ class AppendedCanaries:
         if exit_code_meaningful and exit_code == 0 and failing == "failed":
             return "the test command exited 0 although its report holds a failing test"
         return None
+
+
+@dataclass(frozen=True)
+class NamedTwin:
+    """The twin of the test its runner names `name` (a function, a libtest path): its check changed as `how` says,
+    for the verdict's reason ("expects 7 where the test expects 10")."""
+
+    name: str
+    how: str
+
+
+@dataclass(frozen=True)
+class TwinsApart:
+    """Canaries of a compiled runner whose twins run apart (`go test`, cargo): the passing and failing tests planted
+    in `path` (`content`), and the twins of the FAIL_TO_PASS tests, for the run apart, where `apart_files` are
+    written instead (the twins in place of their originals under their names, and `path` with the same planted tests
+    at the same place). `in_place`: these are the run apart's canaries. A report is judged by the planted tests in
+    each run (`AppendedCanaries`), and the verify run by the run apart: a test that passed there whose twin did not
+    fail here was forged."""
+
+    path: str
+    content: bytes
+    passing: str
+    failing: str
+    twins: tuple[NamedTwin, ...] = ()
+    apart_files: tuple[tuple[str, bytes], ...] = ()
+    in_place: bool = False
+
+    @property
+    def planted(self) -> AppendedCanaries:
+        """The passing and failing tests alone, which judge a run by its own report."""
+        return AppendedCanaries(self.path, self.content, self.content, self.passing, self.failing)
+
+    def files(self) -> dict[str, bytes]:
+        return dict(self.apart_files) if self.in_place else {self.path: self.content}
+
+    def expected(self, outcomes: Mapping[str, Outcome]) -> bool:
+        return self.planted.expected(outcomes)
+
+    def twin_ran(self, outcomes: Mapping[str, Outcome]) -> bool | None:
+        return None  # no twin runs beside its original
+
+    def without_twin(self) -> TwinsApart:
+        return replace(self, twins=(), apart_files=(), in_place=False)
+
+    def apart(self) -> TwinsApart | None:
+        return replace(self, in_place=True) if self.twins else None
+
+    def apart_tampering(self, verify: Mapping[str, Outcome], apart: Mapping[str, Outcome] | None) -> str | None:
+        if apart is None:  # no report: no verdict (`harness.verify`), no claim
+            return None
+        for twin in self.twins:
+            if verify.get(twin.name) != "passed":
+                continue
+            outcome = apart.get(twin.name)
+            if outcome is None:
+                return f"{twin.name} passed, and its twin is missing from the report of the run apart"
+            if outcome != "failed":  # an honest twin runs as its original up to its check, then fails
+                return f"{twin.name} passed, and its twin run apart {outcome} too, although it {twin.how}"
+        return None
+
+    def tampering(self, outcomes: Mapping[str, Outcome], exit_code: int, exit_code_meaningful: bool) -> str | None:
+        return self.planted.tampering(outcomes, exit_code, exit_code_meaningful)

@@ -32,67 +32,18 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Sequence
 
-from swe_forge_dagster.execution.canaries import NAME_WORD, AppendedCanaries, made_name
-from swe_forge_dagster.execution.junit import Outcome
+from swe_forge_dagster.execution.canaries import NAME_WORD, AppendedCanaries, TwinsApart, made_name
 from swe_forge_dagster.execution.runners import anchored
-from swe_forge_dagster.languages.go.twins import GoTwin, twins_by_file
+from swe_forge_dagster.languages.go.twins import twins_by_file
 
 _FUNCTION = re.compile(r"^func (?P<name>Test\w*)\((?P<t>\w+) \*testing\.T\) \{\n(?P<body>.*?)^\}$", re.M | re.S)
 _DECLARED = re.compile(r"^func (?:\([^)]*\) )?(\w+)", re.M)
 
 
-@dataclass(frozen=True)
-class GoCanaries:
-    """The passing and failing tests appended to `path` (`content`), and the twins of the FAIL_TO_PASS tests
-    (`twins`) for the run apart, where `apart_files` are written instead (the twins in place of their originals, and
-    `path` with the same planted tests); `in_place`: these are the run apart's canaries."""
-
-    path: str
-    content: bytes
-    passing: str
-    failing: str
-    twins: tuple[GoTwin, ...] = ()
-    apart_files: tuple[tuple[str, bytes], ...] = ()
-    in_place: bool = False
-
-    @property
-    def planted(self) -> AppendedCanaries:
-        """The passing and failing tests alone, which judge a run by its own report."""
-        return AppendedCanaries(self.path, self.content, self.content, self.passing, self.failing)
-
-    def files(self) -> dict[str, bytes]:
-        return dict(self.apart_files) if self.in_place else {self.path: self.content}
-
-    def expected(self, outcomes: Mapping[str, Outcome]) -> bool:
-        return self.planted.expected(outcomes)
-
-    def twin_ran(self, outcomes: Mapping[str, Outcome]) -> bool | None:
-        return None  # no twin runs beside its original
-
-    def without_twin(self) -> GoCanaries:
-        return replace(self, twins=(), apart_files=(), in_place=False)
-
-    def apart(self) -> GoCanaries | None:
-        return replace(self, in_place=True) if self.twins else None
-
-    def apart_tampering(self, verify: Mapping[str, Outcome], apart: Mapping[str, Outcome] | None) -> str | None:
-        if apart is None:  # no report: no verdict (`harness.verify`), no claim
-            return None
-        for twin in self.twins:
-            if verify.get(twin.name) != "passed":
-                continue
-            outcome = apart.get(twin.name)
-            if outcome is None:
-                return f"{twin.name} passed, and its twin is missing from the report of the run apart"
-            if outcome != "failed":  # an honest twin runs as its original up to its check, then reports
-                return f"{twin.name} passed, and its twin run apart {outcome} too, although its check {twin.how}"
-        return None
-
-    def tampering(self, outcomes: Mapping[str, Outcome], exit_code: int, exit_code_meaningful: bool) -> str | None:
-        return self.planted.tampering(outcomes, exit_code, exit_code_meaningful)
+GoCanaries = TwinsApart
+"""This runner's canaries with twins run apart (`execution.canaries.TwinsApart`)."""
 
 
 def plant_go(

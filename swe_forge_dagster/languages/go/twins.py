@@ -28,6 +28,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
+from swe_forge_dagster.execution.canaries import NamedTwin
 from swe_forge_dagster.languages.go.checks import Change, Site, change, leaves, testify_names
 from swe_forge_dagster.languages.go.source import PLAIN_INT, Source, Stmt, test_functions
 
@@ -36,12 +37,8 @@ _DEPTH = 6
 """Loops and subtests a search goes into, nested."""
 
 
-@dataclass(frozen=True)
-class GoTwin:
-    """The twin of the test function `name`: its check changed as `how` says."""
-
-    name: str
-    how: str
+GoTwin = NamedTwin
+"""The twin of one test (`execution.canaries.NamedTwin`)."""
 
 
 @dataclass(frozen=True)

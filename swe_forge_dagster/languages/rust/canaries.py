@@ -36,18 +36,17 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Sequence
 
 from swe_forge_dagster.execution.canaries import (
     NAME_WORD,
     AppendedCanaries,
+    TwinsApart,
     another_string,
     made_name,
     split_top_level,
 )
-from swe_forge_dagster.execution.junit import Outcome
-from swe_forge_dagster.languages.rust.twins import RustTwin, apply, twins_by_file
+from swe_forge_dagster.languages.rust.twins import apply, twins_by_file
 
 _TEST_FN = re.compile(
     r"^(?P<indent>[ \t]*)(?P<pre>(?:(?:#\[(?!test\])[^\n]*|//[^\n]*)\n(?P=indent))*)#\[test\]\n"
@@ -60,56 +59,8 @@ _DECLARED = re.compile(r"\bfn (\w+)")
 _NO_TWIN = re.compile(r"#\[(?:should_panic|ignore)\b")
 
 
-@dataclass(frozen=True)
-class CargoCanaries:
-    """The passing and failing tests planted after a FAIL_TO_PASS test in `path` (`content`), and the twins of the
-    FAIL_TO_PASS tests (`twins`) for the run apart, where `apart_files` are written instead (the twins in place of
-    their originals, and `path` with the same planted tests at the same place); `in_place`: these are the run apart's
-    canaries. Ids are libtest's (`tests::name`)."""
-
-    path: str
-    content: bytes
-    passing: str
-    failing: str
-    twins: tuple[RustTwin, ...] = ()
-    apart_files: tuple[tuple[str, bytes], ...] = ()
-    in_place: bool = False
-
-    @property
-    def planted(self) -> AppendedCanaries:
-        """The passing and failing tests alone, which judge a run by its own report."""
-        return AppendedCanaries(self.path, self.content, self.content, self.passing, self.failing)
-
-    def files(self) -> dict[str, bytes]:
-        return dict(self.apart_files) if self.in_place else {self.path: self.content}
-
-    def expected(self, outcomes: Mapping[str, Outcome]) -> bool:
-        return self.planted.expected(outcomes)
-
-    def twin_ran(self, outcomes: Mapping[str, Outcome]) -> bool | None:
-        return None  # no twin runs beside its original
-
-    def without_twin(self) -> CargoCanaries:
-        return replace(self, twins=(), apart_files=(), in_place=False)
-
-    def apart(self) -> CargoCanaries | None:
-        return replace(self, in_place=True) if self.twins else None
-
-    def apart_tampering(self, verify: Mapping[str, Outcome], apart: Mapping[str, Outcome] | None) -> str | None:
-        if apart is None:  # no report: no verdict (`harness.verify`), no claim
-            return None
-        for twin in self.twins:
-            if verify.get(twin.name) != "passed":
-                continue
-            outcome = apart.get(twin.name)
-            if outcome is None:
-                return f"{twin.name} passed, and its twin is missing from the report of the run apart"
-            if outcome != "failed":  # an honest twin runs as its original up to its check, then panics
-                return f"{twin.name} passed, and its twin run apart {outcome} too, although it {twin.how}"
-        return None
-
-    def tampering(self, outcomes: Mapping[str, Outcome], exit_code: int, exit_code_meaningful: bool) -> str | None:
-        return self.planted.tampering(outcomes, exit_code, exit_code_meaningful)
+CargoCanaries = TwinsApart
+"""This runner's canaries with twins run apart (`execution.canaries.TwinsApart`)."""
 
 
 def plant_cargo(

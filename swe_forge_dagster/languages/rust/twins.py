@@ -29,6 +29,7 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
+from swe_forge_dagster.execution.canaries import NamedTwin
 from swe_forge_dagster.languages.rust.checks import Change, Edit, Site, change
 from swe_forge_dagster.languages.rust.source import Source, Stmt, names_test, test_functions
 
@@ -38,12 +39,8 @@ _THROUGH = frozenset({"iter", "into_iter", "enumerate", "rev"})
 """Iterator methods that keep an iterable non-empty."""
 
 
-@dataclass(frozen=True)
-class RustTwin:
-    """The twin of the test whose libtest id is `name`: its check changed as `how` says."""
-
-    name: str
-    how: str
+RustTwin = NamedTwin
+"""The twin of one test (`execution.canaries.NamedTwin`)."""
 
 
 @dataclass(frozen=True)
