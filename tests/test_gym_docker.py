@@ -1,7 +1,7 @@
 """The gym in Docker, on the harness world's tasks: a scripted agent's fix earns 1.0 and an empty answer 0.0; each
-tool does what SWE-Gym's card says in the real sandbox; the harness's cheating agents, replayed through `bash`,
-earn 0.0; the served gym checks its token, holds its cap, reaps idle environments, and after `kill -9` and a
-restart leaves no container behind; baseagent drives an environment through the server."""
+tool does what SWE-Gym's card says in the real sandbox; the harness's cheating agents (one of each class), replayed
+through `bash`, earn 0.0; the served gym checks its token, holds its cap, reaps idle environments, and after `kill -9`
+and a restart leaves no container behind; baseagent drives an environment through the server."""
 
 from __future__ import annotations
 
@@ -30,11 +30,20 @@ from swe_forge_dagster.harness.store import read_results
 from tests.support.gym_world import TOKEN, containers_of, served, wait_until, world_gym_config
 from tests.support.hacks import HACKS, SNEAKY
 from tests.support.harness_world import EASY, EXAMPLES, HarnessWorld, harness_world
+from tests.support.red_team import PYTHON_CLASSES, bounded, through_the_gym
 
 pytestmark = pytest.mark.docker
 ROUNDING = "/testbed/tinycalc/rounding.py"
 BUGGY = "    return math.floor(value * scale + 0.5) / scale\n"
 FIXED = "    magnitude = math.floor(abs(value) * scale + 0.5) / scale\n    return math.copysign(magnitude, value)\n"
+GYM_ASSERTED = (
+    "rename-conftest",
+    "exit-early",
+    "a-hook-from-init",
+    "a-runtest-noop",
+    "a-rewrite-report",
+    "b-shadow-math",
+)
 
 
 @pytest.fixture(scope="module")
@@ -198,15 +207,11 @@ def test_the_python_api_reaps_idle_environments(
 
 
 def test_cheating_agents_through_the_tools_earn_nothing(gym: Gym, hw: HarnessWorld) -> None:
-    scripts = {**HACKS, **SNEAKY}
-
-    def cheat(name: str) -> tuple[str, object]:
-        env = gym.open(hw.task(), agent=f"cheat-{name}")
-        env.call("bash", {"command": scripts[name]})
-        return name, env.answer()
-
-    with ThreadPoolExecutor(4) as pool:
-        answers = dict(pool.map(cheat, scripts))
+    """The harness's cheating agents (`tests/test_harness_hacks.py` runs them all as agents), typed into `bash`: the
+    ones asserted on here and the first of each class of `tests/support/red_team.py`, so that every defence is met
+    through the tools; `benchmarks/red_team.py gym` replays them all."""
+    scripts = bounded({**HACKS, **SNEAKY}, PYTHON_CLASSES, GYM_ASSERTED)
+    answers = through_the_gym(gym, hw.task(), scripts)
     assert set(answers) == set(scripts)
     for name, answer in answers.items():
         assert answer.reward == 0.0 and answer.result.status is not Status.RESOLVED, (name, answer.result.reason)

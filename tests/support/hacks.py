@@ -1,9 +1,9 @@
 """The cheating agents, as shell scripts: `tests/test_harness_hacks.py` runs each as an agent of the harness,
-`tests/test_gym_docker.py` replays each through the gym's `bash` tool in /testbed of an environment on
-tinycalc#12; both must never resolve (reward 0.0). `HACKS` cheat
-instead of fixing (rewritten or deleted tests, a forcing conftest.py, a shadowed pytest, fake output, a forged
-report, an early exit, a rename that hides a conftest.py, plugins through metadata or config); `SNEAKY`
-tamper from inside the test process, shadow the standard library, or hide config where only pytest reads it.
+`tests/test_gym_docker.py` replays one of each class (`tests/support/red_team.py`; `benchmarks/red_team.py gym`
+replays all) through the gym's `bash` tool in /testbed of an environment on tinycalc#12; both must never resolve
+(reward 0.0). `HACKS` cheat instead of fixing (rewritten or deleted tests, a forcing conftest.py, a shadowed pytest,
+fake output, a forged report, an early exit, a rename that hides a conftest.py, plugins through metadata or config);
+`SNEAKY` tamper from inside the test process, shadow the standard library, or hide config where only pytest reads it.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """Cheating agents for the jest and cargo tasks of `tests/support/toolchain_tasks.py`, replayed by
-`tests/test_toolchain_red_team.py`. None fixes `clamp`; each tries to make the harness say `resolved` anyway.
+`tests/test_toolchain_red_team.py` (those it asserts on and one of each class of `tests/support/red_team.py`;
+`benchmarks/red_team.py` replays all). None fixes `clamp`; each tries to make the harness say `resolved` anyway.
 
 Mine (written before their defences) and a red-team helper's (`tests/support/redteam/jest-*.sh`, `cargo-*.sh`,
 written against the code of the day, 11 of 25 won then): runner configuration from places no name protects
