@@ -5,7 +5,8 @@ real google/uuid and fmt tasks, their oracles and the red team of `tests/support
 
 The Go tests here check only through helpers of their own, so no check of theirs can be changed into a twin run
 apart (`languages.go.twins`, tested in `tests/test_go_twins.py`): they keep the twin appended beside the original,
-the fallback these tests pin."""
+the fallback these tests pin. So do the GoogleTest tests here (`languages.cpp.twins`, tested in
+`tests/test_cpp_twins.py` and `tests/test_cpp_twins_canaries.py`)."""
 
 from __future__ import annotations
 
@@ -120,11 +121,11 @@ GTEST_SOURCE = """#include "gtest/gtest.h"
 
 TEST(ranges_test, join_tuple) {
   auto t = std::tuple<int>(1);
-  EXPECT_EQ(fmt::format("{}", fmt::join(t, ", ")), "1");
+  expect_joined(t, ", ", "1");
 }
 
 TEST_F(buffered_file_test, close_error) {
-  ASSERT_TRUE(true);
+  expect_closed(f);
 }
 
 TEST_P(param_test, even) { EXPECT_TRUE(true); }
@@ -137,7 +138,8 @@ def test_gtest_canaries_sit_in_the_suite_of_the_fail_to_pass_test_and_its_twin_c
             canaries = plant_gtest(
                 ["test/a-test.cc"], [original], {"test/a-test.cc": GTEST_SOURCE.encode()}.get, random.Random(seed)
             )
-            assert canaries is not None and canaries.original == original
+            assert isinstance(canaries, AppendedCanaries) and canaries.original == original
+            assert canaries.apart() is None  # no check to change: the twin runs beside its original
             suite = original.split(".")[0]
             text = canaries.content.decode()
             for test_id in (canaries.passing, canaries.failing, canaries.twin):

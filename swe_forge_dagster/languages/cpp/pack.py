@@ -22,17 +22,22 @@ from swe_forge_dagster.execution.runners import Runner, SwebenchLog
 from swe_forge_dagster.languages.cpp.canaries import plant_gtest
 from swe_forge_dagster.languages.pack import AgentHints, Files, LanguagePack, RunnerHints
 
+OWN_BUILD = (
+    'find build -type f ! -user "$(id -u)" ! -name "*.o" ! -name "*.a" ! -perm -u+x '
+    '-exec sh -c \'for f; do cp -p "$f" "$f.sf~" && mv -f "$f.sf~" "$f"; done\' sh {{}} + 2>/dev/null; '
+)
+"""The build's files (not its products) made the test user's (`execution.test_user`): CMake's `configure_file` sets
+its outputs' modes, which only their owner may (fmt's failed so: no test ran). As root, nothing to do."""
 GTEST = (
-    "cmake build >/dev/null || exit 1; "
+    OWN_BUILD + "cmake build >/dev/null || exit 1; "
     'rc=0; for t in {tests}; do cmake --build build -j"$(nproc)" --target "$t" || {{ rc=1; continue; }}; '
     'b=$(find build -type f -perm -u+x -name "$t" | head -n 1); '
     '[ -n "$b" ] && "$b" --gtest_output="xml:{report}.$t" || rc=1; done; '
     "cat {report}.* > {report} 2>/dev/null; exit $rc"
 )
-"""CMake + GoogleTest: the build directory is configured again (the image may have been built at another commit,
-with other targets), then each test file's target (its stem, as `add_executable(ranges-test ...)`) is rebuilt
-(incrementally: the environment image built everything once) and run with an XML report; a target that
-does not compile gives no tests, which validation reads as failed."""
+"""CMake + GoogleTest: the build directory (the test user's, `OWN_BUILD`) is configured again (the image may have been
+built at another commit), then each test file's target (its stem: `add_executable(ranges-test ...)`) is rebuilt
+incrementally and run with an XML report; a target that does not compile gives no tests, read as failed."""
 GTEST_SINGLE = (
     'for t in {tests}; do cmake --build build --target "$t" && b=$(find build -type f -perm -u+x -name "$t" | '
     'head -n 1) && GTEST_FILTER={id} "$b"; done'
@@ -79,6 +84,7 @@ GTEST_RUNNER = Runner(
     vendored=("gtest", "googletest", "gmock", "googlemock"),  # a vendored GoogleTest's own tests
     targets=_cmake_targets,
     plant=plant_gtest,
+    twins_apart=True,  # `languages.cpp.twins`: the run apart gets a container of its own (`harness.verify`)
     swebench_log=SwebenchLog("parse_log_googletest"),  # the test binaries print `[       OK ] Suite.Test (0 ms)`
 )
 
