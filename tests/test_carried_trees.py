@@ -97,7 +97,7 @@ def test_a_carried_tree_stands_in_for_its_base_commit_in_every_reader_of_the_cac
     assert offline.resolve("o/p", second) == second
 
 
-def test_an_archive_that_is_not_a_tree_is_refused_and_one_escaping_its_folder_is_not_unpacked(tmp_path: Path) -> None:
+def test_an_archive_that_is_not_a_tree_escapes_its_folder_or_holds_a_git_folder_is_refused(tmp_path: Path) -> None:
     cache = RepoCache(tmp_path / "cache", "file:///nonexistent/{repo}.git")
     sha = "a" * 40
     bad = tmp_path / "not.tar"
@@ -112,3 +112,12 @@ def test_an_archive_that_is_not_a_tree_is_refused_and_one_escaping_its_folder_is
     with pytest.raises(RepoCacheError, match="not a readable tree archive"):
         carry_tree(cache, "o/p", sha, escaping)
     assert not (tmp_path / "outside.txt").exists() and not cache.has("o/p", sha)
+    with_git = tmp_path / "with-git.tar"  # a repository's own config would run commands when git adds the tree
+    with tarfile.open(with_git, "w") as tar:
+        config = b"[core]\n\tfsmonitor = touch " + str(tmp_path / "PWNED").encode() + b"\n"
+        info = tarfile.TarInfo("tree/.git/config")
+        info.size = len(config)
+        tar.addfile(info, io.BytesIO(config))
+    with pytest.raises(RepoCacheError, match=r"holds a \.git folder"):
+        carry_tree(cache, "o/p", sha, with_git)
+    assert not (tmp_path / "PWNED").exists()

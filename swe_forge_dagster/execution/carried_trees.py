@@ -17,7 +17,7 @@ import subprocess
 import tarfile
 import tempfile
 from collections.abc import Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from pydantic import BaseModel, ConfigDict
 
@@ -68,10 +68,13 @@ def _bare_repository(cache: RepoCache, repo: str) -> Path:
 
 def _unpack(archive: Path, dest: Path) -> tuple[Path, int]:
     """The tree unpacked under `dest` (a `git archive` puts it under one top folder: that folder), and its files'
-    time. The "tar" filter refuses members that would land outside `dest` or carry device files."""
+        time. The "tar" filter refuses members that would land outside `dest` or carry device files; a `.git` folder is
+    refused too (a repository's own config there would run commands when git adds the tree)."""
     try:
         with tarfile.open(archive) as tar:
             members = tar.getmembers()
+            if any(".git" in PurePosixPath(member.name).parts for member in members):  # git archive writes none
+                raise RepoCacheError(f"{archive} holds a .git folder, which no tree of a commit has")
             tar.extractall(dest, filter="tar")
     except (OSError, tarfile.TarError) as exc:
         raise RepoCacheError(f"{archive} is not a readable tree archive: {exc}") from exc
@@ -89,10 +92,11 @@ def _commit(cache: RepoCache, tree: Path, sha: str, stamp: int, tags: Sequence[s
     date = f"@{stamp} +0000"
     env = {**cache._env, "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}  # the cache's isolated git setup
     who = ["-c", "user.name=swe-forge", "-c", "user.email=swe-forge@localhost"]
+    safe = ["-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null"]  # nothing of the tree's ever runs
     _git(cache, ["init", "--quiet", "."], tree, env)
     (tree / ".git" / "info").mkdir(parents=True, exist_ok=True)
     (tree / ".git" / "info" / "attributes").write_text(RAW_ATTRIBUTES, encoding="utf-8")
-    _git(cache, ["add", "--all", "--force", "."], tree, env)
+    _git(cache, [*safe, "add", "--all", "--force", "."], tree, env)
     tree_id = _git(cache, ["write-tree"], tree, env)
     message = "\n".join([f"the tree of {sha}, carried in", "", *(f"{CARRIED_TAG}{tag}" for tag in tags)])
     return _git(cache, [*who, "commit-tree", tree_id, "-m", message], tree, env)

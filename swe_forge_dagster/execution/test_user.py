@@ -19,9 +19,14 @@ the interpreters and virtual environments the install made, and the sandbox's ow
   The runner's own start-up lines (a pack's `plugins_off`, which runs the environment's Python) run as the test
   user too.
 - **Every process of the test user is killed when its command ends** (`REAP`: stopped first, so a fork during the
-  kill does not escape, then killed), before the report is read and before any later step of root's: no test
-  process is alive while root opens the tree to the next run (a live one could swap a folder for a link between
-  `find` and `chmod`), and the shell ends with builtins only (`LAST`), saving no state.
+  kill does not escape, then killed), before the report is read and before any later step of root's, and again
+  (as that user: only its own) before the next command is prepared, for one a timeout's kill of the process group
+  missed: no test process is alive while root opens the tree to the next run (a live one could swap a folder for a
+  link between `find` and `chmod`), and the shell ends with builtins only (`LAST`), saving no state.
+- **Open:** code installed under the home (`pip --user`, a venv or a toolchain there) is writable by the test user,
+  as a venv inside the checkout is, so a later command of the seed's format may run what a test changed; the
+  canaries and twins still see a forged verdict. The home is opened only when it is under /root or /home.
+- The uid is drawn below 65,000, inside the 65,536 ids a remapped or rootless engine maps.
 
 Only regular files and folders are opened to the test user (never through a link a diff planted: `chmod` follows
 links); files already writable for others are skipped. The checkout and the home are sticky, so their top-level
@@ -48,7 +53,7 @@ REAP = (
 """Every process the test command left behind (a child that waits for the runner to exit, then rewrites its report),
 stopped and killed by root before the report is read: `kill -1` reaches every process but the shell itself and the
 container's init; twice, so one forked while the first signal went round is reached too."""
-LAST = "builtin trap - EXIT\nbuiltin exit $__sf_rc"
+LAST = f"/bin/rm -f {STATE_DIR}/pgid.$__sf_id\nbuiltin trap - EXIT\nbuiltin exit $__sf_rc"
 """How the run's shell ends after the reaping: with builtins only and without saving the shell's state (the
 sandbox saves it on exit with `mv`; while the tests ran as root, one replaced `mv` and rewrote the report from
 there). A test command's `cd` and `export` never carry over to the next command."""
@@ -59,18 +64,20 @@ _OPEN = (
     r"-exec chmod a+rwX {} + 2>/dev/null"
 )
 _NEW_USER = (
-    f"__sf_uid=$(( $(od -An -N4 -tu4 /dev/urandom) % 2000000000 + 100000 ))\n"
+    f"__sf_uid=$(( 10000 + (RANDOM * 32768 + RANDOM) % 55000 ))\n"
     f'    builtin echo "$__sf_uid" > {UID_FILE}\n'
     f'    builtin echo "{TEST_USER}:x:$__sf_uid:$__sf_uid::$__sf_h:/bin/sh" >> /etc/passwd\n'
     f'    builtin echo "{TEST_USER}:x:$__sf_uid:" >> /etc/group'
 )
 PREPARE = (
     f'__sf_env_path="$PATH"; PATH={ROOT_PATH}; __sf_h="${{HOME:-/root}}"\n'
+    'case "$__sf_h" in /root | /root/* | /home/?*) ;; *) __sf_h=/root ;; esac\n'
     f"mkdir -p {WORK_DIR}\n"
     f"if command -v setpriv >/dev/null 2>&1; then\n"
     f"  if [ -s {UID_FILE} ]; then IFS= read -r __sf_uid < {UID_FILE}; else\n"
     f"    {_NEW_USER}\n"
     f"  fi\n"
+    f"  setpriv --reuid=$__sf_uid --regid=$__sf_uid --clear-groups /bin/bash -c 'kill -KILL -1' 2>/dev/null\n"
     f"  {_OPEN}\n"
     f'  chmod a+rwx,+t {REPO_DIR} "$__sf_h" 2>/dev/null\n'
     f"  command -v git >/dev/null 2>&1 && ! git config --global --get-all safe.directory 2>/dev/null | grep -qx '\\*' "
