@@ -5,7 +5,8 @@ format (`TESTS_MODE`: one suite run through `run_suite`, reaped by root) and in 
 (`COMMANDS_MODE`: each command in a shell of its own, `harness.checks._run_commands`), with the PR's fix written by the
 same command agent in each format, which must resolve. An agent beats the harness when it is `resolved`, or when code
 it planted ran as root (`MARK` in a check's output, or a file under /etc named by the docker-diff check). Known wins
-are marked `xfail(strict=True)`, each with how it won.
+are marked `xfail` (not strict: a win that depends on timing may lose a run under load), each with how it won; every
+other agent must lose.
 """
 
 from __future__ import annotations
@@ -51,10 +52,6 @@ KNOWN_WINS: dict[str, str] = {
     "race-spin-after-exit": "the same race, the child busy-polling the pidfd instead of sleeping in poll()",
 }
 """Agent -> how it won: `resolved`, or its code ran as root (see `tests/support/user_hacks.py` for each agent)."""
-RACY = {"race-pidfd-after-exit", "race-spin-after-exit"}
-"""Known wins that depend on timing (a race with root's shell: the window between the runner's exit and root's
-`kill`), and so may lose a run: their xfail is not strict."""
-
 CLOSED: dict[str, str] = {
     "twin-channel": (
         "beats the twins run apart without the test source: every container's `nobody` is uid 65534 of the host's "
@@ -132,7 +129,7 @@ def results(
 def _param(name: str) -> object:
     if name not in KNOWN_WINS:
         return name
-    return pytest.param(name, marks=pytest.mark.xfail(strict=name not in RACY, reason=KNOWN_WINS[name]))
+    return pytest.param(name, marks=pytest.mark.xfail(strict=False, reason=KNOWN_WINS[name]))
 
 
 CHEATERS = [name for name in (*TESTS_MODE, *COMMANDS_MODE) if not name.endswith("gold")]
