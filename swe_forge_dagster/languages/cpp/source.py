@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
+from swe_forge_dagster.languages.bracket_source import BracketSource, Token
+
 _PREFIX = r"(?:u8|[uUL])?"
 _TOKEN = re.compile(
     rf"""(?P<space>[ \t\r\f\v]+|\\\n)
@@ -30,22 +32,10 @@ _TOKEN = re.compile(
     re.X | re.S,
 )
 _DIRECTIVE = re.compile(r"[ \t]*#(?:[^\n\\]|\\.)*", re.S)
-_OPEN = {"(": ")", "[": "]", "{": "}"}
 CONTROL = frozenset({"if", "for", "while", "switch"})
 PLAIN_INT = re.compile(r"(?P<digits>[1-9][0-9]*|0)(?P<suffix>(?:[uU](?:ll|LL|[lLzZ])?|(?:ll|LL|[lLzZ])[uU]?)?)")
 """A decimal integer literal and its suffix (`100`, `7u`, `3ULL`, `0`), no digit separator: the numbers a twin
 changes."""
-
-
-@dataclass(frozen=True)
-class Token:
-    """A token: its kind (`ident`, `number`, `string`, `raw`, `char`, `op`, or `pp` for a whole preprocessor
-    directive), its text and its offsets in the source."""
-
-    kind: str
-    text: str
-    start: int
-    end: int
 
 
 def tokenize(text: str) -> list[Token] | None:
@@ -85,47 +75,15 @@ class Stmt:
     end: int
 
 
-class Source:
+class Source(BracketSource):
     """A C++ file's text, its tokens, and where each bracket closes."""
 
-    def __init__(self, text: str, tokens: list[Token]) -> None:
-        self.text = text
-        self.tokens = tokens
-
-    @classmethod
-    def read(cls, text: str) -> Source | None:
-        """`text` lexed, or None when it does not lex or its brackets do not balance."""
-        tokens = tokenize(text)
-        if tokens is None:
-            return None
-        source = cls(text, tokens)
-        return source if source.pairs is not None else None
-
-    @cached_property
-    def pairs(self) -> dict[int, int] | None:
-        """Index of each opening bracket -> index of its closing one (None: unbalanced)."""
-        stack: list[int] = []
-        pairs: dict[int, int] = {}
-        for index, token in enumerate(self.tokens):
-            if token.kind != "op":
-                continue
-            if token.text in _OPEN:
-                stack.append(index)
-            elif token.text in (")", "]", "}"):
-                if not stack or _OPEN[self.tokens[stack[-1]].text] != token.text:
-                    return None
-                pairs[stack.pop()] = index
-        return None if stack else pairs
+    lex = staticmethod(tokenize)
 
     @cached_property
     def openers(self) -> dict[int, int]:
         """Index of each closing bracket -> index of its opening one."""
         return {close: opening for opening, close in (self.pairs or {}).items()}
-
-    def close(self, index: int) -> int:
-        """The index of the bracket closing the one at `index`."""
-        assert self.pairs is not None
-        return self.pairs[index]
 
     def is_op(self, index: int, *texts: str) -> bool:
         token = self.tokens[index] if 0 <= index < len(self.tokens) else None
@@ -134,10 +92,6 @@ class Source:
     def is_word(self, index: int, *texts: str) -> bool:
         token = self.tokens[index] if 0 <= index < len(self.tokens) else None
         return token is not None and token.kind == "ident" and (not texts or token.text in texts)
-
-    def span(self, start: int, end: int) -> str:
-        """The source text of tokens `[start, end)`."""
-        return self.text[self.tokens[start].start : self.tokens[end - 1].end] if end > start else ""
 
     def skip(self, index: int) -> int:
         """The index after the token at `index`, or after its closing bracket when it opens one."""

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import PurePosixPath
 
+from swe_forge_dagster.languages.bracket_source import BracketSource, Token
+
 _TOKEN = re.compile(
     r"""(?P<space>\s+)
     |(?P<line_comment>//[^\n]*)
@@ -31,22 +33,10 @@ _TOKEN = re.compile(
     """,
     re.X | re.S,
 )
-_OPEN = {"(": ")", "[": "]", "{": "}"}
 _BLOCK_LIKE = frozenset({"if", "match", "while", "for", "loop", "unsafe"})
 _ITEMS = frozenset({"fn", "struct", "enum", "union", "impl", "trait", "mod", "macro_rules", "extern"})
 _QUALIFIERS = frozenset({"pub", "async", "unsafe", "const", "extern", "default"})
 LITERALS = frozenset({"number", "string", "raw", "char"})
-
-
-@dataclass(frozen=True)
-class Token:
-    """A token: its kind (`ident`, `lifetime`, `char`, `string`, `raw` (a raw string), `number`, `punct`), its text
-    and its offsets in the source."""
-
-    kind: str
-    text: str
-    start: int
-    end: int
 
 
 def tokenize(text: str) -> list[Token] | None:
@@ -90,42 +80,11 @@ class Stmt:
     head: int
 
 
-class Source:
+class Source(BracketSource):
     """A Rust file's text, its tokens, and where each bracket closes."""
 
-    def __init__(self, text: str, tokens: list[Token]) -> None:
-        self.text = text
-        self.tokens = tokens
-
-    @classmethod
-    def read(cls, text: str) -> Source | None:
-        """`text` lexed, or None when it does not lex or its brackets do not balance."""
-        tokens = tokenize(text)
-        if tokens is None:
-            return None
-        source = cls(text, tokens)
-        return source if source.pairs is not None else None
-
-    @cached_property
-    def pairs(self) -> dict[int, int] | None:
-        """Index of each opening bracket -> index of its closing one (None: unbalanced)."""
-        stack: list[int] = []
-        pairs: dict[int, int] = {}
-        for index, token in enumerate(self.tokens):
-            if token.kind != "punct":
-                continue
-            if token.text in _OPEN:
-                stack.append(index)
-            elif token.text in (")", "]", "}"):
-                if not stack or _OPEN[self.tokens[stack[-1]].text] != token.text:
-                    return None
-                pairs[stack.pop()] = index
-        return None if stack else pairs
-
-    def close(self, index: int) -> int:
-        """The index of the bracket closing the one at `index`."""
-        assert self.pairs is not None
-        return self.pairs[index]
+    lex = staticmethod(tokenize)
+    bracket_kind = "punct"
 
     @cached_property
     def _openers(self) -> dict[int, int]:
@@ -143,10 +102,6 @@ class Source:
     def is_word(self, index: int, *texts: str) -> bool:
         token = self.tokens[index] if 0 <= index < len(self.tokens) else None
         return token is not None and token.kind == "ident" and (not texts or token.text in texts)
-
-    def span(self, start: int, end: int) -> str:
-        """The source text of tokens `[start, end)`."""
-        return self.text[self.tokens[start].start : self.tokens[end - 1].end] if end > start else ""
 
     def skip(self, index: int) -> int:
         """The index after the token at `index`, or after its closing bracket when it opens one."""
