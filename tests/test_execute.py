@@ -12,8 +12,11 @@ import pytest
 
 from swe_forge_dagster.demo.worlds.git_world import GitWorld, WorldPR, build_git_world
 from swe_forge_dagster.environments.environment import EnvRecipe, env_image_tag
+from swe_forge_dagster.environments.sandboxes import sandbox_config
 from swe_forge_dagster.execution.patch import patch_adding_files, split_diff
 from swe_forge_dagster.execution.repo_cache import RepoCache
+from swe_forge_dagster.execution.sandbox import Sandbox
+from swe_forge_dagster.execution.test_user import OPEN_IN_IMAGE
 from swe_forge_dagster.languages.python.runner import PYTEST
 from swe_forge_dagster.languages.registry import is_test_path
 from swe_forge_dagster.tasks.prove import TaskBuildError, TaskExecutor
@@ -86,6 +89,18 @@ def test_second_task_of_a_repo_starts_warm_and_a_flaky_test_rejects_it(world: Gi
     assert result.image_cached
     assert not result.validation.accepted and result.validation.reason.startswith("flaky")
     assert result.validation.flaky == pr.expected_flaky
+
+
+def test_the_image_leaves_a_test_run_nothing_to_open(world: GitWorld, executor: TaskExecutor) -> None:
+    """What the test user may write is opened where the image is made: a container of it that opened a file of the
+    image's layers would copy the whole file into its own (a real node_modules: minutes per check)."""
+    pr = world.pr("acme-labs/tinycalc", 12)
+    listing = OPEN_IN_IMAGE.replace("-exec chmod a+rwX {} +", "-print")
+    assert listing != OPEN_IN_IMAGE
+    with Sandbox.start(executor.client, sandbox_config(image=env_image_tag(pr.repo, RECIPE)), name_hint="open") as box:
+        assert box.run("ls /repo").output.strip(), "the image carries the installed checkout"
+        unopened = box.run(listing)
+        assert unopened.ok and unopened.output.strip() == "", unopened.output[-2000:]
 
 
 def test_tests_that_pass_without_the_fix_reject_the_pr(world: GitWorld, executor: TaskExecutor) -> None:

@@ -39,6 +39,7 @@ from swe_forge_dagster.execution.repo_box import ENV_DIR, GIT, TREE_NAME, write_
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig, SandboxError
 from swe_forge_dagster.execution.tar_safety import safe_extract
+from swe_forge_dagster.execution.test_user import OPEN_IN_IMAGE
 from swe_forge_dagster.languages.registry import (
     DEFAULT_PACK,
     dependency_files,
@@ -123,6 +124,7 @@ def build_procedure() -> str:
         OUTPUTS_SCRIPT,
         install_git_script(("v0.0", "0.0")),
         runtime_probes(),
+        OPEN_IN_IMAGE,
         inspect.getsource(Environments._build),
         inspect.getsource(pretend_version),
     )
@@ -304,6 +306,7 @@ class Environments:
             box.write_file(f"{ENV_DIR}/probe", runtime_probes())  # the packs' facts, when the install wrote none
             box.run(f"[ -s {RUNTIME_FILE} ] || sh {ENV_DIR}/probe > {RUNTIME_FILE} 2>/dev/null; cd /repo")
             runtime = box.run(f"cat {RUNTIME_FILE} 2>/dev/null || true")
+            box.run(f"({OPEN_IN_IMAGE}); cd /repo")  # opened here once, not copied up by every test run
             repository, _, version = tag.partition(":")
             labels = {
                 "swe-forge.repo": repo,
