@@ -31,7 +31,14 @@ from swe_forge_dagster.languages.python.django import (
 )
 from swe_forge_dagster.languages.python.recipes import python_recipes
 from swe_forge_dagster.languages.python.runner import PYTEST, PYTEST_COMMAND, PYTEST_RUNNER
-from swe_forge_dagster.languages.python.sympy import SYMPY_RUNNER, SYMPY_TEST, parse_sympy_log, parse_sympy_log_statuses
+from swe_forge_dagster.languages.python.suites import own_runner_command
+from swe_forge_dagster.languages.python.sympy import (
+    SYMPY_RUNNER,
+    SYMPY_RUNTESTS_TEST,
+    SYMPY_TEST,
+    parse_sympy_log,
+    parse_sympy_log_statuses,
+)
 
 LOGS = Path(__file__).parent / "support" / "python_runner_logs"
 DJANGO_30_BEFORE = (LOGS / "django30_before.log").read_text()
@@ -146,6 +153,8 @@ def test_sympy_files() -> None:
         ("PYTHONWARNINGS='ignore::UserWarning,ignore::SyntaxWarning' bin/test -C --verbose {tests}", "sympy"),
         ("bin/test -C --verbose sympy/core/tests/test_basic.py", "sympy"),
         ("./bin/test {tests} > {report}", "sympy"),
+        (SYMPY_RUNTESTS_TEST, "sympy"),
+        (SYMPY_RUNNER.single_test("test_x", ["sympy/core/tests/test_x.py"]), "sympy"),
         (PYTEST, "pytest"),
         ("pytest tests/runtests.py", "pytest"),
         ("python -m pytest bin/test", "pytest"),
@@ -161,8 +170,48 @@ def test_detect(command: str, runner: str | None) -> None:
     assert found == ([runner] if runner else [])
 
 
+FAKE_RUNTESTS = """import os, sys
+def test(*paths, kw=None, verbose=False):
+    print("test", list(paths), kw, verbose, os.environ.get("SYMPY_USE_CACHE"), __name__)
+    return RESULT
+"""
+
+
+@pytest.mark.parametrize(
+    ("module", "result", "status"),
+    [
+        ("sympy/testing/runtests.py", "True", 0),  # 1.6 to 1.12: a bool
+        ("sympy/testing/runtests.py", "1", 1),  # 1.13: an exit code
+        ("sympy/utilities/runtests.py", "False", 1),  # before 1.6: no sympy.testing
+    ],
+)
+def test_a_sympy_tree_without_bin_test_runs_the_runner_bin_test_calls(
+    tmp_path: Path, module: str, result: str, status: int
+) -> None:
+    """A release sdist has no `bin/`: the runner module `bin/test` calls is called with `bin/test -C --verbose`'s
+    arguments (the cache off before SymPy is imported), and its answer becomes the exit status."""
+    tree = {"setup.py", "sympy/__init__.py", module, "sympy/core/tests/test_x.py"}
+    assert own_runner_command(tree) == SYMPY_RUNTESTS_TEST
+    assert own_runner_command({*tree, "bin/test", "sympy/utilities/runtests.py"}) == SYMPY_TEST
+    for path in tree:
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text("")
+    (tmp_path / module).write_text(FAKE_RUNTESTS.replace("RESULT", result))
+    if "/testing/" in module:
+        (tmp_path / "sympy" / "testing" / "__init__.py").write_text("")
+    env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"}
+    whole, _ = SYMPY_RUNNER.command(SYMPY_RUNTESTS_TEST, ["sympy/core/tests/test_x.py"], str(tmp_path / "r.log"))
+    done = subprocess.run(["bash", "-c", whole], cwd=tmp_path, env=env, capture_output=True, text=True)
+    dotted = module.removesuffix(".py").replace("/", ".")
+    assert done.returncode == status, (done.stderr, (tmp_path / "r.log").read_text())
+    assert (tmp_path / "r.log").read_text() == f"test ['sympy/core/tests/test_x.py'] None True no {dotted}\n"
+    one = SYMPY_RUNNER.single_test("test_y", ["sympy/core/tests/test_x.py"])
+    done = subprocess.run(["bash", "-c", one], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.stdout == f"test ['sympy/core/tests/test_x.py'] ['test_y'] True no {dotted}\n", done.stderr
+
+
 def test_pytest_detect_ignores_them() -> None:
-    for command in (DJANGO_TEST, SYMPY_TEST):
+    for command in (DJANGO_TEST, SYMPY_TEST, SYMPY_RUNTESTS_TEST):
         assert not re.search(PYTEST_COMMAND, command)
 
 

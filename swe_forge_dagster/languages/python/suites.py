@@ -2,7 +2,8 @@
 
 A repository that ships its own test runner is tested with it, as its developers and SWE-bench test it:
 Django's `tests/runtests.py` beside the `django` package (the suite needs its settings module, which
-pytest never loads), SymPy's `bin/test` beside `sympy/utilities/runtests.py`. Decided from the tree, never
+pytest never loads), SymPy's `bin/test` beside `sympy/utilities/runtests.py`, or its runner module alone where the
+tree has no `bin/` (a release sdist: `sympy.SYMPY_RUNTESTS_TEST`, the same runner and log). Decided from the tree, never
 from the repository's name, so a fork or a renamed mirror is tested the same way; every other repository
 gets pytest. Pack-private (`languages.python` is the pack).
 """
@@ -12,11 +13,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from swe_forge_dagster.languages.python.django import DJANGO_TEST, RUNTESTS, description_setup
-from swe_forge_dagster.languages.python.sympy import BIN_TEST, SYMPY_TEST
+from swe_forge_dagster.languages.python.sympy import BIN_TEST, RUNTESTS_MODULES, SYMPY_RUNTESTS_TEST, SYMPY_TEST
 
 OWN_RUNNERS: tuple[tuple[frozenset[str], str], ...] = (
     (frozenset({RUNTESTS, "django/__init__.py"}), DJANGO_TEST),
     (frozenset({BIN_TEST, "sympy/utilities/runtests.py"}), SYMPY_TEST),
+    *((frozenset({module}), SYMPY_RUNTESTS_TEST) for module in RUNTESTS_MODULES),
 )
 """(files that must all be in the tree, the command its tests run with), first match wins."""
 

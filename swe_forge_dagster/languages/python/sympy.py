@@ -33,12 +33,27 @@ from swe_forge_dagster.languages.python.twins import TestId
 
 BIN_TEST = "bin/test"
 """SymPy's test script: a repository whose tree has it and `sympy/utilities/runtests.py` is tested with it."""
-SYMPY_TEST = (
-    "PYTHONWARNINGS='ignore::UserWarning,ignore::SyntaxWarning' python bin/test -C --verbose {tests} > {report} 2>&1"
-)
+RUNTESTS_MODULES = ("sympy/testing/runtests.py", "sympy/utilities/runtests.py")
+"""Where SymPy's runner lives (`sympy.testing.runtests` from 1.6, `sympy.utilities.runtests` before, and a shim of the
+first from 1.6 on): what `bin/test` calls (through `sympy.test`), with or without the script."""
+_WARNINGS = "PYTHONWARNINGS='ignore::UserWarning,ignore::SyntaxWarning'"
+SYMPY_TEST = f"{_WARNINGS} python bin/test -C --verbose {{tests}} > {{report}} 2>&1"
 """SWE-bench's `TEST_SYMPY`, run with the environment's `python` from the repository's root, its log to `{report}`."""
-SYMPY_COMMAND = COMMAND_START + INTERPRETER + r"(?:\S*/)?bin/test(?=\s|$|;)"
-"""`bin/test` run as the command (`bin/test`, `./bin/test`, `python bin/test`), not an argument of another."""
+RUNTESTS_CALL = (
+    'import sys, importlib, importlib.util as u; a = sys.argv[1:]; k = a.index("-k") if "-k" in a else len(a); '
+    'm = "sympy.testing.runtests" if u.find_spec("sympy.testing") else "sympy.utilities.runtests"; '
+    "r = importlib.import_module(m).test(*a[:k], kw=a[k + 1 :] or None, verbose=True); "
+    "sys.exit(int(not r) if isinstance(r, bool) else r)"
+)
+"""What `bin/test -C --verbose <paths> [-k <names>]` does, for a tree without the script (a release sdist, which
+SymPy ships without `bin/`): the same runner function with the same arguments (`-C` is `SYMPY_USE_CACHE=no`, set
+before SymPy is imported; every other option at `bin/test`'s default), and its exit status (a bool up to 1.12, an
+exit code after). The runner is taken from its own module, not `sympy.test`, which from 1.13 runs pytest."""
+SYMPY_RUNTESTS_TEST = f"{_WARNINGS} SYMPY_USE_CACHE=no python -c '{RUNTESTS_CALL}' {{tests}} > {{report}} 2>&1"
+"""`SYMPY_TEST` for a tree without `bin/test`: the same log, read by the same parser."""
+SYMPY_COMMAND = COMMAND_START + INTERPRETER + r"(?:(?:\S*/)?bin/test(?=\s|$|;)|'import sys, importlib, importlib\.util)"
+"""SymPy's runner run as the command (`bin/test`, `./bin/test`, `python bin/test`, or `RUNTESTS_CALL`), not an
+argument of another."""
 
 _FAILURE_HEADER = re.compile(r"(_*) (.*)\.py:(.*) (_*)")
 _OUTCOME: dict[str, Outcome] = {"PASSED": "passed", "FAILED": "failed", "ERROR": "error"}
@@ -107,7 +122,7 @@ def plant_sympy(run_files: Sequence[str], fail_to_pass: Sequence[str], read: Cal
 SYMPY_RUNNER = Runner(
     name="sympy",
     parse=parse_sympy_log,
-    single_template="python bin/test -C --verbose {tests} -k {id}",
+    single_template=f"SYMPY_USE_CACHE=no python -c '{RUNTESTS_CALL}' {{tests}} -k {{id}}",
     report_kind="SymPy bin/test console log",
     language="python",
     template=SYMPY_TEST,
