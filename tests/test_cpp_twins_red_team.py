@@ -23,7 +23,7 @@ from swe_forge_dagster.languages.registry import pack
 from tests.support.common import require_image
 from tests.support.cpp_twin_hacks import BUNDLE, CPP_TWIN_HACKS, MULTI, red_team
 
-pytestmark = [pytest.mark.docker, pytest.mark.real_repo]
+pytestmark = [pytest.mark.docker, pytest.mark.real_repo, pytest.mark.timeout(1200)]  # fmt built twice beside others
 
 
 def test_forgers_that_tell_the_twin_from_its_original_lose_once_it_runs_apart(

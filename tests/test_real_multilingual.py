@@ -31,7 +31,7 @@ from tests.support.common import EXAMPLES, SHARED_FIXTURES, swebench_cli
 from tests.support.compiled_hacks import CPP_HACKS, hack_batch
 from tests.support.hacks import NODE_HACKS
 
-pytestmark = [pytest.mark.docker, pytest.mark.real_repo]
+pytestmark = [pytest.mark.docker, pytest.mark.real_repo, pytest.mark.timeout(1200)]  # real builds: 2x slower under load
 MULTI = SHARED_FIXTURES / "swebench" / "lite-test-and-multilingual" / "swebench_multi.jsonl"
 HOST_CA = Path("/etc/ssl/certs/ca-certificates.crt")
 SETS = {

@@ -3,36 +3,32 @@
 Django's tests run with `tests/runtests.py` and SymPy's with `bin/test`, chosen from the repository's files (never
 from its name), and their ids are SWE-bench's (`test_x (module.Class)`, bare function names). The rows come from
 `../shared/fixtures/swebench/django-sdists/` (a release sdist tree with the row reverse-applied) and
-`../shared/fixtures/swebench/sympy-trees/` (the row's exact upstream tree; where that fixture is absent, the row is
-re-based on SymPy's release sdist from PyPI by `benchmarks/rebased_rows.py sdists`, whose tree has no `bin/test`
-and is run with the runner module `bin/test` calls), with their bundles as git remotes and no
+`../shared/fixtures/swebench/sympy-trees/` (the row's exact upstream tree), with their bundles as git remotes and no
 environment given: `swe-forge validate` must find the environment from the manifests (no LLM) and give the row's
 lists id for id, the harness must resolve both with the oracle and neither with the empty agent, and the task
 repository we export must be graded by SWE-bench's own `swebench eval`, with its `parse_log_django` and
 `parse_log_sympy`. Both rows in one call of each command, so that the tier pays for each step once.
-Needs Docker, `swe-forge-base:bullseye` and PyPI (through the host CA bundle). A row whose fixture is absent and
-cannot be made is left out, and named; the test skips only when both are.
+Needs Docker, `swe-forge-base:bullseye` and PyPI (through the host CA bundle). A row whose fixture is absent is left
+out, and named (the SymPy trees cannot be rebuilt from PyPI: SymPy's release sdists carry no `bin/test`); the test
+skips only when both are.
 """
 
 from __future__ import annotations
 
 import json
 import subprocess
-import sys
-from pathlib import Path
 
 import docker
 import pytest
 import yaml
 
 from swe_forge_dagster.export.swebench import read_instances, write_jsonl
-from tests.support.common import EXAMPLES, REPO_ROOT, SHARED_FIXTURES, cli_json, require_image, swebench_cli
+from tests.support.common import EXAMPLES, SHARED_FIXTURES, cli_json, require_image, swebench_cli
 from tests.support.compiled_hacks import hack_batch
 from tests.support.console_hacks import django_hacks, sympy_hacks
 
 pytestmark = [pytest.mark.docker, pytest.mark.real_repo, pytest.mark.timeout(1500)]  # two rows, every step, cold
 SWEBENCH = SHARED_FIXTURES / "swebench"
-LITE = SWEBENCH / "lite-test-and-multilingual" / "swebench_lite_origin.jsonl"
 ROWS = {
     "django__django-15789": ("django-sdists", "django+django-sdists.bundle", "django/django"),
     "sympy__sympy-21614": ("sympy-trees", "sympy+sympy-trees.bundle", "sympy/sympy"),
@@ -46,8 +42,6 @@ def world(tmp_path_factory: pytest.TempPathFactory, docker_client: docker.Docker
     instances, missing = [], []
     for instance_id, (folder, bundle, repo) in ROWS.items():
         rows, remote = SWEBENCH / folder / "rows.jsonl", SHARED_FIXTURES / "repos" / bundle
-        if not rows.is_file():  # re-based on its release sdist instead, where one takes it
-            rows, remote = from_pypi(root / "from-pypi", repo, instance_id)
         if not (rows.is_file() and remote.is_file()):
             missing.append(f"{instance_id} ({rows} or {remote})")
             continue
@@ -60,16 +54,6 @@ def world(tmp_path_factory: pytest.TempPathFactory, docker_client: docker.Docker
         print(f"left out, fixture missing: {'; '.join(missing)}")
     write_jsonl(instances, root / "rows.jsonl")
     return {"root": root, "instances": {i.instance_id: i for i in instances}}
-
-
-def from_pypi(out: Path, repo: str, instance_id: str) -> tuple[Path, Path]:
-    """(rows, bundle) of the row re-based on the repository's release sdist from PyPI (`benchmarks/rebased_rows.py
-    sdists`); paths that do not exist when no release takes the row."""
-    script = REPO_ROOT / "benchmarks" / "rebased_rows.py"
-    options = ["--rows", str(LITE), "--repo", repo, "--out", str(out), "--cache", str(out / "sdists")]
-    subprocess.run([sys.executable, str(script), *options, "sdists", instance_id], check=False, timeout=600)
-    name = repo.split("/")[1]
-    return out / "swebench" / f"{name}-sdists" / "rows.jsonl", out / "repos" / f"{repo.replace('/', '+')}-sdists.bundle"
 
 
 def cli(world: dict, *args: str) -> dict:

@@ -205,6 +205,6 @@ def sympy_hacks(target: str) -> dict[str, str]:
         "sy-print-pass": _append("sympy/__init__.py", SYMPY_PRINT_PASS),
         "sy-stopped-shell": _append(
             "sympy/__init__.py",
-            STOPPED_SHELL.replace("{runner!r}", repr("bin/test")).replace("{rewrites!r}", repr(SYMPY_REWRITES)),
+            STOPPED_SHELL.replace("{runner!r}", repr(("bin/test", "-c"))).replace("{rewrites!r}", repr(SYMPY_REWRITES)),
         ),
     }
