@@ -9,13 +9,17 @@ still shows if it wins:
   `swe-forge harness` batch (`--parallel 2`), as `tests/test_toolchain_red_team.py` runs its share;
 - `cargo`: `CARGO_HACKS` on the cargo task, likewise;
 - `gym`: `HACKS` and `SNEAKY` of `tests/support/hacks.py` typed into the gym's `bash` tool on tinycalc#12 (4
-  environments at once), as `tests/test_gym_docker.py` runs its share.
+  environments at once), as `tests/test_gym_docker.py` runs its share;
+- `axios`, `gtest`, `django`, `sympy`: the forgers of real SWE-bench rows (`tests/support/real_red_team.py`: mocha on
+  axios-5085, GoogleTest on fmt-2457, the console-log forgers on django-15789 and sympy-21614), with a gold and an
+  empty agent, as `tests/test_real_multilingual.py` and `tests/test_real_own_runners.py` run their shares (these
+  need `../shared/fixtures`).
 
 The corpora, their classes and the runs are the tests' own: each corpus runs as `python -m tests.support.red_team`
 in its own process (benchmarks import no test code), which prints its verdicts as JSON. Needs Docker, the base,
-node and rust images, and the npm registry (jest) through the host CA bundle.
+node, rust and cpp images, and the npm registry (jest, axios) through the host CA bundle.
 
-    .venv/bin/python benchmarks/red_team.py [jest] [cargo] [gym] [--json red-team.json]
+    .venv/bin/python benchmarks/red_team.py [jest] [cargo] [gym] [axios] [gtest] [django] [sympy] [--json FILE]
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-CORPORA = ("jest", "cargo", "gym")
+CORPORA = ("jest", "cargo", "gym", "axios", "gtest", "django", "sympy")
 
 
 def replay(corpus: str) -> dict[str, Any]:
@@ -80,7 +84,7 @@ def report(run: dict[str, Any]) -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("corpora", nargs="*", metavar="{jest,cargo,gym}", help="default: all three")
+    parser.add_argument("corpora", nargs="*", metavar="CORPUS", help=f"of {', '.join(CORPORA)} (default: all)")
     parser.add_argument("--json", type=Path, default=None, help="every run's verdicts written here")
     args = parser.parse_args()
     if unknown := set(args.corpora) - set(CORPORA):

@@ -1,7 +1,8 @@
 """The twins of GoogleTest's FAIL_TO_PASS tests (`languages.cpp.twins`): which check of a test is changed and how, on
 the real tests of SWE-bench Multilingual's fmt rows (read from the fmt bundle) and on each form a check takes. The
 canaries that carry them are `tests/test_cpp_twins_canaries.py`'s; the real toolchain runs them in
-`tests/test_cpp_twins_toolchain.py`, the red team in `tests/test_cpp_twins_red_team.py`."""
+`tests/test_cpp_twins_toolchain.py`, the red team in `tests/test_real_multilingual.py` (the `gtest` corpus of
+`tests/support/real_red_team.py`)."""
 
 from __future__ import annotations
 

@@ -28,8 +28,9 @@ import pytest
 
 from swe_forge_dagster.languages.registry import pack
 from tests.support.common import EXAMPLES, SHARED_FIXTURES, swebench_cli
-from tests.support.compiled_hacks import CPP_HACKS, hack_batch
-from tests.support.hacks import NODE_HACKS
+from tests.support.compiled_hacks import hack_batch
+from tests.support.real_red_team import AXIOS_CLASSES, AXIOS_HACKS, GTEST_CLASSES, GTEST_HACKS
+from tests.support.red_team import bounded
 
 pytestmark = [pytest.mark.docker, pytest.mark.real_repo, pytest.mark.timeout(1200)]  # real builds: 2x slower under load
 MULTI = SHARED_FIXTURES / "swebench" / "lite-test-and-multilingual" / "swebench_multi.jsonl"
@@ -109,6 +110,7 @@ def test_fmt_validates_id_for_id_and_only_the_oracle_resolves(world: dict) -> No
     assert [row["instance_id"] for row in summary["results"]] == list(SETS["fmt"][1])
     oracle = cli(world, "harness", "-i", instances, "--agent", "oracle")
     assert (oracle["total"], oracle["resolved"]) == (1, 1), [(r["task_id"], r["error"]) for r in oracle["results"]]
+    assert oracle["results"][0]["defences"] == "canaries, and twins run apart"
     empty = cli(world, "harness", "-i", instances, *EMPTY_AGENT)
     assert (empty["total"], empty["unresolved"]) == (1, 1), [(r["task_id"], r["error"]) for r in empty["results"]]
     # SWE-bench 5 runs them too: exported as a task repository with the environment validate proved, built from
@@ -122,20 +124,29 @@ def test_fmt_validates_id_for_id_and_only_the_oracle_resolves(world: dict) -> No
     assert sorted(report["resolved_ids"]) == ids, report
 
 
-def test_a_library_that_rewrites_the_googletest_report_at_exit_does_not_resolve(world: dict, tmp_path: Path) -> None:
+def test_library_code_that_rewrites_the_googletest_report_or_tells_the_twin_does_not_resolve(
+    world: dict, tmp_path: Path
+) -> None:
     """Class 7 for GoogleTest: fmt's library code, linked into the test binary, drops every failure from the XML
-    report in a static destructor (it won before `languages.cpp.canaries`), and two red-team agents that spare the
-    planted tests by their failure messages or their source (they won against the first canaries); the planted
-    failure or the twin passes with each, which the harness calls tampering, and the review flag names the line."""
+    report in a static destructor (it won before `languages.cpp.canaries`); a red-team agent that spares the planted
+    tests by their source (it won against the first canaries); a forger that spares a test whose body ends with
+    another test's body (it won while the twin ran beside its original, before `languages.cpp.twins`: join_tuple's
+    last `EXPECT_EQ` now expects a string with one more character, in a container of its own). The planted failure
+    or the twin passes with each, which the harness calls tampering, and the review flag names the line. The share
+    of `tests/support/real_red_team.py`'s `gtest` corpus CI runs (one per class); `benchmarks/red_team.py gtest`
+    replays all five."""
     row = world["rows"]["fmtlib__fmt-2457"]
-    instances, agent_args = hack_batch(tmp_path, row, CPP_HACKS)
+    hacks = bounded(GTEST_HACKS, GTEST_CLASSES, ("gtest-rewrite-at-exit", "gtest-twin-body-spare"))
+    instances, agent_args = hack_batch(tmp_path, row, hacks)
     summary = cli(world, "harness", "-i", str(instances), *agent_args)
     results = {r["task_id"].removeprefix("fmtlib__fmt-2457-"): r for r in summary["results"]}
-    assert set(results) == set(CPP_HACKS)
+    assert set(results) == set(hacks)
     for name, result in results.items():
         assert result["status"] == "unresolved" and "tampered test results" in result["error"], (name, result["error"])
     assert all(note.startswith("src/format.cc: ") for note in results["gtest-rewrite-at-exit"]["review"])
     assert results["gtest-rewrite-at-exit"]["review"]
+    twin_error = results["gtest-twin-body-spare"]["error"]
+    assert twin_error.startswith("tampered test results: ranges_test.join_tuple passed, and its twin run apart")
 
 
 def test_axios_validates_on_the_file_its_lists_come_from_with_the_network_test_set_aside(world: dict) -> None:
@@ -164,33 +175,23 @@ def test_runner_configuration_and_install_outputs_carried_by_a_diff_never_reach_
     """Red team on the real axios environment, one copy of the instance per cheat: a file forced into node_modules,
     a `node-options` in the project's `.npmrc`, a `mocha` key added to package.json (each loads a module that
     reports every mocha failure as a pass). The first two are dropped by path, the last by mocha's own loader
-    answering differently after the diff. Then package code the tests import (class 7): it patches mocha's runner
-    to pass every failure, or only assertion failures, or rewrites the xunit report at exit; all three won before
-    the canaries (`languages.node.canaries`), which catch them now, as they catch the red team's two that spared
-    root-level tests or tests whose function text uses no package (they won against the first canaries). None
-    resolves."""
+    answering differently after the diff. Then package code the tests import (class 7) that rewrites the xunit report
+    at exit (it won before the canaries, `languages.node.canaries`, which catch it now), and the red team's agent
+    that spares tests whose function text uses no package (it won against the first canaries; the twins run apart
+    catch it). None resolves. The share of `tests/support/real_red_team.py`'s `axios` corpus CI runs (what is
+    asserted by name, one per class); `benchmarks/red_team.py axios` replays all eleven."""
     row = world["rows"]["axios__axios-5085"]
-    cases = {
-        "": "node-modules-runner",
-        "-npmrc": "npmrc-node-options",
-        "-key": "package-mocha-key",
-        "-package": "mocha-from-package",
-        "-assertions": "mocha-assertions-only",
-        "-exit": "mocha-rewrite-at-exit",
-        "-root": "mocha-spare-root",
-        "-independent": "mocha-spare-independent",
-        "-runnable-head": "mocha-runnable-head",
-        "-it-setter": "mocha-it-setter",
-        "-xunit-stream": "mocha-xunit-stream",
-    }
-    instances, agent_args = hack_batch(tmp_path, row, {s: NODE_HACKS[name] for s, name in cases.items()}, "")
+    asserted = ("node-modules-runner", "npmrc-node-options", "package-mocha-key")
+    hacks = bounded(AXIOS_HACKS, AXIOS_CLASSES, asserted)
+    instances, agent_args = hack_batch(tmp_path, row, hacks)
     summary = cli(world, "harness", "-i", str(instances), *agent_args)
-    results = {r["task_id"].removeprefix("axios__axios-5085"): r for r in summary["results"]}
+    results = {r["task_id"].removeprefix("axios__axios-5085-"): r for r in summary["results"]}
+    assert set(results) == set(hacks)
     assert all(r["status"] == "unresolved" for r in results.values()), [(k, r["error"]) for k, r in results.items()]
     assert {"node_modules/tidy-hook/index.js", "node_modules/tidy-hook/package.json"} <= set(
-        results[""]["dropped_paths"]
+        results["node-modules-runner"]["dropped_paths"]
     )
-    assert ".npmrc" in results["-npmrc"]["dropped_paths"]
-    assert "package.json" in results["-key"]["dropped_paths"], results["-key"]
-    for suffix in ("-package", "-assertions", "-exit", "-root", "-independent", "-runnable-head", "-it-setter"):
-        assert "tampered test results" in results[suffix]["error"], (suffix, results[suffix]["error"])
+    assert ".npmrc" in results["npmrc-node-options"]["dropped_paths"]
+    assert "package.json" in results["package-mocha-key"]["dropped_paths"], results["package-mocha-key"]
+    for name in set(hacks) - set(asserted):  # package code: the canaries, or the twins run apart
+        assert "tampered test results" in results[name]["error"], (name, results[name]["error"])

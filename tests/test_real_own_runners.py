@@ -25,7 +25,8 @@ import yaml
 from swe_forge_dagster.export.swebench import read_instances, write_jsonl
 from tests.support.common import EXAMPLES, SHARED_FIXTURES, cli_json, require_image, swebench_cli
 from tests.support.compiled_hacks import hack_batch
-from tests.support.console_hacks import django_hacks, sympy_hacks
+from tests.support.real_red_team import DJANGO_CLASSES, DJANGO_HACKS, SYMPY_CLASSES, SYMPY_HACKS
+from tests.support.red_team import bounded
 
 pytestmark = [pytest.mark.docker, pytest.mark.real_repo, pytest.mark.timeout(1500)]  # two rows, every step, cold
 SWEBENCH = SHARED_FIXTURES / "swebench"
@@ -91,28 +92,28 @@ def test_django_and_sympy_validate_id_for_id_resolve_and_export_to_swebench(worl
     assert sorted(report["resolved_ids"]) == sorted(world["instances"]), report
 
 
-FORGERS = {
-    "django__django-15789": lambda: django_hacks("django/utils/html.py", "json_script"),
-    "sympy__sympy-21614": lambda: sympy_hacks("Derivative("),
+SHARES = {
+    "django__django-15789": bounded(DJANGO_HACKS, DJANGO_CLASSES, ()),
+    "sympy__sympy-21614": bounded(SYMPY_HACKS, SYMPY_CLASSES, ()),
 }
-IN_CI = ("all-pass", "spare-canaries", "assertion-oracle", "stopped-shell")
-"""One forger per defence that catches them (the canary planted to fail; the twin negated or expecting another
-value; the rewrite after the runner), so that the real-repository tier stays in its budget: `*-print-pass`, caught
-by the canary like `*-all-pass`, runs in the local red team (`tests/support/console_hacks.py`)."""
+"""CI's share of `tests/support/real_red_team.py`'s `django` and `sympy` corpora: a forger per defence that catches
+them (the canary planted to fail: the log rewritten after the runner by a child that stopped the shell; the twins run
+apart: Django's assertion oracle, SymPy's forger that spares the canaries), so that the real-repository tier stays in
+its budget. `benchmarks/red_team.py django sympy` replays every forger (the patched result class, the pass lines
+printed at exit and Django's canary-sparing forger as well)."""
 
 
 def test_console_log_forgers_never_resolve(world: dict) -> None:
     """Django's and SymPy's report is their verbose console log, which code under test writes to: before their
-    canaries and twins (issue 37), each of these forgers resolved django-15789. Each is caught: a patched result class,
-    pass lines printed at exit and the log rewritten after the runner by a child that stopped the shell by the canary
-    planted to fail (they forge every failure); a forger that spares the canaries and an assertion oracle by their
-    twins run apart."""
+    canaries and twins (issue 37), each of these forgers resolved django-15789. Each is caught: the log rewritten
+    after the runner by a child that stopped the shell by the canary planted to fail (it forges every failure); the
+    function under test reading the assertion that calls it (Django), or sparing the canaries (SymPy), by the twins
+    run apart."""
     for instance_id, inst in world["instances"].items():
         row = json.loads(inst.model_dump_json())
         batch = world["root"] / f"forgers-{instance_id}"
         batch.mkdir()
-        forgers = {name: hack for name, hack in FORGERS[instance_id]().items() if name.split("-", 1)[1] in IN_CI}
-        instances, agent = hack_batch(batch, row, forgers)
+        instances, agent = hack_batch(batch, row, SHARES[instance_id])
         results = cli(world, "harness", "-i", str(instances), *agent)["results"]
         won = [(r["task_id"], r["status"], r["error"]) for r in results if r["status"] != "unresolved"]
         assert not won, won

@@ -1,7 +1,8 @@
 """The red-team corpora's classes (`tests/support/red_team.py`) hold every cheating agent exactly once, and CI's
 bounded share keeps the agents a test asserts on by name and one of each class.
 
-Why: the Docker tests replay only that share (`tests/test_toolchain_red_team.py`, the gym's cheating agents); a new
+Why: the Docker tests replay only that share (`tests/test_toolchain_red_team.py`, the gym's cheating agents, and the
+real rows' corpora of `tests/support/real_red_team.py` in the real-repository tier); a new
 agent left out of every class would never run in CI, and a class's defence would go untested if its members were all
 dropped. The full corpora run in `benchmarks/red_team.py`.
 """
@@ -13,6 +14,7 @@ from collections import Counter
 import pytest
 
 from tests.support.hacks import HACKS, SNEAKY
+from tests.support.real_red_team import CORPORA as REAL_CORPORA
 from tests.support.red_team import CARGO_CLASSES, JEST_CLASSES, PYTHON_CLASSES, bounded
 from tests.support.toolchain_hacks import CARGO_HACKS, JEST_HACKS
 
@@ -20,6 +22,7 @@ CORPORA = {
     "jest": (JEST_HACKS, JEST_CLASSES),
     "cargo": (CARGO_HACKS, CARGO_CLASSES),
     "python": ({**HACKS, **SNEAKY}, PYTHON_CLASSES),
+    **{name: (hacks, classes) for name, (_, _, _, classes, hacks) in REAL_CORPORA.items()},
 }
 
 

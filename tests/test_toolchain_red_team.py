@@ -30,15 +30,12 @@ pytestmark = pytest.mark.docker
 JEST_ASSERTED = (
     "setup-file",
     "jest-key-setup",
-    "npx-bin",
     "shadow-noext",
     "expect-from-package",
     "knows-negation",
-    "src-provenance",
 )
 CARGO_ASSERTED = (
     "harness-false-spare",
-    "lib-path-shadow-spare",
     "rustflags-runner-spare",
     "build-rs-rewrite-spare",
     "initarray-reexec-spare",
@@ -51,7 +48,7 @@ def verdicts(results: dict[str, dict]) -> list[tuple[str, str, str]]:
     return [(name, r["status"], (r["error"] or "")[:200]) for name, r in results.items()]
 
 
-@pytest.mark.timeout(1200)  # 14 sandboxed jest runs in one batch: 176 s alone, 541 s on a host at load 9
+@pytest.mark.timeout(1200)  # 12 sandboxed jest runs in one batch: 176 s alone (14 runs), 541 s on a host at load 9
 def test_no_cheating_agent_resolves_a_real_jest_task(tmp_path: Path, docker_client: docker.DockerClient) -> None:
     require_image(docker_client, "swe-forge-node:bookworm", "scripts/build-toolchain-image.sh node")
     hacks = bounded(JEST_HACKS, JEST_CLASSES, JEST_ASSERTED)
@@ -63,9 +60,9 @@ def test_no_cheating_agent_resolves_a_real_jest_task(tmp_path: Path, docker_clie
     assert not won, won
     dropped = {name: set(r["dropped_paths"]) for name, r in results.items()}
     assert {"jest.setup.js"} <= dropped["setup-file"]  # named by the jest key: configuration
-    assert {"package.json"} <= dropped["jest-key-setup"] and {"package.json"} <= dropped["npx-bin"]
+    assert {"package.json"} <= dropped["jest-key-setup"]
     assert {"src/range"} <= dropped["shadow-noext"]  # a second module for src/range.js
-    for name in ("expect-from-package", "knows-negation", "src-provenance"):
+    for name in ("expect-from-package", "knows-negation"):
         assert "tampered test results" in results[name]["error"], (name, results[name]["error"])
 
 
@@ -78,7 +75,7 @@ def test_no_cheating_agent_resolves_a_real_cargo_task(tmp_path: Path, docker_cli
     assert results["empty"]["status"] == "unresolved"
     won = [v for v in verdicts(results) if v[0] != "gold" and v[1] != "unresolved"]
     assert not won, won
-    for name in ("harness-false-spare", "lib-path-shadow-spare", "rustflags-runner-spare"):
+    for name in ("harness-false-spare", "rustflags-runner-spare"):
         assert "Cargo.toml" in results[name]["dropped_paths"], (name, results[name])
     assert "cargo's effective configuration" in results["build-rs-rewrite-spare"]["error"]
     for name in ("initarray-reexec-spare", "clamp-prints-events-spare", "fd1-swallow"):  # the report's stream

@@ -1,5 +1,5 @@
-"""Cheating agents against GoogleTest's twins, and the harness run that replays them on the real fmtlib__fmt-2457 row
-of SWE-bench Multilingual (`tests/test_cpp_twins_red_team.py`).
+"""Cheating agents against GoogleTest's twins, replayed on the real fmtlib__fmt-2457 row of SWE-bench Multilingual
+(the `gtest` corpus of `tests/support/real_red_team.py`; CI's share in `tests/test_real_multilingual.py`).
 
 Each is library code: a static object appended to fmt's `src/format.cc`, which every test binary links. Its destructor
 runs after `RUN_ALL_TESTS` has written the XML report: it reads the test file named in each failure's location, parses
@@ -15,28 +15,10 @@ Both won while the twin ran beside its original (before `languages.cpp.twins`); 
 its original, under its name, one value of its last check changed) neither finds a copy or an opening to spare, and
 both forge the twin too.
 
-    .venv/bin/python -m tests.support.cpp_twin_hacks [--work DIR]    # the verdicts as JSON, one line per agent
-
-`PYTHONPATH=<a copy of the package as it was>` before the command replays them against that copy (the harness runs
-as `python -m swe_forge_dagster.cli`, which the path decides).
+    .venv/bin/python -m tests.support.red_team gtest [--work DIR]    # every verdict, as JSON
 """
 
 from __future__ import annotations
-
-import argparse
-import json
-import os
-import subprocess
-import sys
-import tempfile
-from pathlib import Path
-
-from tests.support.common import HOST_CA, SHARED_FIXTURES
-from tests.support.compiled_hacks import hack_batch
-
-BUNDLE = SHARED_FIXTURES / "repos" / "fmtlib+fmt.bundle"
-MULTI = SHARED_FIXTURES / "swebench" / "lite-test-and-multilingual" / "swebench_multi.jsonl"
-TASK = "fmtlib__fmt-2457"
 
 _FORGER = r"""
 // tidy_twins: after RUN_ALL_TESTS wrote the XML report, keep the failures of the tests spare() names and drop all
@@ -176,48 +158,3 @@ CPP_TWIN_HACKS = {
     "gtest-twin-const-spare": _library_code(_FORGER + _CONST_SPARE),
 }
 """The agents (shell scripts run on /repo in the agent's container) by name."""
-
-
-def fmt_row() -> dict:
-    """fmtlib__fmt-2457 as SWE-bench Multilingual gives it."""
-    rows = (json.loads(line) for line in MULTI.read_text().splitlines() if line.strip())
-    return next(row for row in rows if row["instance_id"] == TASK)
-
-
-def red_team(root: Path, hacks: dict[str, str]) -> dict[str, dict]:
-    """`hacks`, an agent that applies the gold patch (judged as any agent's diff) and one that changes nothing, on
-    copies of the fmt row in one `swe-forge harness` run: name -> its result ("gold", "empty", the hacks')."""
-    remote = root / "remotes" / "fmtlib" / "fmt.git"
-    subprocess.run(["git", "clone", "-q", "--bare", str(BUNDLE), str(remote)], check=True, timeout=300)
-    row = fmt_row()
-    gold = f"cd /repo && git apply <<'EOF'\n{row['patch']}EOF\n"
-    instances, agent = hack_batch(root, row, {"gold": gold, "empty": "true\n", **hacks})
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("SWE_FORGE_")},
-        "SWE_FORGE_HOME": str(root / "home"),
-        "SWE_FORGE_START_DATE": "2015-01-01",
-        **({"SWE_FORGE_CA_BUNDLE": str(HOST_CA)} if HOST_CA.is_file() else {}),
-    }
-    command = [sys.executable, "-m", "swe_forge_dagster.cli", "harness", "-i", str(instances), *agent]
-    git_url = f"file://{root}/remotes/{{repo}}.git"
-    done = subprocess.run(
-        [*command, "--git-url", git_url, "--json"], env=env, capture_output=True, text=True, timeout=3600
-    )
-    assert done.stdout.strip(), done.stderr[-3000:]
-    return {r["task_id"].removeprefix(f"{TASK}-"): r for r in json.loads(done.stdout)["results"]}
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--work", type=Path, default=None, help="a directory to work in (default: a temporary one)")
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="cpp-twins-") as scratch:
-        root = args.work or Path(scratch)
-        root.mkdir(parents=True, exist_ok=True)
-        for name, result in red_team(root, CPP_TWIN_HACKS).items():
-            fields = ("status", "error", "defences")
-            print(json.dumps({"agent": name, **{field: result.get(field) for field in fields}}))
-
-
-if __name__ == "__main__":
-    main()

@@ -12,7 +12,9 @@ The corpora are large and grow with every red team, and each member costs a sand
 stays covered; `benchmarks/red_team.py` runs every member (this module's `main`, in its own process) and prints per
 class how many were tried and how many won.
 
-    .venv/bin/python -m tests.support.red_team {jest,cargo,gym} [--work DIR]    # JSON on stdout
+The corpora on real SWE-bench rows (`axios`, `gtest`, `django`, `sympy`) are `tests/support/real_red_team.py`'s.
+
+    .venv/bin/python -m tests.support.red_team {jest,cargo,gym,axios,gtest,django,sympy} [--work DIR]  # JSON out
 """
 
 from __future__ import annotations
@@ -203,17 +205,30 @@ def _gym(work: Path) -> dict[str, dict]:
     return {name: {k: a.result.summary()[k] for k in kept} for name, a in answers.items()}
 
 
+def _real(corpus: str, work: Path) -> dict[str, dict]:
+    from tests.support.real_red_team import replay
+
+    kept = ("status", "error", "dropped_paths", "total_duration_secs", "test_duration_secs")
+    return {name: {k: r.get(k) for k in kept} for name, r in replay(corpus, work).items()}
+
+
 def main(argv: list[str] | None = None) -> None:
+    from tests.support.real_red_team import CORPORA as REAL
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("corpus", choices=("jest", "cargo", "gym"))
+    parser.add_argument("corpus", choices=("jest", "cargo", "gym", *REAL))
     parser.add_argument("--work", type=Path, default=None, help="a folder for the run (default: a temporary one)")
     args = parser.parse_args(argv)
-    classes = {"jest": JEST_CLASSES, "cargo": CARGO_CLASSES, "gym": PYTHON_CLASSES}[args.corpus]
+    classes = {"jest": JEST_CLASSES, "cargo": CARGO_CLASSES, "gym": PYTHON_CLASSES}.get(args.corpus)
+    classes = classes or REAL[args.corpus][3]
     with tempfile.TemporaryDirectory(prefix=f"red-team-{args.corpus}-") as scratch:
         work = args.work or Path(scratch)
         work.mkdir(parents=True, exist_ok=True)
         started = time.perf_counter()
-        results = _gym(work) if args.corpus == "gym" else _toolchain(args.corpus, work)
+        if args.corpus in REAL:
+            results = _real(args.corpus, work)
+        else:
+            results = _gym(work) if args.corpus == "gym" else _toolchain(args.corpus, work)
         seconds = round(time.perf_counter() - started, 1)
     print(json.dumps({"corpus": args.corpus, "seconds": seconds, "classes": classes, "results": results}))
 

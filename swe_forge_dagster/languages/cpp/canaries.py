@@ -15,12 +15,12 @@ planted tests, but each FAIL_TO_PASS test that has a check to change is its twin
 value of its last check changed (or the check negated). No process sees a test beside its twin, so library code that
 reads the test file and compares bodies, or spares tests that open with a constant comparison, finds no copy: it
 forges the twin as it forges its original, and a test that passed in the verify run while its twin run apart passed,
-was skipped or is missing was forged (`tests/test_cpp_twins_red_team.py`). When no FAIL_TO_PASS test has a check a
-twin can change, the twin is appended beside the original as before: its whole body under a new name, after the
-failing comparison made fatal (`ASSERT_EQ`), so it fails before the copied body runs (a forger comparing bodies
-tells it). The judgement is then `AppendedCanaries`'s. The planted tests' host is found as clang-format writes tests
-(`TEST(suite, name) {` and a `}` alone at column 0), the twins' tests by their tokens; parameterized and typed
-tests get neither.
+was skipped or is missing was forged (the `gtest` red team, `tests/support/real_red_team.py`). When no FAIL_TO_PASS
+test has a check a twin can change, the twin is appended beside the original as before: its whole body under a new
+name, after the failing comparison made fatal (`ASSERT_EQ`), so it fails before the copied body runs (a forger
+comparing bodies tells it). The judgement is then `AppendedCanaries`'s. The planted tests' host is found as
+clang-format writes tests (`TEST(suite, name) {` and a `}` alone at column 0), the twins' tests by their tokens;
+parameterized and typed tests get neither.
 
 Not closed: the planted failing test is a local compared with a number, which a forger reading the test file can
 spare (both red-team forgers do): a task with a twin catches it there, a task without one does not.
