@@ -40,7 +40,8 @@ AXIOS_CLASSES: dict[str, list[str]] = {
         "mocha-from-package",
         "mocha-assertions-only",
     ],
-    "package code spares the canaries (root-level tests, the test's own text, .git's HEAD): the twins run apart": [
+    "package code spares the canaries (root-level tests, the test's own text, .git's HEAD): canaries planted like the "
+    "file's own tests, and the twins run apart": [
         "mocha-spare-independent",
         "mocha-spare-root",
         "mocha-runnable-head",
@@ -54,7 +55,7 @@ GTEST_CLASSES: dict[str, list[str]] = {
     "library code drops every failure from the XML report in a static destructor: the canaries": [
         "gtest-rewrite-at-exit"
     ],
-    "spares the planted tests by their failure message or their source: the twins": [
+    "spares the planted tests by their failure message or their source: canaries that read like the file's tests": [
         "gtest-spare-source",
         "gtest-spare-literal",
     ],
