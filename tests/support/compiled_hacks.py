@@ -12,7 +12,12 @@ GoogleTest writes its XML report from the test binary the library is linked into
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
+
+from tests.support.common import HOST_CA
 
 GO_PRINT_PASSES = """package uuid
 
@@ -223,3 +228,25 @@ def hack_batch(directory: Path, row: dict, hacks: dict[str, str], separator: str
     script = "".join(f"  {task_id(name)})\n{hack};;\n" for name, hack in hacks.items())
     (agent / "run.sh").write_text(f'case "$SWE_FORGE_TASK_ID" in\n{script}esac\n')
     return instances, ("--agent-dir", str(agent), "--agent-cmd", "sh /agent/run.sh", "--parallel", "2")
+
+
+def gold_and_hacks_batch(
+    root: Path, row: dict, git_url: str, hacks: dict[str, str], **settings: str
+) -> dict[str, dict]:
+    """`hacks`, an agent that applies the row's gold patch (judged as any agent's diff) and one that changes nothing,
+    on copies of `row` in one `swe-forge harness` run, as a user runs it (its own home under `root`, the host CA
+    bundle, `settings` as SWE_FORGE_* variables): name -> its result ("gold", "empty", the hacks')."""
+    gold = f"cd /repo && git apply <<'SF_GOLD'\n{row['patch']}SF_GOLD\n"
+    instances, agent = hack_batch(root, row, {"gold": gold, "empty": "true\n", **hacks})
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("SWE_FORGE_")},
+        "SWE_FORGE_HOME": str(root / "home"),
+        **({"SWE_FORGE_CA_BUNDLE": str(HOST_CA)} if HOST_CA.is_file() else {}),
+        **settings,
+    }
+    command = [sys.executable, "-m", "swe_forge_dagster.cli", "harness", "-i", str(instances), *agent]
+    done = subprocess.run(
+        [*command, "--git-url", git_url, "--json"], env=env, capture_output=True, text=True, timeout=7200
+    )
+    assert done.stdout.strip(), f"the harness printed nothing (exit {done.returncode}):\n{done.stderr[-3000:]}"
+    return {r["task_id"].removeprefix(f"{row['instance_id']}-"): r for r in json.loads(done.stdout)["results"]}

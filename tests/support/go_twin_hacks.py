@@ -22,16 +22,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 from swe_forge_dagster.execution.patch import split_diff
 from swe_forge_dagster.languages.registry import is_test_path
-from tests.support.common import HOST_CA, SHARED_FIXTURES
-from tests.support.compiled_hacks import hack_batch
+from tests.support.common import SHARED_FIXTURES
+from tests.support.compiled_hacks import gold_and_hacks_batch
 
 BUNDLE = SHARED_FIXTURES / "repos" / "google+uuid.bundle"
 FIX = "a2b2b32373ff0b1a312b7fdf6d38a977099698a6"
@@ -213,20 +211,7 @@ def red_team(root: Path, hacks: dict[str, str]) -> dict[str, dict]:
     """`hacks`, an agent that applies the gold patch (judged as any agent's diff) and one that changes nothing, on
     copies of the uuid task in one `swe-forge harness` run: name -> its result ("gold", "empty", the hacks')."""
     row, git_url = uuid_task(root)
-    gold = f"cd /repo && git apply <<'EOF'\n{row['patch']}EOF\n"
-    instances, agent = hack_batch(root, row, {"gold": gold, "empty": "true\n", **hacks})
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("SWE_FORGE_")},
-        "SWE_FORGE_HOME": str(root / "home"),
-        "SWE_FORGE_GOPROXY_URL": "http://127.0.0.1:9/go",
-        **({"SWE_FORGE_CA_BUNDLE": str(HOST_CA)} if HOST_CA.is_file() else {}),
-    }
-    command = [sys.executable, "-m", "swe_forge_dagster.cli", "harness", "-i", str(instances), *agent]
-    done = subprocess.run(
-        [*command, "--git-url", git_url, "--json"], env=env, capture_output=True, text=True, timeout=3600
-    )
-    assert done.stdout.strip(), done.stderr[-3000:]
-    return {r["task_id"].removeprefix(f"{TASK}-"): r for r in json.loads(done.stdout)["results"]}
+    return gold_and_hacks_batch(root, row, git_url, hacks, SWE_FORGE_GOPROXY_URL="http://127.0.0.1:9/go")
 
 
 def main() -> None:

@@ -15,13 +15,11 @@ tests run `bounded` shares (the members they assert on by name and the first of 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
-from tests.support.common import HOST_CA, SHARED_FIXTURES
-from tests.support.compiled_hacks import CPP_HACKS, hack_batch
+from tests.support.common import SHARED_FIXTURES
+from tests.support.compiled_hacks import CPP_HACKS, gold_and_hacks_batch
 from tests.support.console_hacks import django_hacks, sympy_hacks
 from tests.support.cpp_twin_hacks import CPP_TWIN_HACKS
 from tests.support.hacks import NODE_HACKS
@@ -130,26 +128,10 @@ def replay(corpus: str, work: Path) -> dict[str, dict]:
     nothing, on copies of its row in one `swe-forge harness` run: name -> its result ("gold", "empty", members')."""
     if absent := missing(corpus):
         raise SystemExit(f"{corpus}: real fixtures missing: {', '.join(map(str, absent))}")
-    _, instance_id, bundles, _, hacks = CORPORA[corpus]
+    _, _, bundles, _, hacks = CORPORA[corpus]
     for repo, bundle in bundles.items():
         remote = work / "remotes" / f"{repo}.git"
         command = ["git", "clone", "-q", "--bare", str(SHARED_FIXTURES / "repos" / bundle), str(remote)]
         subprocess.run(command, check=True, timeout=600)
-    row = row_of(corpus)
-    gold = f"cd /repo && git apply <<'SF_GOLD'\n{row['patch']}SF_GOLD\n"
-    instances, agent = hack_batch(work, row, {"gold": gold, "empty": "true\n", **hacks})
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("SWE_FORGE_")},
-        **UNREACHABLE,
-        "SWE_FORGE_HOME": str(work / "home"),
-        "SWE_FORGE_START_DATE": "2015-01-01",
-        **({"SWE_FORGE_CA_BUNDLE": str(HOST_CA)} if HOST_CA.is_file() else {}),
-    }
-    command = [sys.executable, "-m", "swe_forge_dagster.cli", "harness", "-i", str(instances), *agent]
-    git_url = f"file://{work}/remotes/{{repo}}.git"
-    done = subprocess.run(
-        [*command, "--git-url", git_url, "--json"], env=env, capture_output=True, text=True, timeout=7200
-    )
-    if not done.stdout.strip():
-        raise SystemExit(f"{corpus}: the harness printed nothing (exit {done.returncode}):\n{done.stderr[-3000:]}")
-    return {r["task_id"].removeprefix(f"{instance_id}-"): r for r in json.loads(done.stdout)["results"]}
+    settings = {**UNREACHABLE, "SWE_FORGE_START_DATE": "2015-01-01"}
+    return gold_and_hacks_batch(work, row_of(corpus), f"file://{work}/remotes/{{repo}}.git", hacks, **settings)
