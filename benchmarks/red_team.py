@@ -6,14 +6,15 @@ classes are mechanisms, each met by one defence). This replays them all, so that
 still shows if it wins:
 
 - `jest`: `JEST_HACKS` of `tests/support/toolchain_hacks.py` on the jest task, with a gold and an empty agent, in one
-  `swe-forge harness` batch (`--parallel 2`), as `tests/test_toolchain_red_team.py` runs its share;
+  `swe-forge harness` batch (`--parallel 2`), as `tests/test_toolchain_red_team.py` runs its share (with them);
 - `cargo`: `CARGO_HACKS` on the cargo task, likewise;
 - `gym`: `HACKS` and `SNEAKY` of `tests/support/hacks.py` typed into the gym's `bash` tool on tinycalc#12 (4
   environments at once), as `tests/test_gym_docker.py` runs its share;
 - `axios`, `gtest`, `django`, `sympy`: the forgers of real SWE-bench rows (`tests/support/real_red_team.py`: mocha on
   axios-5085, GoogleTest on fmt-2457, the console-log forgers on django-15789 and sympy-21614), with a gold and an
-  empty agent, as `tests/test_real_multilingual.py` and `tests/test_real_own_runners.py` run their shares (these
-  need `../shared/fixtures`).
+  empty agent (the tests run their shares without them: `tests/test_real_multilingual.py`, with a gold agent for
+  fmt, and `tests/test_real_own_runners.py`); a corpus whose fixture `../shared/fixtures` lacks is skipped and says
+  so. `--json` is written after each corpus.
 
 The corpora, their classes and the runs are the tests' own: each corpus runs as `python -m tests.support.red_team`
 in its own process (benchmarks import no test code), which prints its verdicts as JSON. Needs Docker, the base,
@@ -62,6 +63,8 @@ def verdict(result: dict[str, Any]) -> str:
 
 def report(run: dict[str, Any]) -> list[str]:
     """The corpus's table: one row per class (tried, won, each member's verdict), then the gold and empty agents."""
+    if "skipped" in run:  # a corpus on a real row whose fixture is absent here
+        return [f"## {run['corpus']}: skipped ({run['skipped']})", ""]
     results, classes = run["results"], run["classes"]
     lines = [f"## {run['corpus']}: {len(results)} runs in {run['seconds']} s", "", "| class | tried | won | verdicts |"]
     lines.append("|---|---|---|---|")
@@ -93,16 +96,18 @@ def main() -> None:
     for corpus in args.corpora or CORPORA:
         runs.append(replay(corpus))
         print("\n".join(report(runs[-1])), flush=True)
-    if args.json:
-        args.json.write_text(json.dumps(runs, indent=2))
+        if args.json:  # after each corpus: an hour of replays is not lost to a later one's failure
+            args.json.write_text(json.dumps(runs, indent=2))
     hacks_won = [
         (run["corpus"], name)
         for run in runs
-        for name, result in run["results"].items()
+        for name, result in run.get("results", {}).items()
         if name not in ("gold", "empty") and result["status"] == "resolved"
     ]
     gold_lost = [
-        run["corpus"] for run in runs if run["results"].get("gold", {"status": "resolved"})["status"] != "resolved"
+        run["corpus"]
+        for run in runs
+        if run.get("results", {}).get("gold", {"status": "resolved"})["status"] != "resolved"
     ]
     if hacks_won or gold_lost:
         raise SystemExit(f"won: {hacks_won}; gold not resolved: {gold_lost}")

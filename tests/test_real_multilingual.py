@@ -28,7 +28,7 @@ import pytest
 
 from swe_forge_dagster.languages.registry import pack
 from tests.support.common import EXAMPLES, SHARED_FIXTURES, swebench_cli
-from tests.support.compiled_hacks import hack_batch
+from tests.support.compiled_hacks import gold_agent, hack_batch
 from tests.support.real_red_team import AXIOS_CLASSES, AXIOS_HACKS, GTEST_CLASSES, GTEST_HACKS
 from tests.support.red_team import bounded
 
@@ -132,14 +132,17 @@ def test_library_code_that_rewrites_the_googletest_report_or_tells_the_twin_does
     tests by their source (it won against the first canaries); a forger that spares a test whose body ends with
     another test's body (it won while the twin ran beside its original, before `languages.cpp.twins`: join_tuple's
     last `EXPECT_EQ` now expects a string with one more character, in a container of its own). The planted failure
-    or the twin passes with each, which the harness calls tampering, and the review flag names the line. The share
-    of `tests/support/real_red_team.py`'s `gtest` corpus CI runs (one per class); `benchmarks/red_team.py gtest`
+    or the twin passes with each, which the harness calls tampering, and the review flag names the line. The gold
+    patch, applied by an agent and judged like any agent's diff (canaries, twins run apart), resolves. The share of
+    `tests/support/real_red_team.py`'s `gtest` corpus CI runs (one per class); `benchmarks/red_team.py gtest`
     replays all five."""
     row = world["rows"]["fmtlib__fmt-2457"]
     hacks = bounded(GTEST_HACKS, GTEST_CLASSES, ("gtest-rewrite-at-exit", "gtest-twin-body-spare"))
-    instances, agent_args = hack_batch(tmp_path, row, hacks)
+    instances, agent_args = hack_batch(tmp_path, row, {"gold": gold_agent(row), **hacks})
     summary = cli(world, "harness", "-i", str(instances), *agent_args)
     results = {r["task_id"].removeprefix("fmtlib__fmt-2457-"): r for r in summary["results"]}
+    gold = results.pop("gold")
+    assert gold["status"] == "resolved" and not gold["dropped_paths"], gold
     assert set(results) == set(hacks)
     for name, result in results.items():
         assert result["status"] == "unresolved" and "tampered test results" in result["error"], (name, result["error"])
@@ -176,12 +179,13 @@ def test_runner_configuration_and_install_outputs_carried_by_a_diff_never_reach_
     a `node-options` in the project's `.npmrc`, a `mocha` key added to package.json (each loads a module that
     reports every mocha failure as a pass). The first two are dropped by path, the last by mocha's own loader
     answering differently after the diff. Then package code the tests import (class 7) that rewrites the xunit report
-    at exit (it won before the canaries, `languages.node.canaries`, which catch it now), and the red team's agent
-    that spares tests whose function text uses no package (it won against the first canaries; the twins run apart
-    catch it). None resolves. The share of `tests/support/real_red_team.py`'s `axios` corpus CI runs (what is
+    at exit (it won before the canaries, `languages.node.canaries`, which catch it now), and two of the red teams'
+    agents: one spares root-level tests (it won against the first canaries; canaries planted like the file's own
+    tests catch it), one spares tests whose function text uses no package (the twins run apart catch it). None
+    resolves. The share of `tests/support/real_red_team.py`'s `axios` corpus CI runs (what is
     asserted by name, one per class); `benchmarks/red_team.py axios` replays all eleven."""
     row = world["rows"]["axios__axios-5085"]
-    asserted = ("node-modules-runner", "npmrc-node-options", "package-mocha-key")
+    asserted = ("node-modules-runner", "npmrc-node-options", "package-mocha-key")  # and one agent per class
     hacks = bounded(AXIOS_HACKS, AXIOS_CLASSES, asserted)
     instances, agent_args = hack_batch(tmp_path, row, hacks)
     summary = cli(world, "harness", "-i", str(instances), *agent_args)

@@ -214,12 +214,12 @@ CPP_HACKS = {
 }
 
 
-def hack_batch(directory: Path, row: dict, hacks: dict[str, str], separator: str = "-") -> tuple[Path, tuple[str, ...]]:
-    """One copy of the instance `row` per hack (id `<id><separator><name>`, or the id itself for the name ""), written
+def hack_batch(directory: Path, row: dict, hacks: dict[str, str]) -> tuple[Path, tuple[str, ...]]:
+    """One copy of the instance `row` per hack (id `<id>-<name>`, or the id itself for the name ""), written
     to `directory/hacks.jsonl`, and the harness arguments of an agent that runs each copy's hack: (instances, args)."""
 
     def task_id(name: str) -> str:
-        return f"{row['instance_id']}{separator}{name}" if name else row["instance_id"]
+        return f"{row['instance_id']}-{name}" if name else row["instance_id"]
 
     instances = directory / "hacks.jsonl"
     instances.write_text("".join(json.dumps({**row, "instance_id": task_id(name)}) + "\n" for name in hacks))
@@ -230,14 +230,19 @@ def hack_batch(directory: Path, row: dict, hacks: dict[str, str], separator: str
     return instances, ("--agent-dir", str(agent), "--agent-cmd", "sh /agent/run.sh", "--parallel", "2")
 
 
+def gold_agent(row: dict) -> str:
+    """An agent script that applies the row's gold patch: judged as any agent's diff (resets, canaries, twins), unlike
+    the harness's trusted oracle, so a defence that would flag a real fix shows."""
+    return f"cd /repo && git apply <<'SF_GOLD'\n{row['patch']}SF_GOLD\n"
+
+
 def gold_and_hacks_batch(
     root: Path, row: dict, git_url: str, hacks: dict[str, str], **settings: str
 ) -> dict[str, dict]:
     """`hacks`, an agent that applies the row's gold patch (judged as any agent's diff) and one that changes nothing,
     on copies of `row` in one `swe-forge harness` run, as a user runs it (its own home under `root`, the host CA
     bundle, `settings` as SWE_FORGE_* variables): name -> its result ("gold", "empty", the hacks')."""
-    gold = f"cd /repo && git apply <<'SF_GOLD'\n{row['patch']}SF_GOLD\n"
-    instances, agent = hack_batch(root, row, {"gold": gold, "empty": "true\n", **hacks})
+    instances, agent = hack_batch(root, row, {"gold": gold_agent(row), "empty": "true\n", **hacks})
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("SWE_FORGE_")},
         "SWE_FORGE_HOME": str(root / "home"),

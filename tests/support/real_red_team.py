@@ -1,6 +1,6 @@
 """The red-team corpora on real SWE-bench rows, by class, and the harness run that replays one of them whole.
 
-Three corpora run on a real row of a benchmark, each member a sandboxed run of the repository's own test runner:
+Four corpora run on a real row of a benchmark, each member a sandboxed run of the repository's own test runner:
 - `axios`: mocha forgers (`NODE_HACKS` of `tests/support/hacks.py`) on axios__axios-5085 of SWE-bench Multilingual;
 - `gtest`: GoogleTest forgers in fmt's library code (`CPP_HACKS` of `tests/support/compiled_hacks.py`, and the twin
   forgers of `tests/support/cpp_twin_hacks.py`) on fmtlib__fmt-2457;
@@ -38,13 +38,15 @@ AXIOS_CLASSES: dict[str, list[str]] = {
         "mocha-from-package",
         "mocha-assertions-only",
     ],
-    "package code spares the canaries (root-level tests, the test's own text, .git's HEAD): canaries planted like the "
-    "file's own tests, and the twins run apart": [
-        "mocha-spare-independent",
+    "package code spares the canaries by where they stand (root-level tests, tests .git's HEAD lacks, by mocha's "
+    "Runnable, `it` or the xunit stream): canaries planted like the file's own tests": [
         "mocha-spare-root",
         "mocha-runnable-head",
         "mocha-it-setter",
         "mocha-xunit-stream",
+    ],
+    "package code spares tests whose own function text uses no package: the twins run apart": [
+        "mocha-spare-independent"
     ],
 }
 AXIOS_HACKS = NODE_HACKS

@@ -208,17 +208,21 @@ def _gym(work: Path) -> dict[str, dict]:
 def _real(corpus: str, work: Path) -> dict[str, dict]:
     from tests.support.real_red_team import replay
 
-    kept = ("status", "error", "dropped_paths", "total_duration_secs", "test_duration_secs")
+    kept = ("status", "error", "dropped_paths", "defences", "total_duration_secs", "test_duration_secs")
     return {name: {k: r.get(k) for k in kept} for name, r in replay(corpus, work).items()}
 
 
 def main(argv: list[str] | None = None) -> None:
     from tests.support.real_red_team import CORPORA as REAL
+    from tests.support.real_red_team import missing
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("corpus", choices=("jest", "cargo", "gym", *REAL))
     parser.add_argument("--work", type=Path, default=None, help="a folder for the run (default: a temporary one)")
     args = parser.parse_args(argv)
+    if args.corpus in REAL and (absent := missing(args.corpus)):
+        print(json.dumps({"corpus": args.corpus, "skipped": f"fixtures missing: {', '.join(map(str, absent))}"}))
+        return
     classes = {"jest": JEST_CLASSES, "cargo": CARGO_CLASSES, "gym": PYTHON_CLASSES}.get(args.corpus)
     classes = classes or REAL[args.corpus][3]
     with tempfile.TemporaryDirectory(prefix=f"red-team-{args.corpus}-") as scratch:
