@@ -48,8 +48,8 @@ KNOWN_RACES = {
     "exit-child-rewrite": (
         "a child left behind polls for jest's exit and rewrites the report before root's shell reaps it: `REAP` "
         "narrows the window to the shell's next scheduling, which a loaded host stretches past the child's 50 ms poll "
-        "(it won once, in a local CI run at load 4 to 5), and it tells the twin run apart by the test source it reads "
-        "(the race after the runner's exit, open in issue 37, as the user red team's KNOWN_WINS)"
+        "(it won once, in a local CI run with both lanes busy), and it tells the twin run apart by the test source "
+        "it reads (the race after the runner's exit, open in issue 37, as the user red team's KNOWN_WINS)"
     ),
 }
 """Agents whose verdict is a race that the defences narrow but do not close: run and reported, not asserted."""

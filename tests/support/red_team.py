@@ -222,8 +222,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.corpus in REAL and (absent := missing(args.corpus)):
         print(json.dumps({"corpus": args.corpus, "skipped": f"fixtures missing: {', '.join(map(str, absent))}"}))
         return
-    classes = {"jest": JEST_CLASSES, "cargo": CARGO_CLASSES, "gym": PYTHON_CLASSES}.get(args.corpus)
-    classes = classes or REAL[args.corpus][3]
+    all_classes = {"jest": JEST_CLASSES, "cargo": CARGO_CLASSES, "gym": PYTHON_CLASSES}
+    classes = {**all_classes, **{name: spec[3] for name, spec in REAL.items()}}[args.corpus]
     with tempfile.TemporaryDirectory(prefix=f"red-team-{args.corpus}-") as scratch:
         work = args.work or Path(scratch)
         work.mkdir(parents=True, exist_ok=True)
