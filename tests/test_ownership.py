@@ -50,17 +50,19 @@ def unshare(code: str, *extra: str) -> list[str]:
 
 
 @contextlib.contextmanager
-def owner_in_new_namespace() -> Iterator[tuple[subprocess.Popen[str], Owner]]:
-    """A live process in its own pid namespace, and the owner it reports for itself."""
+def owner_in_new_namespace(*extra: str) -> Iterator[tuple[subprocess.Popen[str], Owner]]:
+    """A live process in its own pid namespace (and the namespaces `extra` asks unshare for), and the owner it
+    reports for itself."""
     code = (
         "import json, time; from dataclasses import asdict; from swe_forge_dagster.execution.ownership import "
         "current_owner; print(json.dumps(asdict(current_owner())), flush=True); time.sleep(120)"
     )
-    proc = subprocess.Popen(unshare(code), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO_ROOT)
+    pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
+    proc = subprocess.Popen(unshare(code, *extra), **pipes, cwd=REPO_ROOT)
     try:
         line = proc.stdout.readline() if proc.stdout else ""
         if not line:
-            pytest.skip(f"cannot make a pid namespace here: {proc.stderr.read() if proc.stderr else ''}")
+            pytest.skip(f"cannot make these namespaces here: {proc.stderr.read() if proc.stderr else ''}")
         yield proc, Owner(**json.loads(line))
     finally:
         proc.kill()
@@ -82,6 +84,30 @@ def test_an_owner_in_another_namespace_is_judged_only_by_who_can_see_it() -> Non
         )
         assert inside.stdout.strip() == "None", inside.stderr
         proc.send_signal(signal.SIGKILL)  # unshare dies, and --kill-child takes the namespace's pid 1 with it
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 10
+        while owner_state(owner) is not False:
+            assert time.monotonic() < deadline, "the killed owner still looks alive"
+            time.sleep(0.1)
+
+
+def test_a_reused_namespace_inode_does_not_pass_for_a_dead_owner() -> None:
+    """The kernel reuses a dead pid namespace's inode number, and every container has a pid 1: a killed owner (pid 1
+    of a container) looked alive to the host when a newer container got its namespace's inode, so its sandboxes
+    were kept (a CI flake under load). Only the start time tells the two apart."""
+    with owner_in_new_namespace() as (_, live):
+        assert live.start is not None and owner_state(live) is True
+        dead = Owner(live.boot, live.pidns, live.pid, str(int(live.start) - 7))  # same inode and pid, started before
+        assert owner_state(dead) is False
+
+
+def test_an_owner_in_a_time_namespace_is_known_by_the_start_it_saw() -> None:
+    """A process in a time namespace reads its start time shifted by the namespace's boottime offset; the host
+    still finds it alive by that start, and gone once killed."""
+    with owner_in_new_namespace("--time", "--boottime", "1000") as (proc, owner):
+        assert owner.start is not None and owner_state(owner) is True
+        assert owner_state(Owner(owner.boot, owner.pidns, owner.pid, str(int(owner.start) - 7))) is False
+        proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
         deadline = time.monotonic() + 10
         while owner_state(owner) is not False:

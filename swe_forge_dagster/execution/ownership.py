@@ -20,8 +20,9 @@ its start time (labels, see `owner_labels`):
 - same boot and same pid namespace: the pid is looked up directly (exists, and same start time);
 - same boot, other namespace, and this process is in the initial pid namespace (it sees every
   process of the machine, /proc not mounted with hidepid): the owner is alive if some process's
-  innermost pid (`NSpid` in /proc/<pid>/status) is the owner's pid with its start time (or, when
-  readable, its namespace). So a host process still cleans up after a killed containerized run;
+  innermost pid (`NSpid` in /proc/<pid>/status) is the owner's pid with its start time (as the owner
+  saw it through its time namespace; never the namespace's inode, which the kernel reuses). So a host
+  process still cleans up after a killed containerized run;
 - otherwise (another machine, a sibling container, labels of an older version) it cannot know,
   and keeps the container; only `max_age_s`, when given, removes it then.
 A lease with a heartbeat would also cover other machines, but needs a store every owner can write
@@ -176,12 +177,35 @@ def innermost_pids() -> dict[str, list[str]]:
 Processes = Callable[[], dict[str, list[str]]]
 
 
+def _boottime_offset_ticks(pid: str) -> int:
+    """The boottime offset of the process's time namespace in clock ticks (0 outside one, or when unreadable).
+
+    A process in a time namespace reads its start time shifted by that offset, so the start it recorded for itself
+    is the one seen here plus the offset."""
+    for line in (_read(PROC / pid / "timens_offsets") or "").splitlines():
+        name, *values = line.split()
+        if name == "boottime" and len(values) == 2:
+            return (int(values[0]) * 10**9 + int(values[1])) * os.sysconf("SC_CLK_TCK") // 10**9
+    return 0
+
+
 def _seen_in_any_namespace(owner: Owner, processes: dict[str, list[str]]) -> bool:
-    """Whether a process of some pid namespace is `owner`: its innermost pid, and its start time (or namespace)."""
+    """Whether a process of some pid namespace is `owner`: its innermost pid, and its start time as the owner saw it
+    (through its time namespace, if any).
+
+    The pid namespace's inode does not tell: the kernel reuses the inode numbers of dead namespaces, so a container
+    started after the owner's was killed can have the owner's namespace inode and its pid 1 (a killed owner's
+    sandboxes were kept while the engine was busy)."""
+    if owner.start is None or not owner.start.isdigit():  # nothing to tell a reused pid by: kept while it exists
+        return bool(processes.get(str(owner.pid)))
     for pid in processes.get(str(owner.pid), []):
-        if owner.start is None or _process_start(int(pid)) == owner.start:
+        seen = _process_start(int(pid))
+        if seen is None:
+            continue
+        if seen == owner.start:
             return True
-        if _pidns(pid) == owner.pidns:  # readable for our own processes: a start time seen through a time namespace
+        offset = _boottime_offset_ticks(pid)  # nanoseconds of an offset may round the tick either way
+        if offset and abs(int(seen) + offset - int(owner.start)) <= 1:
             return True
     return False
 
