@@ -306,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, default=Path("/tmp/swe-forge-sdists"), help="sdists: download cache")
     parser.add_argument("--allow-missing", action="store_true", help="trees: keep a row whose blob is absent")
     parser.add_argument("ids", nargs="*", help="instance ids (default: every row of the repository)")
-    args = parser.parse_args(argv)
+    args = parser.parse_intermixed_args(argv)  # ids may follow the options
     rows = read_rows(args.rows, args.repo, args.ids)
     folder = f"{args.repo.split('/')[1]}-{args.source}"
     with tempfile.TemporaryDirectory() as scratch:

@@ -1,29 +1,32 @@
 """A real Django row and a real SymPy row of SWE-bench Lite, run with the repositories' own test runners.
 
-Django's tests run with `tests/runtests.py` and SymPy's with `bin/test`, chosen from the repository's files (never
-from its name), and their ids are SWE-bench's (`test_x (module.Class)`, bare function names). The rows come from
-`../shared/fixtures/swebench/django-sdists/` (a release sdist tree with the row reverse-applied) and
-`../shared/fixtures/swebench/sympy-trees/` (the row's exact upstream tree), with their bundles as git remotes and no
-environment given: `swe-forge validate` must find the environment from the manifests (no LLM) and give the row's
-lists id for id, the harness must resolve both with the oracle and neither with the empty agent, and the task
-repository we export must be graded by SWE-bench's own `swebench eval`, with its `parse_log_django` and
-`parse_log_sympy`. Both rows in one call of each command, so that the tier pays for each step once.
-Needs Docker, `swe-forge-base:bullseye` and PyPI (through the host CA bundle). A row whose fixture is absent is left
-out, and named (the SymPy trees cannot be rebuilt from PyPI: SymPy's release sdists carry no `bin/test`); the test
-skips only when both are.
+Django's tests run with `tests/runtests.py` and SymPy's with `bin/test` (or the runner it calls), chosen from the
+repository's files (never from its name), and their ids are SWE-bench's (`test_x (module.Class)`, bare function names).
+The rows come from `../shared/fixtures/swebench/django-sdists/` (a release sdist tree with the row reverse-applied) and
+`../shared/fixtures/swebench/sympy-trees/` (the row's exact upstream tree) or, where that fixture is absent, SymPy's 1.9
+release sdist from PyPI with the row reverse-applied (`benchmarks/rebased_rows.py sdists`, the Django fixture's method),
+with their bundles as git remotes and no environment given: `swe-forge validate` must find the environment from the
+manifests (no LLM) and give the row's lists id for id, the harness must resolve both with the oracle and neither with
+the empty agent, and the task repository we export must be graded by SWE-bench's own `swebench eval`, with its
+`parse_log_django` and `parse_log_sympy`. Both rows in one call of each command, so that the tier pays for each step
+once.
+Needs Docker, `swe-forge-base:bullseye` and PyPI (through the host CA bundle). The Django row is left out, and named,
+when its fixture is absent; the test skips only when no row is left.
 """
 
 from __future__ import annotations
 
 import json
 import subprocess
+import sys
+from pathlib import Path
 
 import docker
 import pytest
 import yaml
 
 from swe_forge_dagster.export.swebench import read_instances, write_jsonl
-from tests.support.common import EXAMPLES, SHARED_FIXTURES, cli_json, require_image, swebench_cli
+from tests.support.common import EXAMPLES, REPO_ROOT, SHARED_FIXTURES, cli_json, require_image, swebench_cli
 from tests.support.compiled_hacks import hack_batch
 from tests.support.real_red_team import DJANGO_CLASSES, DJANGO_HACKS, SYMPY_CLASSES, SYMPY_HACKS
 from tests.support.red_team import bounded
@@ -34,6 +37,21 @@ ROWS = {
     "django__django-15789": ("django-sdists", "django+django-sdists.bundle", "django/django"),
     "sympy__sympy-21614": ("sympy-trees", "sympy+sympy-trees.bundle", "sympy/sympy"),
 }
+FROM_PYPI = {"sympy__sympy-21614": "sympy/sympy"}
+"""Rows re-based on their release sdist from PyPI when their fixture is not in `../shared` (SymPy's history is too
+large to bring here; its sdists carry `sympy/testing/runtests.py`, which `bin/test` calls, and the tests)."""
+LITE = SWEBENCH / "lite-test-and-multilingual" / "swebench_lite_origin.jsonl"
+
+
+def from_pypi(root: Path, instance_id: str) -> tuple[Path, Path]:
+    """The row re-based on its release sdist, as a user makes one: `benchmarks/rebased_rows.py sdists` (its rows file
+    and bundle)."""
+    repo, out = FROM_PYPI[instance_id], root / "from-pypi"
+    command = [sys.executable, str(REPO_ROOT / "benchmarks" / "rebased_rows.py"), "sdists", "--rows", str(LITE)]
+    command += ["--repo", repo, "--out", str(out), "--cache", str(root / "sdists"), instance_id]
+    subprocess.run(command, check=True, timeout=600)
+    folder = f"{repo.split('/')[1]}-sdists"
+    return out / "swebench" / folder / "rows.jsonl", out / "repos" / f"{repo.split('/')[0]}+{folder}.bundle"
 
 
 @pytest.fixture(scope="module")
@@ -43,6 +61,8 @@ def world(tmp_path_factory: pytest.TempPathFactory, docker_client: docker.Docker
     instances, missing = [], []
     for instance_id, (folder, bundle, repo) in ROWS.items():
         rows, remote = SWEBENCH / folder / "rows.jsonl", SHARED_FIXTURES / "repos" / bundle
+        if not (rows.is_file() and remote.is_file()) and instance_id in FROM_PYPI and LITE.is_file():
+            rows, remote = from_pypi(root, instance_id)
         if not (rows.is_file() and remote.is_file()):
             missing.append(f"{instance_id} ({rows} or {remote})")
             continue
