@@ -44,6 +44,7 @@ DOMAIN = (
     "triage",
     "gym",
     "wiring",
+    "agents",
 )
 MAX_LINES = 400
 SOURCE_FOLDERS = (PACKAGE, "tests", "benchmarks", "examples")

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -31,13 +32,15 @@ from typing import Any
 
 import yaml
 
+from swe_forge_dagster.agents.mini_gym_environment import OPEN_COMMAND
+from swe_forge_dagster.common.uv import uv_binary, uv_environment
 from swe_forge_dagster.export.task_repo import image_name
 
 PACKAGE = "mini-swe-agent==2.4.6"
 """The version these settings were read from and proven with (its `swebench.yaml`, its Docker environment)."""
-SUBMIT_LINE = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
-"""The first line of a command's output that ends mini-swe-agent's run; the rest of that output is the patch."""
 SHELL_STATE = "/etc/swe-forge-env.sh"
+GYM_MODULE = "swe_forge_gym_environment"
+"""The name `mini_gym_environment.py` is imported by in mini-swe-agent's environment (`write_gym_environment`)."""
 
 
 @dataclass(frozen=True)
@@ -50,11 +53,23 @@ class Endpoint:
 
 
 @dataclass(frozen=True)
-class Limits:
-    """How far one instance may go: model turns, and seconds per command in the sandbox."""
+class GymSandbox:
+    """Commands through a served gym instead of mini-swe-agent's Docker environment: the server and the agent name
+    its episodes are recorded under."""
 
-    steps: int = 50
-    command_seconds: int = 300
+    url: str
+    agent: str
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How far the agent may go: model turns per instance, tokens per reply, seconds per command in the sandbox,
+    and seconds for the whole run (instances not ended by then end `WallTimeExceeded`)."""
+
+    steps: int = 30
+    reply_tokens: int = 2048
+    command_seconds: int = 120
+    wall_seconds: int = 3600
 
 
 def dataset_rows(instances: Iterable[tuple[str, str]]) -> list[dict[str, str]]:
@@ -72,51 +87,92 @@ def write_dataset(rows: Iterable[Mapping[str, str]], folder: Path) -> Path:
     return folder
 
 
-def configuration(endpoint: Endpoint, limits: Limits) -> dict[str, Any]:
-    """The layer over mini-swe-agent's `swebench.yaml`: our model, our limits, our images as they are."""
-    return {
+def configuration(
+    endpoint: Endpoint,
+    limits: Limits,
+    labels: Mapping[str, str] | None = None,
+    gym: GymSandbox | None = None,
+) -> dict[str, Any]:
+    """The layer over mini-swe-agent's `swebench.yaml`: our model, our limits, and where its commands run: our images
+    as they are (its Docker environment; its containers carry `labels`, so a run stopped at its wall time leaves none
+    behind), or an episode of `swe-forge gym serve` per instance (`gym`). The API key is not here: it is passed in
+    the process environment (`environment`), never written to a file."""
+    config: dict[str, Any] = {
         "agent": {"step_limit": limits.steps, "cost_limit": 0},  # a local model costs nothing: steps bound it
-        "environment": {
-            "environment_class": "docker",
-            "cwd": "/testbed",
-            "timeout": limits.command_seconds,
-            "run_args": ["--rm", "--pull=never"],
-            "env": {"BASH_ENV": SHELL_STATE},
-        },
         "model": {
             "model_class": "litellm",
             "model_name": f"openai/{endpoint.model}",
             "cost_tracking": "ignore_errors",
-            "model_kwargs": {"api_base": endpoint.url, "api_key": endpoint.api_key, "drop_params": True},
+            "model_kwargs": {"api_base": endpoint.url, "max_tokens": limits.reply_tokens, "drop_params": True},
         },
     }
+    if gym is None:
+        label_args = [arg for name, value in (labels or {}).items() for arg in ("--label", f"{name}={value}")]
+        config["environment"] = {
+            "environment_class": "docker",
+            "cwd": "/testbed",
+            "timeout": limits.command_seconds,
+            "run_args": ["--rm", "--pull=never", *label_args],
+            "env": {"BASH_ENV": SHELL_STATE},
+        }
+    else:
+        config["environment"] = {
+            "environment_class": f"{GYM_MODULE}.GymEnvironment",
+            "url": gym.url,
+            "agent": gym.agent,
+            "timeout": limits.command_seconds,
+        }
+        config["run"] = {"env_startup_command": f"{OPEN_COMMAND} {{{{instance_id}}}}"}
+    return config
 
 
-def write_configuration(endpoint: Endpoint, limits: Limits, path: Path) -> Path:
+def write_configuration(config: dict[str, Any], path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(yaml.safe_dump(configuration(endpoint, limits), sort_keys=False), encoding="utf-8")
+    path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     return path
 
 
-def environment(work: Path) -> dict[str, str]:
+def write_gym_environment(folder: Path) -> Path:
+    """The gym environment's module where mini-swe-agent's interpreter imports it (`folder` on its PYTHONPATH)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(Path(__file__).with_name("mini_gym_environment.py"), folder / f"{GYM_MODULE}.py")
+    return folder
+
+
+def environment(work: Path, endpoint: Endpoint) -> dict[str, str]:
     """The variables its process runs with: its configuration folder under `work` (not the user's), no start-up
-    banner, litellm's bundled price table (no fetch from GitHub), a model without a price accepted."""
+    banner, litellm's bundled price table (no fetch from GitHub), a model without a price accepted, the endpoint's
+    key as litellm reads it for `openai/` models."""
     return {
         **os.environ,
         "MSWEA_GLOBAL_CONFIG_DIR": str(work / "mini-swe-agent-config"),
         "MSWEA_SILENT_STARTUP": "1",
         "MSWEA_COST_TRACKING": "ignore_errors",
         "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "OPENAI_API_KEY": endpoint.api_key,
     }
 
 
-def install(root: Path, uv: str = "uv") -> Path:
-    """mini-swe-agent's `mini-extra` in its own virtual environment under `root` (made once, by `uv`): its path."""
+class InstallError(RuntimeError):
+    """mini-swe-agent could not be installed (no uv, or the package index refused): the message says which."""
+
+
+def install(root: Path) -> Path:
+    """mini-swe-agent's `mini-extra` in its own virtual environment under `root` (made once, by uv): its path. An
+    install cut short is made again (the environment counts only once its marker is written)."""
     venv = root / PACKAGE.replace("==", "-")
-    mini_extra = venv / "bin" / "mini-extra"
-    if not mini_extra.is_file():
-        subprocess.run([uv, "venv", "-q", str(venv)], check=True, timeout=600)
-        subprocess.run([uv, "pip", "install", "-q", "--python", str(venv / "bin" / "python"), PACKAGE], check=True)
+    mini_extra, marker = venv / "bin" / "mini-extra", venv / ".installed"
+    if marker.is_file() and mini_extra.is_file():
+        return mini_extra
+    uv = uv_binary()
+    if uv is None:
+        raise InstallError("installing mini-swe-agent needs uv (https://docs.astral.sh/uv/), on PATH or by bootstrap")
+    shutil.rmtree(venv, ignore_errors=True)
+    for step in ([uv, "venv", "-q", str(venv)], [uv, "pip", "install", "-q", "--python", str(venv), PACKAGE]):
+        done = subprocess.run(step, capture_output=True, text=True, env=uv_environment(), timeout=1800)
+        if done.returncode != 0:
+            raise InstallError(f"{' '.join(step[1:3])} {PACKAGE}: {(done.stderr or done.stdout).strip()[-800:]}")
+    marker.write_text(PACKAGE + "\n")
     return mini_extra
 
 

@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 
+from swe_forge_dagster.cli.agents import agents_app
 from swe_forge_dagster.cli.demo import demo
 from swe_forge_dagster.cli.dev import dev
 from swe_forge_dagster.cli.export import export
@@ -61,6 +62,7 @@ for _command in (setup, ingest, sql, demo, mine, harness, validate, export):
 app.command("dev", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(dev)
 app.add_typer(gym_app)
 app.add_typer(llm_app)
+app.add_typer(agents_app)
 
 
 def main() -> None:

@@ -24,9 +24,39 @@ from swe_forge_dagster.settings import Settings, get_settings
 
 def export_task_repo(source: Path, target: Path, git_url: str | None, as_json: bool) -> None:
     """Write the task repository at `target` from the tasks at `source` (a folder or a SWE-bench file), then exit."""
+    from swe_forge_dagster.export.task_repo import DATASET
+
+    written, skipped = write_repo(source, target, git_url)
+    summary: dict[str, Any] = {
+        "input": str(source),
+        "output": str(target),
+        "format": "swebench-task-repo",
+        "tasks": [path.name for path in written],
+        "skipped": skipped,
+    }
+    if as_json:
+        out.print_json(json.dumps(summary))
+    else:
+        base = source.parent if source.is_file() else source
+        for label, why in skipped.items():
+            say("left out", "yellow", f"{os.path.relpath(label, base) if os.sep in label else label}: {why}")
+        if written:
+            out.print(inert(f"{len(written)} tasks → {target} (SWE-bench task repository)"))
+            out.print(inert(f"check it: swebench dataset check {target}"))
+            if not buildx_available():  # what `swebench eval` needs, named before the command that needs it
+                out.print(inert(f"swebench eval builds with docker buildx, which this Docker lacks: {INSTALL_COMMAND}"))
+            out.print(inert(f"grade it: swebench eval {DATASET} --gold --task-repo {target}"))
+        else:
+            say("error:", "red", f"nothing exported from {source}: no task could be written (each is named above)")
+    raise typer.Exit(0 if not skipped and written else 1)
+
+
+def write_repo(source: Path, target: Path, git_url: str | None) -> tuple[list[Path], dict[str, str]]:
+    """The task repository at `target` from the tasks at `source`: the task folders written, and each task left out
+    with why (a bad input is a usage error). `swe-forge agents run` calls it too."""
     from swe_forge_dagster.execution.repo_cache import RepoCache
     from swe_forge_dagster.export.instance_files import is_task_repo
-    from swe_forge_dagster.export.task_repo import DATASET, TaskRepoError, write_task_repo
+    from swe_forge_dagster.export.task_repo import TaskRepoError, write_task_repo
     from swe_forge_dagster.harness.inputs import InputError
     from swe_forge_dagster.harness.repo_tasks import directory_tasks, instance_tasks
 
@@ -44,29 +74,7 @@ def export_task_repo(source: Path, target: Path, git_url: str | None, as_json: b
         report = write_task_repo(tasks, target, cache, settings.ca_bundle)
     except TaskRepoError as exc:
         raise usage_error(str(exc)) from None
-    skipped = {**unread, **report.skipped}
-    summary: dict[str, Any] = {
-        "input": str(source),
-        "output": str(target),
-        "format": "swebench-task-repo",
-        "tasks": [path.name for path in report.written],
-        "skipped": skipped,
-    }
-    if as_json:
-        out.print_json(json.dumps(summary))
-    else:
-        base = source.parent if source.is_file() else source
-        for label, why in skipped.items():
-            say("left out", "yellow", f"{os.path.relpath(label, base) if os.sep in label else label}: {why}")
-        if report.written:
-            out.print(inert(f"{len(report.written)} tasks → {target} (SWE-bench task repository)"))
-            out.print(inert(f"check it: swebench dataset check {target}"))
-            if not buildx_available():  # what `swebench eval` needs, named before the command that needs it
-                out.print(inert(f"swebench eval builds with docker buildx, which this Docker lacks: {INSTALL_COMMAND}"))
-            out.print(inert(f"grade it: swebench eval {DATASET} --gold --task-repo {target}"))
-        else:
-            say("error:", "red", f"nothing exported from {source}: no task could be written (each is named above)")
-    raise typer.Exit(0 if not skipped and report.written else 1)
+    return list(report.written), {**unread, **report.skipped}
 
 
 def task_home(source: Path) -> Path | None:

@@ -49,7 +49,10 @@ import pytest
 # bounded share (`tests/support/real_red_team.py`: one agent per class, every member in `benchmarks/red_team.py`), and
 # GoogleTest's twin forgers join the fmt world's batch instead of building fmt's environment a second time. Alone,
 # warm: the six multilingual and own-runner tests 985 s, then 132 s for the console-log forgers' share (two agents).
-DEFAULT_BUDGETS: dict[str, float] = {"fast": 900, "docker": 3300, "browser": 420, "real_repo": 2800}
+# real_repo raised to 3000 s when SymPy's row joined CI from its release sdist on PyPI (sympy-21614 on 1.9: the
+# own-runners module took 570 s alone for both rows, against 623 s for Django's alone in a CI run); the tier measured
+# 2275 s without it in a local CI run.
+DEFAULT_BUDGETS: dict[str, float] = {"fast": 900, "docker": 3300, "browser": 420, "real_repo": 3000}
 TIERS = ("real_repo", "browser", "docker")  # checked in this order: a test is in the first it is marked with
 
 _seconds: dict[str, float] = defaultdict(float)

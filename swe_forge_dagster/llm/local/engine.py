@@ -15,13 +15,14 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import os
-import shutil
 import socket
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from swe_forge_dagster.common.uv import uv_binary, uv_environment
 
 EXTRA = "local-llm"
 ENGINE = "xllamacpp"
@@ -64,16 +65,14 @@ def ensure_engine(say: Any = print) -> Any:
     except ImportError:
         pass
     requirement = pinned_requirement()
-    uv = shutil.which("uv") or next(
-        (str(p) for p in (Path(sys.prefix).parent / ".uv-tool" / "bin" / "uv",) if p.is_file()), None
-    )
+    uv = uv_binary()
     command = (
         [uv, "pip", "install", "--python", sys.executable, requirement]
         if uv
         else [sys.executable, "-m", "pip", "install", requirement]
     )
     say(f"installing the engine ({requirement}, the `{EXTRA}` extra): {' '.join(command)}")
-    done = subprocess.run(command, capture_output=True, text=True, env={"UV_NATIVE_TLS": "1", **os.environ})
+    done = subprocess.run(command, capture_output=True, text=True, env=uv_environment())
     if done.returncode != 0:
         raise EngineError(f"could not install {requirement}: {(done.stderr or done.stdout).strip()[-800:]}")
     importlib.invalidate_caches()

@@ -1,0 +1,99 @@
+"""mini-swe-agent, the SWE-bench team's reference agent, on our tasks through its own loop (`swe-forge agents run`).
+
+The world's Python task as a task directory; `swe-forge agents run mini-swe-agent` exports it as a task repository,
+builds its image with SWE-bench's own `swebench images build`, installs mini-swe-agent (pinned, its own environment)
+and runs `mini-extra swebench` against the OpenAI twin. The twin is the model: scripted tool calls that apply the
+gold patch through the agent's own `bash` tool and submit with its own submission line, or that submit nothing; and
+the gold turns once more with `--via gym`, where the same agent's commands run in an episode of `swe-forge gym serve`
+(which answers the episode when the agent submits). Each predictions file is graded by SWE-bench's `swebench eval`
+and by `swe-forge harness --predictions`: the same verdict from each, and the same outcome test for test; the gold
+ones resolved, the empty one not. Each agent configuration is its own row of `eval_results` (and the gym's answer
+its own, `gym:<label>`). Needs Docker, `swe-forge-base:bullseye`, PyPI (mini-swe-agent and its packages, by uv).
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import json
+from pathlib import Path
+
+import docker
+import pytest
+
+from swe_forge_dagster.agents.mini_gym_environment import SUBMIT_LINE
+from swe_forge_dagster.demo.twins.openai_twin import OpenAITwin
+from swe_forge_dagster.demo.twins.openai_twin_script import ToolCall
+from swe_forge_dagster.demo.worlds.git_world import build_git_world
+from swe_forge_dagster.demo.worlds.harness_task import WORLD_RECIPE, world_task_record
+from swe_forge_dagster.execution.repo_cache import RepoCache
+from swe_forge_dagster.export.task_dir import write_task_dir
+from tests.support.common import BASE_IMAGE, cli_json, require_image, swebench_cli, swebench_outcomes
+
+pytestmark = [pytest.mark.docker, pytest.mark.timeout(1500)]
+SUBMIT = f"cd /testbed && git add -A >/dev/null 2>&1; echo {SUBMIT_LINE} && git diff --cached --binary"
+"""The submission: the staged diff with binary files' content (the task's fix adds an image; without `--binary` no
+harness can apply it: SWE-bench ends the prediction `error`, ours `agent_error`)."""
+
+
+def gold_turns(patch: str) -> list[ToolCall]:
+    """The model's turns that fix the task: the gold patch applied with the agent's bash tool, then submitted."""
+    encoded = base64.b64encode(patch.encode()).decode()
+    return [
+        ToolCall("bash", {"command": f"cd /testbed && echo {encoded} | base64 -d | git apply -v"}),
+        ToolCall("bash", {"command": SUBMIT}),
+    ]
+
+
+def test_mini_swe_agent_runs_our_task_and_both_harnesses_grade_its_predictions_alike(
+    tmp_path: Path, docker_client: docker.DockerClient
+) -> None:
+    require_image(docker_client, BASE_IMAGE, f"scripts/build-base-image.sh {BASE_IMAGE}")
+    world = build_git_world(tmp_path / "world")
+    cache = RepoCache(tmp_path / "cache", world.url_template)
+    recipe = dataclasses.replace(WORLD_RECIPE, base_image=BASE_IMAGE)
+    record = world_task_record(cache, world.pr("acme-labs/tinycalc", 12), recipe)
+    task_id = record.task_id
+    write_task_dir(tmp_path / "tasks" / task_id, record)
+    home = tmp_path / "home"
+
+    runs = {}
+    plans = {  # (what the model does, where from, where its commands run)
+        "gold": (gold_turns(record.instance.patch), tmp_path / "tasks", "swebench"),
+        "nothing": ([ToolCall("bash", {"command": SUBMIT})], tmp_path / "gold" / "task-repo", "swebench"),
+        "gym": (gold_turns(record.instance.patch), tmp_path / "gold" / "task-repo", "gym"),
+    }
+    with OpenAITwin() as twin:
+        for name, (turns, source, via) in plans.items():
+            twin.queue(*turns)
+            args = ("agents", "run", "mini-swe-agent", "-i", str(source), "-o", str(tmp_path / name), "--via", via)
+            limits = ("--steps", "4", "--wall-seconds", "900", "--base-url", twin.url, "--model", "twin")
+            key = {"SWE_FORGE_LLM_API_KEY": twin.api_key or ""}  # passed in the agent's environment, as a user's is
+            runs[name] = cli_json(home, *args, *limits, "--git-url", world.url_template, **key)
+            assert runs[name]["exit_statuses"] == {task_id: "Submitted"}, runs[name]
+            assert not twin.pending(), name  # every scripted turn was asked for, through the agent's own loop
+    assert runs["gold"]["submitted"] == runs["gym"]["submitted"] == [task_id] and runs["nothing"]["submitted"] == []
+    assert runs["gold"]["label"] == runs["nothing"]["label"] != runs["gym"]["label"]  # a label per configuration
+    repo = tmp_path / "gold" / "task-repo"
+
+    for name, expected in (("gold", "resolved"), ("nothing", "unresolved"), ("gym", "resolved")):
+        predictions = runs[name]["predictions"]
+        swebench_cli(tmp_path, "eval", "swe-forge/tasks", "-p", predictions, "--task-repo", str(repo), "--run-id", name)
+        model = runs[name]["label"].replace("/", "__")
+        theirs = json.loads((tmp_path / f"{model}.{name}.json").read_text())
+        ours = cli_json(home, "harness", "-i", str(repo), "--predictions", predictions)
+        (row,) = ours["results"]
+        assert row["status"] == expected, row
+        if expected == "resolved":
+            assert theirs["resolved_ids"] == [task_id], theirs
+            outcomes = {c["test_id"]: c["passed"] for c in row["fail_to_pass"] + row["pass_to_pass"]}
+            assert outcomes == swebench_outcomes(tmp_path, name, model, task_id)
+        else:
+            assert theirs["resolved_ids"] == [] and task_id in theirs["empty_patch_ids"], theirs
+    rows = cli_json(home, "sql", "select agent, status from eval_results order by agent")
+    assert rows == [  # the latest of each (agent, task): a row per agent and configuration, the gym's own beside
+        {"agent": f"gym:{runs['gym']['label']}", "status": "resolved"},
+        {"agent": runs["gym"]["label"], "status": "resolved"},
+        {"agent": runs["gold"]["label"], "status": "unresolved"},
+    ], rows
+    assert docker_client.containers.list(all=True, filters={"label": "swe-forge.agent-run"}) == []
