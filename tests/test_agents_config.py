@@ -17,6 +17,7 @@ from swe_forge_dagster.agents.mini_swe_agent import (
     Endpoint,
     GymSandbox,
     Limits,
+    command,
     configuration,
     dataset_rows,
     environment,
@@ -25,7 +26,14 @@ from swe_forge_dagster.agents.mini_swe_agent import (
     write_dataset,
     write_gym_environment,
 )
-from swe_forge_dagster.agents.run import AgentRunError, agent_label, task_rows, write_predictions
+from swe_forge_dagster.agents.run import (
+    AgentRun,
+    AgentRunError,
+    agent_label,
+    run_mini_swe_agent,
+    task_rows,
+    write_predictions,
+)
 from tests.support.common import run_cli
 
 
@@ -121,5 +129,32 @@ def test_through_the_gym_each_instance_opens_its_episode_and_the_module_is_impor
     assert config["run"]["env_startup_command"] == "swe-forge-gym-open {{instance_id}}"  # rendered per instance
     folder = write_gym_environment(tmp_path / "env")
     probe = f"import sys; sys.path.insert(0, {str(folder)!r}); import swe_forge_gym_environment as m; print(m.__file__)"
-    done = subprocess.run([sys.executable, "-I", "-S", "-c", probe], capture_output=True, text=True)  # no site: stdlib only
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", probe], capture_output=True, text=True
+    )  # no site: stdlib only
     assert done.returncode == 0 and done.stdout.startswith(str(folder)), done.stderr
+
+
+def test_a_model_that_writes_its_commands_as_text_gets_mini_swe_agents_own_text_form(tmp_path: Path) -> None:
+    """Small open models write their calls in the reply's text; mini-swe-agent reads those with its text-based model
+    class and its own `swebench_backticks.yaml` (a fenced `mswea_bash_command` block), never our parsing."""
+    endpoint = Endpoint("http://127.0.0.1:8080/v1", "qwen")
+    config = configuration(endpoint, Limits(), actions="text")
+    assert config["model"]["model_class"] == "litellm_textbased"
+    argv = command(tmp_path / "mini-extra", tmp_path / "ds", tmp_path / "c.yaml", tmp_path / "out", actions="text")
+    assert argv[argv.index("-c") + 1] == "swebench_backticks.yaml"
+    assert agent_label(endpoint, Limits(), "swebench", "text") != agent_label(endpoint, Limits(), "swebench")
+
+
+def test_an_output_that_holds_a_run_is_refused_before_anything_is_installed(tmp_path: Path) -> None:
+    """mini-swe-agent skips the tasks it finds done in its output: a second run there would report the first one's
+    patches under the new configuration's label."""
+    repo = tmp_path / "repo"
+    (repo / "tasks" / "a__b-1").mkdir(parents=True)
+    (repo / "sweb.yaml").write_text("datasets: [swe-forge/tasks]\n")
+    (repo / "tasks" / "a__b-1" / "problem_statement.md").write_text("It breaks.")
+    (tmp_path / "out" / "trajectories" / "a__b-1").mkdir(parents=True)
+    run = AgentRun(repo, tmp_path / "out", Endpoint("http://127.0.0.1:9/v1", "m"), tools=tmp_path / "tools")
+    with pytest.raises(AgentRunError, match="already holds a run"):
+        run_mini_swe_agent(run)
+    assert not (tmp_path / "tools").exists()

@@ -96,4 +96,6 @@ def test_mini_swe_agent_runs_our_task_and_both_harnesses_grade_its_predictions_a
         {"agent": runs["gym"]["label"], "status": "resolved"},
         {"agent": runs["gold"]["label"], "status": "unresolved"},
     ], rows
-    assert docker_client.containers.list(all=True, filters={"label": "swe-forge.agent-run"}) == []
+    for name in ("gold", "nothing"):  # the agent's sandboxes are gone with its run
+        label = f"swe-forge.agent-run={runs[name]['run_id']}"
+        assert docker_client.containers.list(all=True, filters={"label": label}) == [], name

@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from swe_forge_dagster.settings import get_settings
+
 TOKEN_ENV = "SWE_FORGE_GYM_TOKEN"
 READY_S = 600.0
 
@@ -27,18 +29,19 @@ class GymStartError(RuntimeError):
 
 
 @contextmanager
-def served_gym(task_repo: Path, folder: Path, bash_seconds: int) -> Iterator[tuple[str, str]]:
-    """Serve the task repository's tasks; yields (url, token) once it answers, stops it on exit."""
+def served_gym(task_repo: Path, folder: Path, bash_seconds: int, git_url: str | None) -> Iterator[tuple[str, str]]:
+    """Serve the task repository's tasks; yields (url, token) once it answers, stops it on exit. The server runs in
+    this process's home (named to it, so a relative or `.env`-given home is the same one) and working folder."""
     folder.mkdir(parents=True, exist_ok=True)
     ready, log = folder / "gym-ready.json", folder / "gym.log"
     ready.unlink(missing_ok=True)
     token = secrets.token_hex(24)
     command = [sys.executable, "-m", "swe_forge_dagster.cli", "gym", "serve", "-i", str(task_repo), "--port", "0"]
     command += ["--ready-file", str(ready), "--bash-timeout", str(bash_seconds)]
+    command += ["--git-url", git_url] if git_url else []
+    env = {**os.environ, TOKEN_ENV: token, "SWE_FORGE_HOME": str(get_settings().home_abs)}
     with log.open("w", encoding="utf-8") as handle:
-        process = subprocess.Popen(
-            command, stdout=handle, stderr=subprocess.STDOUT, env={**os.environ, TOKEN_ENV: token}, cwd=folder
-        )
+        process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, env=env)
     try:
         deadline = time.monotonic() + READY_S
         while (url := _ready_url(ready)) is None:

@@ -13,9 +13,11 @@ the agent submits (the first line of a command's output is its submission line, 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
+import shlex
 import urllib.error
 import urllib.request
 from typing import Any
@@ -64,28 +66,50 @@ class GymEnvironment:
             return {"output": f"opened {task_id}", "returncode": 0, "exception_info": ""}
         if self.env_id is None:
             raise RuntimeError(f"no gym episode is open: the run's env_startup_command must be `{OPEN_COMMAND} <id>`")
-        if cwd:
-            command = f"cd {cwd} && {command}"
+        # as mini-swe-agent's Docker environment runs each command (a new shell in the working folder), not the
+        # gym's one session where `cd` and `export` carry over
+        command = f"cd {shlex.quote(cwd or self.config['cwd'])} && (\n{command}\n)"
         reply = self._request("/call", {"env_id": self.env_id, "tool": "bash", "arguments": {"command": command}}, 3600)
         data = reply.get("data") or {}
         output, _, tail = str(reply.get("observation", "")).rpartition("\n")  # the gym's last line: `[exit code N]`
         result = {"output": output, "returncode": int(data.get("exit_code", 1)), "exception_info": ""}
         if data.get("timed_out"):
             result["exception_info"] = tail
-        self._check_finished(result)
+        self._check_finished(result, truncated=bool(data.get("truncated")))
         return result
 
-    def _check_finished(self, output: dict[str, Any]) -> None:
+    def _check_finished(self, output: dict[str, Any], *, truncated: bool) -> None:
+        """On the submission line, answer the episode and end the agent's loop with the patch: the agent's own, or
+        (when the gym cut a long output short) the diff the gym graded. An answer that fails still submits."""
         lines = output.get("output", "").lstrip().splitlines(keepends=True)
-        if lines and lines[0].strip() == SUBMIT_LINE and output["returncode"] == 0:
-            from minisweagent.exceptions import Submitted
+        if not (lines and lines[0].strip() == SUBMIT_LINE and output["returncode"] == 0):
+            return
+        from minisweagent.exceptions import Submitted
 
-            submission = "".join(lines[1:])
-            if submission and not submission.endswith("\n"):  # the gym trims the output's last newline; a diff has one
-                submission += "\n"
+        submission = "".join(lines[1:])
+        if submission and not submission.endswith("\n"):  # the gym trims the output's last newline; a diff has one
+            submission += "\n"
+        extra: dict[str, Any] = {"exit_status": "Submitted"}
+        try:
             self.answer = self._request("/answer", {"env_id": self.env_id}, 3600)
-            extra = {"exit_status": "Submitted", "submission": submission, "gym_reward": self.answer.get("reward")}
-            raise Submitted({"role": "exit", "content": submission, "extra": extra})
+            extra["gym_reward"] = self.answer.get("reward")
+            if truncated:
+                submission = str(self.answer.get("model_patch") or submission)
+        except (OSError, RuntimeError, ValueError) as exc:
+            extra["gym_error"] = str(exc)
+        extra["submission"] = submission
+        raise Submitted({"role": "exit", "content": submission, "extra": extra})
+
+    def close(self) -> None:
+        """End an episode the agent left without answering (step limit, an error): the gym frees its slot now rather
+        than at its idle timeout. mini-swe-agent never calls it; the object's end does."""
+        if self.env_id is not None and self.answer is None:
+            env_id, self.env_id = self.env_id, None
+            with contextlib.suppress(OSError, RuntimeError, ValueError):
+                self._request("/close", {"env_id": env_id}, 60)
+
+    def __del__(self) -> None:
+        self.close()
 
     def get_template_vars(self, **kwargs: Any) -> dict[str, Any]:
         return {**self.config, **platform.uname()._asdict(), **kwargs}

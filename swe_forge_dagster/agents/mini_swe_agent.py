@@ -39,6 +39,10 @@ from swe_forge_dagster.export.task_repo import image_name
 PACKAGE = "mini-swe-agent==2.4.6"
 """The version these settings were read from and proven with (its `swebench.yaml`, its Docker environment)."""
 SHELL_STATE = "/etc/swe-forge-env.sh"
+TOOL_CALLS, TEXT = "tool-calls", "text"
+ACTION_FORMS = {TOOL_CALLS: ("swebench.yaml", "litellm"), TEXT: ("swebench_backticks.yaml", "litellm_textbased")}
+"""How the model gives its commands -> mini-swe-agent's own configuration and model class for it: OpenAI tool calls,
+or (for small models that write their calls as text) a fenced `mswea_bash_command` block in the reply."""
 GYM_MODULE = "swe_forge_gym_environment"
 """The name `mini_gym_environment.py` is imported by in mini-swe-agent's environment (`write_gym_environment`)."""
 
@@ -92,6 +96,7 @@ def configuration(
     limits: Limits,
     labels: Mapping[str, str] | None = None,
     gym: GymSandbox | None = None,
+    actions: str = TOOL_CALLS,
 ) -> dict[str, Any]:
     """The layer over mini-swe-agent's `swebench.yaml`: our model, our limits, and where its commands run: our images
     as they are (its Docker environment; its containers carry `labels`, so a run stopped at its wall time leaves none
@@ -100,7 +105,7 @@ def configuration(
     config: dict[str, Any] = {
         "agent": {"step_limit": limits.steps, "cost_limit": 0},  # a local model costs nothing: steps bound it
         "model": {
-            "model_class": "litellm",
+            "model_class": ACTION_FORMS[actions][1],
             "model_name": f"openai/{endpoint.model}",
             "cost_tracking": "ignore_errors",
             "model_kwargs": {"api_base": endpoint.url, "max_tokens": limits.reply_tokens, "drop_params": True},
@@ -176,8 +181,11 @@ def install(root: Path) -> Path:
     return mini_extra
 
 
-def command(mini_extra: Path, dataset: Path, config: Path, output: Path, workers: int = 1) -> list[str]:
-    """`mini-extra swebench` on the dataset folder, its own `swebench.yaml` under ours, writing to `output`."""
+def command(
+    mini_extra: Path, dataset: Path, config: Path, output: Path, workers: int = 1, actions: str = TOOL_CALLS
+) -> list[str]:
+    """`mini-extra swebench` on the dataset folder, its own configuration for the action form under ours, writing
+    to `output`."""
     return [
         str(mini_extra),
         "swebench",
@@ -188,7 +196,7 @@ def command(mini_extra: Path, dataset: Path, config: Path, output: Path, workers
         "-o",
         str(output),
         "-c",
-        "swebench.yaml",
+        ACTION_FORMS[actions][0],
         "-c",
         str(config),
         "--workers",
@@ -197,9 +205,21 @@ def command(mini_extra: Path, dataset: Path, config: Path, output: Path, workers
 
 
 def exit_statuses(output: Path) -> dict[str, str]:
-    """Each instance's exit status and reason, from its trajectory (`<output>/<id>/<id>.traj.json`)."""
+    """Each instance's exit status, from its trajectory (`<output>/<id>/<id>.traj.json`), else from the run's
+    `exit_statuses_*.yaml` (an instance whose sandbox never started has no trajectory). A trajectory being written
+    (not yet whole JSON) is read at a later call."""
     statuses: dict[str, str] = {}
+    for summary in sorted(output.glob("exit_statuses_*.yaml")):
+        try:
+            by_status = (yaml.safe_load(summary.read_text(encoding="utf-8")) or {}).get("instances_by_exit_status")
+        except (OSError, yaml.YAMLError):
+            continue
+        for status, ids in (by_status or {}).items():
+            statuses.update({str(instance_id): str(status) for instance_id in ids or ()})
     for trajectory in sorted(output.glob("*/*.traj.json")):
-        info = json.loads(trajectory.read_text(encoding="utf-8")).get("info", {})
+        try:
+            info = json.loads(trajectory.read_text(encoding="utf-8")).get("info", {})
+        except (OSError, ValueError):
+            continue
         statuses[trajectory.parent.name] = str(info.get("exit_status") or "no exit status")
     return statuses

@@ -4,11 +4,11 @@ Why a task repository: it is what SWE-bench's own tools read, so the images the 
 `swebench eval` grades in (`swebench images build`, names from `export.task_repo.image_name`), and the predictions
 file it leaves is graded by `swebench eval --task-repo` and `swe-forge harness --predictions` alike.
 
-The run is bounded three ways (the agent's turns and each reply's tokens, each command's seconds, and the whole
-run's wall time). Every instance ends with a reason: mini-swe-agent's exit status, or `WallTimeExceeded` /
-`NotStarted` when the run was stopped before it ended it. The predictions file names every instance (an empty patch
-where the agent submitted nothing) under one label: the agent, its version, the model and the digest of the
-configuration, so each agent and configuration is its own row of `eval_result`.
+The run is bounded three ways (the agent's turns and each reply's tokens, each command's seconds, and the wall time of
+the agent's run, counted once it is installed and the images are built). Every instance ends with a reason:
+mini-swe-agent's exit status, or `WallTimeExceeded` / `NotStarted` when the run was stopped before it ended it. The
+predictions file names every instance (an empty patch where the agent submitted nothing) under one label: the agent, its
+version, the model and the digest of the configuration, so each agent and configuration is its own row of `eval_result`.
 """
 
 from __future__ import annotations
@@ -16,13 +16,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import signal
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Callable
-from contextlib import ExitStack
+from contextlib import ExitStack, suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -31,6 +28,8 @@ import docker
 
 from swe_forge_dagster.agents import mini_swe_agent as mini
 from swe_forge_dagster.agents.gym_served import TOKEN_ENV, GymStartError, served_gym
+from swe_forge_dagster.agents.images import ImageBuildError, build_images
+from swe_forge_dagster.agents.process import watch
 from swe_forge_dagster.export.task_repo import TASKS_DIR
 
 RUN_LABEL = "swe-forge.agent-run"
@@ -54,10 +53,14 @@ class AgentRun:
     limits: mini.Limits = field(default_factory=mini.Limits)
     instances: tuple[str, ...] = ()
     workers: int = 1
+    actions: str = mini.TOOL_CALLS
+    """How the model gives its commands (`mini.ACTION_FORMS`)."""
     via: str = "swebench"
     """Where the agent's commands run: `swebench` (its own Docker environment in SWE-bench's images) or `gym` (an
     episode of `swe-forge gym serve` per task)."""
     tools: Path = Path.home() / ".cache" / "swe-forge" / "agents"
+    git_url: str | None = None
+    """The clone URL template the gym is given (`--via gym`; the task repository carries its trees, so rarely)."""
 
 
 def task_rows(task_repo: Path, only: tuple[str, ...] = ()) -> list[tuple[str, str]]:
@@ -75,25 +78,11 @@ def task_rows(task_repo: Path, only: tuple[str, ...] = ()) -> list[tuple[str, st
     return [(i, (found[i] / "problem_statement.md").read_text(encoding="utf-8")) for i in chosen]
 
 
-def build_images(task_repo: Path, ids: list[str], logs: Path, say: Callable[[str], None]) -> None:
-    """The tasks' images, as `swebench eval` builds them (SWE-bench's own `images build`; present ones are kept). Its
-    build logs go under `logs` (it writes them in its working folder, never the user's)."""
-    swebench = Path(sys.executable).with_name("swebench")
-    command = [str(swebench), "images", "build", str(task_repo), "-j", "1"]
-    for instance_id in ids:
-        command += ["-i", instance_id]
-    say(f"images: {' '.join(command[1:])}")
-    logs.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run(command, capture_output=True, text=True, timeout=7200, cwd=logs)
-    if done.returncode != 0:
-        raise AgentRunError(f"swebench images build failed: {(done.stderr or done.stdout).strip()[-1500:]}")
-
-
-def agent_label(endpoint: mini.Endpoint, limits: mini.Limits, via: str) -> str:
+def agent_label(endpoint: mini.Endpoint, limits: mini.Limits, via: str, actions: str = mini.TOOL_CALLS) -> str:
     """`mini-swe-agent-<version>/<model>/<via>-<digest of the configuration>`: one label per agent, model, sandbox
     and configuration (a run's own values, its id and the gym's port, left out)."""
     gym = mini.GymSandbox("", "") if via == "gym" else None
-    config = mini.configuration(endpoint, limits, gym=gym)
+    config = mini.configuration(endpoint, limits, gym=gym, actions=actions)
     digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:8]
     return f"{mini.PACKAGE.replace('==', '-')}/{endpoint.model}/{via}-{digest}"
 
@@ -103,45 +92,62 @@ def run_mini_swe_agent(run: AgentRun, say: Callable[[str], None] = print) -> dic
     run = replace(run, task_repo=run.task_repo.resolve(), output=run.output.resolve())  # its processes run in output
     rows = task_rows(run.task_repo, run.instances)
     ids = [instance_id for instance_id, _ in rows]
-    label = agent_label(run.endpoint, run.limits, run.via)
+    trajectories = run.output / "trajectories"
+    if trajectories.exists() and any(trajectories.iterdir()):  # it would skip the tasks it finds done there
+        raise AgentRunError(f"{run.output} already holds a run (trajectories/): choose another --output")
+    label = agent_label(run.endpoint, run.limits, run.via, run.actions)
     try:
         executable = mini.install(run.tools)
     except mini.InstallError as exc:
         raise AgentRunError(str(exc)) from None
     run.output.mkdir(parents=True, exist_ok=True)
     dataset = mini.write_dataset(mini.dataset_rows(rows), run.output / "dataset")
-    trajectories = run.output / "trajectories"
     env = mini.environment(run.output, run.endpoint)
     run_id = uuid.uuid4().hex[:12]
     started = time.monotonic()
     try:
         with ExitStack() as stack:
             if run.via == "gym":
-                url, token = stack.enter_context(served_gym(run.task_repo, run.output, run.limits.command_seconds))
+                served = served_gym(run.task_repo, run.output, run.limits.command_seconds, run.git_url)
+                url, token = stack.enter_context(served)
                 say(f"gym: serving the tasks at {url}")
-                config = mini.configuration(run.endpoint, run.limits, gym=mini.GymSandbox(url, label))
+                gym = mini.GymSandbox(url, label)
+                config = mini.configuration(run.endpoint, run.limits, gym=gym, actions=run.actions)
                 folder = mini.write_gym_environment(run.output / "gym-environment")
-                env |= {
-                    TOKEN_ENV: token,
-                    "PYTHONPATH": os.pathsep.join(filter(None, [str(folder), env.get("PYTHONPATH")])),
-                }
+                path = os.pathsep.join(filter(None, [str(folder), env.get("PYTHONPATH")]))
+                env |= {TOKEN_ENV: token, "PYTHONPATH": path}
             else:
+                stack.callback(remove_sandboxes, run_id)
                 build_images(run.task_repo, ids, run.output, say)
-                config = mini.configuration(run.endpoint, run.limits, {RUN_LABEL: run_id})
+                config = mini.configuration(run.endpoint, run.limits, {RUN_LABEL: run_id}, actions=run.actions)
             config_path = mini.write_configuration(config, run.output / "config.yaml")
-            command = mini.command(executable, dataset, config_path, trajectories, run.workers)
-            stopped = _watch(command, env, run, ids, trajectories, say)
-    except GymStartError as exc:
+            command = mini.command(executable, dataset, config_path, trajectories, run.workers, run.actions)
+            log = run.output / "mini-swe-agent.log"
+            watched = watch(
+                command,
+                env=env,
+                cwd=run.output,
+                log=log,
+                ids=ids,
+                trajectories=trajectories,
+                wall_seconds=run.limits.wall_seconds,
+                say=say,
+            )
+    except (GymStartError, ImageBuildError) as exc:
         raise AgentRunError(str(exc)) from None
-    removed = remove_sandboxes(run_id)
-    statuses = mini.exit_statuses(trajectories)
-    for instance_id in ids:
-        statuses.setdefault(instance_id, "WallTimeExceeded" if stopped else "NotStarted")
+    if watched.returncode:  # it ends 0 whatever its tasks did: anything else is the agent failing
+        tail = log.read_text(encoding="utf-8", errors="replace")[-1500:]
+        raise AgentRunError(f"mini-swe-agent exited {watched.returncode}; its log ({log}) ends: {tail}")
+    found = mini.exit_statuses(trajectories)
+    ended = "WallTimeExceeded" if watched.stopped_at_wall_time else "NotStarted"
+    statuses = {instance_id: found.get(instance_id, ended) for instance_id in ids}
     patches = submitted_patches(trajectories / "preds.json")
     predictions = write_predictions(run.output / PREDICTIONS, ids, patches, label)
     summary = {
         "agent": "mini-swe-agent",
+        "run_id": run_id,
         "via": run.via,
+        "actions": run.actions,
         "label": label,
         "model": run.endpoint.model,
         "endpoint": run.endpoint.url,
@@ -152,67 +158,32 @@ def run_mini_swe_agent(run: AgentRun, say: Callable[[str], None] = print) -> dic
         "trajectories": str(trajectories),
         "exit_statuses": statuses,
         "submitted": sorted(i for i in ids if patches.get(i, "").strip()),
-        "stopped_at_wall_time": stopped,
-        "sandboxes_removed": removed,
+        "stopped_at_wall_time": watched.stopped_at_wall_time,
         "seconds": round(time.monotonic() - started, 1),
     }
     (run.output / "run.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     return summary
 
 
-def _watch(
-    command: list[str],
-    env: dict[str, str],
-    run: AgentRun,
-    ids: list[str],
-    trajectories: Path,
-    say: Callable[[str], None],
-) -> bool:
-    """Run the agent, saying each instance's end as its trajectory appears; stop it at the wall time (True then)."""
-    log = run.output / "mini-swe-agent.log"
-    deadline, seen = time.monotonic() + run.limits.wall_seconds, set[str]()
-    with log.open("w", encoding="utf-8") as handle:
-        process = subprocess.Popen(
-            command, stdout=handle, stderr=subprocess.STDOUT, env=env, cwd=run.output, start_new_session=True
-        )
-        say(f"mini-swe-agent: {len(ids)} tasks, log {log}")
-        while True:
-            ended = process.poll() is not None
-            for instance_id, status in mini.exit_statuses(trajectories).items():
-                if instance_id not in seen:
-                    seen.add(instance_id)
-                    say(f"[{len(seen)}/{len(ids)}] {instance_id}: {status}")
-            if ended:
-                return False
-            if time.monotonic() > deadline:
-                say(f"wall time of {run.limits.wall_seconds} s reached: stopping the agent")
-                os.killpg(process.pid, signal.SIGTERM)
-                try:
-                    process.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    os.killpg(process.pid, signal.SIGKILL)
-                    process.wait()
-                return True
-            time.sleep(1.0)
-
-
-def remove_sandboxes(run_id: str) -> int:
+def remove_sandboxes(run_id: str) -> None:
     """Remove the containers the agent started in this run and left (a stopped run cannot remove its own)."""
     client = docker.from_env()
     try:
-        left = client.containers.list(all=True, filters={"label": f"{RUN_LABEL}={run_id}"})
-        for container in left:
-            container.remove(force=True)
-        return len(left)
+        for container in client.containers.list(all=True, filters={"label": f"{RUN_LABEL}={run_id}"}):
+            with suppress(docker.errors.NotFound):
+                container.remove(force=True)
     finally:
         client.close()
 
 
 def submitted_patches(preds: Path) -> dict[str, str]:
-    """instance id -> the patch the agent submitted, from mini-swe-agent's `preds.json` (none when absent)."""
-    if not preds.is_file():
+    """instance id -> the patch the agent submitted, from mini-swe-agent's `preds.json` (none when absent, or cut
+    short by a stop while it was written)."""
+    try:
+        entries = json.loads(preds.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         return {}
-    return {i: str(entry.get("model_patch") or "") for i, entry in json.loads(preds.read_text()).items()}
+    return {i: str(entry.get("model_patch") or "") for i, entry in entries.items()}
 
 
 def write_predictions(path: Path, ids: list[str], patches: dict[str, str], label: str) -> Path:

@@ -6,13 +6,13 @@
     swe-forge harness -i ./msa/task-repo --predictions ./msa/predictions.jsonl
     swebench eval swe-forge/tasks -p ./msa/predictions.jsonl --task-repo ./msa/task-repo
 
-The input is a SWE-bench 5 task repository, or our task directories or a SWE-bench file proved here (exported first
-into `<output>/task-repo`, as `swe-forge export --format swebench-task-repo` does). mini-swe-agent runs through its
-own SWE-bench loop (`mini-extra swebench`), installed pinned in an environment of its own under the cache, in the
-images SWE-bench builds for the tasks (`agents.run`). The API key, when the endpoint needs one, is read from
-SWE_FORGE_LLM_API_KEY or OPENROUTER_API_KEY and passed in the agent's environment, never written to a file. Exit
-codes: 0 every task ended (whatever its verdict), 1 the run failed (an image, the install, the agent) or stopped at
-its wall time, 2 bad usage.
+The input is a SWE-bench 5 task repository, or our task directories or a SWE-bench file proved here (exported first into
+`<output>/task-repo`, as `swe-forge export --format swebench-task-repo` does). mini-swe-agent runs through its own
+SWE-bench loop (`mini-extra swebench`), installed pinned in an environment of its own under the cache, in the images
+SWE-bench builds for the tasks (`agents.run`). The API key, when the endpoint needs one, is read from
+SWE_FORGE_LLM_API_KEY, OPENROUTER_API_KEY or OPENAI_API_KEY and passed in the agent's environment, never written to a
+file. Exit codes: 0 every task ended (whatever its verdict), 1 the run failed (an image, the install, the agent) or
+stopped at its wall time, 2 bad usage.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from swe_forge_dagster.common.terminal import inert
 from swe_forge_dagster.settings import get_settings
 
 AGENTS = ("mini-swe-agent",)
-KEY_NAMES = ("SWE_FORGE_LLM_API_KEY", "OPENROUTER_API_KEY")
+KEY_NAMES = ("SWE_FORGE_LLM_API_KEY", "OPENROUTER_API_KEY", "OPENAI_API_KEY")
 agents_app = typer.Typer(
     name="agents", help="The field's agents (mini-swe-agent) on our tasks.", no_args_is_help=True, add_completion=False
 )
@@ -45,8 +45,9 @@ def run(
     steps: Annotated[int, typer.Option(min=1, help="model turns per task")] = 30,
     reply_tokens: Annotated[int, typer.Option(min=16, help="tokens per model reply")] = 2048,
     command_seconds: Annotated[int, typer.Option(min=1, help="seconds per command in the sandbox")] = 120,
-    wall_seconds: Annotated[int, typer.Option(min=1, help="seconds for the whole run")] = 3600,
+    wall_seconds: Annotated[int, typer.Option(min=1, help="seconds for the agent's run")] = 3600,
     workers: Annotated[int, typer.Option(min=1, help="tasks at once")] = 1,
+    actions: Annotated[str, typer.Option(help="tool-calls | text: how the model gives its commands")] = "tool-calls",
     via: Annotated[
         str, typer.Option(help="swebench: its own loop in SWE-bench's images | gym: a gym episode")
     ] = "swebench",
@@ -61,6 +62,8 @@ def run(
 
     if agent not in AGENTS:
         raise usage_error(f"{agent}: not an agent we run ({', '.join(AGENTS)})")
+    if actions not in ("tool-calls", "text"):
+        raise usage_error(f"--actions {actions}: tool-calls or text")
     if via not in ("swebench", "gym"):
         raise usage_error(f"--via {via}: swebench or gym")
     if not input_path.exists():
@@ -72,7 +75,8 @@ def run(
     endpoint = Endpoint(base_url or settings.llm_base_url, model or settings.model, key)
     limits = Limits(steps, reply_tokens, command_seconds, wall_seconds)
     chosen = tuple(instance or ())
-    job = AgentRun(task_repo, output, endpoint, limits, chosen, workers, via, settings.cache_dir / "agents")
+    tools = settings.cache_dir / "agents"
+    job = AgentRun(task_repo, output, endpoint, limits, chosen, workers, actions, via, tools, git_url)
     progress = (lambda line: err.print(line, markup=False, highlight=False)) if not as_json else (lambda _line: None)
     try:
         summary = run_mini_swe_agent(job, progress)

@@ -87,10 +87,7 @@ def _read(path: Path) -> str | None:
 
 
 def _pidns(pid: int | str = "self") -> str | None:
-    try:
-        return os.readlink(PROC / str(pid) / "ns" / "pid")
-    except OSError:
-        return None
+    return _read_link(PROC / str(pid) / "ns" / "pid")
 
 
 def _process_start(pid: int) -> str | None:
@@ -177,16 +174,30 @@ def innermost_pids() -> dict[str, list[str]]:
 Processes = Callable[[], dict[str, list[str]]]
 
 
-def _boottime_offset_ticks(pid: str) -> int:
-    """The boottime offset of the process's time namespace in clock ticks (0 outside one, or when unreadable).
+def _boottime_offset_ticks(pid: str) -> int | None:
+    """The boottime offset of the process's time namespace in clock ticks: 0 in this process's own time namespace
+    (or on a kernel without them), None when it cannot be known.
 
     A process in a time namespace reads its start time shifted by that offset, so the start it recorded for itself
-    is the one seen here plus the offset."""
+    is the one seen here plus the offset. `timens_offsets` shows the namespace of the process's *children*, so it
+    is read only when that is the process's own."""
+    own, mine = _read_link(PROC / pid / "ns" / "time"), _read_link(PROC / "self" / "ns" / "time")
+    if own is None or own == mine:
+        return 0
+    if own != _read_link(PROC / pid / "ns" / "time_for_children"):
+        return None
     for line in (_read(PROC / pid / "timens_offsets") or "").splitlines():
         name, *values = line.split()
         if name == "boottime" and len(values) == 2:
             return (int(values[0]) * 10**9 + int(values[1])) * os.sysconf("SC_CLK_TCK") // 10**9
-    return 0
+    return None
+
+
+def _read_link(path: Path) -> str | None:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return None
 
 
 def _seen_in_any_namespace(owner: Owner, processes: dict[str, list[str]]) -> bool:
@@ -196,7 +207,7 @@ def _seen_in_any_namespace(owner: Owner, processes: dict[str, list[str]]) -> boo
     The pid namespace's inode does not tell: the kernel reuses the inode numbers of dead namespaces, so a container
     started after the owner's was killed can have the owner's namespace inode and its pid 1 (a killed owner's
     sandboxes were kept while the engine was busy)."""
-    if owner.start is None or not owner.start.isdigit():  # nothing to tell a reused pid by: kept while it exists
+    if owner.start is None or not owner.start.isdecimal():  # nothing to tell a reused pid by: kept while it exists
         return bool(processes.get(str(owner.pid)))
     for pid in processes.get(str(owner.pid), []):
         seen = _process_start(int(pid))
@@ -205,8 +216,8 @@ def _seen_in_any_namespace(owner: Owner, processes: dict[str, list[str]]) -> boo
         if seen == owner.start:
             return True
         offset = _boottime_offset_ticks(pid)  # nanoseconds of an offset may round the tick either way
-        if offset and abs(int(seen) + offset - int(owner.start)) <= 1:
-            return True
+        if offset is None or (offset and abs(int(seen) + offset - int(owner.start)) <= 1):
+            return True  # in a time namespace whose offset cannot be read: kept, never called gone
     return False
 
 
