@@ -3,6 +3,7 @@
     ./swe-forge llm start --threads 2 --context 16384
     .venv/bin/python benchmarks/agents.py --tasks DEMO_HOME/tasks --home DEMO_HOME --out /tmp/bench-msa \\
         --base-url http://127.0.0.1:8080/v1 --model qwen2.5-coder-1.5b --actions text --steps 10 [--via gym]
+    .venv/bin/python benchmarks/agents.py ... --from-run /tmp/bench-msa/run   # grade a finished run again
 
 Runs `swe-forge agents run mini-swe-agent` as a user does (its own process, `--home`'s settings), then grades its
 predictions file with SWE-bench's `swebench eval --task-repo` and with `swe-forge harness --predictions`, and prints
@@ -72,22 +73,9 @@ def swebench_verdicts(out: Path, predictions: str, repo: str, label: str) -> tup
     return verdicts, tests
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tasks", type=Path, required=True, help="task directories or a task repository")
-    parser.add_argument("--home", type=Path, required=True, help="the home the tasks were made in")
-    parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--base-url", required=True)
-    parser.add_argument("--model", required=True)
-    parser.add_argument("--actions", default="tool-calls", choices=("tool-calls", "text"))
-    parser.add_argument("--via", default="swebench", choices=("swebench", "gym"))
-    parser.add_argument("--steps", default="10")
-    parser.add_argument("--reply-tokens", default="512")
-    parser.add_argument("--wall-seconds", default="3600")
-    args = parser.parse_args(argv)
-    args.out.mkdir(parents=True, exist_ok=True)
-    started = time.monotonic()
-    run = cli(
+def run_agent(args: argparse.Namespace) -> dict[str, Any]:
+    """`swe-forge agents run mini-swe-agent` as a user runs it: its summary."""
+    return cli(
         args.home,
         "agents",
         "run",
@@ -111,7 +99,26 @@ def main(argv: list[str] | None = None) -> int:
         "--wall-seconds",
         args.wall_seconds,
     )
-    agent_s = time.monotonic() - started
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", type=Path, required=True, help="task directories or a task repository")
+    parser.add_argument("--home", type=Path, required=True, help="the home the tasks were made in")
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--base-url", required=True)
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--actions", default="tool-calls", choices=("tool-calls", "text"))
+    parser.add_argument("--via", default="swebench", choices=("swebench", "gym"))
+    parser.add_argument("--steps", default="10")
+    parser.add_argument("--reply-tokens", default="512")
+    parser.add_argument("--wall-seconds", default="3600")
+    parser.add_argument("--from-run", type=Path, help="grade this finished run (its folder, with run.json) instead")
+    args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    run = json.loads((args.from_run / "run.json").read_text()) if args.from_run else run_agent(args)
+    agent_s = run["seconds"] if args.from_run else time.monotonic() - started
     repo, predictions = run["task_repo"], run["predictions"]
     theirs, their_tests = swebench_verdicts(args.out, predictions, repo, run["label"])
     ours_summary = cli(args.home, "harness", "-i", repo, "--predictions", predictions)

@@ -106,9 +106,14 @@ def test_predictions_name_every_task_under_one_label_per_agent_and_configuration
     [
         (["other-agent", "-i", ".", "-o", "out"], "not an agent we run"),
         (["mini-swe-agent", "-i", "/nonexistent/tasks", "-o", "out"], "no such file or folder"),
+        (["mini-swe-agent", "-i", "repo", "-o", "out", "--instance", "a__b-9"], "no task a__b-9"),
+        (["mini-swe-agent", "-i", "repo", "-o", "out", "--via", "ssh"], "--via ssh: swebench or gym"),
     ],
 )
 def test_bad_usage_is_exit_2_naming_the_problem(tmp_path: Path, args: list[str], message: str) -> None:
+    (tmp_path / "repo" / "tasks" / "a__b-1").mkdir(parents=True)
+    (tmp_path / "repo" / "sweb.yaml").write_text("datasets: [swe-forge/tasks]\n")
+    (tmp_path / "repo" / "tasks" / "a__b-1" / "problem_statement.md").write_text("It breaks.")
     env = {k: v for k, v in os.environ.items() if not k.startswith("SWE_FORGE_")} | {"SWE_FORGE_HOME": str(tmp_path)}
     done = run_cli("agents", "run", *args, env=env, cwd=tmp_path)
     assert done.returncode == 2 and message in done.stderr, done.stderr

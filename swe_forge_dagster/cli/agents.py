@@ -56,7 +56,7 @@ def run(
 ) -> None:
     """Run an agent on the tasks: its predictions file, trajectories and a summary of how each task ended."""
     from swe_forge_dagster.agents.mini_swe_agent import Endpoint, Limits
-    from swe_forge_dagster.agents.run import AgentRun, AgentRunError, run_mini_swe_agent
+    from swe_forge_dagster.agents.run import AgentRun, AgentRunError, run_mini_swe_agent, task_rows
     from swe_forge_dagster.common.secrets import secret_from_env
     from swe_forge_dagster.export.instance_files import is_task_repo
 
@@ -75,6 +75,10 @@ def run(
     endpoint = Endpoint(base_url or settings.llm_base_url, model or settings.model, key)
     limits = Limits(steps, reply_tokens, command_seconds, wall_seconds)
     chosen = tuple(instance or ())
+    try:
+        task_rows(task_repo, chosen)  # an unknown --instance is bad usage, said before anything is installed
+    except AgentRunError as exc:
+        raise usage_error(str(exc)) from None
     tools = settings.cache_dir / "agents"
     job = AgentRun(task_repo, output, endpoint, limits, chosen, workers, actions, via, tools, git_url)
     progress = (lambda line: err.print(line, markup=False, highlight=False)) if not as_json else (lambda _line: None)
@@ -109,6 +113,7 @@ def _exported(source: Path, target: Path, git_url: str | None) -> Path:
     for label, why in skipped.items():
         say("left out", "yellow", f"{label}: {why}")
     if not written:
-        say("error:", "red", f"no task of {source} could be exported for the agent (each is named above)")
+        why = "each is named above" if skipped else "none found there"
+        say("error:", "red", f"no task of {source} could be exported for the agent ({why})")
         raise typer.Exit(1)
     return target
