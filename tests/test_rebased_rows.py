@@ -105,3 +105,17 @@ def test_a_blob_the_mirror_lacks_leaves_the_row_out_or_empty_and_named(
     assert rebased_rows.main([*args, "--out", str(tmp_path / "loose"), "--allow-missing"]) == 0
     loose = [json.loads(line) for line in (tmp_path / "loose" / "swebench" / "widget-trees" / "rows.jsonl").open()]
     assert "data.bin" in loose[1]["fixture_note"] and "fixture_note" not in loose[0]
+
+
+def test_a_superset_on_a_rebased_row_names_the_rebasing_as_its_possible_cause() -> None:
+    """A row re-based onto a later tree (a release sdist) runs the tests added after its upstream base: the reason
+    says so, beside the general superset cause the corpus counts (`env_corpus`: `dataset`)."""
+    from swe_forge_dagster.tasks.revalidate_instances import SUPERSET, superset_cause
+    from tests.support.records import make_instance
+
+    plain = make_instance()
+    assert superset_cause(plain) == SUPERSET
+    rebased = plain.model_copy(update={"upstream_base_commit": "f" * 40})
+    cause = superset_cause(rebased)
+    assert cause.startswith(SUPERSET) and "re-based from upstream ffffffffffff" in cause
+    assert env_corpus.whose("changed", f"P2P 6 / 9; {cause}") == "dataset"

@@ -179,7 +179,7 @@ def revalidate_instance(
             f"FAIL_TO_PASS {len(given_f2p)} given / {len(f2p)} now, PASS_TO_PASS {len(given_p2p)} / {len(p2p)}"
         )
         if not report.fail_to_pass_missing and not report.pass_to_pass_missing:
-            report.reason += f"; {SUPERSET}"
+            report.reason += f"; {superset_cause(inst)}"
     if report.set_aside and report.status != NOT_JUDGEABLE:
         report.reason = f"{report.reason + '; ' if report.reason else ''}not judged here: {aside}"
     if unnamed_flaky and verdict.accepted:
@@ -205,3 +205,15 @@ def _aside_note(aside: dict[str, str]) -> str:
     for test_id, cause in aside.items():
         kinds.setdefault(cause.split(" (", 1)[0].split(":", 1)[0], []).append(test_id)
     return "; ".join(f"{len(ids)} {kind} (e.g. {ids[0]!r}: {aside[ids[0]]})" for kind, ids in kinds.items())
+
+
+def superset_cause(inst: SWEBenchInstance) -> str:
+    """`SUPERSET`, and when the row says it was re-based onto another tree (`upstream_base_commit`, as the fixtures
+    made from release sdists keep it: Django's, SymPy's), that the extra tests may be the later tree's own."""
+    upstream = str((inst.model_extra or {}).get("upstream_base_commit") or "")
+    if not upstream or upstream == inst.base_commit:
+        return SUPERSET
+    return (
+        f"{SUPERSET}; the row was re-based from upstream {upstream[:12]} onto {inst.base_commit[:12]}: tests added "
+        "between the two are in this tree, and lists made at the upstream commit cannot have them"
+    )
