@@ -46,6 +46,9 @@ class RoundingTests(TestCase):
 
     def test_none(self):
         self.assertIsNone(None if round_half_up(1.5) == 2 else 1)
+
+    def test_count(self):
+        self.assertCountEqual([round_half_up(v) for v in (2.5, 0.5, -0.5)], [3, -1, 1])
 """
 BROKEN = (
     "def round_half_up(value):\n    return round(value)\n\n\ndef tags(value):\n    return f'<b>{round(value)}</b>'\n"
@@ -56,7 +59,8 @@ FIXED = (
 )
 FILE = "tests/rounding_tests/test_round.py"
 F2P = [
-    f"test_{name} (rounding_tests.test_round.RoundingTests)" for name in ("half_up", "half_down", "in", "tags", "none")
+    f"test_{name} (rounding_tests.test_round.RoundingTests)"
+    for name in ("half_up", "half_down", "in", "tags", "none", "count")
 ]
 
 
@@ -92,9 +96,11 @@ def planted() -> Canaries:
 def test_every_unittest_assertion_form_gets_a_twin_in_place() -> None:
     twins = make_twins(FILE, TESTS, F2P, random.Random(3), parse_id=django_id)
     assert twins is not None
-    assert [name for _, name in twins.tests] == ["test_half_up", "test_half_down", "test_in", "test_tags", "test_none"]
+    names = ["test_half_up", "test_half_down", "test_in", "test_tags", "test_none", "test_count"]
+    assert [name for _, name in twins.tests] == names
     how = dict(zip([name for _, name in twins.tests], twins.changed, strict=True))
     assert how["test_half_up"] == how["test_tags"] == "expects another value"  # a literal, or a name holding one
+    assert how["test_count"] == "expects another value"  # equal as multisets: one value changed differs
     assert how["test_in"] == "calls assertNotIn instead of assertIn"
     assert how["test_half_down"] == "calls assertFalse instead of assertTrue"
     assert how["test_none"] == "calls assertIsNotNone instead of assertIsNone"
@@ -215,3 +221,20 @@ def test_a_sympy_name_defined_in_two_files_of_the_run_gets_no_twin() -> None:
     canaries = plant_sympy([first, second], ["test_x", "test_y"], sources.__getitem__)
     assert canaries is not None
     assert [(t.path, t.tests) for t in canaries.twins] == [(first, (("", "test_y"),))]
+
+
+def test_a_queryset_compared_with_literal_values_gets_a_twin_expecting_another() -> None:
+    """Django's `assertQuerysetEqual(qs, values, transform)` holds only for those values (django-13033's test ends in
+    one): a twin changes one of them; without a literal there is nothing to change and no opposite method."""
+    source = (
+        b"from operator import attrgetter\n\nfrom django.test import TestCase\n\n\nclass OrderingTests(TestCase):\n"
+        b"    def test_order(self):\n        self.assertQuerysetEqual(\n            Article.objects.order_by('a'),\n"
+        b"            ['Article 2', 'Article 1'],\n            attrgetter('headline'),\n        )\n\n"
+        b"    def test_computed(self):\n        self.assertQuerysetEqual(Article.objects.all(), expected_headlines())\n"
+    )
+    ids = ["test_order (ordering.tests.OrderingTests)", "test_computed (ordering.tests.OrderingTests)"]
+    twins = make_twins("tests/ordering/tests.py", source, ids, random.Random(1), parse_id=django_id)
+    assert twins is not None and [name for _, name in twins.tests] == ["test_order"]
+    assert twins.changed == ("expects another value",)
+    changed = [line for line in twins.content.decode().splitlines() if line not in source.decode().splitlines()]
+    assert len(changed) == 1 and "'Article" in changed[0], changed

@@ -14,8 +14,8 @@ assertion before).
   `not f(x)`, otherwise `not (...)` (also for `==`: a class may override `__eq__` and inherit another `__ne__`); a
   unittest method becomes the one that asserts the opposite (`assertTrue` and `assertFalse`, `assertIn` and
   `assertNotIn`, `assertHTMLEqual` and `assertHTMLNotEqual`...), and `assertEqual(a, b)` becomes
-  `assertFalse((a) == (b))`. A method with no opposite (`assertQuerysetEqual`, `assertContains`, whose opposite
-  takes other arguments) gives no twin.
+  `assertFalse((a) == (b))`. A method with no opposite (`assertQuerysetEqual` without a literal, `assertContains`,
+  whose opposite takes other arguments) gives no twin.
 Whenever the test passed, that assertion ran and held, so the changed one fails there with any honest code.
 """
 
@@ -45,10 +45,15 @@ STRICT_EQUAL = frozenset(
         "assertMultiLineEqual",
         "assertHTMLEqual",
         "assertXMLEqual",
+        "assertCountEqual",
+        "assertQuerysetEqual",
+        "assertQuerySetEqual",
     }
 )
 """unittest's (and Django's) methods that hold only when their two first arguments are equal as values: a literal
-changed by one value makes them fail (HTML and XML are compared parsed, and one letter more still differs)."""
+changed by one value makes them fail (HTML and XML are compared parsed, and one letter more still differs;
+`assertCountEqual` compares as multisets, Django's `assertQuerysetEqual` the queryset, transformed, with the values
+given, in order or as multisets: one value more or less than its own count differs either way)."""
 OPPOSITE = {
     "assertTrue": "assertFalse",
     "assertIs": "assertIsNot",
