@@ -59,8 +59,8 @@ def test_tiers_by_name_select_and_build_only_what_they_need(recording_docker: tu
     assert "image" not in log.read_text()
     fast = run(env, "fast", "tests/test_release_tags.py", "tests/test_ownership.py", "--collect-only", "-q")
     assert (
-        fast.returncode == 0 and "by tier fast:5 ;" in fast.stdout
-    )  # test_ownership holds one fast test, fast.stdout[-2000:]
+        fast.returncode == 0 and "by tier fast:7 ;" in fast.stdout
+    )  # test_ownership holds three fast tests, fast.stdout[-2000:]
     assert "image" not in log.read_text()
     docker = run(env, "docker", "tests/test_ownership.py", "--collect-only", "-q")
     assert docker.returncode == 0 and "by tier docker:" in docker.stdout, docker.stdout[-2000:]

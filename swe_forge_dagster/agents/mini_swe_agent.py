@@ -32,6 +32,7 @@ from typing import Any
 
 import yaml
 
+from swe_forge_dagster.agents import mini_gym_environment
 from swe_forge_dagster.agents.mini_gym_environment import OPEN_COMMAND
 from swe_forge_dagster.common.uv import uv_binary, uv_environment
 from swe_forge_dagster.export.task_repo import image_name
@@ -140,7 +141,8 @@ def write_configuration(config: dict[str, Any], path: Path) -> Path:
 def write_gym_environment(folder: Path) -> Path:
     """The gym environment's module where mini-swe-agent's interpreter imports it (`folder` on its PYTHONPATH)."""
     folder.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(Path(__file__).with_name("mini_gym_environment.py"), folder / f"{GYM_MODULE}.py")
+    source = Path(mini_gym_environment.__file__)
+    shutil.copyfile(source, folder / (GYM_MODULE + source.suffix))
     return folder
 
 
