@@ -25,14 +25,11 @@ import pytest
 from swe_forge_dagster.agents.mini_gym_environment import SUBMIT_LINE
 from swe_forge_dagster.demo.twins.openai_twin import OpenAITwin
 from swe_forge_dagster.demo.twins.openai_twin_script import ToolCall
-from swe_forge_dagster.demo.worlds.git_world import build_git_world
-from swe_forge_dagster.demo.worlds.git_world_js import JS_REPO
 from swe_forge_dagster.demo.worlds.harness_task import WORLD_RECIPE, world_task_record
 from swe_forge_dagster.environments.candidates import environment_candidates
-from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.export.task_dir import write_task_dir
-from swe_forge_dagster.languages.node.pack import NODE_IMAGE
-from tests.support.common import BASE_IMAGE, cli_json, require_image, swebench_cli, swebench_outcomes
+from tests.support.common import BASE_IMAGE, cli_json, swebench_cli, swebench_outcomes
+from tests.support.records import TWO_LANGUAGE_PRS, two_language_world
 
 pytestmark = [pytest.mark.docker, pytest.mark.timeout(1500)]
 SUBMIT = f"cd /testbed && git add -A >/dev/null 2>&1; echo {SUBMIT_LINE} && git diff --cached --binary"
@@ -52,11 +49,9 @@ def gold_turns(patch: str) -> list[ToolCall]:
 def test_mini_swe_agent_runs_our_tasks_and_both_harnesses_grade_its_predictions_alike(
     tmp_path: Path, docker_client: docker.DockerClient
 ) -> None:
-    require_image(docker_client, NODE_IMAGE, "scripts/build-base-image.sh builds it")
-    world = build_git_world(tmp_path / "world", javascript=True)
-    cache = RepoCache(tmp_path / "cache", world.url_template)
+    world, cache = two_language_world(tmp_path, docker_client)
     records = {}
-    for repo, number in (("acme-labs/tinycalc", 12), (JS_REPO, 4)):  # Python (pytest) and JavaScript (mocha)
+    for repo, number in TWO_LANGUAGE_PRS:
         pr = world.pr(repo, number)
         files = pr.src_files + pr.test_files
         recipe = environment_candidates(cache, pr.repo, pr.base_sha, files).recipes[0]

@@ -20,8 +20,7 @@ from pathlib import Path
 import docker
 import pytest
 
-from swe_forge_dagster.demo.worlds.git_world import GitWorld, build_git_world
-from swe_forge_dagster.demo.worlds.git_world_js import JS_REPO
+from swe_forge_dagster.demo.worlds.git_world import GitWorld
 from swe_forge_dagster.demo.worlds.world_agent import VENV_INSTALL
 from swe_forge_dagster.environments.candidates import environment_candidates
 from swe_forge_dagster.environments.environment import EnvRecipe
@@ -30,12 +29,11 @@ from swe_forge_dagster.execution.patch import split_sections
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.export.eval_script import NotExportable, RepoTask, base_paths, eval_script, log_form
 from swe_forge_dagster.export.task_dir import TaskRecord, write_task_dir
-from swe_forge_dagster.languages.node.pack import NODE_IMAGE
 from swe_forge_dagster.languages.python.runner import PYTEST
 from swe_forge_dagster.tasks.build import task_record
 from swe_forge_dagster.tasks.prove import TaskExecutor
-from tests.support.common import BASE_IMAGE, HOST_CA, cli_json, require_image, swebench_cli, swebench_outcomes
-from tests.support.records import NO_FIX_PATCH, make_instance, world_context
+from tests.support.common import BASE_IMAGE, HOST_CA, cli_json, swebench_cli, swebench_outcomes
+from tests.support.records import NO_FIX_PATCH, TWO_LANGUAGE_PRS, make_instance, two_language_world, world_context
 
 
 def test_the_eval_script_has_swebenchs_shape_and_a_runner_without_a_log_form_is_refused() -> None:
@@ -104,10 +102,8 @@ def _prove(world: GitWorld, cache: RepoCache, client: docker.DockerClient, repo:
 def test_swebench_checks_builds_and_grades_our_exported_tasks_as_our_harness_does(
     tmp_path: Path, docker_client: docker.DockerClient
 ) -> None:
-    require_image(docker_client, NODE_IMAGE, "scripts/build-base-image.sh builds it")
-    world = build_git_world(tmp_path / "world", javascript=True)
-    cache = RepoCache(tmp_path / "cache", world.url_template)
-    records = [_prove(world, cache, docker_client, repo, n) for repo, n in (("acme-labs/tinycalc", 12), (JS_REPO, 4))]
+    world, cache = two_language_world(tmp_path, docker_client)
+    records = [_prove(world, cache, docker_client, repo, n) for repo, n in TWO_LANGUAGE_PRS]
     for record in records:
         write_task_dir(tmp_path / "tasks" / record.task_id, record)
     ids = [record.task_id for record in records]

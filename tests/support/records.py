@@ -1,12 +1,21 @@
-"""Hand-made task records and SWE-bench instances (export and validate tests need no Docker for them)."""
+"""Hand-made task records and SWE-bench instances (export and validate tests need no Docker for them), and the demo
+world's two-language setting the Docker tests of exported tasks share."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import docker
+
+from swe_forge_dagster.demo.worlds.git_world import GitWorld, build_git_world
+from swe_forge_dagster.demo.worlds.git_world_js import JS_REPO
+from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.export.swebench import SWEBenchInstance
 from swe_forge_dagster.export.task_dir import TaskRecord
+from swe_forge_dagster.languages.node.pack import NODE_IMAGE
 from swe_forge_dagster.tasks.build import PRContext
+from tests.support.common import require_image
 
 if TYPE_CHECKING:
     from swe_forge_dagster.demo.worlds.git_world import WorldPR
@@ -75,3 +84,14 @@ def make_instance(**overrides: Any) -> SWEBenchInstance:
     )
     fields.update(overrides)
     return SWEBenchInstance(**fields)
+
+
+TWO_LANGUAGE_PRS = (("acme-labs/tinycalc", 12), (JS_REPO, 4))
+"""The demo world's Python (pytest) task and its JavaScript (mocha, the Node image) task."""
+
+
+def two_language_world(root: Path, client: docker.DockerClient) -> tuple[GitWorld, RepoCache]:
+    """The demo world with its JavaScript repository, and a repository cache over it (the Node image required)."""
+    require_image(client, NODE_IMAGE, "scripts/build-base-image.sh builds it")
+    world = build_git_world(root / "world", javascript=True)
+    return world, RepoCache(root / "cache", world.url_template)
