@@ -30,6 +30,7 @@ from swe_forge_dagster.agents import mini_swe_agent as mini
 from swe_forge_dagster.agents.gym_served import TOKEN_ENV, GymStartError, served_gym
 from swe_forge_dagster.agents.images import ImageBuildError, build_images
 from swe_forge_dagster.agents.process import watch
+from swe_forge_dagster.export.instance_files import is_task_repo
 from swe_forge_dagster.export.task_repo import TASKS_DIR
 
 RUN_LABEL = "swe-forge.agent-run"
@@ -66,7 +67,7 @@ class AgentRun:
 def task_rows(task_repo: Path, only: tuple[str, ...] = ()) -> list[tuple[str, str]]:
     """(instance id, problem statement) of each task of the repository (of `only` when given), id order."""
     tasks = task_repo / TASKS_DIR
-    if not (task_repo / "sweb.yaml").is_file() or not tasks.is_dir():
+    if not is_task_repo(task_repo):
         raise AgentRunError(f"{task_repo}: not a SWE-bench task repository (no sweb.yaml and tasks/)")
     found = {d.name: d for d in tasks.iterdir() if (d / "problem_statement.md").is_file()}
     missing = sorted(set(only) - set(found))
