@@ -58,6 +58,7 @@ from swe_forge_dagster.execution.repo_box import (
     put_files,
 )
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxError
+from swe_forge_dagster.harness.fuzzy_apply import FuzzRefused, fuzzed_diff
 from swe_forge_dagster.harness.module_names import second_modules
 from swe_forge_dagster.languages.registry import (
     config_section,
@@ -174,11 +175,7 @@ def apply_agent_diff(
     `ConfigChanged` when it still differs. Its `triggers` say which changed file names make the probe worth asking
     again (pytest's); None asks after every diff (the JavaScript runners', cargo's).
     """
-    put_files(box, {f"{WORK_DIR}/agent.diff": as_bytes(diff)})
-    exit_code, stdout, stderr = exec_demux(box, ["bash", "-c", VERIFY_SCRIPT])
-    if exit_code == 3:
-        raise PatchRejected("the agent's diff", stderr.decode("utf-8", "replace").strip()[-1500:])
-    changes = changed_paths(exit_code, stdout, stderr, "applying the agent's diff")
+    changes = _applied(box, diff)
     if not protect:  # the oracle's gold patch: trusted, applied whole
         return []
     reset = [path for status, path in changes if is_protected(path, task_files, new=status == "A", fix_files=fix_files)]
@@ -213,6 +210,24 @@ def apply_agent_diff(
                 f"beyond its config files: {', '.join(p for _s, p in changes)[:500]}"
             )
     return reset
+
+
+def _applied(box: Sandbox, diff: str) -> list[tuple[str, str]]:
+    """Apply `diff` with `git apply` (else as SWE-bench's last fallback, GNU patch's fuzz, placed it: `fuzzy_apply`)
+    and list what changed; PatchRejected when neither places it."""
+    put_files(box, {f"{WORK_DIR}/agent.diff": as_bytes(diff)})
+    exit_code, stdout, stderr = exec_demux(box, ["bash", "-c", VERIFY_SCRIPT])
+    if exit_code == 3:
+        refused = stderr.decode("utf-8", "replace").strip()
+        try:
+            exact = fuzzed_diff(box, diff)
+        except FuzzRefused as exc:
+            raise PatchRejected("the agent's diff", f"{refused[-1000:]}\n{exc}"[-1500:]) from None
+        put_files(box, {f"{WORK_DIR}/agent.diff": as_bytes(exact)})
+        exit_code, stdout, stderr = exec_demux(box, ["bash", "-c", VERIFY_SCRIPT])
+        if exit_code == 3:
+            raise PatchRejected("the agent's diff, as `patch --fuzz=5` placed it", stderr.decode("utf-8", "replace"))
+    return changed_paths(exit_code, stdout, stderr, "applying the agent's diff")
 
 
 @dataclass(frozen=True)
