@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import warnings
 
 import dagster as dg
@@ -26,6 +27,8 @@ from swe_forge_dagster.common.dagster_names import (
     TASK_JOB,
     TASKS_STAGE,
 )
+from swe_forge_dagster.orchestration.celery_hosts import executor_config, uses_hosts
+from swe_forge_dagster.orchestration.deploy import IMAGE_SETTING, DeployConfigError, step_env_names
 from swe_forge_dagster.orchestration.slot_claims import install as install_atomic_slot_claims
 from swe_forge_dagster.resources import (
     GharchiveResource,
@@ -144,8 +147,21 @@ def build_definitions(
         jobs=graph.jobs,
         sensors=build_sensors(graph.hourly_partitions),
         resources=build_resources(settings, github_token_env, llm_key_envs),
-        executor=executor,
+        executor=build_executor(settings),
     )
+
+
+def build_executor(settings: Settings) -> dg.ExecutorDefinition:
+    """The multiprocess executor, or with a broker set (`deploy/hosts`) Dagster's Celery executor, each step in a
+    container on a worker host's own engine (`orchestration.celery_hosts`)."""
+    if not uses_hosts():
+        return executor
+    from dagster_celery_docker.executor import celery_docker_executor
+
+    if not os.environ.get(IMAGE_SETTING):
+        raise DeployConfigError(f"{IMAGE_SETTING} is not set: the project image the worker hosts run steps in")
+    config = executor_config(os.environ[IMAGE_SETTING], step_env_names(), str(settings.home_abs))
+    return celery_docker_executor.configured(config, name="swe_forge_hosts")
 
 
 @dg.definitions

@@ -16,7 +16,14 @@ from dagster._core.instance.config import dagster_instance_config_schema
 from dagster_docker import DockerRunLauncher
 
 from swe_forge_dagster.common.postgres_url import PostgresUrlError, libpq_url, postgres_url, sqlalchemy_url
-from swe_forge_dagster.orchestration.deploy import DeployConfigError, public_names, render_instance, setting_names
+from swe_forge_dagster.orchestration.deploy import (
+    RUN_SECRETS,
+    DeployConfigError,
+    public_names,
+    render_instance,
+    setting_names,
+    step_env_names,
+)
 from swe_forge_dagster.orchestration.instance import TEMPLATE, ensure_dagster_home, instance_yaml
 from swe_forge_dagster.settings import Settings
 from tests.support.common import REPO_ROOT
@@ -164,3 +171,10 @@ def test_agent_variables_and_session_token_are_forwarded_but_never_public(tmp_pa
     assert "SWE_FORGE_HOME" in public and "SWE_FORGE_AGENT_ENV" in public
     for secret in ("ANTHROPIC_API_KEY", "MY_AGENT_FLAG", "AWS_SESSION_TOKEN", "GITHUB_TOKEN", "SWE_FORGE_POSTGRES_URL"):
         assert secret not in public
+
+
+def test_steps_on_worker_hosts_get_what_a_run_container_gets_but_the_engine_address() -> None:
+    launcher = yaml.safe_load((REPO_ROOT / "deploy" / "dagster.yaml").read_text())["run_launcher"]["config"]
+    assert set(RUN_SECRETS) == set(launcher["env_vars"]) - {"DOCKER_HOST"}
+    environ = {"SWE_FORGE_POSTGRES_URL": "postgresql://x", "DOCKER_HOST": "tcp://x", "GITHUB_TOKEN": "t"}
+    assert set(step_env_names(environ)) == {"GITHUB_TOKEN", "SWE_FORGE_POSTGRES_URL"}

@@ -12,9 +12,9 @@ copies of the base files the diff names, in a temporary folder, and what it made
 diff of those files. That diff goes through `protection.apply_agent_diff` like any other: the verification
 container's git lists what it really changes, and every defence judges the applied tree, not this text.
 
-GNU patch reads the agent's text, so it runs confined: unified hunks only (it reads an ed script as one and runs `ed`), regular files only
-(a symlink in the copy could point outside it), paths checked relative and without `..` (GNU patch refuses them
-too), no backups, a time limit, and a clean environment.
+GNU patch reads the agent's text, so it runs confined: unified hunks only (it takes an ed script for one and runs
+`ed`), regular files only (a symlink in the copy could point outside it), paths checked relative and without `..`
+(GNU patch refuses them too), git's metadata outside the copy, no backups, a time limit, a clean environment.
 """
 
 from __future__ import annotations

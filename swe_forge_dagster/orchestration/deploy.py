@@ -23,15 +23,25 @@ from typing import Any
 import yaml
 
 from swe_forge_dagster.common.postgres_url import POSTGRES_URL_SETTING
+from swe_forge_dagster.orchestration.celery_hosts import IMAGE_SETTING
 from swe_forge_dagster.settings import Settings
 
 LOCAL_ROOT = "${SWE_FORGE_LOCAL_ROOT}"
 DOCKER_SOCKET = "/var/run/docker.sock"
-IMAGE_SETTING = "SWE_FORGE_IMAGE"
 AGENT_ENV_SETTING = "SWE_FORGE_AGENT_ENV"
 DEPLOY_DIR_SETTING = "SWE_FORGE_DEPLOY_DIR"
 DEPLOY_LABEL = "swe-forge.deploy"
 NOT_SECRET = ("DOCKER_HOST",)
+RUN_SECRETS = (
+    "SWE_FORGE_POSTGRES_URL",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "GITHUB_TOKEN",
+    "OPENROUTER_API_KEY",
+    "SWE_FORGE_LLM_API_KEY",
+)
+"""The secrets deploy/dagster.yaml's run launcher forwards by name (a test keeps the two equal)."""
 
 
 class DeployConfigError(ValueError):
@@ -54,6 +64,14 @@ def forwarded_names(template: str, environ: Mapping[str, str] = os.environ) -> l
     launcher = yaml.safe_load(template)["run_launcher"]["config"]
     names = dict.fromkeys([*setting_names(), *launcher.get("env_vars", []), *agent_env_names(environ)])
     return [name for name in names if environ.get(name)]
+
+
+def step_env_names(environ: Mapping[str, str] = os.environ) -> list[str]:
+    """What a run worker's steps on worker hosts get (`celery_hosts`): what its run container was given (the
+    settings, the run launcher's secrets and the agent's variables that are set), but the engine's address, since a
+    step uses its own host's engine."""
+    names = dict.fromkeys([*setting_names(), *RUN_SECRETS, *agent_env_names(environ)])
+    return [name for name in names if environ.get(name) and name not in NOT_SECRET]
 
 
 def public_names(template: str, environ: Mapping[str, str] = os.environ) -> list[str]:
