@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import warnings
 
 import dagster as dg
@@ -28,7 +27,8 @@ from swe_forge_dagster.common.dagster_names import (
     TASKS_STAGE,
 )
 from swe_forge_dagster.orchestration.celery_hosts import executor_config, uses_hosts
-from swe_forge_dagster.orchestration.deploy import IMAGE_SETTING, DeployConfigError, step_env_names
+from swe_forge_dagster.orchestration.deploy import step_env_names
+from swe_forge_dagster.orchestration.host_check import host_check_job
 from swe_forge_dagster.orchestration.slot_claims import install as install_atomic_slot_claims
 from swe_forge_dagster.resources import (
     GharchiveResource,
@@ -144,7 +144,7 @@ def build_definitions(
     return dg.Definitions(
         assets=graph.assets,
         asset_checks=graph.asset_checks,
-        jobs=graph.jobs,
+        jobs=[*graph.jobs, host_check_job] if uses_hosts() else graph.jobs,
         sensors=build_sensors(graph.hourly_partitions),
         resources=build_resources(settings, github_token_env, llm_key_envs),
         executor=build_executor(settings),
@@ -158,9 +158,7 @@ def build_executor(settings: Settings) -> dg.ExecutorDefinition:
         return executor
     from dagster_celery_docker.executor import celery_docker_executor
 
-    if not os.environ.get(IMAGE_SETTING):
-        raise DeployConfigError(f"{IMAGE_SETTING} is not set: the project image the worker hosts run steps in")
-    config = executor_config(os.environ[IMAGE_SETTING], step_env_names(), str(settings.home_abs))
+    config = executor_config(None, step_env_names(), str(settings.home_abs))
     return celery_docker_executor.configured(config, name="swe_forge_hosts")
 
 

@@ -40,6 +40,7 @@ RUN_SECRETS = (
     "GITHUB_TOKEN",
     "OPENROUTER_API_KEY",
     "SWE_FORGE_LLM_API_KEY",
+    "SWE_FORGE_BROKER_URL",
 )
 """The secrets deploy/dagster.yaml's run launcher forwards by name (a test keeps the two equal)."""
 

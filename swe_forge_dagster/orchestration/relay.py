@@ -19,12 +19,15 @@ import argparse
 import asyncio
 import contextlib
 import ipaddress
+import os
+import re
 import signal
 import sys
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 CHUNK = 1 << 16
+_URL = re.compile(r"[a-z][a-z0-9+.-]*://(?:[^@/\s]*@)?(?P<host>\[[^\]]*\]|[^:/\s]+)(?::(?P<port>\d+))?", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -97,13 +100,32 @@ async def serve(routes: Sequence[Route], allowed: Collection[str] | None = None)
             server.close()
 
 
+def loopback_ports(values: Iterable[str]) -> list[int]:
+    """The ports of every loopback URL among `values` (settings: the deployment's services, and twins or mirrors a
+    user runs on this machine), so that every URL a host is handed still answers on its own loopback."""
+    ports: list[int] = []
+    for value in values:
+        for match in _URL.finditer(value):
+            host, port = match.group("host").strip("[]"), match.group("port")
+            with contextlib.suppress(ValueError):
+                if ipaddress.ip_address(host).is_loopback and port and int(port) not in ports:
+                    ports.append(int(port))
+            if host == "localhost" and port and int(port) not in ports:
+                ports.append(int(port))
+    return ports
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:1] == ["ports"]:  # `ports NAME...`: the loopback ports the named variables' URLs use
+        print(" ".join(str(p) for p in loopback_ports(os.environ.get(name, "") for name in args_list[1:])))
+        return 0
     parser = argparse.ArgumentParser(prog="python -m swe_forge_dagster.orchestration.relay", description=__doc__)
     parser.add_argument("--listen", required=True, help="the address to listen on")
     parser.add_argument("--target", required=True, help="the address to forward to")
     parser.add_argument("--allow", action="append", help="only this peer address (repeatable; default: any)")
     parser.add_argument("ports", nargs="+", help="PORT or PORT:TARGET_PORT")
-    args = parser.parse_args(argv)
+    args = parser.parse_args(args_list)
     try:
         routes = [Route.parse(text, args.listen, args.target) for text in args.ports]
         allowed = [str(ipaddress.ip_address(a)) for a in args.allow] if args.allow else None

@@ -130,8 +130,8 @@ class RunSubmitter:
     def close(self) -> None:
         self._stack.close()
 
-    def submit(self, job_name: str, tags: dict[str, str]) -> str:
-        """Create a run of `job_name` with `tags` from the code location, submit it; its run id."""
+    def submit(self, job_name: str, tags: dict[str, str], run_config: dict | None = None) -> str:
+        """Create a run of `job_name` with `tags` (and `run_config`) from the code location, submit it; its run id."""
         from dagster._core.definitions.selector import JobSubsetSelector
 
         assert self._request_context is not None, "use RunSubmitter as a context manager"
@@ -142,12 +142,12 @@ class RunSubmitter:
         )
         remote_job = location.get_job(selector)
         plan = location.get_execution_plan(
-            remote_job, {}, step_keys_to_execute=None, known_state=None, instance=self.instance
+            remote_job, run_config or {}, step_keys_to_execute=None, known_state=None, instance=self.instance
         ).execution_plan_snapshot
         run = self.instance.create_run(
             job_name=job_name,
             run_id=None,
-            run_config={},
+            run_config=run_config or {},
             resolved_op_selection=None,
             step_keys_to_execute=plan.step_keys_to_execute,
             op_selection=None,
