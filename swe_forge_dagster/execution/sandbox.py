@@ -38,6 +38,7 @@ from docker.errors import NotFound
 from docker.models.containers import Container
 
 from swe_forge_dagster.execution.disk_guard import DiskWatch, create_options, engine_has_quota
+from swe_forge_dagster.execution.engine_cpus import nano_cpus
 from swe_forge_dagster.execution.ownership import RESERVED_LABELS, owner_labels, remove_container
 from swe_forge_dagster.execution.sandbox_config import (
     DISK_EXIT_CODE,
@@ -107,7 +108,7 @@ class Sandbox:
             labels={**config.labels, **owner_labels(session)},
             environment=config.environment(),
             working_dir=config.workdir,
-            nano_cpus=int(config.cpu * 1e9),
+            nano_cpus=nano_cpus(client, config.cpu),
             mem_limit=config.mem_limit,
             memswap_limit=config.mem_limit,
             pids_limit=config.pids_limit,

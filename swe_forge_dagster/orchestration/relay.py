@@ -7,10 +7,10 @@ private network) has its own loopback, so two relays join them, each URL unchang
     host side:  <private network's gateway>:PORT  ->  127.0.0.1:PORT   (only from the worker hosts' addresses)
     in a host:  127.0.0.1:PORT                    ->  <gateway>:PORT
 
-The host-side relay answers only the addresses it is given (the worker hosts'): a gateway address is reachable from
-every container of this machine, and the task sandboxes run a repository's code. Inside a worker host, its engine's
-containers are kept off the gateway (`deploy/host/entrypoint`), so only the host's own processes and the step
-containers that share its network reach the services, through its loopback.
+The host-side relay answers only the peers it is given (the worker hosts' private network): a gateway address is
+reachable from every container of this machine, and the task sandboxes run a repository's code. Inside a worker
+host, its engine's containers are kept off the gateway (`deploy/host/entrypoint`), so only the host's own processes
+and the step containers that share its network reach the services, through its loopback.
 """
 
 from __future__ import annotations
@@ -65,10 +65,23 @@ async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> N
                 writer.write_eof()
 
 
-async def _serve_one(route: Route, allowed: frozenset[str] | None) -> asyncio.Server:
+Networks = tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]
+
+
+def _admitted(peer: object, allowed: Networks | None) -> bool:
+    if allowed is None:
+        return True
+    try:
+        address = ipaddress.ip_address(peer[0])  # type: ignore[index]
+    except (TypeError, IndexError, ValueError):
+        return False
+    return any(address in network for network in allowed)
+
+
+async def _serve_one(route: Route, allowed: Networks | None) -> asyncio.Server:
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         peer = writer.get_extra_info("peername")
-        if allowed is not None and (not peer or peer[0] not in allowed):
+        if not _admitted(peer, allowed):
             writer.close()
             return
         try:
@@ -85,7 +98,7 @@ async def _serve_one(route: Route, allowed: frozenset[str] | None) -> asyncio.Se
 
 async def serve(routes: Sequence[Route], allowed: Collection[str] | None = None) -> None:
     """Relay every route until cancelled (SIGTERM/SIGINT end it cleanly when run as a program)."""
-    only = frozenset(str(ipaddress.ip_address(a)) for a in allowed) if allowed is not None else None
+    only = tuple(ipaddress.ip_network(a, strict=False) for a in allowed) if allowed is not None else None
     servers = [await _serve_one(route, only) for route in routes]
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -123,12 +136,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m swe_forge_dagster.orchestration.relay", description=__doc__)
     parser.add_argument("--listen", required=True, help="the address to listen on")
     parser.add_argument("--target", required=True, help="the address to forward to")
-    parser.add_argument("--allow", action="append", help="only this peer address (repeatable; default: any)")
+    parser.add_argument("--allow", action="append", help="only peers in this network (repeatable; default: any)")
     parser.add_argument("ports", nargs="+", help="PORT or PORT:TARGET_PORT")
     args = parser.parse_args(args_list)
     try:
         routes = [Route.parse(text, args.listen, args.target) for text in args.ports]
-        allowed = [str(ipaddress.ip_address(a)) for a in args.allow] if args.allow else None
+        allowed = [str(ipaddress.ip_network(a, strict=False)) for a in args.allow] if args.allow else None
     except ValueError as exc:
         parser.error(str(exc))
     asyncio.run(serve(routes, allowed))

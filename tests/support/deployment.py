@@ -42,6 +42,7 @@ FIXTURE_FILES = ("2015-01-01-0.json.gz", "2015-01-01-1.json.gz")
 TOKEN, KEY = "ghp_deploy_test_token_0123", "sk-deploy-test-key-0123"
 BUCKET, PREFIX = "deployment", "home"
 WORLD_REPOS = ("acme-labs/tinycalc", "northwind/datekit", "globex-oss/yaml-lite")
+RABBITMQ = "/usr/lib/rabbitmq/bin/rabbitmq-server"
 
 
 def _free_base(count: int) -> int:
@@ -100,6 +101,24 @@ class Deployment:
             cwd=cwd,
         )
 
+    def run(self, *argv: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+        """`argv` in a shell that sourced the deployment's env file (deploy/hosts, as a user runs it)."""
+        command = f'. "{self.dir}/env" && exec "$@"'
+        return subprocess.run(
+            ["bash", "-c", command, "shell", *argv], env=self.env, capture_output=True, text=True, timeout=timeout
+        )
+
+    def popen(self, *args: str) -> subprocess.Popen[str]:
+        """`swe-forge ARGS` started in the background in such a shell (`communicate` for its output)."""
+        command = f'. "{self.dir}/env" && exec "{sys.executable}" -m swe_forge_dagster.cli "$@"'
+        return subprocess.Popen(
+            ["bash", "-c", command, "python", *args],
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
     @contextlib.contextmanager
     def instance(self, monkeypatch: pytest.MonkeyPatch) -> Iterator[dg.DagsterInstance]:
         """The deployment's instance, opened in this process (Postgres storage, DockerRunLauncher)."""
@@ -123,6 +142,8 @@ class Deployment:
 def _env(
     root: Path, local: Path, postgres_url: str, gharchive: str, github: str, llm: str, git_urls: str, base: int
 ) -> dict[str, str]:
+    """The deployment's settings; ports from `base` (SeaweedFS's 8, the registry, code server, UI, broker and its
+    Erlang port mapper: 14 in all)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SWE_FORGE_", "DAGSTER_", "AWS_"))}
     env.pop("OPENROUTER_API_KEY", None)
     env.update(
@@ -145,6 +166,8 @@ def _env(
         SWE_FORGE_REGISTRY_PORT=str(base + 8),
         SWE_FORGE_CODE_PORT=str(base + 9),
         SWE_FORGE_UI_PORT=str(base + 10),
+        SWE_FORGE_BROKER_PORT=str(base + 12),  # deploy/start --hosts only (and its port mapper on the next port)
+        SWE_FORGE_HOSTS_PURGE="1",  # deploy/stop removes the hosts' image stores too
         COLUMNS="200",
         NO_COLOR="1",
     )
@@ -165,11 +188,19 @@ def _clean_up(docker_client: docker.DockerClient, local_dirs: list[Path]) -> Non
 
 
 @contextlib.contextmanager
-def running_deployment(root: Path, docker_client: docker.DockerClient) -> Iterator[Deployment]:
-    """The deployment (module docstring); skipped without the fixture hours or Debian's docker-registry."""
+def running_deployment(
+    root: Path, docker_client: docker.DockerClient, hosts: int = 0, extra_env: dict[str, str] | None = None
+) -> Iterator[Deployment]:
+    """The deployment (module docstring), with `hosts` worker hosts (deploy/start --hosts); skipped without the
+    fixture hours or Debian's docker-registry (and rabbitmq-server with hosts)."""
     if not (FIXTURE_HOURS / FIXTURE_FILES[0]).is_file():
         pytest.skip(f"GH Archive fixture hours missing in {FIXTURE_HOURS}")
     registry_binary()  # skip (or fail under SWE_FORGE_REQUIRE_DOCKER=1) without Debian's docker-registry
+    if hosts and not Path(RABBITMQ).is_file():
+        message = "rabbitmq-server is not installed (apt-get install rabbitmq-server): worker hosts need a broker"
+        if os.environ.get("SWE_FORGE_REQUIRE_DOCKER") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
     local, mirror = root / "local", root / "mirror"
     world = build_task_world(local / "world", mirror=mirror)
     for name in FIXTURE_FILES:  # beside the world's hours (a temporary copy)
@@ -179,11 +210,11 @@ def running_deployment(root: Path, docker_client: docker.DockerClient) -> Iterat
         gharchive = stack.enter_context(GharchiveServer(mirror))
         github = stack.enter_context(GithubTwin(world.github, token=TOKEN))
         llm = stack.enter_context(OpenAITwin(world_agent_responder(world.git), api_key=KEY))
-        base = _free_base(12)
+        base = _free_base(14)
         env = _env(root, local, postgres_url, gharchive.url, github.url, llm.url, world.git.url_template, base)
-        started = subprocess.run(
-            [str(REPO_ROOT / "deploy" / "start")], env=env, capture_output=True, text=True, timeout=1500
-        )
+        env.update(extra_env or {})
+        command = [str(REPO_ROOT / "deploy" / "start"), *(["--hosts", str(hosts)] if hosts else [])]
+        started = subprocess.run(command, env=env, capture_output=True, text=True, timeout=1500)
         try:
             assert started.returncode == 0, started.stderr[-4000:]
             yield Deployment(
