@@ -234,6 +234,11 @@ class Environments:
             self._push(layer)
         return layer, False
 
+    def fetch(self, tag: str) -> bool:
+        """Whether `tag` is on this engine now: there already, or pulled from the registry (an image built by another
+        machine; a failed pull is logged by the registry, and the sandbox's start then names the missing image)."""
+        return self._get(tag) is not None or self._pull(tag) is not None
+
     def built_at(self, tag: str) -> str | None:
         """The commit the image's environment was installed from (`environment_setup_commit`)."""
         image = self._get(tag)

@@ -79,15 +79,18 @@ class TaskBuildResource(dg.ConfigurableResource):
         home = HomeLayout.of(self.home)
         client = docker.from_env()
         cleanup_stale(client)
-        sandbox = sandbox_config(self.sandbox.spec, build=True)
+        executor = TaskExecutor(
+            client, RepoCache(home.repos, self.git_url), sandbox_config(self.sandbox.spec, build=True), self.registry
+        )
         return TaskBuilder(
-            executor=TaskExecutor(client, RepoCache(home.repos, self.git_url), sandbox, registry=self.registry),
+            executor=executor,
             lake_dir=home.lake,
             work_root=home.work,
             output_dir=self.output_path,
             recipes=RecipeStore(home.recipes),
             base_image=self.base_image,
-            agent_sandbox=sandbox.model_copy(update={"network": self.agent_network}),
+            # the executor's sandbox: an environment image built on another machine is pulled before it starts
+            agent_sandbox=executor.sandbox.model_copy(update={"network": self.agent_network}),
             after_runs=self.after_runs,
             env_max_turns=self.env_max_turns,
             test_max_turns=self.test_max_turns,

@@ -26,6 +26,7 @@ from swe_forge_dagster.execution.repo_box import PatchRejected, WorkspaceError, 
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.execution.runners import Runner
 from swe_forge_dagster.execution.sandbox import CommandResult, SandboxConfig
+from swe_forge_dagster.execution.sandbox_config import ImageHook
 from swe_forge_dagster.execution.suite import MAX_OUTPUT, SuiteRun, run_suite
 from swe_forge_dagster.execution.test_user import test_command_script
 from swe_forge_dagster.languages.registry import DEFAULT_RUNNER, install_outputs, is_test_path, runner_of
@@ -75,8 +76,19 @@ class TaskExecutor:
         """`registry`: where environment images are pulled from and pushed to (`SWE_FORGE_REGISTRY`; "" = none)."""
         self.client = client
         self.cache = cache
-        self.sandbox = sandbox or sandbox_config(image=DEFAULT_BASE_IMAGE, build=True)
-        self.environments = Environments(client, cache, self.sandbox, registry=registry)
+        sandbox = sandbox or sandbox_config(image=DEFAULT_BASE_IMAGE, build=True)
+        self.environments = Environments(client, cache, sandbox, registry=registry)
+        # A stage after `task_environment` may run on another machine (a worker host) than the one that built the
+        # image: a missing environment image is pulled from the registry before its sandbox starts.
+        self.sandbox = sandbox.model_copy(update={"ensure_image": self._ensure_image(sandbox.ensure_image)})
+
+    def _ensure_image(self, first: ImageHook | None) -> ImageHook:
+        def ensure(client: docker.DockerClient, image: str) -> object:
+            made = first(client, image) if first is not None else None
+            self.environments.fetch(image)
+            return made
+
+        return ensure
 
     def export_tree(self, repo: str, sha: str, into: Path) -> Path:
         """The files of `sha` (no .git) in a host folder, for the agents' containers."""
