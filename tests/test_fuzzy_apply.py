@@ -112,3 +112,23 @@ def test_gnu_patch_is_confined_to_its_copy(repo_box: Sandbox, tmp_path: Path) ->
         fuzzed_diff(repo_box, outside)
     assert not (tmp_path / "owned.py").exists()
     assert not Path("/tmp/swe-forge-ed-ran").exists()
+
+
+@pytest.mark.docker
+def test_what_the_sections_do_not_name_never_reaches_the_tree(repo_box: Sandbox) -> None:
+    """A file header hidden in a hunk's body, a `.git` or a folder path, planted attributes: refused or inert."""
+    hidden = DRIFTED.rstrip("\n") + "\n--- a/smuggled.py\n+++ b/smuggled.py\n@@ -0,0 +1 @@\n+import os\n"
+    with pytest.raises(FuzzRefused, match=r"smuggled\.py"):
+        fuzzed_diff(repo_box, hidden)
+    dot_git = DRIFTED.replace("calc.py", "sub/.git")
+    with pytest.raises(FuzzRefused, match=r"\.git"):
+        fuzzed_diff(repo_box, dot_git)
+    folder = DRIFTED.replace("calc.py", ".")
+    with pytest.raises(FuzzRefused, match="unsafe path"):
+        fuzzed_diff(repo_box, folder)
+    attributes = (
+        "diff --git a/.gitattributes b/.gitattributes\nnew file mode 100644\n--- /dev/null\n+++ b/.gitattributes\n"
+        "@@ -0,0 +1 @@\n+* ident working-tree-encoding=UTF-16\n"
+    )
+    exact = fuzzed_diff(repo_box, attributes + DRIFTED)  # git on the copy reads no attribute the diff plants
+    assert "+    return x - 4" in exact and "+* ident working-tree-encoding=UTF-16" in exact

@@ -12,9 +12,12 @@ copies of the base files the diff names, in a temporary folder, and what it made
 diff of those files. That diff goes through `protection.apply_agent_diff` like any other: the verification
 container's git lists what it really changes, and every defence judges the applied tree, not this text.
 
-GNU patch reads the agent's text, so it runs confined: unified hunks only (it takes an ed script for one and runs
-`ed`), regular files only (a symlink in the copy could point outside it), paths checked relative and without `..`
-(GNU patch refuses them too), git's metadata outside the copy, no backups, a time limit, a clean environment.
+GNU patch reads the agent's text, so it runs confined: it gets the sections only (no text before the first), each
+with unified hunks only (it takes an ed script for one and runs `ed`); the paths they name must be plain relative
+file paths (no `..`, no `.git`), regular files at base; afterwards, every path it changed must be one the sections
+name, and no link (a header hidden in a hunk's body names another file: GNU patch 2.7.6 refuses `..` and absolute
+paths itself). Git on the copy keeps its metadata outside it, reads no configuration or attributes the diff could
+plant, and a failure of either tool is a refusal. No backups, a time limit, a clean environment.
 """
 
 from __future__ import annotations
@@ -35,14 +38,17 @@ FUZZ_COMMAND = ["patch", "--batch", "--forward", "--fuzz=5", "-p1", "--unified",
 PATCH_SECONDS = 60
 _REGULAR = ("100644", "100755")
 _HUNK_LINE = " +-\\@"
+NO_ATTRIBUTES = "* -text -eol -ident -filter -working-tree-encoding\n"
+"""The copy's git reads no attributes a diff could plant (`.gitattributes`): what it records is what patch wrote."""
 
 
 class FuzzRefused(RuntimeError):
     """GNU patch could not place the diff either (or cannot run here); the message says why."""
 
 
-def _named_paths(diff: str) -> list[str]:
-    """The repo-relative paths the diff's sections name (old and new); FuzzRefused on an unsafe one."""
+def _named(diff: str) -> tuple[list[str], str]:
+    """The repo-relative paths the diff's sections name (old and new), and the sections' text alone (nothing before
+    the first section reaches GNU patch); FuzzRefused on an unsafe path or a body that is not unified hunks."""
     try:
         sections = split_sections(diff)
     except ValueError as exc:
@@ -51,13 +57,19 @@ def _named_paths(diff: str) -> list[str]:
     for section in sections:
         _check_unified(section.text, section.path)
         for path in (section.path, section.old_path):
-            if path is None or path in paths:
-                continue
-            pure = PurePosixPath(path)
-            if pure.is_absolute() or ".." in pure.parts or not path:
-                raise FuzzRefused(f"unsafe path in the diff: {path!r}")
-            paths.append(path)
-    return paths
+            if path is not None and path not in paths:
+                paths.append(_safe(path))
+    return paths, "".join(section.text for section in sections)
+
+
+def _safe(path: str) -> str:
+    """`path`, or FuzzRefused when it is not a plain file path inside the tree (absolute, `..`, `.`, a `.git`)."""
+    pure = PurePosixPath(path)
+    if not path or pure.is_absolute() or path != str(pure) or any(part in ("..", ".") for part in path.split("/")):
+        raise FuzzRefused(f"unsafe path in the diff: {path!r}")
+    if any(part.lower() == ".git" for part in pure.parts):
+        raise FuzzRefused(f"a path under .git in the diff: {path!r}")
+    return path
 
 
 def _check_unified(text: str, path: str) -> None:
@@ -73,13 +85,15 @@ def _check_unified(text: str, path: str) -> None:
 
 def _base_files(box: Sandbox, paths: list[str]) -> bytes:
     """A tar of the regular files among `paths` at the container's HEAD (base + the task's tests)."""
-    listing = [*GIT, "-C", REPO_DIR, "--literal-pathspecs", "ls-tree", "-r", "-z", "HEAD", "--", *paths]
+    listing = [*GIT, "-C", REPO_DIR, "--literal-pathspecs", "ls-tree", "-z", "HEAD", "--", *paths]
     code, out, err = exec_demux(box, listing)
     if code != 0:
         raise FuzzRefused(f"listing the diff's files failed: {err.decode('utf-8', 'replace')[-300:]}")
     regular: list[str] = []
     for entry in filter(None, out.decode("utf-8", "surrogateescape").split("\0")):
         meta, _, path = entry.partition("\t")
+        if path not in paths:  # ls-tree lists a folder's own entry, never its content, without -r
+            continue
         if meta.split(" ")[0] not in _REGULAR:
             raise FuzzRefused(f"the diff touches a non-regular file: {path!r}")
         regular.append(path)
@@ -93,9 +107,27 @@ def _base_files(box: Sandbox, paths: list[str]) -> bytes:
 
 
 def _git(folder: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
-    """Git on the copy, its metadata beside the tree (never inside, where GNU patch writes what the diff says)."""
+    """Git on the copy: its metadata beside the tree (never inside, where GNU patch writes what the diff says), no
+    configuration but its own, attributes off (`info/attributes`: no filter, conversion or ident rewrites what it
+    records); FuzzRefused when it fails."""
     where = [f"--git-dir={folder.parent / 'meta'}", f"--work-tree={folder}"]
-    return subprocess.run([*GIT, *where, *args], capture_output=True, check=True, env={"PATH": "/usr/bin:/bin"})
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(folder.parent),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+    }
+    try:
+        return subprocess.run([*GIT, *where, *args], capture_output=True, check=True, env=env, timeout=PATCH_SECONDS)
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError) as exc:
+        detail = getattr(exc, "stderr", b"") or b""
+        raise FuzzRefused(f"git on the patched copy failed: {detail.decode('utf-8', 'replace')[-300:] or exc}") from exc
+
+
+def _changed(folder: Path) -> list[str]:
+    """The paths GNU patch changed in the copy (what git sees, against the base commit)."""
+    listed = _git(folder, "diff", "--cached", "--name-only", "-z", "--no-renames", "HEAD").stdout
+    return [p for p in listed.decode("utf-8", "surrogateescape").split("\0") if p]
 
 
 def fuzzed_diff(box: Sandbox, diff: str) -> str:
@@ -105,7 +137,7 @@ def fuzzed_diff(box: Sandbox, diff: str) -> str:
     binary = shutil.which("patch")
     if binary is None:
         raise FuzzRefused("no GNU patch on this host: SWE-bench's `patch --fuzz=5` fallback was not tried")
-    paths = _named_paths(diff)
+    paths, sections = _named(diff)
     with tempfile.TemporaryDirectory(prefix="swe-forge-fuzz-") as temp:
         folder = Path(temp) / "tree"
         folder.mkdir()
@@ -114,9 +146,11 @@ def fuzzed_diff(box: Sandbox, diff: str) -> str:
             with tarfile.open(fileobj=io.BytesIO(files)) as tar:
                 tar.extractall(folder, filter="data")
         _git(folder, "init", "-q")
+        (Path(temp) / "meta" / "info").mkdir(parents=True, exist_ok=True)
+        (Path(temp) / "meta" / "info" / "attributes").write_text(NO_ATTRIBUTES)
         _git(folder, "add", "-A", "-f")
         _git(folder, "commit", "-q", "--no-verify", "--allow-empty", "-m", "base")
-        (Path(temp) / "agent.diff").write_bytes(diff.encode("utf-8", "surrogateescape"))
+        (Path(temp) / "agent.diff").write_bytes(sections.encode("utf-8", "surrogateescape"))
         try:
             result = subprocess.run(
                 [binary, *FUZZ_COMMAND[1:], "-d", str(folder), "-i", str(Path(temp) / "agent.diff")],
@@ -130,7 +164,12 @@ def fuzzed_diff(box: Sandbox, diff: str) -> str:
             output = (result.stdout + result.stderr).decode("utf-8", "replace").strip()
             raise FuzzRefused(f"`patch --fuzz=5` refused it too: {output[-800:]}")
         _git(folder, "add", "-A", "-f")
-        exact = _git(folder, "diff", "--cached", "--binary", "--full-index", "--no-renames", "HEAD").stdout
+        # only the files the sections name, as regular files: a header hidden in a hunk's body names no other
+        for path in _changed(folder):
+            if path not in paths or (folder / path).is_symlink():
+                raise FuzzRefused(f"GNU patch wrote {path!r}, which no section of the diff names as a file")
+        diff_args = ["diff", "--cached", "--binary", "--full-index", "--no-renames", "--no-textconv", "--no-ext-diff"]
+        exact = _git(folder, *diff_args, "HEAD").stdout
     if not exact.strip():
         raise FuzzRefused("`patch --fuzz=5` changed nothing")
     return exact.decode("utf-8", "surrogateescape")

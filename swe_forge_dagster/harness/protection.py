@@ -226,7 +226,8 @@ def _applied(box: Sandbox, diff: str) -> list[tuple[str, str]]:
         put_files(box, {f"{WORK_DIR}/agent.diff": as_bytes(exact)})
         exit_code, stdout, stderr = exec_demux(box, ["bash", "-c", VERIFY_SCRIPT])
         if exit_code == 3:
-            raise PatchRejected("the agent's diff, as `patch --fuzz=5` placed it", stderr.decode("utf-8", "replace"))
+            refused = stderr.decode("utf-8", "replace").strip()[-1500:]
+            raise PatchRejected("the agent's diff, as `patch --fuzz=5` placed it", refused)
     return changed_paths(exit_code, stdout, stderr, "applying the agent's diff")
 
 

@@ -79,19 +79,17 @@ def executor_config(
     (`forwarded`: the variable names each host's worker passes on to its step containers) and its image; without
     one, the image the code location says it runs in (the code server's `DAGSTER_CURRENT_IMAGE`, which deploy/start
     sets to the registry's digest of the project image)."""
-    url = broker_url(environ)
+    broker_url(environ)  # checked here; the config names it, so its password never enters a job's snapshot
     docker: dict[str, Any] = {
         "env_vars": forwarded,
-        "container_kwargs": {
-            **step_container_kwargs(local_root),
-            # the step loads the same definitions, which choose this executor by it
-            "environment": {BROKER_SETTING: url},
-        },
+        # the step loads the same definitions, which choose this executor by the broker's setting: it is among
+        # `forwarded` (a run secret), so its value comes from the host's worker, never from the step's message
+        "container_kwargs": step_container_kwargs(local_root),
     }
     if image:
         docker["image"] = image
     return {
-        "broker": url,
+        "broker": {"env": BROKER_SETTING},
         "backend": RESULTS,
         "config_source": celery_settings(),
         "retries": {"enabled": {}},

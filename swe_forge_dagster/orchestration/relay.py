@@ -139,6 +139,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--allow", action="append", help="only peers in this network (repeatable; default: any)")
     parser.add_argument("ports", nargs="+", help="PORT or PORT:TARGET_PORT")
     args = parser.parse_args(args_list)
+    if args.listen in ("", "0.0.0.0", "::"):
+        parser.error("--listen: one address of this machine (a wildcard would open the services to every network)")
     try:
         routes = [Route.parse(text, args.listen, args.target) for text in args.ports]
         allowed = [str(ipaddress.ip_network(a, strict=False)) for a in args.allow] if args.allow else None

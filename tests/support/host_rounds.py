@@ -1,0 +1,75 @@
+"""One round of `benchmarks/hosts.py` in its own process (benchmarks import no test code): the demo's task world on a
+fresh deployment with N worker hosts (`deployment.running_deployment`), `mine --submit` timed, what the hosts pulled.
+
+    python -m tests.support.host_rounds HOSTS TASKS      # one JSON line on stdout
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+import dagster as dg
+import docker
+
+from swe_forge_dagster.common.dagster_names import TASK_JOB
+from swe_forge_dagster.orchestration.host_check import step_records
+from tests.support.deployment import running_deployment
+
+
+def _pulled_bytes(client: docker.DockerClient, deploy_dir: Path) -> int:
+    """What the hosts' engines hold in images they pulled (every image there came from the registry or was built by
+    a step: a built environment image carries the builder's label, and is left out)."""
+    total = 0
+    hosts = client.containers.list(filters={"label": ["swe-forge.role=worker-host", f"swe-forge.deploy={deploy_dir}"]})
+    for host in hosts:
+        done = host.exec_run(["docker", "images", "--format", "{{json .}}", "--no-trunc"])
+        for line in done.output.decode().splitlines():
+            image = json.loads(line)
+            inspect = host.exec_run(["docker", "image", "inspect", image["ID"], "--format", "{{json .}}"])
+            attrs = json.loads(inspect.output.decode())
+            built_here = any(tag.startswith("swe-forge-env/") for tag in attrs.get("RepoTags") or []) and not (
+                attrs.get("RepoDigests")
+            )
+            if not built_here:
+                total += int(attrs.get("Size") or 0)
+    return total
+
+
+def one_round(hosts: int, tasks: int, client: docker.DockerClient) -> dict:
+    with tempfile.TemporaryDirectory(prefix=f"bench-hosts-{hosts}-") as temp:
+        started = time.monotonic()
+        with running_deployment(Path(temp), client, hosts=hosts) as deployment:
+            start_seconds = time.monotonic() - started
+            began = time.monotonic()
+            mined = deployment.swe_forge(
+                "mine", "--submit", "--once", "--max-tasks", str(tasks), "--json", timeout=5400
+            )
+            seconds = time.monotonic() - began
+            summary = json.loads(mined.stdout) if mined.stdout.strip() else {}
+            per_worker: Counter[str] = Counter()
+            os.environ["SWE_FORGE_POSTGRES_URL"] = deployment.postgres_url  # the instance's storage reads it
+            with dg.DagsterInstance.from_config(str(deployment.local / "dagster")) as instance:
+                for run in instance.get_runs(filters=dg.RunsFilter(job_name=TASK_JOB)):
+                    for step in step_records(instance, run.run_id).values():
+                        if step["workers"]:
+                            per_worker[step["workers"][-1]] += 1
+            pulled = _pulled_bytes(client, deployment.dir)
+    return {
+        "hosts": hosts,
+        "deploy_start_s": round(start_seconds, 1),
+        "mine_s": round(seconds, 1),
+        "exported": summary.get("exported"),
+        "task_steps_per_worker": dict(per_worker),
+        "pulled_bytes": pulled,
+        "returncode": mined.returncode,
+    }
+
+
+if __name__ == "__main__":
+    print(json.dumps(one_round(int(sys.argv[1]), int(sys.argv[2]), docker.from_env())))
