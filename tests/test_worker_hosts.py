@@ -43,7 +43,7 @@ from swe_forge_dagster.orchestration.submit import SubmittedRun, submitter, wait
 from tests.support.common import REPO_ROOT
 from tests.support.deployment import Deployment, running_deployment
 
-pytestmark = pytest.mark.docker
+pytestmark = [pytest.mark.docker, pytest.mark.timeout(2400)]  # deploy/start, 2 hosts, 4 task runs: 8-10 min alone
 
 HOST_2 = "celery@host2"
 ORACLE = "oracle"
