@@ -16,25 +16,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from _support_process import run_support
 
 
 def one_round(hosts: int, tasks: int) -> dict:
     """`python -m tests.support.host_rounds HOSTS TASKS` (the deployment and its twins live in test support)."""
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.support.host_rounds", str(hosts), str(tasks)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=7200,
-    )
-    if done.returncode != 0 or not done.stdout.strip():
-        raise SystemExit(f"{hosts} host(s): the round failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return run_support("tests.support.host_rounds", str(hosts), str(tasks), what=f"{hosts} host(s)")
 
 
 def main() -> int:

@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
+
+from _support_process import run_support
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 CORPORA = ("jest", "cargo", "gym", "axios", "gtest", "django", "sympy")
@@ -38,16 +38,7 @@ CORPORA = ("jest", "cargo", "gym", "axios", "gtest", "django", "sympy")
 
 def replay(corpus: str) -> dict[str, Any]:
     """One corpus through `python -m tests.support.red_team`: its classes, its verdicts and its wall time."""
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.support.red_team", corpus],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=7200,
-    )
-    if done.returncode != 0 or not done.stdout.strip():
-        raise SystemExit(f"{corpus}: the replay failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return run_support("tests.support.red_team", corpus, what=f"{corpus}: the replay")
 
 
 def verdict(result: dict[str, Any]) -> str:
