@@ -32,7 +32,6 @@ from typing import Any
 
 from _support_process import run_support
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 CORPORA = ("jest", "cargo", "gym", "axios", "gtest", "django", "sympy")
 
 
