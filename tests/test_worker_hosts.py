@@ -83,16 +83,23 @@ def test_a_host_killed_mid_step_loses_and_duplicates_nothing_and_steps_ran_on_bo
     with deployment.instance(monkeypatch) as instance:
         deadline = time.monotonic() + 1200
         killed_step = None
-        while killed_step is None:
+        while killed_step is None:  # a task's step that host 2 runs now
             assert mining.poll() is None, mining.communicate()[1][-3000:]
             assert time.monotonic() < deadline, "no task step ran on host 2"
             for run_id, steps in _workers(instance, TASK_JOB).items():
-                running = [key for key, step in steps.items() if step["workers"][-1:] == [HOST_2] and step["starts"]]
-                if running and not instance.get_run_by_id(run_id).is_finished:
+                running = [
+                    k for k, s in steps.items() if s["workers"][-1:] == [HOST_2] and s["starts"] and not s["ended"]
+                ]
+                if running:
                     killed_step = (run_id, running[0])
             time.sleep(1)
         killed = _hosts(deployment, "kill", "2")
         assert killed.returncode == 0, killed.stderr
+        while len(_workers(instance, TASK_JOB)[killed_step[0]][killed_step[1]]["workers"]) < 2:  # given back, taken
+            assert mining.poll() is None and time.monotonic() < deadline, "the killed host's step was not taken again"
+            time.sleep(1)
+        back = _hosts(deployment, "start", "2")  # the machine replaced: the rest of the work spreads again
+        assert back.returncode == 0, back.stderr[-2000:]
         out, err = mining.communicate(timeout=1800)
         assert mining.returncode == 0, err[-3000:]
         summary = json.loads(out)

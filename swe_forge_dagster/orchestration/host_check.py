@@ -49,19 +49,21 @@ def host_check_job() -> None:
 
 def step_records(instance: dg.DagsterInstance, run_id: str) -> dict[str, dict]:
     """Per step: every worker that took it, in order (`workers`: a step given back by a dead host and run again shows
-    two), how often it started, and the engine that finished it."""
+    two), how often it started, whether it ended (success or failure), and the engine that finished it."""
     steps: dict[str, dict] = {}
     for record in instance.all_logs(run_id):
         event = record.dagster_event
         if event is None or not event.step_key:
             continue
-        step = steps.setdefault(event.step_key, {"workers": [], "starts": 0, "engine": None})
+        step = steps.setdefault(event.step_key, {"workers": [], "starts": 0, "ended": False, "engine": None})
         if event.event_type == dg.DagsterEventType.ENGINE_EVENT and event.engine_event_data:
             worker = event.engine_event_data.metadata.get("Celery worker")
             if worker is not None:
                 step["workers"].append(str(worker.value))
         elif event.event_type == dg.DagsterEventType.STEP_START:
             step["starts"] += 1
+        elif event.event_type in (dg.DagsterEventType.STEP_SUCCESS, dg.DagsterEventType.STEP_FAILURE):
+            step["ended"] = True
         elif event.event_type == dg.DagsterEventType.STEP_OUTPUT:
             engine = event.step_output_data.metadata.get("engine")
             step["engine"] = str(engine.value) if engine is not None else None
