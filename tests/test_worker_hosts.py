@@ -7,10 +7,12 @@ pulled by digest from the registry, on the engine of the host whose worker took 
 
 1. `swe-forge mine --submit --once --max-tasks 2`: the world's newest hour and its tasks, each a run; while a task's
    step runs on host 2, host 2 is killed (`deploy/hosts kill`). RabbitMQ gives the step back once host 2's
-   connection is gone, and host 1 runs it. Steps ran on both hosts (Dagster's own step records name the worker),
-   every task is exported once, the ledger and the task rows appear once.
-2. Host 2 back (`deploy/hosts start 2`, its engine's image store kept on its volume), an evaluation of the exported
-   tasks by the oracle (`eval_job`, submitted to the daemon like the harness sensor's runs): one verdict per task.
+   connection is gone, and host 1 runs it; then host 2 comes back (`deploy/hosts start 2`: a replaced machine, its
+   engine's image store kept on its volume) and the rest of the work spreads again. Steps ran on both hosts
+   (Dagster's own step records name the worker), every task is exported once, the ledger and the task rows appear
+   once.
+2. An evaluation of the exported tasks by the oracle on the hosts (`eval_job`, submitted to the daemon like the
+   harness sensor's runs): one verdict per task.
 
 Cost: about 10 minutes on 2 cores (deploy/start and the hosts' first pull of the project image about 4, the task
 runs about 5, most of it the tasks' steps, each a container that loads the definitions).
