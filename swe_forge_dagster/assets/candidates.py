@@ -11,8 +11,9 @@ from typing import Any
 import dagster as dg
 
 from swe_forge_dagster.assets.partitions import hourly_backfill_policy
+from swe_forge_dagster.assets.steps import step_options
 from swe_forge_dagster.candidates.pipeline import CandidatesReport, EnrichReport, build_candidates, enrich_hour
-from swe_forge_dagster.common.dagster_names import CANDIDATES_STAGE, GITHUB_API_POOL, GITHUB_STAGE, STAGE_TAG
+from swe_forge_dagster.common.dagster_names import CANDIDATES_STAGE, GITHUB_API_POOL, GITHUB_STAGE
 from swe_forge_dagster.github.client import GitHubAuthError, GitHubRateLimitError
 from swe_forge_dagster.resources import GitHubResource, LakeResource, MiningResource
 
@@ -86,9 +87,7 @@ def build_candidate_assets(
 ) -> tuple[dg.AssetsDefinition, dg.AssetsDefinition]:
     """`pr_candidates` after `events` (`gharchive_pr_events`), then `enriched_prs`, both over `partitions`."""
 
-    @dg.asset(
-        deps=[events], op_tags={STAGE_TAG: CANDIDATES_STAGE}, code_version="1", **hourly(partitions, "candidates")
-    )
+    @dg.asset(deps=[events], **step_options(CANDIDATES_STAGE), code_version="1", **hourly(partitions, "candidates"))
     def pr_candidates(
         context: dg.AssetExecutionContext, lake: LakeResource, mining: MiningResource
     ) -> dg.MaterializeResult:
@@ -104,8 +103,7 @@ def build_candidate_assets(
 
     @dg.asset(
         deps=[pr_candidates],
-        pool=GITHUB_API_POOL,
-        op_tags={STAGE_TAG: GITHUB_STAGE},
+        **step_options(GITHUB_STAGE, GITHUB_API_POOL),
         code_version="1",
         **hourly(partitions, "candidates"),
     )

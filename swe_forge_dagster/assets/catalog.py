@@ -9,7 +9,8 @@ from collections.abc import Sequence
 
 import dagster as dg
 
-from swe_forge_dagster.common.dagster_names import CATALOG_STAGE, DUCKDB_CATALOG_POOL, STAGE_TAG
+from swe_forge_dagster.assets.steps import step_options
+from swe_forge_dagster.common.dagster_names import CATALOG_STAGE, DUCKDB_CATALOG_POOL
 from swe_forge_dagster.resources import LakeResource
 from swe_forge_dagster.wiring.catalog import refresh_catalog
 
@@ -19,8 +20,7 @@ def build_catalog(hourly_assets: Sequence[dg.AssetsDefinition]) -> dg.AssetsDefi
 
     @dg.asset(
         deps=[dg.AssetDep(asset, partition_mapping=dg.AllPartitionMapping()) for asset in hourly_assets],
-        pool=DUCKDB_CATALOG_POOL,
-        op_tags={STAGE_TAG: CATALOG_STAGE},
+        **step_options(CATALOG_STAGE, DUCKDB_CATALOG_POOL),
         kinds={"duckdb"},
         group_name="catalog",
     )

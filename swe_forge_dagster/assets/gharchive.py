@@ -9,7 +9,8 @@ Built per hourly partitions definition (`build_gharchive_pr_events`): the hours 
 import dagster as dg
 
 from swe_forge_dagster.assets.partitions import hourly_backfill_policy
-from swe_forge_dagster.common.dagster_names import GHARCHIVE_DOWNLOAD_POOL, GHARCHIVE_STAGE, STAGE_TAG
+from swe_forge_dagster.assets.steps import step_options
+from swe_forge_dagster.common.dagster_names import GHARCHIVE_DOWNLOAD_POOL, GHARCHIVE_STAGE
 from swe_forge_dagster.gharchive.download import HourNotPublishedError
 from swe_forge_dagster.gharchive.hours import parse_partition_key
 from swe_forge_dagster.gharchive.ingest import HourFailure, HourReport, ingest_hours
@@ -43,8 +44,7 @@ def build_gharchive_pr_events(partitions: dg.TimeWindowPartitionsDefinition) -> 
     @dg.asset(
         partitions_def=partitions,
         backfill_policy=hourly_backfill_policy(),
-        pool=GHARCHIVE_DOWNLOAD_POOL,
-        op_tags={STAGE_TAG: GHARCHIVE_STAGE},
+        **step_options(GHARCHIVE_STAGE, GHARCHIVE_DOWNLOAD_POOL),
         kinds={"parquet", "duckdb"},
         group_name="gharchive",
         code_version="1",

@@ -36,12 +36,12 @@ import datetime as dt
 import dagster as dg
 
 from swe_forge_dagster.assets.partitions import eval_partitions
+from swe_forge_dagster.assets.steps import step_options
 from swe_forge_dagster.common.dagster_names import (
     AGENT_DIMENSION,
     AGENT_PARTITIONS,
     DOCKER_HARNESS_POOL,
     HARNESS_STAGE,
-    STAGE_TAG,
     TASK_DIMENSION,
     TASK_PARTITIONS,
 )
@@ -119,9 +119,8 @@ def not_exported(task: dict) -> dg.MaterializeResult:
 @dg.asset(
     deps=[dg.AssetDep(FINAL.asset, partition_mapping=dg.MultiToSingleDimensionPartitionMapping(TASK_DIMENSION))],
     partitions_def=eval_partitions,
-    pool=DOCKER_HARNESS_POOL,
+    **step_options(HARNESS_STAGE, DOCKER_HARNESS_POOL),
     group_name="harness",
-    op_tags={STAGE_TAG: HARNESS_STAGE},
     kinds={"docker"},
     code_version="2",
     check_specs=[

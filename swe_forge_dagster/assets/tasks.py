@@ -19,7 +19,8 @@ exported directory, or, for a rejected one, the same failed `accepted` check.
 import dagster as dg
 
 from swe_forge_dagster.assets.partitions import task_partitions
-from swe_forge_dagster.common.dagster_names import STAGE_TAG, TASKS_STAGE
+from swe_forge_dagster.assets.steps import step_options
+from swe_forge_dagster.common.dagster_names import TASKS_STAGE
 from swe_forge_dagster.common.home import HomeLayout
 from swe_forge_dagster.export.dataset import export_dataset
 from swe_forge_dagster.resources import LakeResource, LLMResource
@@ -29,7 +30,7 @@ from swe_forge_dagster.tasks.stages import ClientFactory
 from swe_forge_dagster.tasks.status import write_status
 from swe_forge_dagster.tasks.work import TaskWork
 
-TASK_GROUP = {"group_name": "tasks", "partitions_def": task_partitions, "op_tags": {STAGE_TAG: TASKS_STAGE}}
+TASK_GROUP = {"group_name": "tasks", "partitions_def": task_partitions}
 
 
 def _facts_table(facts: dict[str, object]) -> str:
@@ -100,7 +101,6 @@ def stage_asset(stage: Stage, upstream: dg.AssetDep | dg.AssetsDefinition) -> dg
     spec = {
         "name": stage.asset,
         "deps": [upstream],
-        "pool": stage.pool,
         "code_version": stage.code_version,
         "description": stage.description,
         "check_specs": [
@@ -113,6 +113,7 @@ def stage_asset(stage: Stage, upstream: dg.AssetDep | dg.AssetsDefinition) -> dg
             )
         ],
         **TASK_GROUP,
+        **step_options(TASKS_STAGE, stage.pool),
     }
     if stage.llm is LLMUse.NONE:
 

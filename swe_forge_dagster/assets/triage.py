@@ -6,7 +6,8 @@ Built per hourly partitions definition (`build_classified_prs`): the hours follo
 import dagster as dg
 
 from swe_forge_dagster.assets.candidates import hourly, run_hours
-from swe_forge_dagster.common.dagster_names import LLM_API_POOL, LLM_STAGE, STAGE_TAG
+from swe_forge_dagster.assets.steps import step_options
+from swe_forge_dagster.common.dagster_names import LLM_API_POOL, LLM_STAGE
 from swe_forge_dagster.llm.client import LLMAuthError
 from swe_forge_dagster.resources import LakeResource, LLMResource
 from swe_forge_dagster.triage.pipeline import ClassifyReport, classify_hour
@@ -40,8 +41,7 @@ def build_classified_prs(
 
     @dg.asset(
         deps=[enriched],
-        pool=LLM_API_POOL,
-        op_tags={STAGE_TAG: LLM_STAGE},
+        **step_options(LLM_STAGE, LLM_API_POOL),
         code_version="1",
         **hourly(partitions, "triage"),
     )

@@ -8,7 +8,8 @@ existing environment, so only what changed is downloaded and stored, and tasks t
 between two sets of manifests reuse both images instead of rebuilding one. One build per (repo,
 recipe) runs at a time, across threads and processes (a lock file per tag). With a registry
 (`SWE_FORGE_REGISTRY`, `execution.registry`) an image missing here is pulled before it is built, and
-every image built is pushed, so other machines reuse it.
+every image built is pushed, so other machines reuse it; the digest of each image pushed or pulled is
+kept (`image_digests`, `digest_of`) for later stages to pull exactly that image (`image_source`).
 """
 
 from __future__ import annotations
@@ -19,23 +20,28 @@ import functools
 import hashlib
 import inspect
 import re
-import shlex
 import shutil
 import tarfile
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import docker
 
 from swe_forge_dagster.environments import toolchain_images
+from swe_forge_dagster.environments.image_digests import DigestBook
+from swe_forge_dagster.environments.install_scripts import (
+    install_git_script,
+    pretend_version,
+    runtime_labels,
+)
 from swe_forge_dagster.execution.era import RESOLUTION_VAR
 from swe_forge_dagster.execution.recipe import RUNTIME_FILE, EnvRecipe
 from swe_forge_dagster.execution.registry import ImageRegistry
-from swe_forge_dagster.execution.repo_box import ENV_DIR, GIT, TREE_NAME, write_tree_archive
+from swe_forge_dagster.execution.repo_box import ENV_DIR, TREE_NAME, write_tree_archive
 from swe_forge_dagster.execution.repo_cache import RepoCache
 from swe_forge_dagster.execution.sandbox import Sandbox, SandboxConfig, SandboxError
 from swe_forge_dagster.execution.tar_safety import safe_extract
@@ -44,7 +50,6 @@ from swe_forge_dagster.languages.registry import (
     DEFAULT_PACK,
     dependency_files,
     dependency_part,
-    dist_name_files,
     runtime_probes,
 )
 
@@ -84,9 +89,6 @@ with open("{ENV_DIR}/outputs.list", "w", encoding="utf-8", errors="surrogateesca
     out.writelines(path + "\\n" for path in sorted(outputs) if "\\n" not in path)
 """
 """Run in /repo after the install: the topmost paths the install added (kept by every run, out of git)."""
-PRETEND_VERSION = "SETUPTOOLS_SCM_PRETEND_VERSION"
-"""Read by setuptools-scm (and hatch-vcs, which uses it) when there is no git metadata; `_FOR_<DIST>` scopes it
-to one distribution, so dependencies built from sdists keep their own versions."""
 INSTALL_TIMEOUT_S = 1800
 DEPENDENCY_FILES = (*dependency_files(), "Gemfile.lock")
 """Root-level manifests whose change means the environment must be installed again (every language pack's)."""
@@ -147,6 +149,7 @@ class Environments:
         self.sandbox = sandbox
         self.registry = ImageRegistry(client, registry) if registry else None
         self.lock_dir = lock_dir or cache.root / ".image-locks"
+        self.digests = DigestBook(self.lock_dir.parent / ".image-digests")
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
         self._index: dict[str, str | None] = {}
@@ -234,10 +237,36 @@ class Environments:
             self._push(layer)
         return layer, False
 
-    def fetch(self, tag: str) -> bool:
+    def fetch(self, tag: str, digest: str | None = None) -> bool:
         """Whether `tag` is on this engine now: there already, or pulled from the registry (an image built by another
-        machine; a failed pull is logged by the registry, and the sandbox's start then names the missing image)."""
-        return self._get(tag) is not None or self._pull(tag) is not None
+        machine: by `digest`, or the one this machine knows, then by tag; a failed pull is logged by the registry,
+        and the sandbox's start then names the missing image)."""
+        if self.on_engine(tag):
+            return True
+        digest = digest or self.digest_of(tag)
+        return (digest is not None and self.pull(tag, digest) is None) or self._pull(tag) is not None
+
+    @property
+    def has_registry(self) -> bool:
+        return self.registry is not None
+
+    def on_engine(self, tag: str) -> bool:
+        return self._get(tag) is not None
+
+    def pull(self, tag: str, digest: str | None = None) -> str | None:
+        """Why `tag` (exactly the image `digest` names, when given) could not be pulled; None: it is here now."""
+        if self.registry is None:
+            return "no registry (SWE_FORGE_REGISTRY is unset)"
+        pulled = self.registry.pull_image(tag, digest)
+        if pulled.image is not None:
+            self.digests.record(tag, pulled.digest, pulled.image.id)
+        return pulled.problem if pulled.image is None else None
+
+    def digest_of(self, tag: str) -> str | None:
+        """The registry digest of the image `tag` names here, when this machine pushed or pulled that image (None:
+        built while the registry was down, or never through one); of the last one it knew when `tag` is not here."""
+        image = self._get(tag)
+        return self.digests.digest_of(tag, image.id if image is not None else None)
 
     def built_at(self, tag: str) -> str | None:
         """The commit the image's environment was installed from (`environment_setup_commit`)."""
@@ -254,11 +283,12 @@ class Environments:
 
     def _pull(self, tag: str) -> docker.models.images.Image | None:
         """`tag` from the registry (None without one, or when the pull fails: then it is built)."""
-        return self.registry.pull(tag) if self.registry is not None else None
+        return self._get(tag) if self.pull(tag) is None else None
 
     def _push(self, tag: str) -> None:
-        if self.registry is not None:
-            self.registry.push(tag)
+        if self.registry is not None and (pushed := self.registry.push(tag)):
+            image = self._get(tag)
+            self.digests.record(tag, pushed.digest, image.id if image is not None else None)
 
     def _get(self, name: str) -> docker.models.images.Image | None:
         if not name:
@@ -335,46 +365,3 @@ class Environments:
         with thread_lock, path.open("a") as handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
             yield
-
-
-def pretend_version(cache: RepoCache, repo: str, sha: str) -> str:
-    """`NAME=version` for the install: the tree has no .git, so a setuptools-scm / hatch-vcs project gets the
-    version git would give it (its release tag), scoped to its own distribution when its name is known."""
-    version = cache.release_version(repo, sha) or "0.0.0"
-    name = None
-    for manifest in dist_name_files():
-        text = (cache.show_file(repo, sha, manifest) or b"").decode("utf-8", "replace")
-        match = re.search(r"(?m)^\s*name\s*=\s*['\"]?([A-Za-z0-9][A-Za-z0-9._-]*)", text)
-        if match:
-            name = match.group(1)
-            break
-    suffix = f"_FOR_{re.sub(r'[^A-Za-z0-9]+', '_', name).upper()}" if name else ""
-    return f"{PRETEND_VERSION}{suffix}={shlex.quote(version)}"
-
-
-def runtime_labels(text: str) -> dict[str, str]:
-    """`swe-forge.<name>` labels from the `name=value` lines an install wrote (`recipe.RUNTIME_FILE`)."""
-    labels = {}
-    for line in text.splitlines():
-        name, sep, value = line.strip().partition("=")
-        if sep and re.fullmatch(r"[a-z][a-z0-9.-]{0,40}", name) and value.strip():
-            labels[f"swe-forge.{name}"] = value.strip()[:200]
-    return labels
-
-
-def install_git_script(tags: Sequence[str]) -> str:
-    """A one-commit `.git` in /repo, tagged with the release's names (`RepoCache.release_tags`), for the install to
-    read.
-
-    setuptools-scm, hatch-vcs, versioneer and the like compute the version from git metadata; the
-    pretend-version variable covers only those that know their distribution name (hatch-vcs does
-    not pass it), so the install sees the history git would show at a release: the tag at HEAD, under upstream's
-    name (versioneer matches its `tag_prefix`) and as a bare version. No git in the image: nothing (the variable
-    alone then).
-    """
-    git = " ".join(GIT)
-    tag = "".join(f" && {git} tag {shlex.quote(name)}" for name in tags)
-    return (
-        f"command -v git >/dev/null 2>&1 && (cd /repo && {git} init -q && {git} add -A -f && "
-        f"{git} commit -q --no-verify --allow-empty -m base{tag}) >/dev/null 2>&1; cd /repo"
-    )

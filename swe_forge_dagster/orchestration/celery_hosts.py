@@ -18,23 +18,127 @@ it and runs it in a container of the project image on that host's own Docker eng
 - **The same step container as a run container:** the settings and secrets the run launcher forwards by name
   (`deploy.step_env_names`), the host's CA certificates, the local folder at its own path, the host's engine socket,
   and the host's network (the deployment's services are on its loopback, `relay`).
+- **A queue per kind of work, derived from the pool:** a step's pool (the limit across runs) names its kind (`KINDS`:
+  sandboxes on the host's engine, calls to remote services, the rest), the assets tag it with that kind's queue
+  (`queue_tags`, dagster-celery's `dagster-celery/queue` op tag), and each host runs one worker per kind with its own
+  concurrency (`worker_commands`): a host busy with builds still takes LLM calls, and a burst of LLM calls never
+  holds the cores a build needs.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import sys
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
+
+from swe_forge_dagster.common.dagster_names import (
+    DOCKER_HARNESS_POOL,
+    DUCKDB_CATALOG_POOL,
+    GHARCHIVE_DOWNLOAD_POOL,
+    GITHUB_API_POOL,
+    LLM_API_POOL,
+    TASK_BUILD_POOL,
+)
 
 BROKER_SETTING = "SWE_FORGE_BROKER_URL"
 IMAGE_SETTING = "SWE_FORGE_IMAGE"
 HEARTBEAT_SECONDS = 10
 QUEUE = "dagster"
-"""The one queue the steps go to today (dagster-celery's default); each host's worker takes `-c` at a time."""
+"""dagster-celery's default queue: the steps of no pool, and of the pools of no remote service nor sandbox."""
+DOCKER_QUEUE = "docker"
+API_QUEUE = "api"
+QUEUE_TAG = "dagster-celery/queue"
+"""The op tag dagster-celery's executor reads a step's queue from (`dagster_celery.tags.DAGSTER_CELERY_QUEUE_TAG`),
+written here so that the definitions load without importing Celery when no broker is set."""
+APP = "swe_forge_dagster.orchestration.celery_app"
 STEP_LABEL = "swe-forge.role"
 DOCKER_SOCKET = "/var/run/docker.sock"
 RESULTS = "rpc://"
 """Each step's events come back to the run worker that sent it, on its own reply queue (dagster-celery's default)."""
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A kind of work: its queue, the pools whose steps go there, and how many of its steps a host runs at once
+    (`concurrency`, None: one per core of the host), which the setting `SWE_FORGE_HOST_<QUEUE>_CONCURRENCY` changes
+    (0: this host takes none)."""
+
+    queue: str
+    pools: frozenset[str]
+    concurrency: int | None
+    why: str
+
+    @property
+    def setting(self) -> str:
+        """Named after the queue, so deploy/hosts passes every kind's setting on by one pattern."""
+        return f"SWE_FORGE_HOST_{self.queue.upper()}_CONCURRENCY"
+
+
+KINDS: tuple[Kind, ...] = (
+    Kind(
+        DOCKER_QUEUE,
+        frozenset({TASK_BUILD_POOL, DOCKER_HARNESS_POOL}),
+        None,
+        "sandboxes on the host's engine (environment builds, test runs, agent runs): bound by its cores",
+    ),
+    Kind(
+        API_QUEUE,
+        frozenset({GHARCHIVE_DOWNLOAD_POOL, GITHUB_API_POOL, LLM_API_POOL}),
+        4,
+        "calls to remote services (GH Archive downloads, GitHub, LLM calls): mostly waiting, several at a time",
+    ),
+    Kind(
+        QUEUE,
+        frozenset({DUCKDB_CATALOG_POOL}),
+        1,
+        "the rest (candidates, the catalog, exports, datasets): short local work",
+    ),
+)
+"""Every pool has a kind (`queue_of` refuses one that has none): a queue no host took would hold its steps forever."""
+
+
+def queue_of(pool: str | None) -> str:
+    """The queue of the steps in `pool` (None: no pool, dagster-celery's default queue)."""
+    if pool is None:
+        return QUEUE
+    for kind in KINDS:
+        if pool in kind.pools:
+            return kind.queue
+    raise ValueError(f"pool {pool!r} is of no kind of work (celery_hosts.KINDS): no host would take its steps")
+
+
+def queue_tags(pool: str | None) -> dict[str, str]:
+    """The op tags that send a step of `pool` to its kind's queue on worker hosts; mere tags without a broker."""
+    return {QUEUE_TAG: queue_of(pool)} if pool is not None else {}
+
+
+def host_of(worker: str) -> str:
+    """The host of a Celery worker's name (`docker@host1` -> `host1`): each host runs one worker per kind of work."""
+    return worker.rpartition("@")[2]
+
+
+def worker_commands(host: str, environ: Mapping[str, str] = os.environ, cores: int | None = None) -> list[list[str]]:
+    """The Celery workers host `host` runs (deploy/host/entrypoint): one per kind of work, named `<queue>@<host>`,
+    taking its queue only, with the kind's concurrency (its setting, else its default; `cores`: the host's, which
+    the default of the sandboxes' kind is). ValueError for a bad name or setting, or a host that would take nothing."""
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", host):
+        raise ValueError(f"host name {host!r}: letters, digits, '.', '_' and '-' only")
+    cores = cores or len(os.sched_getaffinity(0))
+    commands = []
+    for kind in KINDS:
+        value = environ.get(kind.setting, "").strip()
+        if value and not value.isdigit():
+            raise ValueError(f"{kind.setting}={value!r}: a number of steps at once (0: none of {kind.queue!r})")
+        concurrency = int(value) if value else (kind.concurrency or cores)
+        if concurrency:
+            worker = ["celery", "-A", APP, "worker", "-n", f"{kind.queue}@{host}", "-Q", kind.queue]
+            commands.append([*worker, "-c", str(concurrency), "--loglevel", "INFO"])
+    if not commands:
+        raise ValueError(f"host {host}: every SWE_FORGE_HOST_<QUEUE>_CONCURRENCY is 0, it would take no step")
+    return commands
 
 
 def celery_settings() -> dict[str, Any]:
@@ -100,3 +204,23 @@ def executor_config(
 def uses_hosts(environ: Mapping[str, str] = os.environ) -> bool:
     """Whether runs put their steps on worker hosts (a broker is set)."""
     return bool(environ.get(BROKER_SETTING))
+
+
+def main(argv: list[str]) -> int:
+    """`python -m swe_forge_dagster.orchestration.celery_hosts workers HOST`: the host's worker command lines, one a
+    line (plain words, no quoting: the entrypoint splits them on spaces)."""
+    if len(argv) != 2 or argv[0] != "workers":
+        print("usage: python -m swe_forge_dagster.orchestration.celery_hosts workers HOST", file=sys.stderr)
+        return 2
+    try:
+        commands = worker_commands(argv[1])
+    except ValueError as error:
+        print(f"celery_hosts: {error}", file=sys.stderr)
+        return 1
+    for command in commands:
+        print(" ".join(command))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -4,8 +4,9 @@
 submitted to the deployment like a backfill's runs (the daemon launches it; its executor puts each step on the
 broker; a host's Celery worker runs it in a container of the project image on its own engine). Its steps only look
 around: the engine that started their container (every host has its own) goes into the step's output metadata, and
-the worker that took the step is in Dagster's own engine event ("Celery worker"). A host killed while it runs a step
-shows in the run's records as the step started twice, the last time by another worker.
+the worker that took the step is in Dagster's own engine event ("Celery worker": `<queue>@<host>`, one worker per kind
+of work on each host; `celery_hosts.host_of`). A host killed while it runs a step shows in the run's records as the
+step started twice, the last time by another host.
 
 `python -m swe_forge_dagster.orchestration.host_check [SECONDS]`: each of its 4 steps holds its worker SECONDS (3 by
 default), then one line per step and a summary as JSON; exit 1 when the run failed.
@@ -20,6 +21,7 @@ from collections import Counter
 import dagster as dg
 import docker
 
+from swe_forge_dagster.orchestration.celery_hosts import host_of
 from swe_forge_dagster.orchestration.submit import SubmittedRun, submitter, wait
 
 JOB_NAME = "host_check_job"
@@ -49,17 +51,21 @@ def host_check_job() -> None:
 
 def step_records(instance: dg.DagsterInstance, run_id: str) -> dict[str, dict]:
     """Per step: every worker that took it, in order (`workers`: a step given back by a dead host and run again shows
-    two), how often it started, whether it ended (success or failure), and the engine that finished it."""
+    two) and their hosts (`hosts`: what to compare, a host runs a worker per kind of work), how often it started,
+    whether it ended (success or failure), and the engine that finished it."""
     steps: dict[str, dict] = {}
     for record in instance.all_logs(run_id):
         event = record.dagster_event
         if event is None or not event.step_key:
             continue
-        step = steps.setdefault(event.step_key, {"workers": [], "starts": 0, "ended": False, "engine": None})
+        step = steps.setdefault(
+            event.step_key, {"workers": [], "hosts": [], "starts": 0, "ended": False, "engine": None}
+        )
         if event.event_type == dg.DagsterEventType.ENGINE_EVENT and event.engine_event_data:
             worker = event.engine_event_data.metadata.get("Celery worker")
             if worker is not None:
                 step["workers"].append(str(worker.value))
+                step["hosts"].append(host_of(str(worker.value)))
         elif event.event_type == dg.DagsterEventType.STEP_START:
             step["starts"] += 1
         elif event.event_type in (dg.DagsterEventType.STEP_SUCCESS, dg.DagsterEventType.STEP_FAILURE):
@@ -84,7 +90,14 @@ def main(argv: list[str] | None = None) -> int:
         step = steps[key]
         print(f"{key}: workers {', '.join(step['workers'])}, engine {step['engine']}", file=sys.stderr)
     finished_by = Counter(step["workers"][-1] for step in steps.values() if step["workers"])
-    summary = {"run_id": outcome.run_id, "success": outcome.success, "steps": steps, "per_worker": finished_by}
+    per_host = Counter(step["hosts"][-1] for step in steps.values() if step["hosts"])
+    summary = {
+        "run_id": outcome.run_id,
+        "success": outcome.success,
+        "steps": steps,
+        "per_worker": finished_by,
+        "per_host": per_host,
+    }
     print(json.dumps(summary))
     return 0 if outcome.success else 1
 

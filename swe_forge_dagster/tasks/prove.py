@@ -12,6 +12,7 @@ outcomes into the lists, or a rejection with its reason.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from pathlib import Path
 import docker
 
 from swe_forge_dagster.environments.environment import EnvironmentBuildError, Environments, EnvRecipe
+from swe_forge_dagster.environments.image_source import StageImage, built_source, obtain_image
 from swe_forge_dagster.environments.sandboxes import sandbox_config
 from swe_forge_dagster.execution.patch import SplitPatch, check_applies, split_diff
 from swe_forge_dagster.execution.repo_box import PatchRejected, WorkspaceError, start_repo_box, write_tree_archive
@@ -32,6 +34,8 @@ from swe_forge_dagster.execution.test_user import test_command_script
 from swe_forge_dagster.languages.registry import DEFAULT_RUNNER, install_outputs, is_test_path, runner_of
 from swe_forge_dagster.settings import DEFAULT_BASE_IMAGE
 from swe_forge_dagster.tasks.validation import Validation, validate
+
+log = logging.getLogger(__name__)
 
 CLIPPED = 1_500
 """Characters of an error kept in a reason (`clip`)."""
@@ -78,14 +82,26 @@ class TaskExecutor:
         self.cache = cache
         sandbox = sandbox or sandbox_config(image=DEFAULT_BASE_IMAGE, build=True)
         self.environments = Environments(client, cache, sandbox, registry=registry)
+        self._recipes: dict[str, tuple[str, str, EnvRecipe]] = {}
+        """tag -> (repo, base, recipe) of the environment images this executor made or was handed: what the sandbox
+        hook builds again when such an image is neither here nor pullable."""
         # A stage after `task_environment` may run on another machine (a worker host) than the one that built the
-        # image: a missing environment image is pulled from the registry before its sandbox starts.
+        # image: a missing environment image is pulled from the registry (by its digest when known) before its
+        # sandbox starts, and built here from its recipe when that fails.
         self.sandbox = sandbox.model_copy(update={"ensure_image": self._ensure_image(sandbox.ensure_image)})
 
     def _ensure_image(self, first: ImageHook | None) -> ImageHook:
         def ensure(client: docker.DockerClient, image: str) -> object:
             made = first(client, image) if first is not None else None
-            self.environments.fetch(image)
+            if not self.environments.fetch(image) and image in self._recipes:
+                repo, base, recipe = self._recipes[image]
+                built, reused = self.environment_image(repo, base, recipe)
+                why = "the sandbox's image was neither on this engine nor pullable"
+                log.warning("%s: %s", image, built_source(why, built, reused))
+                if built != image:  # the sandbox's start names the missing image
+                    log.warning(
+                        "%s: its recipe gives %s on this engine, not the image the sandbox asks for", image, built
+                    )
             return made
 
         return ensure
@@ -97,9 +113,18 @@ class TaskExecutor:
     def environment_image(self, repo: str, base_sha: str, recipe: EnvRecipe) -> tuple[str, bool]:
         """(tag, reused) of the repo's environment image (see `environments.environment`)."""
         try:
-            return self.environments.image(repo, base_sha, recipe)
+            tag, reused = self.environments.image(repo, base_sha, recipe)
         except EnvironmentBuildError as exc:
             raise TaskBuildError(str(exc)) from exc
+        self._recipes[tag] = (repo, base_sha, recipe)
+        return tag, reused
+
+    def stage_image(self, repo: str, base_sha: str, recipe: EnvRecipe, tag: str, digest: str | None) -> StageImage:
+        """The image a stage after the environment stage runs in: `tag` as that stage saved it, pulled by `digest`
+        when it is not on this engine, else made here from `recipe` (`environments.image_source`: its `source` says
+        which, and why no pull served)."""
+        self._recipes[tag] = (repo, base_sha, recipe)
+        return obtain_image(self.environments, tag, digest, lambda: self.environment_image(repo, base_sha, recipe))
 
     def run_tests(
         self,
@@ -179,7 +204,10 @@ class TaskExecutor:
         after_runs: int = 3,
         timeout: float = 900,
         extra_test_patch: str | None = None,
+        image: StageImage | None = None,
     ) -> TaskValidation:
+        """The proof of a PR's change (`prove`), in `image` when the caller already has it (`stage_image`), else in
+        the recipe's image (`environment_image`)."""
         started = time.perf_counter()
         self.cache.ensure(repo)
         self.cache.fetch(repo, [base_sha, head_sha])
@@ -192,7 +220,9 @@ class TaskExecutor:
             raise TaskBuildError("the PR has no tests (the test agent must write them)")
         if extra_test_patch is not None:
             split = SplitPatch(split.patch, test_patch, split.src_files, _patch_files(test_patch), split.binary_files)
-        return self.prove(repo, base, split, recipe, after_runs=after_runs, timeout=timeout, started=started)
+        return self.prove(
+            repo, base, split, recipe, after_runs=after_runs, timeout=timeout, started=started, image=image
+        )
 
     def prove(
         self,
@@ -204,6 +234,7 @@ class TaskExecutor:
         after_runs: int = 3,
         timeout: float = 900,
         started: float | None = None,
+        image: StageImage | None = None,
     ) -> TaskValidation:
         """Run `split.test_patch`'s tests at `base` (+test_patch) once and with `split.patch` N times.
 
@@ -217,13 +248,13 @@ class TaskExecutor:
                 if problem:
                     raise TaskBuildError(f"{name} does not apply at {base[:12]}: {problem}")
             archive = write_tree_archive(self.cache, repo, base, Path(tmp) / "tree.tar")
-            image, cached = self.environment_image(repo, base, recipe)
+            tag, cached = (image.tag, image.cached) if image is not None else self.environment_image(repo, base, recipe)
             runner = runner_of(recipe.test_command)
             tests = [f for f in split.test_files if runner.runs(f)] or list(split.test_files)
             with_tests = [("test_patch", split.test_patch)]
-            before = self.run_tests(image, archive, with_tests, recipe, tests, timeout)
+            before = self.run_tests(tag, archive, with_tests, recipe, tests, timeout)
             after = [
-                self.run_tests(image, archive, [*with_tests, ("patch", split.patch)], recipe, tests, timeout)
+                self.run_tests(tag, archive, [*with_tests, ("patch", split.patch)], recipe, tests, timeout)
                 for _ in range(after_runs)
             ]
         outcomes = [run.outcomes for run in after]
@@ -234,7 +265,7 @@ class TaskExecutor:
             base_commit=base,
             split=split,
             validation=verdict,
-            image=image,
+            image=tag,
             image_cached=cached,
             before=before,
             after=after,
@@ -242,7 +273,7 @@ class TaskExecutor:
             pass_to_pass_commands=[runner.single_test(t, tests) for t in verdict.pass_to_pass],
             runner=runner.name,
             seconds=round(time.perf_counter() - started, 2),
-            environment_setup_commit=self.environments.built_at(image) or base,
+            environment_setup_commit=self.environments.built_at(tag) or base,
         )
 
 

@@ -29,6 +29,7 @@ from swe_forge_dagster.llm.functions import QualityJudgement, score_quality
 from swe_forge_dagster.tasks.agent_tools import AgentFailed
 from swe_forge_dagster.tasks.agents import find_environment, toolchain_image
 from swe_forge_dagster.tasks.build import PRContext, Proof, make_task_record, problem_statement
+from swe_forge_dagster.tasks.environment_record import environment_record, recipe_of, stage_image
 from swe_forge_dagster.tasks.lookup import find_pr
 from swe_forge_dagster.tasks.manifest_env import buildable_problem, find_manifest_environment
 from swe_forge_dagster.tasks.prove import TaskBuildError, TaskExecutor
@@ -204,24 +205,9 @@ class TaskBuilder:
         source: str,
         manifest_problem: str | None = None,
     ) -> StageOutcome:
-        """Save the environment; `manifest_problem` says why no manifest recipe served when the agent found it."""
-        data = {
-            "install_commands": list(recipe.install_commands),
-            "test_command": recipe.test_command,
-            "base_image": recipe.base_image,
-            "image": image,
-            "image_cached": cached,
-            "recipe_source": source,
-            "manifest_problem": manifest_problem,
-            "image_adds_bytes": self.executor.environments.own_bytes(image),
-        }
+        """Save the environment (`environment_record`: with the image's registry digest, for later stages elsewhere)."""
+        data, facts = environment_record(self.executor, recipe, image, cached, source, manifest_problem)
         work.save(ENVIRONMENT.name, data)
-        facts = {
-            "image": image,
-            "image_cached": cached,
-            "recipe_source": source,
-            "image_adds_mb": round((data["image_adds_bytes"] or 0) / 1e6, 1),
-        }
         return StageOutcome("done", facts=facts)
 
     # -- tests ------------------------------------------------------------------------------------
@@ -235,6 +221,10 @@ class TaskBuilder:
             work.save(TESTS.name, tests)
             return StageOutcome("done", facts={"test_source": "pr", "test_files": patch["test_files"]})
         pr, env = _pr_from(work.load("pr")), work.load(ENVIRONMENT.name)
+        try:  # this host may not be the one that built the image: pulled by digest, or built here from the recipe
+            image = stage_image(self.executor, pr.repo, patch["base_commit"], env)
+        except TaskBuildError as exc:
+            return self._reject(work, TESTS.name, f"the environment image could not be made on this host: {exc}")
         with tempfile.TemporaryDirectory(prefix="swe-forge-tests-") as tmp:
             fixed = self.executor.export_tree(pr.repo, pr.head_sha, Path(tmp) / "fixed")
             try:
@@ -246,8 +236,8 @@ class TaskBuilder:
                         pr_title=pr.title,
                         pr_body=pr.body,
                         patch=patch["patch"],
-                        recipe=_recipe(env),
-                        image=env["image"],
+                        recipe=recipe_of(env),
+                        image=image.tag,
                         max_turns=self.test_max_turns,
                         max_tokens=self.test_max_tokens,
                         sandbox=self.agent_sandbox,
@@ -256,8 +246,11 @@ class TaskBuilder:
                     )
             except AgentFailed as exc:
                 return self._reject(work, TESTS.name, f"test agent: {exc}")
-        work.save(TESTS.name, {"test_patch": patch_adding_files(files), "test_files": sorted(files), "source": "agent"})
-        return StageOutcome("done", facts={"test_source": "agent", "test_files": sorted(files)})
+        tests = {"test_patch": patch_adding_files(files), "test_files": sorted(files), "source": "agent"}
+        work.save(TESTS.name, {**tests, "image": image.tag, "image_source": image.source})
+        return StageOutcome(
+            "done", facts={"test_source": "agent", "test_files": sorted(files), "image_source": image.source}
+        )
 
     # -- validation -------------------------------------------------------------------------------
     def validation(self, task_id: str) -> StageOutcome:
@@ -266,15 +259,17 @@ class TaskBuilder:
             return StageOutcome("passed_on", passed["reason"])
         pr, env, tests = _pr_from(work.load("pr")), work.load(ENVIRONMENT.name), work.load(TESTS.name)
         extra = tests["test_patch"] if tests["source"] == "agent" else None
-        try:
+        try:  # the environment stage's image: here, pulled by its digest, or built here from the recipe
+            image = stage_image(self.executor, pr.repo, work.load(PATCH.name)["base_commit"], env)
             result = self.executor.validate_pr(
                 pr.repo,
                 pr.base_sha,
                 pr.head_sha,
-                _recipe(env),
+                recipe_of(env),
                 after_runs=self.after_runs,
                 timeout=self.test_timeout,
                 extra_test_patch=extra,
+                image=image,
             )
         except TaskBuildError as exc:
             return self._reject(work, VALIDATION.name, str(exc))
@@ -301,6 +296,7 @@ class TaskBuilder:
             "pass_to_pass_commands": result.pass_to_pass_commands,
             "base_commit": result.base_commit,
             "image": result.image,
+            "image_source": image.source,
             "runs": runs,
             "seconds": result.seconds,
             "environment_setup_commit": result.environment_setup_commit,
@@ -312,6 +308,7 @@ class TaskBuilder:
             "pass_to_pass": len(verdict.pass_to_pass),
             "runs": len(runs),
             "seconds": result.seconds,
+            "image_source": image.source,
         }
         if not verdict.accepted:
             return self._reject(work, VALIDATION.name, verdict.reason or "rejected", facts)
@@ -361,7 +358,7 @@ class TaskBuilder:
         )
         judgement = QualityJudgement.model_validate({k: v for k, v in quality.items() if k != "passed"})
         release = self.executor.cache.release_version(pr.repo, proven["base_commit"])
-        record = make_task_record(pr, proof, _recipe(env), patch["problem_statement"], judgement, release)
+        record = make_task_record(pr, proof, recipe_of(env), patch["problem_statement"], judgement, release)
         path = write_task_dir(self.output_dir, record)
         read_task_dir(path)  # what we wrote must read back
         work.save(EXPORT.name, {"task_dir": str(path), "instance_id": record.task_id})
@@ -370,10 +367,6 @@ class TaskBuilder:
     def _reject(self, work: TaskWork, stage: str, reason: str, facts: dict[str, Any] | None = None) -> StageOutcome:
         work.reject(stage, reason)
         return StageOutcome("rejected", reason, facts or {})
-
-
-def _recipe(env: dict[str, Any]) -> EnvRecipe:
-    return EnvRecipe(tuple(env["install_commands"]), env["test_command"], env["base_image"])
 
 
 def _pr_json(pr: PRContext) -> dict[str, Any]:

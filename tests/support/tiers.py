@@ -52,7 +52,11 @@ import pytest
 # real_repo raised to 3000 s when SymPy's row joined CI from its release sdist on PyPI (sympy-21614 on 1.9: the
 # own-runners module took 570 s alone for both rows, against 623 s for Django's alone in a CI run); the tier measured
 # 2275 s without it in a local CI run.
-DEFAULT_BUDGETS: dict[str, float] = {"fast": 900, "docker": 3300, "browser": 420, "real_repo": 3000}
+# real_repo raised to 3300 s when a CI run measured 3108 s for the same 22 tests that measured 2275 s and 2662 s in
+# local CI runs and passed in a CI run of 2770 s in all: the machine's speed varies by about 1.5x between runs, and the
+# budget is there to catch a tier that grows, not a slow machine. The worker hosts' fault run (10 to 16 minutes) left
+# the docker tier for `benchmarks/host_faults.py` in the same change.
+DEFAULT_BUDGETS: dict[str, float] = {"fast": 900, "docker": 3300, "browser": 420, "real_repo": 3300}
 TIERS = ("real_repo", "browser", "docker")  # checked in this order: a test is in the first it is marked with
 
 _seconds: dict[str, float] = defaultdict(float)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
@@ -86,6 +87,21 @@ class TwinServer(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False  # never wait on handlers still sleeping for a client that left
     twin: Serves
+    open_connections = 0
+    """Connections accepted and not yet closed (a handler thread each), so that a restart can wait for them."""
+    _connections_lock = threading.Lock()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._connections_lock:
+            self.open_connections += 1
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        try:
+            super().shutdown_request(request)
+        finally:
+            with self._connections_lock:
+                self.open_connections -= 1
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client hanging up mid-reply (timeouts in tests) is normal, not a traceback on stderr."""

@@ -7,6 +7,7 @@ differ. Binding is to loopback only: the twins must never be reachable from anot
 from __future__ import annotations
 
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Self
@@ -25,8 +26,8 @@ class LoopbackService:
     _server: ThreadingHTTPServer | None = None
     _thread: threading.Thread | None = None
 
-    def start(self) -> Self:
-        server = self.server_class((HOST, 0), self.handler_class)
+    def start(self, port: int = 0) -> Self:
+        server = self.server_class((HOST, port), self.handler_class)
         server.twin = self  # type: ignore[attr-defined]
         self._server = server
         self.url = f"http://{HOST}:{server.server_address[1]}{self.url_path}"
@@ -39,6 +40,25 @@ class LoopbackService:
             self._server.shutdown()
             self._server.server_close()
             self._server = None
+
+    def drop_clients(self, timeout: float = 60) -> None:
+        """Stop listening and listen again on the same port, once every connection already taken has ended.
+
+        A killed client's requests may still wait in the kernel's accept queue, not yet seen by any handler, and be
+        answered (and counted) long after it died on a loaded machine: closing the listening socket resets them, and
+        the connections already accepted end on their own (the client's end is closed). Tests that count requests
+        call this between a killed client and the run they count."""
+        server = self._server
+        if server is None:
+            raise RuntimeError(f"{self.thread_name}: not started")
+        port = server.server_address[1]
+        self.stop()
+        deadline = time.monotonic() + timeout
+        while getattr(server, "open_connections", 0) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if getattr(server, "open_connections", 0):
+            raise TimeoutError(f"{self.thread_name}: connections still open after {timeout} s")
+        self.start(port)
 
     def __enter__(self) -> Self:
         return self.start()
