@@ -1,6 +1,6 @@
 """The same work on 1 and on 2 worker hosts (issue 38): wall time, its ratio, and what the hosts pulled.
 
-    .venv/bin/python benchmarks/hosts.py [--tasks 2] [--json hosts.json]
+    .venv/bin/python benchmarks/hosts.py [--tasks 2] [--cpus 1] [--json hosts.json]
 
 For each host count, a fresh deployment of `tests/support/deployment.py` (the demo's task world, its GitHub and LLM
 twins, `SWE_FORGE_HOME` on SeaweedFS) started with `deploy/start --hosts N`, each host pinned to one core; then
@@ -21,22 +21,28 @@ from pathlib import Path
 from _support_process import run_support
 
 
-def one_round(hosts: int, tasks: int) -> dict:
-    """`python -m tests.support.host_rounds HOSTS TASKS` (the deployment and its twins live in test support)."""
-    return run_support("tests.support.host_rounds", str(hosts), str(tasks), what=f"{hosts} host(s)")
+def one_round(hosts: int, tasks: int, cpus: str) -> dict:
+    """`python -m tests.support.host_rounds HOSTS TASKS CPUS` (the deployment and its twins live in test support)."""
+    return run_support("tests.support.host_rounds", str(hosts), str(tasks), cpus, what=f"{hosts} host(s)")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tasks", type=int, default=2)
+    parser.add_argument(
+        "--cpus",
+        default="1",
+        help="each host's CPUs (SWE_FORGE_HOST_CPUS): 1 core, or a fraction of one (0.5) that leaves this machine's "
+        "other cores to the deployment's own services",
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    rounds = [one_round(count, args.tasks) for count in (1, 2)]
+    rounds = [one_round(count, args.tasks, args.cpus) for count in (1, 2)]
     for row in rounds:
         print(
-            f"{row['hosts']} host(s): mine {row['mine_s']} s, {row['exported']} exported, task steps per worker "
-            f"{row['task_steps_per_worker']}, pulled {row['pulled_bytes'] / 1e9:.2f} GB (deploy/start "
-            f"{row['deploy_start_s']} s)"
+            f"{row['hosts']} host(s) of {row['cpus_per_host']} CPU: mine {row['mine_s']} s, {row['exported']} "
+            f"exported, task steps per worker {row['task_steps_per_worker']}, "
+            f"pulled {row['pulled_bytes'] / 1e9:.2f} GB (deploy/start {row['deploy_start_s']} s)"
         )
     ratio = rounds[1]["mine_s"] / rounds[0]["mine_s"] if rounds[0]["mine_s"] else float("nan")
     print(f"2 hosts / 1 host wall time: {ratio:.2f} (goal <= 0.6)")

@@ -1,7 +1,7 @@
 """One round of `benchmarks/hosts.py` in its own process (benchmarks import no test code): the demo's task world on a
 fresh deployment with N worker hosts (`deployment.running_deployment`), `mine --submit` timed, what the hosts pulled.
 
-    python -m tests.support.host_rounds HOSTS TASKS      # one JSON line on stdout
+    python -m tests.support.host_rounds HOSTS TASKS [CPUS]     # one JSON line on stdout (CPUS: each host's, 1)
 """
 
 from __future__ import annotations
@@ -41,10 +41,11 @@ def _pulled_bytes(client: docker.DockerClient, deploy_dir: Path) -> int:
     return total
 
 
-def one_round(hosts: int, tasks: int, client: docker.DockerClient) -> dict:
+def one_round(hosts: int, tasks: int, client: docker.DockerClient, cpus: str = "1") -> dict:
     with tempfile.TemporaryDirectory(prefix=f"bench-hosts-{hosts}-") as temp:
         started = time.monotonic()
-        with running_deployment(Path(temp), client, hosts=hosts) as deployment:
+        cpu_setting = {"SWE_FORGE_HOST_CPUS": cpus}
+        with running_deployment(Path(temp), client, hosts=hosts, extra_env=cpu_setting) as deployment:
             start_seconds = time.monotonic() - started
             began = time.monotonic()
             mined = deployment.swe_forge(
@@ -62,6 +63,7 @@ def one_round(hosts: int, tasks: int, client: docker.DockerClient) -> dict:
             pulled = _pulled_bytes(client, deployment.dir)
     return {
         "hosts": hosts,
+        "cpus_per_host": cpus,
         "deploy_start_s": round(start_seconds, 1),
         "mine_s": round(seconds, 1),
         "exported": summary.get("exported"),
@@ -72,4 +74,4 @@ def one_round(hosts: int, tasks: int, client: docker.DockerClient) -> dict:
 
 
 if __name__ == "__main__":
-    print(json.dumps(one_round(int(sys.argv[1]), int(sys.argv[2]), docker.from_env())))
+    print(json.dumps(one_round(int(sys.argv[1]), int(sys.argv[2]), docker.from_env(), *sys.argv[3:4])))
