@@ -8,6 +8,7 @@ Docker); the Docker tier's `tests/test_registry.py` runs the same paths on a rea
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +22,6 @@ from swe_forge_dagster.environments.image_source import (
     NO_REGISTRY,
     PULLED_BY_DIGEST,
     PULLED_BY_TAG,
-    Step,
-    first_step,
     obtain_image,
 )
 from swe_forge_dagster.execution.registry import ImageRegistry, Pushed, pushed_digest, repo_digest
@@ -156,14 +155,6 @@ def test_environments_remember_what_they_pushed_and_pull_it_by_that_digest_elsew
     assert environments(machine_b, tmp_path / "c", registry="").pull(TAG) == "no registry (SWE_FORGE_REGISTRY is unset)"
 
 
-def test_the_first_step_follows_from_what_is_known() -> None:
-    assert first_step(on_engine=True, digest=A, registry=True) is Step.USE
-    assert first_step(on_engine=True, digest=None, registry=False) is Step.USE
-    assert first_step(on_engine=False, digest=A, registry=True) is Step.PULL_DIGEST
-    assert first_step(on_engine=False, digest=None, registry=True) is Step.PULL_TAG
-    assert first_step(on_engine=False, digest=A, registry=False) is Step.BUILD
-
-
 class Sources:
     """`image_source.ImageSources` with set answers; records the pulls asked for."""
 
@@ -179,36 +170,44 @@ class Sources:
         return self.problem
 
 
-def test_a_stage_image_is_used_pulled_or_built_and_says_which(caplog: pytest.LogCaptureFixture) -> None:
-    builds: list[str] = []
+def test_a_stage_image_is_judged_by_its_recipe_whatever_its_origin_and_says_where_it_came_from(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The recipe's own check (`Environments.image`: the image's dependency manifests) runs every time, after a pull
+    by the saved digest seeded this engine: a tag here may hold another task's or another host's build."""
+    judged: list[str] = []
 
-    def build(reused: bool = False) -> tuple[str, bool]:
-        builds.append("built")
-        return "swe-forge-env/o-r:base", reused
+    def recipe_image(made: str = TAG, reused: bool = True) -> Callable[[], tuple[str, bool]]:
+        def judge() -> tuple[str, bool]:
+            judged.append(made)
+            return made, reused
 
-    assert obtain_image(Sources(True), TAG, A, build).source == LOCAL
+        return judge
+
+    assert obtain_image(Sources(True), TAG, A, recipe_image()).source == LOCAL
     pulled = Sources(False)
-    assert obtain_image(pulled, TAG, A, build).source == PULLED_BY_DIGEST and pulled.pulls == [(TAG, A)]
+    assert obtain_image(pulled, TAG, A, recipe_image()).source == PULLED_BY_DIGEST and pulled.pulls == [(TAG, A)]
     by_tag = Sources(False)
-    assert obtain_image(by_tag, TAG, None, build).source == PULLED_BY_TAG and by_tag.pulls == [(TAG, None)]
-    assert builds == []
+    assert obtain_image(by_tag, TAG, None, recipe_image()).source == PULLED_BY_TAG and by_tag.pulls == [(TAG, None)]
+    assert judged == [TAG, TAG, TAG]
 
     caplog.set_level(logging.WARNING, logger="swe_forge_dagster.environments.image_source")
-    failed = obtain_image(Sources(False, problem="pull of x@sha256:a failed: connection refused"), TAG, A, build)
-    assert failed.tag == "swe-forge-env/o-r:base" and not failed.cached and failed.built_here
+    stale = obtain_image(Sources(True), TAG, A, recipe_image(TAG + "-d1", reused=False))
+    assert stale.tag == TAG + "-d1" and stale.built_here and "other dependency manifests" in stale.source
+    layer = obtain_image(Sources(False), TAG, A, recipe_image(TAG + "-d1"))
+    assert layer.cached and layer.source.startswith(f"{PULLED_BY_DIGEST}, with {TAG}-d1")
+    failed = obtain_image(
+        Sources(False, problem="pull of x@sha256:a failed: connection refused"), TAG, A, recipe_image(reused=False)
+    )
+    assert not failed.cached and failed.built_here
     assert failed.source == f"{BUILT_HERE}: pull of x@sha256:a failed: connection refused"
     assert "connection refused" in caplog.text and TAG in caplog.text
-    no_digest = obtain_image(Sources(False, problem="pull of x:t found nothing"), TAG, None, build)
+    no_digest = obtain_image(Sources(False, problem="pull of x:t found nothing"), TAG, None, recipe_image(reused=False))
     assert no_digest.source == f"{BUILT_HERE}: no digest was saved, and pull of x:t found nothing"
-    alone = obtain_image(Sources(False, registry=False), TAG, A, build)
+    alone = obtain_image(Sources(False, registry=False), TAG, A, recipe_image(reused=False))
     assert alone.source == f"{BUILT_HERE}: {NO_REGISTRY}"
-    reused = obtain_image(Sources(False, problem="gone"), TAG, A, lambda: build(True))
-    assert (
-        reused.cached
-        and not reused.built_here
-        and reused.source == "from the recipe, reused swe-forge-env/o-r:base: gone"
-    )
-    assert len(builds) == 4
+    reused = obtain_image(Sources(False, problem="gone"), TAG, A, recipe_image())
+    assert reused.cached and not reused.built_here and reused.source == f"from the recipe, reused {TAG}: gone"
 
 
 def executor_on(client: FakeClient, root: Path) -> TaskExecutor:
@@ -230,6 +229,9 @@ def test_later_stages_read_the_saved_digest_and_build_from_the_recipe_when_it_ca
     built: list[tuple[str, str, EnvRecipe]] = []
 
     def image(repo: str, base: str, recipe: EnvRecipe) -> tuple[str, bool]:
+        """`Environments.image`, judged by presence alone here: reused when the tag is on machine b."""
+        if TAG in machine_b.images.local:
+            return TAG, True
         built.append((repo, base, recipe))
         machine_b.images.build(TAG, "env, built on machine b")
         return TAG, False

@@ -244,7 +244,7 @@ class Environments:
         if self.on_engine(tag):
             return True
         digest = digest or self.digest_of(tag)
-        return (digest is not None and self.pull(tag, digest) is None) or self._pull(tag) is not None
+        return (digest is not None and self.pull(tag, digest) is None) or self.pull(tag) is None
 
     @property
     def has_registry(self) -> bool:
@@ -255,6 +255,13 @@ class Environments:
 
     def pull(self, tag: str, digest: str | None = None) -> str | None:
         """Why `tag` (exactly the image `digest` names, when given) could not be pulled; None: it is here now."""
+        if self.registry is None:
+            return "no registry (SWE_FORGE_REGISTRY is unset)"
+        with self._build_lock(tag):  # the local name is retagged: never while another process builds or pulls it
+            return None if self._get(tag) is not None else self._pull_here(tag, digest)
+
+    def _pull_here(self, tag: str, digest: str | None = None) -> str | None:
+        """`pull` for a caller that holds `tag`'s build lock (or has no registry: the reason)."""
         if self.registry is None:
             return "no registry (SWE_FORGE_REGISTRY is unset)"
         pulled = self.registry.pull_image(tag, digest)
@@ -282,8 +289,9 @@ class Environments:
         return int(image.attrs.get("Size") or 0) - int(parent.attrs.get("Size") or 0)
 
     def _pull(self, tag: str) -> docker.models.images.Image | None:
-        """`tag` from the registry (None without one, or when the pull fails: then it is built)."""
-        return self._get(tag) if self.pull(tag) is None else None
+        """`tag` from the registry (None without one, or when the pull fails: then it is built); the caller holds
+        its build lock."""
+        return self._get(tag) if self._pull_here(tag) is None else None
 
     def _push(self, tag: str) -> None:
         if self.registry is not None and (pushed := self.registry.push(tag)):

@@ -9,12 +9,12 @@ a task is never lost because its next step landed elsewhere. Which of these happ
 `image_source` (a fact and a saved field) and a log line, since a build here costs minutes and may
 differ from the image the environment stage saw (a newer package on the index).
 
-`first_step` is the decision alone (what to try first, from what is known), `obtain_image` the walk.
+Whatever the image's origin, the recipe's own check (`Environments.image`: the dependency manifests the image
+was made for) decides whether it serves, as it did before worker hosts.
 """
 
 from __future__ import annotations
 
-import enum
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,15 +28,6 @@ PULLED_BY_TAG = "pulled by tag"
 BUILT_HERE = "built here"
 """`image_source` values: the last one is followed by why the image could not be pulled."""
 NO_REGISTRY = "not on this engine and no registry to pull it from (SWE_FORGE_REGISTRY is unset)"
-
-
-class Step(enum.Enum):
-    """The first thing to do for a stage's image."""
-
-    USE = "use"  # on this engine already
-    PULL_DIGEST = "pull by digest"
-    PULL_TAG = "pull by tag"  # no digest was saved (no registry when the environment stage ran, or an older folder)
-    BUILD = "build"  # nothing to pull from
 
 
 class ImageSources(Protocol):
@@ -67,36 +58,38 @@ class StageImage:
         return self.source.startswith(BUILT_HERE)
 
 
-def first_step(on_engine: bool, digest: str | None, registry: bool) -> Step:
-    """What to try first for an image: use it, pull it (by digest when one was saved), or build it."""
-    if on_engine:
-        return Step.USE
-    if not registry:
-        return Step.BUILD
-    return Step.PULL_DIGEST if digest else Step.PULL_TAG
-
-
 def obtain_image(
-    images: ImageSources, tag: str, digest: str | None, build: Callable[[], tuple[str, bool]]
+    images: ImageSources, tag: str, digest: str | None, recipe_image: Callable[[], tuple[str, bool]]
 ) -> StageImage:
-    """The image `tag` (saved with `digest`) on this engine, or the recipe's image built here by `build` (which
-    returns (tag, reused), as `Environments.image` does); a build says why no pull served, in its source and the
-    log."""
-    step = first_step(images.on_engine(tag), digest, images.has_registry)
-    if step is Step.USE:
-        return StageImage(tag, True, LOCAL)
-    if step is Step.BUILD:
-        why = NO_REGISTRY
+    """The image of a stage after the environment stage, and where it came from.
+
+    `recipe_image` (`Environments.image` for the saved recipe at the task's base commit, returning (tag, reused)) is
+    the one judge of whether an image here holds the task's dependencies, as before worker hosts: its deps label, a
+    layer over it when they changed, a build when nothing serves. A tag on this engine may hold another task's or
+    another host's build of the same recipe, so it is never used unjudged. When the saved tag is not here, it is
+    first pulled by the saved digest (by its tag when none was saved), so that the judge finds exactly the
+    environment stage's image rather than building it again; a build here says why no pull served, in its source and
+    the log."""
+    seeded, why = None, None
+    if not images.on_engine(tag):
+        if not images.has_registry:
+            why = NO_REGISTRY
+        elif (problem := images.pull(tag, digest)) is None:
+            seeded = PULLED_BY_DIGEST if digest else PULLED_BY_TAG
+            log.info("%s: %s%s", tag, seeded, f" {digest}" if digest else "")
+        else:
+            why = problem if digest else f"no digest was saved, and {problem}"
+    made, reused = recipe_image()
+    if why is not None:
+        source = built_source(why, made, reused)
+        log.warning("%s was not on this engine and could not be pulled: %s", tag, source)
+    elif not reused:
+        source = f"{BUILT_HERE}: {tag} ({seeded or LOCAL}) was made for other dependency manifests than this commit's"
+        log.warning("%s", source)
+    elif made != tag:
+        source = f"{seeded or LOCAL}, with {made}: the layer of this commit's dependency manifests"
     else:
-        problem = images.pull(tag, digest if step is Step.PULL_DIGEST else None)
-        if problem is None:
-            source = PULLED_BY_DIGEST if step is Step.PULL_DIGEST else PULLED_BY_TAG
-            log.info("%s: %s%s", tag, source, f" {digest}" if step is Step.PULL_DIGEST else "")
-            return StageImage(tag, True, source)
-        why = problem if digest else f"no digest was saved, and {problem}"
-    made, reused = build()
-    source = built_source(why, made, reused)
-    log.warning("%s was not on this engine and could not be pulled: %s", tag, source)
+        source = seeded or LOCAL
     return StageImage(made, reused, source)
 
 

@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -60,9 +61,11 @@ class CheckFailed(Exception):
     """A fault run's invariant that did not hold."""
 
 
-def check(condition: object, what: str) -> None:
+def check(condition: object, what: str | Callable[[], str]) -> None:
+    """`what` is called only when `condition` fails: a message that waits on a process (its output) must not run
+    while the process is meant to go on."""
     if not condition:
-        raise CheckFailed(what)
+        raise CheckFailed(what() if callable(what) else what)
 
 
 def _hosts(deployment: Deployment, *args: str) -> subprocess.CompletedProcess[str]:
@@ -102,7 +105,10 @@ def kill_mid_step(deployment: Deployment, record: dict) -> None:
         deadline = began + 1200
         killed_step = None
         while killed_step is None:
-            check(mining.poll() is None, f"mining ended before host 2 ran a step: {mining.communicate()[1][-3000:]}")
+            check(
+                mining.poll() is None,
+                lambda: f"mining ended before host 2 ran a step: {mining.communicate()[1][-3000:]}",
+            )
             check(time.monotonic() < deadline, "no task step ran on host 2")
             killed_step = _step_on(instance, HOSTS[1])
             time.sleep(1)
@@ -171,6 +177,8 @@ def evaluate_on_hosts(deployment: Deployment, record: dict) -> None:
             record["eval_workers"] = sorted({w for run in steps for s in run.values() for w in s["workers"]})
             hosts = {h for run in steps for s in run.values() for h in s["hosts"]}
             check(hosts and hosts <= set(HOSTS), f"eval steps not on the hosts: {record['eval_workers']}")
+            unplaced = [key for run in steps for key, s in run.items() if s["starts"] and not s["hosts"]]
+            check(not unplaced, f"eval steps that ran with no worker host recorded: {unplaced}")
     record["eval_s"] = round(time.monotonic() - began, 1)
     verdicts = deployment.sql("SELECT task_id, count(*) AS n FROM eval_results GROUP BY 1 ORDER BY 1")
     record["verdicts"] = verdicts[1:]
@@ -188,7 +196,10 @@ def restart_broker_mid_run(deployment: Deployment, record: dict) -> None:
             while not any(
                 step["starts"] for run in _workers(instance, HOST_CHECK_JOB).values() for step in run.values()
             ):
-                check(not checking.done(), f"the check ended before a step started: {checking.result().stderr[-2000:]}")
+                check(
+                    not checking.done(),
+                    lambda: f"the check ended before a step started: {checking.result().stderr[-2000:]}",
+                )
                 check(time.monotonic() < deadline, "no host_check step started")
                 time.sleep(1)
             restarted = _hosts(deployment, "restart-broker")
