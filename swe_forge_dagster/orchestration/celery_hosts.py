@@ -34,14 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from swe_forge_dagster.common.dagster_names import (
-    DOCKER_HARNESS_POOL,
-    DUCKDB_CATALOG_POOL,
-    GHARCHIVE_DOWNLOAD_POOL,
-    GITHUB_API_POOL,
-    LLM_API_POOL,
-    TASK_BUILD_POOL,
-)
+from swe_forge_dagster.common import dagster_names as names
 
 BROKER_SETTING = "SWE_FORGE_BROKER_URL"
 IMAGE_SETTING = "SWE_FORGE_IMAGE"
@@ -80,19 +73,19 @@ class Kind:
 KINDS: tuple[Kind, ...] = (
     Kind(
         DOCKER_QUEUE,
-        frozenset({TASK_BUILD_POOL, DOCKER_HARNESS_POOL}),
+        frozenset({names.TASK_BUILD_POOL, names.DOCKER_HARNESS_POOL}),
         None,
         "sandboxes on the host's engine (environment builds, test runs, agent runs): bound by its cores",
     ),
     Kind(
         API_QUEUE,
-        frozenset({GHARCHIVE_DOWNLOAD_POOL, GITHUB_API_POOL, LLM_API_POOL}),
+        frozenset({names.GHARCHIVE_DOWNLOAD_POOL, names.GITHUB_API_POOL, names.LLM_API_POOL}),
         4,
         "calls to remote services (GH Archive downloads, GitHub, LLM calls): mostly waiting, several at a time",
     ),
     Kind(
         QUEUE,
-        frozenset({DUCKDB_CATALOG_POOL}),
+        frozenset({names.DUCKDB_CATALOG_POOL}),
         1,
         "the rest (candidates, the catalog, exports, datasets): short local work",
     ),
