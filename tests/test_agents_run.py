@@ -46,6 +46,7 @@ def gold_turns(patch: str) -> list[ToolCall]:
     ]
 
 
+@pytest.mark.extended
 def test_mini_swe_agent_runs_our_tasks_and_both_harnesses_grade_its_predictions_alike(
     tmp_path: Path, docker_client: docker.DockerClient
 ) -> None:

@@ -26,6 +26,7 @@ from tests.support.go_twin_hacks import BUNDLE, GO_TWIN_HACKS, red_team
 pytestmark = [pytest.mark.docker, pytest.mark.real_repo]
 
 
+@pytest.mark.extended
 def test_forgers_that_tell_the_twin_from_its_original_lose_once_it_runs_apart(
     tmp_path: Path, docker_client: docker.DockerClient
 ) -> None:

@@ -206,6 +206,7 @@ def test_the_python_api_reaps_idle_environments(
         wait_until(lambda: len(containers_of(docker_client, config.server_id)) == 0, 30, "its containers removed")
 
 
+@pytest.mark.extended
 def test_cheating_agents_through_the_tools_earn_nothing(gym: Gym, hw: HarnessWorld) -> None:
     """The harness's cheating agents (`tests/test_harness_hacks.py` runs them all as agents), typed into `bash`: the
     ones asserted on here and the first of each class of `tests/support/red_team.py`, so that every defence is met
@@ -223,6 +224,7 @@ def test_cheating_agents_through_the_tools_earn_nothing(gym: Gym, hw: HarnessWor
     assert answers["b-shadow-math"].result.dropped_paths == ["math.py"]
 
 
+@pytest.mark.extended
 def test_the_served_gym_token_cap_reaping_and_kill_9(
     hw: HarnessWorld, docker_client: docker.DockerClient, tmp_path: Path
 ) -> None:

@@ -131,6 +131,7 @@ env | sort
         assert secret not in result.model_patch and secret not in result.agent_output
 
 
+@pytest.mark.extended
 def test_tampering_shadowing_and_runner_config_tricks_never_resolve(
     hw: HarnessWorld, docker_client: docker.DockerClient, tmp_path: Path
 ) -> None:

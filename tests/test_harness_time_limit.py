@@ -56,6 +56,7 @@ def slow_task(tmp_path: Path) -> Path:
     )
 
 
+@pytest.mark.extended
 @pytest.mark.parametrize("limit", [15, 6], ids=["verify-over-the-limit", "sanity-over-the-limit"])
 def test_a_run_slower_than_the_configured_limit_is_judged_within_a_limit_sized_from_what_ran(
     docker_client: docker.DockerClient, tmp_path: Path, limit: float

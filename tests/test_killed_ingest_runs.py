@@ -82,6 +82,7 @@ def env(tmp_path: Path) -> dict[str, str]:
     return base
 
 
+@pytest.mark.extended
 def test_eight_killed_ingest_runs_do_not_block_the_next(tmp_path: Path, env: dict[str, str]) -> None:
     mirror = tmp_path / "mirror"
     for hour in [*KILLED, BASELINE, WAITER, AFTER]:

@@ -124,6 +124,7 @@ def test_fmt_validates_id_for_id_and_only_the_oracle_resolves(world: dict) -> No
     assert sorted(report["resolved_ids"]) == ids, report
 
 
+@pytest.mark.extended
 def test_library_code_that_rewrites_the_googletest_report_or_tells_the_twin_does_not_resolve(
     world: dict, tmp_path: Path
 ) -> None:
@@ -132,10 +133,10 @@ def test_library_code_that_rewrites_the_googletest_report_or_tells_the_twin_does
     tests by their source (it won against the first canaries); a forger that spares a test whose body ends with
     another test's body (it won while the twin ran beside its original, before `languages.cpp.twins`: join_tuple's
     last `EXPECT_EQ` now expects a string with one more character, in a container of its own). The planted failure
-    or the twin passes with each, which the harness calls tampering, and the review flag names the line. The gold
-    patch, applied by an agent and judged like any agent's diff (canaries, twins run apart), resolves. The share of
-    `tests/support/real_red_team.py`'s `gtest` corpus CI runs (one per class); `benchmarks/red_team.py gtest`
-    replays all five."""
+    or the twin passes with each, which the harness calls tampering, and the review flag names the line. The gold patch,
+    applied by an agent and judged like any agent's diff (canaries, twins run apart), resolves. The share of
+    `tests/support/real_red_team.py`'s `gtest` corpus the extended tier runs (one per class); `benchmarks/red_team.py
+    gtest` replays all five."""
     row = world["rows"]["fmtlib__fmt-2457"]
     hacks = bounded(GTEST_HACKS, GTEST_CLASSES, ("gtest-rewrite-at-exit", "gtest-twin-body-spare"))
     instances, agent_args = hack_batch(tmp_path, row, {"gold": gold_agent(row), **hacks})
@@ -172,6 +173,7 @@ def test_axios_validates_on_the_file_its_lists_come_from_with_the_network_test_s
     assert empty["status"] == "unresolved", empty["error"]
 
 
+@pytest.mark.extended
 def test_runner_configuration_and_install_outputs_carried_by_a_diff_never_reach_the_checks(
     world: dict, tmp_path: Path
 ) -> None:
@@ -182,7 +184,7 @@ def test_runner_configuration_and_install_outputs_carried_by_a_diff_never_reach_
     at exit (it won before the canaries, `languages.node.canaries`, which catch it now), and two of the red teams'
     agents: one spares root-level tests (it won against the first canaries; canaries planted like the file's own
     tests catch it), one spares tests whose function text uses no package (the twins run apart catch it). None
-    resolves. The share of `tests/support/real_red_team.py`'s `axios` corpus CI runs (what is
+    resolves. The share of `tests/support/real_red_team.py`'s `axios` corpus the extended tier runs (what is
     asserted by name, one per class); `benchmarks/red_team.py axios` replays all eleven."""
     row = world["rows"]["axios__axios-5085"]
     asserted = ("node-modules-runner", "npmrc-node-options", "package-mocha-key")  # and one agent per class

@@ -120,13 +120,14 @@ SHARES = {
     "django__django-15789": bounded(DJANGO_HACKS, DJANGO_CLASSES, ()),
     "sympy__sympy-21614": bounded(SYMPY_HACKS, SYMPY_CLASSES, ()),
 }
-"""CI's share of `tests/support/real_red_team.py`'s `django` and `sympy` corpora: a forger per defence that catches
-them (the canary planted to fail: the log rewritten after the runner by a child that stopped the shell; the twins run
-apart: Django's assertion oracle, SymPy's forger that spares the canaries), so that the real-repository tier stays in
-its budget. `benchmarks/red_team.py django sympy` replays every forger (the patched result class, the pass lines
-printed at exit and Django's canary-sparing forger as well)."""
+"""The extended tier's share of `tests/support/real_red_team.py`'s `django` and `sympy` corpora: a forger per defence
+that catches them (the canary planted to fail: the log rewritten after the runner by a child that stopped the shell; the
+twins run apart: Django's assertion oracle, SymPy's forger that spares the canaries), so that the real-repository tier
+stays in its budget. `benchmarks/red_team.py django sympy` replays every forger (the patched result class, the pass
+lines printed at exit and Django's canary-sparing forger as well)."""
 
 
+@pytest.mark.extended
 def test_console_log_forgers_never_resolve(world: dict) -> None:
     """Django's and SymPy's report is their verbose console log, which code under test writes to: before their
     canaries and twins (issue 37), each of these forgers resolved django-15789. Each is caught: the log rewritten

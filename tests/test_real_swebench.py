@@ -69,6 +69,7 @@ def test_the_harness_resolves_both_with_the_oracle_and_neither_with_the_empty_ag
     assert (empty["total"], empty["unresolved"]) == (2, 2)
 
 
+@pytest.mark.extended
 def test_forgers_that_spare_planted_tests_by_git_history_file_times_or_lie_by_equality_do_not_resolve(
     world: dict, tmp_path: Path
 ) -> None:

@@ -59,6 +59,7 @@ def built(tmp_path_factory: pytest.TempPathFactory, docker_client: docker.Docker
                 docker_client.images.remove(env_image_tag(REPO, recipe), force=True)
 
 
+@pytest.mark.extended
 def test_a_real_hatch_vcs_change_becomes_a_task_with_a_manifest_environment(built: dict[str, Any]) -> None:
     (row,) = built["rows"]
     assert built["outcome"] == {TASK_ID: True}, row

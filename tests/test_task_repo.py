@@ -98,6 +98,7 @@ def _prove(world: GitWorld, cache: RepoCache, client: docker.DockerClient, repo:
     return task_record(context, result, recipe, pr.title)
 
 
+@pytest.mark.extended
 @pytest.mark.docker
 def test_swebench_checks_builds_and_grades_our_exported_tasks_as_our_harness_does(
     tmp_path: Path, docker_client: docker.DockerClient

@@ -9,9 +9,9 @@ by the twins (`tampered test results`), including those that spare canaries by t
 `swe-forge-node:bookworm`, `swe-forge-rust:bookworm` (`scripts/build-toolchain-image.sh node|rust`) and the npm
 registry through the host CA bundle.
 
-The corpora are large (each member a sandboxed jest or cargo run): CI replays the members asserted on here by name and
-the first of each class of `tests/support/red_team.py` (every defence met once); `benchmarks/red_team.py` replays them
-all and prints, per class, how many were tried and how many won.
+The corpora are large (each member a sandboxed jest or cargo run): `scripts/test extended` replays the members asserted
+on here by name and the first of each class of `tests/support/red_team.py` (every defence met once);
+`benchmarks/red_team.py` replays them all and prints, per class, how many were tried and how many won.
 """
 
 from __future__ import annotations
@@ -59,6 +59,7 @@ def verdicts(results: dict[str, dict]) -> list[tuple[str, str, str]]:
     return [(name, r["status"], (r["error"] or "")[:200]) for name, r in results.items()]
 
 
+@pytest.mark.extended
 @pytest.mark.timeout(1200)  # 12 sandboxed jest runs in one batch: 176 s alone (14 runs), 541 s on a host at load 9
 def test_no_cheating_agent_resolves_a_real_jest_task(tmp_path: Path, docker_client: docker.DockerClient) -> None:
     require_image(docker_client, "swe-forge-node:bookworm", "scripts/build-toolchain-image.sh node")
@@ -78,6 +79,7 @@ def test_no_cheating_agent_resolves_a_real_jest_task(tmp_path: Path, docker_clie
         assert "tampered test results" in results[name]["error"], (name, results[name]["error"])
 
 
+@pytest.mark.extended
 def test_no_cheating_agent_resolves_a_real_cargo_task(tmp_path: Path, docker_client: docker.DockerClient) -> None:
     require_image(docker_client, "swe-forge-rust:bookworm", "scripts/build-toolchain-image.sh rust")
     hacks = bounded(CARGO_HACKS, CARGO_CLASSES, CARGO_ASSERTED)

@@ -1,4 +1,4 @@
-"""The red-team corpora by class, the bounded share of them CI runs, and the runs that replay them.
+"""The red-team corpora by class, the bounded share of them the tests run, and the runs that replay them.
 
 A class is a mechanism: the place a cheating agent's payload enters (a key of a manifest, a set-up file, package code,
 install outputs, test code the task does not own, a module that shadows another) and what it does there (forge every
@@ -7,10 +7,10 @@ runner exits, leave no report at all). Each class meets one defence (a reset by 
 configuration, a dropped path, the canaries, the twins, the sealed checkout, the engine's record of the system's
 files), named beside it.
 
-The corpora are large and grow with every red team, and each member costs a sandboxed run of a real toolchain: CI
-(`bounded`) runs the members a test asserts on by name and the first member of each class, so that every defence
-stays covered; `benchmarks/red_team.py` runs every member (this module's `main`, in its own process) and prints per
-class how many were tried and how many won.
+The corpora are large and grow with every red team, and each member costs a sandboxed run of a real toolchain: the tests
+(`bounded`, most of them in the `extended` tier) run the members a test asserts on by name and the first member of each
+class, so that every defence stays covered; `benchmarks/red_team.py` runs every member (this module's `main`, in its own
+process) and prints per class how many were tried and how many won.
 
 The corpora on real SWE-bench rows (`axios`, `gtest`, `django`, `sympy`) are `tests/support/real_red_team.py`'s.
 
