@@ -27,7 +27,7 @@ import docker
 import pytest
 
 from swe_forge_dagster.languages.registry import pack
-from tests.support.common import EXAMPLES, SHARED_FIXTURES, swebench_cli
+from tests.support.common import EXAMPLES, SHARED_FIXTURES, once, swebench_cli
 from tests.support.compiled_hacks import gold_agent, hack_batch
 from tests.support.real_red_team import AXIOS_CLASSES, AXIOS_HACKS, GTEST_CLASSES, GTEST_HACKS
 from tests.support.red_team import bounded
@@ -97,9 +97,14 @@ def cli(world: dict, *args: str) -> dict:
     return json.loads(done.stdout)
 
 
+def validated(world: dict, name: str) -> dict:
+    """`swe-forge validate` of a set, once per module: it proves the environment the harness builds after it."""
+    return once(world, name, lambda: cli(world, "validate", "-i", str(world["root"] / f"{name}.jsonl")))
+
+
 def test_fmt_validates_id_for_id_and_only_the_oracle_resolves(world: dict) -> None:
     instances = str(world["root"] / "fmt.jsonl")
-    summary = cli(world, "validate", "-i", instances)
+    summary = validated(world, "fmt")
     for row in summary["results"]:
         given = world["rows"][row["instance_id"]]
         assert row["status"] == "valid", (row["instance_id"], row["reason"], row["differences"])
@@ -137,6 +142,7 @@ def test_library_code_that_rewrites_the_googletest_report_or_tells_the_twin_does
     applied by an agent and judged like any agent's diff (canaries, twins run apart), resolves. The share of
     `tests/support/real_red_team.py`'s `gtest` corpus the extended tier runs (one per class); `benchmarks/red_team.py
     gtest` replays all five."""
+    validated(world, "fmt")
     row = world["rows"]["fmtlib__fmt-2457"]
     hacks = bounded(GTEST_HACKS, GTEST_CLASSES, ("gtest-rewrite-at-exit", "gtest-twin-body-spare"))
     instances, agent_args = hack_batch(tmp_path, row, {"gold": gold_agent(row), **hacks})
@@ -155,7 +161,7 @@ def test_library_code_that_rewrites_the_googletest_report_or_tells_the_twin_does
 
 def test_axios_validates_on_the_file_its_lists_come_from_with_the_network_test_set_aside(world: dict) -> None:
     instances = str(world["root"] / "axios.jsonl")
-    (row,) = cli(world, "validate", "-i", instances)["results"]
+    (row,) = validated(world, "axios")["results"]
     given = world["rows"]["axios__axios-5085"]
     assert row["fail_to_pass"] == given["FAIL_TO_PASS"] and "swe-forge-node" in row["recipe"]
     assert row["status"] == "valid", row["reason"]  # AxiosHeaders.js's new test is not run: the dataset lists none
@@ -186,6 +192,7 @@ def test_runner_configuration_and_install_outputs_carried_by_a_diff_never_reach_
     tests catch it), one spares tests whose function text uses no package (the twins run apart catch it). None
     resolves. The share of `tests/support/real_red_team.py`'s `axios` corpus the extended tier runs (what is
     asserted by name, one per class); `benchmarks/red_team.py axios` replays all eleven."""
+    validated(world, "axios")
     row = world["rows"]["axios__axios-5085"]
     asserted = ("node-modules-runner", "npmrc-node-options", "package-mocha-key")  # and one agent per class
     hacks = bounded(AXIOS_HACKS, AXIOS_CLASSES, asserted)

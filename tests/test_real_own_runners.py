@@ -27,7 +27,7 @@ import pytest
 import yaml
 
 from swe_forge_dagster.export.swebench import read_instances, write_jsonl
-from tests.support.common import EXAMPLES, REPO_ROOT, SHARED_FIXTURES, cli_json, require_image, swebench_cli
+from tests.support.common import EXAMPLES, REPO_ROOT, SHARED_FIXTURES, cli_json, once, require_image, swebench_cli
 from tests.support.compiled_hacks import hack_batch
 from tests.support.real_red_team import DJANGO_CLASSES, DJANGO_HACKS, SYMPY_CLASSES, SYMPY_HACKS
 from tests.support.red_team import bounded
@@ -86,9 +86,14 @@ def cli(world: dict, *args: str) -> dict:
     return cli_json(world["root"] / "home", *args, "--git-url", git_url, SWE_FORGE_START_DATE="2015-01-01")
 
 
+def validated(world: dict) -> dict:
+    """`swe-forge validate` of the rows, once per module: it proves the environments the harness builds after it."""
+    return once(world, "rows", lambda: cli(world, "validate", "-i", str(world["root"] / "rows.jsonl")))
+
+
 def test_django_and_sympy_validate_id_for_id_resolve_and_export_to_swebench(world: dict) -> None:
     rows = str(world["root"] / "rows.jsonl")
-    summary = cli(world, "validate", "-i", rows)
+    summary = validated(world)
     for row in summary["results"]:
         given = world["instances"][row["instance_id"]]
         assert row["status"] == "valid", (row["instance_id"], row["reason"], row["differences"])
@@ -134,6 +139,7 @@ def test_console_log_forgers_never_resolve(world: dict) -> None:
     after the runner by a child that stopped the shell by the canary planted to fail (it forges every failure); the
     function under test reading the assertion that calls it (Django), or sparing the canaries (SymPy), by the twins
     run apart."""
+    validated(world)
     for instance_id, inst in world["instances"].items():
         row = json.loads(inst.model_dump_json())
         batch = world["root"] / f"forgers-{instance_id}"

@@ -25,7 +25,7 @@ from swe_forge_dagster.export.swebench import SWEBenchInstance, read_instances, 
 from swe_forge_dagster.languages.registry import runner_for
 from swe_forge_dagster.tasks.prove import TaskExecutor
 from swe_forge_dagster.tasks.revalidate_instances import prove_with_manifests
-from tests.support.common import EXAMPLES, cli_json, swebench_cli, swebench_outcomes
+from tests.support.common import EXAMPLES, cli_json, once, swebench_cli, swebench_outcomes
 from tests.support.compiled_hacks import hack_batch
 from tests.support.hacks import PYTEST_HEAD_HACKS
 from tests.support.marshmallow import BULLSEYE, HOST_CA, LITE_DEV, marshmallow_remote
@@ -49,8 +49,14 @@ def cli(world: dict, *args: str) -> dict:
     return cli_json(world["root"] / "home", *args, SWE_FORGE_START_DATE="2015-01-01")
 
 
+def validated(world: dict) -> dict:
+    """`swe-forge validate` of both rows, once per module: it proves the environments the harness builds after it."""
+    instances = str(world["root"] / "instances.jsonl")
+    return once(world, "validate", lambda: cli(world, "validate", "-i", instances, "--git-url", world["git_url"]))
+
+
 def test_validate_finds_the_environments_and_rederives_both_instances_id_for_id(world: dict) -> None:
-    summary = cli(world, "validate", "-i", str(world["root"] / "instances.jsonl"), "--git-url", world["git_url"])
+    summary = validated(world)
     by_id = {row["instance_id"]: row for row in summary["results"]}
     for inst in world["instances"]:
         row = by_id[inst.instance_id]
@@ -76,6 +82,7 @@ def test_forgers_that_spare_planted_tests_by_git_history_file_times_or_lie_by_eq
     """A second red team's five agents on the real marshmallow-1359, each of which won before the sealed checkout
     (`repo_box.seal_checkout`) and the changed-literal twins (`languages.python.twins`): all five are tampered results
     now."""
+    validated(world)
     (row,) = [json.loads(inst.model_dump_json()) for inst in world["instances"] if inst.instance_id == IDS[0]]
     instances, agent_args = hack_batch(tmp_path, row, PYTEST_HEAD_HACKS)
     summary = cli(world, "harness", "-i", str(instances), *agent_args, "--git-url", world["git_url"])

@@ -20,7 +20,15 @@ from dagster._grpc.types import ExecuteStepArgs
 from dagster_celery_docker.executor import create_docker_task
 from dagster_shared.serdes import deserialize_value, pack_value
 
-from swe_forge_dagster.orchestration.step_once import StepOnce, already_done
+from swe_forge_dagster.orchestration.step_once import Done, StepOnce, already_done
+
+ATTEMPTS: list[int] = []
+
+
+def said(context: OpExecutionContext, step_keys: list[str], **kwargs: object) -> tuple[str, list[str]] | None:
+    """What a message for `step_keys` would be told, asked while this run is still going."""
+    done = already_done(context.instance, context.run_id, step_keys, **kwargs)  # type: ignore[arg-type]
+    return None if done is None else (done.reason, [event.event_type_value for event in done.events])
 
 
 @dg.op
@@ -28,20 +36,48 @@ def first() -> int:
     return 1
 
 
+@dg.op(retry_policy=dg.RetryPolicy(max_retries=1))
+def flaky(context: OpExecutionContext) -> tuple[str, list[str]] | None:
+    """Fails its first attempt; its second is in flight when it asks (a retry is a new message, never skipped)."""
+    ATTEMPTS.append(context.retry_number)
+    if context.retry_number == 0:
+        raise RuntimeError("the first attempt fails")
+    return said(context, ["flaky"], redelivered=True)
+
+
+def hosts_task() -> celery.Task:
+    """The hosts' task as `celery_app` makes it, in an app of its own that needs no broker."""
+    app = celery.Celery("step-once-test", broker="memory://", backend="cache+memory://")
+    return create_docker_task(app, base=StepOnce)
+
+
+def message(instance: dg.DagsterInstance, run_id: str, step_keys: list[str]) -> dict:
+    """The message the run worker's executor sends for `step_keys` (dagster-celery-docker's packed arguments)."""
+    args = ExecuteStepArgs(
+        job_origin=reconstructable(two_steps).get_python_origin(),
+        run_id=run_id,
+        step_keys_to_execute=step_keys,
+        instance_ref=instance.get_ref(),
+    )
+    return pack_value(args)
+
+
 @dg.op
-def second(context: OpExecutionContext, value: int) -> dict[str, str | None]:
-    """What a message delivered again would be told, asked while this run is still going."""
+def second(context: OpExecutionContext, value: int, retried: tuple[str, list[str]] | None) -> dict[str, object]:
+    answer = hosts_task().apply(args=(message(context.instance, context.run_id, ["first"]), {})).get()
     return {
-        "first": already_done(context.instance, context.run_id, ["first"]),
-        "second": already_done(context.instance, context.run_id, ["second"]),
-        "both": already_done(context.instance, context.run_id, ["first", "second"]),
-        "unknown run": already_done(context.instance, "no-such-run", ["first"]),
+        "hosts' task on first": [deserialize_value(event, dg.DagsterEvent).event_type_value for event in answer],
+        "first": said(context, ["first"]),
+        "second": said(context, ["second"], redelivered=True),
+        "both": said(context, ["first", "second"]),
+        "flaky in flight": retried,
+        "flaky": said(context, ["flaky"]),
     }
 
 
 @dg.job
 def two_steps() -> None:
-    second(first())
+    second(first(), flaky())
 
 
 @pytest.fixture
@@ -52,31 +88,30 @@ def instance(tmp_path: Path) -> Iterator[dg.DagsterInstance]:
 
 def test_a_step_that_succeeded_or_a_run_that_ended_is_not_run_again(instance: dg.DagsterInstance) -> None:
     result = two_steps.execute_in_process(instance=instance)
-    said = result.output_for_node("second")
-    assert said["first"] == f"first already succeeded in run {result.run_id}"
-    assert said["second"] is None  # started, not ended: it runs (a dead host's step is taken by another)
-    assert said["both"] is None  # one of them still has work to do
-    assert said["unknown run"] is None
-    assert already_done(instance, result.run_id, ["second"]) == f"run {result.run_id} already ended (SUCCESS)"
+    told = result.output_for_node("second")
+    run = result.run_id
+    assert told["first"] == (f"first already succeeded in run {run}", ["STEP_OUTPUT", "STEP_SUCCESS"])
+    assert told["second"] is None  # started, never ended, delivered again: it runs (a dead host's step)
+    assert told["both"] is None  # one of them still has work to do
+    assert told["flaky in flight"] is None and ATTEMPTS[-2:] == [0, 1]  # the retry's attempt runs
+    assert told["flaky"] == (f"flaky already succeeded in run {run}", ["STEP_OUTPUT", "STEP_SUCCESS"])
+    assert already_done(instance, "no-such-run", ["first"]) is None
+    assert already_done(instance, run, ["second"]) == Done(f"run {run} already ended (SUCCESS)")
 
 
 def test_the_hosts_task_answers_a_message_delivered_again_from_the_record(
     instance: dg.DagsterInstance, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """In a run still going (asked from its last step), the message of a step that succeeded is answered with the
+    step's recorded output and end, which the run worker's loop acts on; once the run ended, with the reason alone."""
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")  # a container would fail, loudly
-    done = dg.execute_job(reconstructable(two_steps), instance=instance)
-    assert done.success
-    app = celery.Celery("step-once-test", broker="memory://", backend="cache+memory://")
-    task = create_docker_task(app, base=StepOnce)
-    args = ExecuteStepArgs(
-        job_origin=reconstructable(two_steps).get_python_origin(),
-        run_id=done.run_id,
-        step_keys_to_execute=["first"],
-        instance_ref=instance.get_ref(),
-    )
-    (answer,) = task.apply(args=(pack_value(args), {"image": "swe-forge-dagster:none"})).get()
+    with dg.execute_job(reconstructable(two_steps), instance=instance) as done:
+        assert done.success
+        told = done.output_for_node("second")
+    assert told["hosts' task on first"] == ["ENGINE_EVENT", "STEP_OUTPUT", "STEP_SUCCESS"]
+    (answer,) = hosts_task().apply(args=(message(instance, done.run_id, ["first"]), {})).get()
     event = deserialize_value(answer, dg.DagsterEvent)
     assert event.step_key == "first"
     assert f"Not running first again: run {done.run_id} already ended (SUCCESS)" in event.message
     logged = [e.message for e in instance.all_logs(done.run_id) if "Not running first again" in (e.message or "")]
-    assert logged, "the engine event is in the run's record"
+    assert len(logged) == 2, logged  # both answers are in the run's record

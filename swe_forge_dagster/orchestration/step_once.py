@@ -8,17 +8,23 @@ they had succeeded. Without a check, each would run its step once more (an envir
 and write its events into a run that has its results, or has ended.
 
 The run's own record decides, read by the worker before it starts a container (`StepOnce`, the base of
-dagster-celery-docker's own `execute_step_docker` task, so the library's task is not copied): a step that succeeded
-in this run, or a run that has ended, is not run again, and an engine event in the run says why. A step that failed,
-or that started and never ended (its host died), runs: Dagster's step retries and a dead host's steps depend on it.
+dagster-celery-docker's own `execute_step_docker` task, so the library's task is not copied). Not run again:
+- a step whose last attempt succeeded in its run;
+- a step whose last attempt ended otherwise (failed, up for retry), when the broker says the message is a second
+  delivery: Dagster sends a retry as a new message, so a second delivery of an ended attempt is that attempt again;
+- any step of a run that ended.
+The reply is an engine event that says why, and the attempt's recorded outputs and end, so that a run worker still
+waiting for that message (its first reply lost with the broker) carries on as if the step had just run. A step that
+started and never ended (its host died) runs: that is how a dead host's steps are taken by another.
 
 Open: a message delivered again while its first delivery still runs (its worker lost the broker and kept working)
-finds neither, and runs beside it.
+finds no end, and runs beside it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import celery
@@ -28,17 +34,54 @@ from dagster._grpc.types import ExecuteStepArgs
 from dagster_celery_docker.executor import CeleryDockerExecutor
 from dagster_shared.serdes import serialize_value, unpack_value
 
+Event = dg.DagsterEventType
+ATTEMPT_STARTS = {Event.STEP_START, Event.STEP_RESTARTED}
+ENDS = {Event.STEP_SUCCESS, Event.STEP_FAILURE, Event.STEP_UP_FOR_RETRY, Event.STEP_SKIPPED}
+ANSWERED = ENDS | {Event.STEP_OUTPUT}
+"""What a step container's reply carries that the run worker's loop acts on: outputs (dynamic ones map the steps
+after) and the end."""
 
-def already_done(instance: dg.DagsterInstance, run_id: str, step_keys: Sequence[str]) -> str | None:
+
+@dataclass(frozen=True)
+class Done:
+    """Why a step's message is not run again, and the recorded events of its last attempt to answer with."""
+
+    reason: str
+    events: list[dg.DagsterEvent] = field(default_factory=list)
+
+
+def last_attempts(
+    instance: dg.DagsterInstance, run_id: str, step_keys: Sequence[str]
+) -> dict[str, list[dg.DagsterEvent]]:
+    """Each step's recorded events since its last attempt started (its start, outputs and end), in order."""
+    attempts: dict[str, list[dg.DagsterEvent]] = {key: [] for key in step_keys}
+    for record in instance.all_logs(run_id, of_type=ATTEMPT_STARTS | ANSWERED):
+        event = record.dagster_event
+        if event is None or event.step_key not in attempts:
+            continue
+        if event.event_type in ATTEMPT_STARTS:
+            attempts[event.step_key] = []
+        attempts[event.step_key].append(event)
+    return attempts
+
+
+def already_done(
+    instance: dg.DagsterInstance, run_id: str, step_keys: Sequence[str], redelivered: bool = False
+) -> Done | None:
     """Why running `step_keys` in run `run_id` again would repeat work (None: it would not)."""
     run = instance.get_run_by_id(run_id)
-    if run is None:
+    if run is None or not step_keys:
         return None  # the library's task says so in its own words
     if run.is_finished:
-        return f"run {run_id} already ended ({run.status.value})"
-    succeeded = {event.step_key for event in instance.all_logs(run_id, of_type=dg.DagsterEventType.STEP_SUCCESS)}
-    if step_keys and set(step_keys) <= succeeded:
-        return f"{', '.join(step_keys)} already succeeded in run {run_id}"
+        return Done(f"run {run_id} already ended ({run.status.value})")
+    attempts = last_attempts(instance, run_id, step_keys)
+    ends = [events[-1].event_type if events else None for events in attempts.values()]
+    answer = [event for events in attempts.values() for event in events if event.event_type in ANSWERED]
+    steps = ", ".join(step_keys)
+    if all(end == Event.STEP_SUCCESS for end in ends):
+        return Done(f"{steps} already succeeded in run {run_id}", answer)
+    if redelivered and all(end in ENDS for end in ends):
+        return Done(f"the attempt of {steps} this message started already ended in run {run_id}", answer)
     return None
 
 
@@ -47,17 +90,17 @@ class StepOnce(celery.Task):
 
     def __call__(self, execute_step_args_packed: dict[str, Any], docker_config: dict[str, Any]) -> Any:
         args = unpack_value(execute_step_args_packed, as_type=ExecuteStepArgs)
-        instance = dg.DagsterInstance.from_ref(args.instance_ref)  # type: ignore[arg-type]
         step_keys = list(args.step_keys_to_execute or [])
-        reason = already_done(instance, args.run_id, step_keys)
-        if reason is None:
-            return super().__call__(execute_step_args_packed, docker_config)
-        run = instance.get_run_by_id(args.run_id)
-        event = instance.report_engine_event(
-            f"Not running {', '.join(step_keys)} again: {reason}. The broker delivered its message a second time.",
-            run,
-            EngineEventData({"Step keys": ", ".join(step_keys), "Celery worker": self.request.hostname or ""}),
-            CeleryDockerExecutor,
-            step_key=step_keys[0] if step_keys else None,
-        )
-        return [serialize_value(event)]
+        redelivered = bool((self.request.delivery_info or {}).get("redelivered"))
+        with dg.DagsterInstance.from_ref(args.instance_ref) as instance:  # type: ignore[arg-type]
+            done = already_done(instance, args.run_id, step_keys, redelivered)
+            if done is None:
+                return super().__call__(execute_step_args_packed, docker_config)
+            event = instance.report_engine_event(
+                f"Not running {', '.join(step_keys)} again: {done.reason}. The broker delivered its message again.",
+                instance.get_run_by_id(args.run_id),
+                EngineEventData({"Step keys": ", ".join(step_keys), "Celery worker": self.request.hostname or ""}),
+                CeleryDockerExecutor,
+                step_key=step_keys[0],
+            )
+        return [serialize_value(event), *(serialize_value(recorded) for recorded in done.events)]

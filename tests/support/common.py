@@ -41,6 +41,16 @@ def require_image(client: docker.DockerClient, image: str, how: str) -> None:
 HOST_CA = Path("/etc/ssl/certs/ca-certificates.crt")
 
 
+def once(world: dict, key: str, make: Callable[[], dict]) -> dict:
+    """`make()` the first time `key` is asked of `world` (a module fixture's dict), its result after: a step whose
+    results later tests of the module read (`validate` proves the environment the harness then builds), run by
+    whichever of them comes first, so a test run alone (`scripts/test extended`) has it too."""
+    done = world.setdefault("once", {})
+    if key not in done:
+        done[key] = make()
+    return done[key]
+
+
 def cli_json(home: Path, *args: str, **env_vars: str) -> dict:
     """`swe-forge <args> --json` in a child process as a user runs it: none of this shell's SWE_FORGE_* settings,
     its own home, the host CA bundle when there is one (containers reach PyPI/npm through it); the parsed JSON."""

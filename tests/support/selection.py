@@ -51,9 +51,8 @@ def describe(counts: Counter[str]) -> str:
     return f"{total} tests, by tier {tiers} ; {took} on 2 cores, plus image builds on a fresh engine"
 
 
-def main(args: list[str]) -> int:
-    if not any(arg.startswith("-m") for arg in args):
-        args = ["-m", "not extended", *args]  # as scripts/test runs it: no tier chosen is every tier but extended
+def collect(args: list[str]) -> _Tiers | int:
+    """The selection's tests per tier, or pytest's exit code when it could not collect them."""
     tiers = _Tiers()
     with contextlib.redirect_stdout(io.StringIO()):
         code = pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", *args], plugins=[tiers])
@@ -63,7 +62,21 @@ def main(args: list[str]) -> int:
         pytest.ExitCode.TESTS_FAILED,
     ):
         return int(code) or 1  # TESTS_FAILED without an error: a plugin's verdict on a run that ran nothing (syrupy)
-    print(describe(tiers.counts))
+    return tiers
+
+
+def main(args: list[str]) -> int:
+    chosen = any(arg.startswith("-m") for arg in args)
+    # as scripts/test runs it: no tier chosen is every tier but extended
+    tiers = collect(args if chosen else ["-m", "not extended", *args])
+    if isinstance(tiers, int):
+        return tiers
+    line = describe(tiers.counts)
+    if not chosen and not tiers.counts:
+        extended = collect(["-m", "extended", *args])
+        if not isinstance(extended, int) and extended.counts:
+            line += f" (the extended tier has {sum(extended.counts.values())} here: scripts/test extended ARGS)"
+    print(line)
     return 0
 
 

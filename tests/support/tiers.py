@@ -13,8 +13,9 @@ Every test is in one tier, by its markers (pyproject's `[tool.pytest.ini_options
 and browser tiers (which stay in order in one process: they share the engine, their images and the deployment's
 ports); `SWE_FORGE_TEST_WORKERS=1` runs one process.
 
-Select tiers with markers: `scripts/test -m "not real_repo"`, `scripts/test -m "not docker and not browser"`
-(the fast tier), `scripts/test -m real_repo`. The summary adds the time of each tier's tests (setup, call and
+Select tiers by name (`scripts/test fast|docker|browser|real|extended`) or with markers: `scripts/test -m "not
+real_repo and not extended"`; a marker expression is taken as written, so `-m real_repo` includes the real rows'
+extended tests. The summary adds the time of each tier's tests (setup, call and
 teardown, so a module fixture that builds an image counts) and says so loudly when a tier is over its budget.
 A budget is `SWE_FORGE_BUDGET_<TIER>` seconds (e.g. `SWE_FORGE_BUDGET_REAL_REPO=900`) or the default below.
 `SWE_FORGE_ENFORCE_BUDGETS` names the tiers whose budget fails the run when exceeded (comma-separated; CI
