@@ -37,6 +37,10 @@ def main() -> int:
     print(f"evaluation: {record.get('eval_s')} s on {record.get('eval_workers')}, verdicts {record.get('verdicts')}")
     restart = record.get("broker_restart") or {}
     print(f"broker restarted mid-run: exit {restart.get('exit')}, starts per step {restart.get('starts')}")
+    print(
+        f"  counted {restart.get('recounted_after_s')} s after the run; messages delivered again and answered from "
+        f"the run's record: {restart.get('answered_again')}"
+    )
     print(f"failed: {record['failed']}" if record["failed"] else "every check held")
     if args.json:
         args.json.write_text(json.dumps(record, indent=2))

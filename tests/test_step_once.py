@@ -20,6 +20,7 @@ from dagster._grpc.types import ExecuteStepArgs
 from dagster_celery_docker.executor import create_docker_task
 from dagster_shared.serdes import deserialize_value, pack_value
 
+from swe_forge_dagster.orchestration.host_check import step_records
 from swe_forge_dagster.orchestration.step_once import Done, StepOnce, already_done
 
 ATTEMPTS: list[int] = []
@@ -115,3 +116,5 @@ def test_the_hosts_task_answers_a_message_delivered_again_from_the_record(
     assert f"Not running first again: run {done.run_id} already ended (SUCCESS)" in event.message
     logged = [e.message for e in instance.all_logs(done.run_id) if "Not running first again" in (e.message or "")]
     assert len(logged) == 2, logged  # both answers are in the run's record
+    first = step_records(instance, done.run_id)["first"]  # what the fault run reads: answered, not taken again
+    assert (len(first["answered_again"]), first["workers"], first["starts"]) == (2, [], 1), first

@@ -22,6 +22,7 @@ import dagster as dg
 import docker
 
 from swe_forge_dagster.orchestration.celery_hosts import host_of
+from swe_forge_dagster.orchestration.step_once import ANSWERED_BY
 from swe_forge_dagster.orchestration.submit import SubmittedRun, submitter, wait
 
 JOB_NAME = "host_check_job"
@@ -52,18 +53,23 @@ def host_check_job() -> None:
 def step_records(instance: dg.DagsterInstance, run_id: str) -> dict[str, dict]:
     """Per step: every worker that took it, in order (`workers`: a step given back by a dead host and run again shows
     two) and their hosts (`hosts`: what to compare, a host runs a worker per kind of work), how often it started,
-    whether it ended (success or failure), and the engine that finished it."""
+    whether it ended (success or failure), the engine that finished it, and the workers that answered a message of
+    it delivered again from the run's record instead of running it (`answered_again`, `step_once`)."""
     steps: dict[str, dict] = {}
     for record in instance.all_logs(run_id):
         event = record.dagster_event
         if event is None or not event.step_key:
             continue
         step = steps.setdefault(
-            event.step_key, {"workers": [], "hosts": [], "starts": 0, "ended": False, "engine": None}
+            event.step_key,
+            {"workers": [], "hosts": [], "starts": 0, "ended": False, "engine": None, "answered_again": []},
         )
         if event.event_type == dg.DagsterEventType.ENGINE_EVENT and event.engine_event_data:
-            worker = event.engine_event_data.metadata.get("Celery worker")
-            if worker is not None:
+            metadata = event.engine_event_data.metadata
+            worker = metadata.get("Celery worker")
+            if ANSWERED_BY in metadata:
+                step["answered_again"].append(str(metadata[ANSWERED_BY].value))
+            elif worker is not None:
                 step["workers"].append(str(worker.value))
                 step["hosts"].append(host_of(str(worker.value)))
         elif event.event_type == dg.DagsterEventType.STEP_START:

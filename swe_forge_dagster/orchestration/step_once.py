@@ -38,6 +38,9 @@ Event = dg.DagsterEventType
 ATTEMPT_STARTS = {Event.STEP_START, Event.STEP_RESTARTED}
 ENDS = {Event.STEP_SUCCESS, Event.STEP_FAILURE, Event.STEP_UP_FOR_RETRY, Event.STEP_SKIPPED}
 ANSWERED = ENDS | {Event.STEP_OUTPUT}
+ANSWERED_BY = "Answered by Celery worker"
+"""The engine event's key for the worker that answered a message from the record (not `Celery worker`, the key of
+the worker that took a step: `host_check.step_records` tells the two apart)."""
 """What a step container's reply carries that the run worker's loop acts on: outputs (dynamic ones map the steps
 after) and the end."""
 
@@ -99,7 +102,7 @@ class StepOnce(celery.Task):
             event = instance.report_engine_event(
                 f"Not running {', '.join(step_keys)} again: {done.reason}. The broker delivered its message again.",
                 instance.get_run_by_id(args.run_id),
-                EngineEventData({"Step keys": ", ".join(step_keys), "Celery worker": self.request.hostname or ""}),
+                EngineEventData({"Step keys": ", ".join(step_keys), ANSWERED_BY: self.request.hostname or ""}),
                 CeleryDockerExecutor,
                 step_key=step_keys[0],
             )
