@@ -115,4 +115,4 @@ def test_mini_swe_agent_runs_our_tasks_and_both_harnesses_grade_its_predictions_
     ], rows
     for name in ("gold", "nothing"):  # the agent's sandboxes are gone with its run
         label = f"swe-forge.agent-run={runs[name]['run_id']}"
-        assert docker_client.containers.list(all=True, filters={"label": label}) == [], name
+        assert docker_client.containers.list(all=True, ignore_removed=True, filters={"label": label}) == [], name

@@ -13,6 +13,7 @@
 - the domain packages never import Dagster (one implementation for the CLI, the assets and the tests);
 - no product module imports a test helper, and no test module imports another test module;
 - sensors target jobs by name (no `dagster._core`);
+- every container listing passes `ignore_removed=True` (a container removed mid-listing must not raise);
 - no Python file over 400 lines, and no `fmt: skip` / `fmt: off` comment (the formatter formats every
   line; a file that outgrows the limit is split by meaning), outside generated tables (none today).
 """
@@ -270,5 +271,44 @@ def test_the_agent_kind_is_never_compared_as_a_string() -> None:
         str(path.relative_to(REPO_ROOT)): lines
         for path in (REPO_ROOT / PACKAGE).rglob("*.py")
         if (lines := string_comparisons(ast.parse(path.read_text(encoding="utf-8")), words))
+    }
+    assert found == {}
+
+
+def container_listings_without_ignore_removed(tree: ast.AST) -> list[int]:
+    """Lines calling `<x>.containers.list(...)` without `ignore_removed=True`.
+
+    docker-py lists ids, then inspects each: a container another lane, run or `--rm` removes between the two makes
+    the whole listing raise `NotFound` (a CI run failed so). `ignore_removed=True` skips it instead."""
+
+    def ignores(call: ast.Call) -> bool:
+        return any(
+            k.arg == "ignore_removed" and isinstance(k.value, ast.Constant) and k.value.value is True
+            for k in call.keywords
+        )
+
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "list"
+        and isinstance(node.func.value, ast.Attribute)
+        and node.func.value.attr == "containers"
+        and not ignores(node)
+    ]
+
+
+def test_the_listing_finder_sees_a_listing_that_would_raise() -> None:
+    source = "a = c.containers.list(all=True)\nb = c.containers.list(ignore_removed=True)\nd = c.images.list()\n"
+    assert container_listings_without_ignore_removed(ast.parse(source)) == [1]
+
+
+def test_every_container_listing_survives_a_container_removed_meanwhile() -> None:
+    found = {
+        str(path.relative_to(REPO_ROOT)): lines
+        for folder in SOURCE_FOLDERS
+        for path in (REPO_ROOT / folder).rglob("*.py")
+        if (lines := container_listings_without_ignore_removed(ast.parse(path.read_text(encoding="utf-8"))))
     }
     assert found == {}

@@ -48,5 +48,7 @@ def test_pip_install_from_pypi_through_the_ca_bundle(docker_client: docker.Docke
 @pytest.mark.docker
 def test_no_test_container_is_left_behind(docker_client: docker.DockerClient) -> None:
     run_in_base(docker_client, "true")
-    leftovers = docker_client.containers.list(all=True, filters={"label": "swe-forge.test=docker-smoke"})
+    leftovers = docker_client.containers.list(
+        all=True, ignore_removed=True, filters={"label": "swe-forge.test=docker-smoke"}
+    )
     assert leftovers == []

@@ -33,7 +33,7 @@ def containers_since(client: docker.DockerClient, before: set[str], name_part: s
     usage = {c["Id"]: c.get("SizeRw", 0) for c in client.df().get("Containers") or []}
     return [
         f"{c.name} ({usage.get(c.id, 0)} bytes written)"
-        for c in client.containers.list(all=True)
+        for c in client.containers.list(all=True, ignore_removed=True)
         if c.id not in before and name_part in c.name
     ]
 
@@ -56,7 +56,7 @@ def test_an_agent_writing_past_the_disk_limit_is_an_agent_error_and_the_disk_is_
         "cd /repo\nfor i in $(seq 1 60); do head -c 20000000 /dev/zero > /tmp/f$i; "
         "sleep 0.05; done\necho done writing\n",
     )
-    before = {c.id for c in docker_client.containers.list(all=True)}
+    before = {c.id for c in docker_client.containers.list(all=True, ignore_removed=True)}
     (result,) = run(
         hw,
         docker_client,

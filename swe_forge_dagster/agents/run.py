@@ -170,7 +170,9 @@ def remove_sandboxes(run_id: str) -> None:
     """Remove the containers the agent started in this run and left (a stopped run cannot remove its own)."""
     client = docker.from_env()
     try:
-        for container in client.containers.list(all=True, filters={"label": f"{RUN_LABEL}={run_id}"}):
+        for container in client.containers.list(
+            all=True, ignore_removed=True, filters={"label": f"{RUN_LABEL}={run_id}"}
+        ):
             with suppress(docker.errors.NotFound):
                 container.remove(force=True)
     finally:

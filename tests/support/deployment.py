@@ -176,7 +176,9 @@ def _env(
 
 def _clean_up(docker_client: docker.DockerClient, local_dirs: list[Path]) -> None:
     """The run containers of this deployment and the environment images its machines built or pulled."""
-    for container in docker_client.containers.list(all=True, filters={"label": "swe-forge.role=run-worker"}):
+    for container in docker_client.containers.list(
+        all=True, ignore_removed=True, filters={"label": "swe-forge.role=run-worker"}
+    ):
         if any(f"SWE_FORGE_LOCAL_DIR={local_dirs[0]}" == e for e in container.attrs["Config"]["Env"] or []):
             container.remove(force=True)
     for local in local_dirs:

@@ -26,7 +26,9 @@ def _pulled_bytes(client: docker.DockerClient, deploy_dir: Path) -> int:
     """What the hosts' engines hold in images they pulled (every image there came from the registry or was built by
     a step: a built environment image carries the builder's label, and is left out)."""
     total = 0
-    hosts = client.containers.list(filters={"label": ["swe-forge.role=worker-host", f"swe-forge.deploy={deploy_dir}"]})
+    hosts = client.containers.list(
+        ignore_removed=True, filters={"label": ["swe-forge.role=worker-host", f"swe-forge.deploy={deploy_dir}"]}
+    )
     for host in hosts:
         done = host.exec_run(["docker", "images", "--format", "{{json .}}", "--no-trunc"])
         for line in done.output.decode().splitlines():
