@@ -8,6 +8,8 @@ it and about the step before it, and the host workers' own task (`celery_app`'s 
 starts no container (the Docker client it would use points at a socket that does not exist).
 """
 
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +23,7 @@ from dagster_celery_docker.executor import create_docker_task
 from dagster_shared.serdes import deserialize_value, pack_value
 
 from swe_forge_dagster.orchestration.host_check import step_records
+from swe_forge_dagster.orchestration.step_lease import StepLease, lease_key
 from swe_forge_dagster.orchestration.step_once import Done, StepOnce, already_done
 
 ATTEMPTS: list[int] = []
@@ -52,10 +55,10 @@ def hosts_task() -> celery.Task:
     return create_docker_task(app, base=StepOnce)
 
 
-def message(instance: dg.DagsterInstance, run_id: str, step_keys: list[str]) -> dict:
+def message(instance: dg.DagsterInstance, run_id: str, step_keys: list[str], job: object = None) -> dict:
     """The message the run worker's executor sends for `step_keys` (dagster-celery-docker's packed arguments)."""
     args = ExecuteStepArgs(
-        job_origin=reconstructable(two_steps).get_python_origin(),
+        job_origin=reconstructable(job or two_steps).get_python_origin(),
         run_id=run_id,
         step_keys_to_execute=step_keys,
         instance_ref=instance.get_ref(),
@@ -118,3 +121,51 @@ def test_the_hosts_task_answers_a_message_delivered_again_from_the_record(
     assert len(logged) == 2, logged  # both answers are in the run's record
     first = step_records(instance, done.run_id)["first"]  # what the fault run reads: answered, not taken again
     assert (len(first["answered_again"]), first["workers"], first["starts"]) == (2, [], 1), first
+
+
+HELD: dict = {}
+
+
+@dg.op
+def in_flight(context: OpExecutionContext) -> int:
+    """Held by its first delivery (a lease beating, as its host's worker does), its message is delivered again."""
+    lease = StepLease(context.instance, lease_key(context.run_id, ["in_flight"]), "host-a", beat_seconds=0.2)
+    lease.write()
+    lease.start_beating()
+    answers: list[list[str]] = []
+    again = message(context.instance, context.run_id, ["in_flight"], held_step)
+    thread = threading.Thread(target=lambda: answers.append(hosts_task().apply(args=(again, {})).get()))
+    thread.start()
+    time.sleep(3)
+    HELD.update(lease=lease, thread=thread, answers=answers, waiting_while_it_runs=thread.is_alive())
+    return 1
+
+
+@dg.op
+def after_it(context: OpExecutionContext, value: int) -> None:
+    """`in_flight` ended: the record answers the message that waited (its worker then releases the lease)."""
+    HELD["thread"].join(30)
+    HELD["lease"].release()
+
+
+@dg.job(executor_def=dg.in_process_executor)  # one process: the ops share HELD
+def held_step() -> None:
+    after_it(in_flight())
+
+
+def test_a_message_delivered_again_while_its_step_still_runs_waits_and_is_answered_from_the_record(
+    instance: dg.DagsterInstance, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A broker restart while a step runs: the second delivery starts nothing beside the first (a container would
+    fail: no engine), waits while the first delivery's lease beats, and once the step succeeded answers with its
+    recorded output and end."""
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    with dg.execute_job(reconstructable(held_step), instance=instance) as done:
+        assert done.success
+    assert HELD["waiting_while_it_runs"] and not HELD["thread"].is_alive()
+    (answer,) = HELD["answers"]
+    events = [deserialize_value(event, dg.DagsterEvent) for event in answer]
+    assert [event.event_type_value for event in events] == ["ENGINE_EVENT", "STEP_OUTPUT", "STEP_SUCCESS"]
+    assert "in_flight already succeeded" in events[0].message and "while host-a still ran it" in events[0].message
+    records = step_records(instance, done.run_id)["in_flight"]
+    assert (len(records["answered_again"]), records["starts"]) == (1, 1), records

@@ -15,10 +15,9 @@ dagster-celery-docker's own `execute_step_docker` task, so the library's task is
 - any step of a run that ended.
 The reply is an engine event that says why, and the attempt's recorded outputs and end, so that a run worker still
 waiting for that message (its first reply lost with the broker) carries on as if the step had just run. A step that
-started and never ended (its host died) runs: that is how a dead host's steps are taken by another.
-
-Open: a message delivered again while its first delivery still runs (its worker lost the broker and kept working)
-finds no end, and runs beside it.
+started and never ended runs, once no other delivery holds it (`step_lease`): a message delivered again while its first
+delivery still runs (its worker lost the broker and kept working) waits for that delivery's end and is answered from
+the record; a dead host's lease stops beating, and its step is taken by another host.
 """
 
 from __future__ import annotations
@@ -33,6 +32,8 @@ from dagster._core.events import EngineEventData
 from dagster._grpc.types import ExecuteStepArgs
 from dagster_celery_docker.executor import CeleryDockerExecutor
 from dagster_shared.serdes import serialize_value, unpack_value
+
+from swe_forge_dagster.orchestration.step_lease import take
 
 Event = dg.DagsterEventType
 ATTEMPT_STARTS = {Event.STEP_START, Event.STEP_RESTARTED}
@@ -95,12 +96,30 @@ class StepOnce(celery.Task):
         args = unpack_value(execute_step_args_packed, as_type=ExecuteStepArgs)
         step_keys = list(args.step_keys_to_execute or [])
         redelivered = bool((self.request.delivery_info or {}).get("redelivered"))
+        host = self.request.hostname or ""
         with dg.DagsterInstance.from_ref(args.instance_ref) as instance:  # type: ignore[arg-type]
-            done = already_done(instance, args.run_id, step_keys, redelivered)
-            if done is None:
-                return super().__call__(execute_step_args_packed, docker_config)
+            if not step_keys or instance.get_run_by_id(args.run_id) is None:
+                return super().__call__(execute_step_args_packed, docker_config)  # the library's task says why
+            waited = take(
+                instance,
+                args.run_id,
+                step_keys,
+                host,
+                lambda: already_done(instance, args.run_id, step_keys, redelivered),
+            )
+            if waited.lease is not None:
+                with waited.lease:
+                    return super().__call__(execute_step_args_packed, docker_config)
+            done = waited.answer
+            assert done is not None
+            held = (
+                f" after {waited.waited_seconds:.0f} s while {', '.join(waited.waited_for)} still ran it"
+                if waited.waited_for
+                else ""
+            )
             event = instance.report_engine_event(
-                f"Not running {', '.join(step_keys)} again: {done.reason}. The broker delivered its message again.",
+                f"Not running {', '.join(step_keys)} again: {done.reason}{held}. "
+                "The broker delivered its message again.",
                 instance.get_run_by_id(args.run_id),
                 EngineEventData({"Step keys": ", ".join(step_keys), ANSWERED_BY: self.request.hostname or ""}),
                 CeleryDockerExecutor,
