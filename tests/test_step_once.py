@@ -130,7 +130,7 @@ HELD: dict = {}
 def in_flight(context: OpExecutionContext) -> int:
     """Held by its first delivery (a lease beating, as its host's worker does), its message is delivered again."""
     lease = StepLease(context.instance, lease_key(context.run_id, ["in_flight"]), "host-a", beat_seconds=0.2)
-    lease.write()
+    assert lease.take(None)
     lease.start_beating()
     answers: list[list[str]] = []
     again = message(context.instance, context.run_id, ["in_flight"], held_step)
