@@ -44,11 +44,17 @@ def main() -> int:
             f"exported, task steps per worker {row['task_steps_per_worker']}, "
             f"pulled {row['pulled_bytes'] / 1e9:.2f} GB (deploy/start {row['deploy_start_s']} s)"
         )
-    ratio = rounds[1]["mine_s"] / rounds[0]["mine_s"] if rounds[0]["mine_s"] else float("nan")
-    print(f"2 hosts / 1 host wall time: {ratio:.2f} (goal <= 0.6)")
+    failed = [row for row in rounds if row["returncode"] != 0 or row["exported"] != args.tasks]
+    for row in failed:  # a ratio of runs that did not do the work measures nothing: say what went wrong instead
+        print(f"{row['hosts']} host(s): exit {row['returncode']}, {row['exported']} of {args.tasks} exported")
+        for task in row.get("tasks") or []:
+            print(f"  {task['task_id']}: {task['status']} {task.get('reason') or ''}")
+        print("  " + (row.get("stderr_tail") or "").replace("\n", "\n  "))
+    ratio = rounds[1]["mine_s"] / rounds[0]["mine_s"] if rounds[0]["mine_s"] and not failed else float("nan")
+    print(f"2 hosts / 1 host wall time: {ratio:.2f} (goal <= 0.6)" + (" (no ratio: a round failed)" if failed else ""))
     if args.json:
         args.json.write_text(json.dumps({"rounds": rounds, "ratio": ratio}, indent=2))
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

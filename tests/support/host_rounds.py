@@ -72,6 +72,10 @@ def one_round(hosts: int, tasks: int, client: docker.DockerClient, cpus: str = "
         "task_steps_per_worker": dict(per_worker),
         "pulled_bytes": pulled,
         "returncode": mined.returncode,
+        "tasks": [
+            {key: task.get(key) for key in ("task_id", "status", "reason")} for task in summary.get("tasks") or []
+        ],
+        "stderr_tail": "" if mined.returncode == 0 else mined.stderr[-3000:],
     }
 
 
