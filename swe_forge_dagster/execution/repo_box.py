@@ -247,15 +247,17 @@ def exec_checked(box: Sandbox, argv: list[str], what: str) -> str:
     return text
 
 
-def put_files(box: Sandbox, files: Mapping[str, bytes]) -> None:
-    """Write files at absolute paths (parents created) in one archive, owned by root."""
+def put_files(box: Sandbox, files: Mapping[str, bytes], keep_modes: bool = False) -> None:
+    """Write files at absolute paths (parents created) in one archive, owned by root; `keep_modes`: a file written over
+    an existing one keeps its mode (a twin written over its test must not differ from it by an executable bit)."""
     if not files:
         return
+    modes = _modes(box, list(files)) if keep_modes else {}
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as tar:
         for path, data in files.items():
             info = tarfile.TarInfo(path.lstrip("/"))
-            info.size, info.mode, info.mtime = len(data), 0o644, int(time.time())
+            info.size, info.mode, info.mtime = len(data), modes.get(path, 0o644), int(time.time())
             tar.addfile(info, io.BytesIO(data))
     if not box.container.put_archive("/", buffer.getvalue()):
         raise WorkspaceError(f"writing {sorted(files)} failed")
@@ -269,6 +271,9 @@ if [ -d .git ]; then mv .git "$old/git"; fi
 if [ -f "$old/git/info/exclude" ]; then cp "$old/git/info/exclude" .git/info/exclude; fi
 rm -rf "$old" {WORK_DIR}
 stamp=$1; shift
+for f in "$@"; do
+  if [ -f "$f" ] && [ ! -L "$f" ]; then cp -p -- "$f" "$f.swe-forge-seal" && mv -f -- "$f.swe-forge-seal" "$f"; fi
+done
 if [ "$#" -gt 0 ]; then touch -c -h -d "@$stamp" -- "$@"; fi
 git add -A
 {" ".join(GIT)} commit -q --no-verify --allow-empty -m checkout
@@ -277,13 +282,36 @@ git add -A
 the old `info/exclude`, so install outputs stay ignored), drop the old one and the harness's work files, and give
 the named test files one modification time. Code under test that reads `.git` (`git show HEAD:`, the index, the
 object files) or compares file times would otherwise tell the task's tests (committed) from the planted ones (written
-after the commit, whole-second times)."""
+after the commit, whole-second times).
+
+Each named file is first made anew, in the same (sorted) order in every container: a copy renamed over it, so its
+inode and its birth time (`statx`, which no `touch` sets) are the seal's. The verify run and the run apart then hold
+the same files born the same way; without it, the twins and canaries written into the run apart were born seconds
+before its tests ran and the verify run's test files minutes earlier, which a red-team forger read to tell the two
+runs apart (`c3-btime-hook`)."""
+
+
+def _modes(box: Sandbox, paths: Sequence[str]) -> dict[str, int]:
+    """The permission bits of those of `paths` that are regular files in `box` (octal, as `stat` prints them)."""
+    argv = [
+        "sh",
+        "-c",
+        'for f in "$@"; do [ -f "$f" ] && [ ! -L "$f" ] && stat -c "%a %n" -- "$f"; done; true',
+        "modes",
+    ]
+    exit_code, output = box.container.exec_run([*argv, *paths], workdir="/")
+    modes = {}
+    for line in output.decode("utf-8", "surrogateescape").splitlines() if exit_code == 0 else []:
+        mode, _, path = line.partition(" ")
+        if path in paths and mode.isdigit():
+            modes[path] = int(mode, 8)
+    return modes
 
 
 def seal_checkout(box: Sandbox, test_files: Sequence[str]) -> None:
     """Run `SEAL_SCRIPT` on `box` for the repo-relative `test_files`; WorkspaceError when it fails."""
     stamp = f"{time.time():.6f}"
-    argv = ["bash", "-c", SEAL_SCRIPT, "seal", stamp, *(f"{REPO_DIR}/{path}" for path in test_files)]
+    argv = ["bash", "-c", SEAL_SCRIPT, "seal", stamp, *(f"{REPO_DIR}/{path}" for path in sorted(set(test_files)))]
     exit_code, output = box.container.exec_run(argv, workdir="/")
     if exit_code != 0:
         raise WorkspaceError(f"sealing the checkout failed: {output.decode('utf-8', 'replace')[-500:]}")

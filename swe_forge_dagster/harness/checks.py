@@ -29,6 +29,7 @@ ends the test process early with status 0 would otherwise pass its checks).
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -228,8 +229,9 @@ def _run_test_ids(
     if not runner.in_process:  # the task's test files that this runner runs (no fixtures, no data files)
         files = tuple(f for f in files if runner.runs(f)) or files
     if canaries is not None:
-        put_files(box, {f"{REPO_DIR}/{path}": data for path, data in canaries.files().items()})
-        files = (*files, canaries.path)
+        put_files(box, {f"{REPO_DIR}/{path}": data for path, data in canaries.files().items()}, keep_modes=True)
+        at = secrets.randbelow(len(files) + 1)  # anywhere among the task's files: never known to be the last
+        files = (*files[:at], canaries.path, *files[at:])
         seal_checkout(box, tuple(dict.fromkeys((*task.run_files, *canaries.files()))))
     suite = run_suite(box, task.test_command, files, timeout, runner=runner, plugin_autoload=plugin_autoload)
     outcomes = suite.outcomes
@@ -305,8 +307,14 @@ def _run_commands(
             )
         return made
 
+    # Both runs hold the same tree when their FAIL_TO_PASS commands run: the run apart its twins over the originals
+    # and no canary module (the verify run writes its canaries only after its own commands), both sealed alike. A
+    # forger that exited 0 only while no canary module existed told the run apart from the verify run (red team,
+    # `c3-cmd-canary-present`).
+    twins = {} if not apart or canaries is None else {p: d for p, d in canaries.files().items() if p != canaries.path}
+    put_files(box, {f"{REPO_DIR}/{path}": data for path, data in twins.items()}, keep_modes=True)
+    seal_checkout(box, tuple(dict.fromkeys((*task.run_files, *twins))))
     if apart and canaries is not None:
-        put_files(box, {f"{REPO_DIR}/{path}": data for path, data in canaries.files().items()})
         fail_to_pass = run(task.fail_to_pass)
         return CheckRun(fail_to_pass, [], duration_s=total[0], reported=_selected(fail_to_pass))
     fail_to_pass, pass_to_pass = run(task.fail_to_pass), run(task.pass_to_pass)

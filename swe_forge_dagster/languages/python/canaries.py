@@ -36,6 +36,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from swe_forge_dagster.execution.canaries import NAME_WORD, made_name
 from swe_forge_dagster.execution.junit import Outcome
 from swe_forge_dagster.languages.python.twins import ParseId, TestId, Twins, make_twins, pytest_id, same_file
 
@@ -132,19 +133,33 @@ class Canaries:
         return tampering(self, outcomes, exit_code, exit_code_meaningful)
 
 
-def _words(rng: random.Random, count: int) -> str:
-    return "_".join(rng.sample(WORDS, count))
+def own_words(test_file: str, test_source: str) -> list[str]:
+    """The words of the file's own test names and module name (`test_round_half_up` -> half, round, up): the canaries
+    are named from them, as the Node, Go and C++ canaries are, so no list of words of ours tells them apart."""
+    names = [*re.findall(r"^\s*(?:async\s+)?def\s+(test\w*)\s*\(", test_source, re.M), posixpath.basename(test_file)]
+    found = {word.lower() for name in names for word in NAME_WORD.findall(name.removesuffix(".py"))}
+    return sorted(found - {"test", "tests", "py"}) or list(WORDS)
 
 
 def make_canaries(
-    test_file: str, test_source: str, unittest_base: str | None = None, trailing: bool = False
+    test_file: str,
+    test_source: str,
+    unittest_base: str | None = None,
+    trailing: bool = False,
+    exists: Callable[[str], bool] = lambda path: False,
 ) -> Canaries:
     """A canary module for the directory of `test_file`, importing what `test_source` (its text) imports: two test
     functions, or with `unittest_base` (`module.Class`, e.g. Django's `django.test.SimpleTestCase`) two methods of a
     class of it, for runners that collect only test cases; `trailing`: a third passing function after them, which
     nothing reads (SymPy's log prints a file's last test on the line of the file's verdict, where a pass is not
-    read)."""
+    read). Named from the file's own words (`own_words`); `exists` says which module paths are taken.
+
+    Its imports are each kept from failing the module, whatever they raise (`BaseException`: package code that
+    raised pytest's `Failed` while the canary module imported it made a collection error, which used to leave the
+    run unjudged by its canaries: red team `c4-canary-collection-error`)."""
     rng = random.SystemRandom()
+    words = own_words(test_file, test_source)
+    taken = re.findall(r"def\s+(\w+)", test_source)
     imports = []
     try:
         for node in ast.parse(test_source).body:
@@ -152,25 +167,36 @@ def make_canaries(
                 imports.append(ast.unparse(node))
     except (SyntaxError, ValueError):
         pass
-    passing = f"test_{_words(rng, 3)}_{secrets.randbelow(90) + 10}"
-    failing = passing
-    while failing == passing:
-        failing = f"test_{_words(rng, 3)}_{secrets.randbelow(90) + 10}"
+
+    def snake(chosen: list[str]) -> str:  # a number as tests have them, when the file has few words to draw from
+        return "test_" + "_".join(chosen) + (f"_{rng.randrange(2, 100)}" if len(words) < 6 else "")
+
+    def test_name() -> str:
+        name = made_name(words, taken, 3, rng, snake)
+        taken.append(name)
+        return name
+
+    passing, failing = test_name(), test_name()
     a, b = secrets.randbelow(900) + 100, secrets.randbelow(900) + 1000
-    header = "".join(f"try:\n    {line}\nexcept Exception:\n    pass\n" for line in imports)
+    header = "".join(f"try:\n    {line}\nexcept BaseException:\n    pass\n" for line in imports)
     if unittest_base is None:
         body = f"def {passing}():\n    assert {a} == {a}\n\n\ndef {failing}():\n    assert {a} == {b}\n"
         if trailing:
-            body += f"\n\ndef test_{_words(rng, 3)}_{secrets.randbelow(90) + 10}():\n    assert {b} == {b}\n"
+            body += f"\n\ndef {test_name()}():\n    assert {b} == {b}\n"
     else:
         module, _, base = unittest_base.rpartition(".")
-        name = "".join(word.capitalize() for word in _words(rng, 2).split("_")) + "Tests"
+        name = made_name(words, taken, 2, rng, lambda chosen: "".join(w.capitalize() for w in chosen)) + "Tests"
         body = (
             f"from {module} import {base} as _{name}Base\n\n\nclass {name}(_{name}Base):\n"
             f"    def {passing}(self):\n        self.assertEqual({a}, {a})\n\n"
             f"    def {failing}(self):\n        self.assertEqual({a}, {b})\n"
         )
-    path = posixpath.join(posixpath.dirname(test_file), f"test_{_words(rng, 2)}_{secrets.token_hex(3)}.py")
+    folder, size = posixpath.dirname(test_file), 2
+    path = test_file
+    while path == test_file or exists(path):
+        path = posixpath.join(folder, made_name(words, [], size, rng, snake) + ".py")
+        size += 1
+
     return Canaries(path, passing, failing, f"{header}\n\n{body}")
 
 
@@ -200,7 +226,9 @@ def plant_python(
     targets = [path for path in files if any(_hosts(path, sources[path], parse_id(i)) for i in fail_to_pass)]
     if not targets:
         return None
-    canaries = make_canaries(targets[0], sources[targets[0]].decode("utf-8", "replace"), unittest_base, trailing)
+    canaries = make_canaries(
+        targets[0], sources[targets[0]].decode("utf-8", "replace"), unittest_base, trailing, _exists(read)
+    )
     hosts = Counter(
         read[2]
         for i in fail_to_pass
@@ -219,6 +247,17 @@ def _hosts(path: str, source: bytes, read: TestId | None) -> bool:
     if read[0] is not None:
         return same_file(read[0], path)
     return re.search(rb"^\s*def %s\(" % re.escape(read[2].encode()), source, re.M) is not None
+
+
+def _exists(read: Callable[[str], bytes]) -> Callable[[str], bool]:
+    def exists(path: str) -> bool:
+        try:
+            read(path)
+        except (OSError, ValueError):
+            return False
+        return True
+
+    return exists
 
 
 def _read(read: Callable[[str], bytes], path: str) -> bytes:
@@ -241,9 +280,11 @@ def tampering(
     if passing is None and failing is None:
         others = any(not canaries.planted(test_id) for test_id in outcomes if canaries.parse_id(test_id) is not None)
         collection_error = any(same_file(test_id, canaries.path) for test_id in outcomes)
-        if others and not collection_error:
+        if others and collection_error:  # its imports cannot fail it, and it collected at sanity: code made it fail
+            return f"the planted module {canaries.path} failed to collect beside the task's tests, as it did not before"
+        if others:
             return f"the planted module {canaries.path} is missing from a report that has the task's tests"
-        return None  # the module did not run (a collection error): the task's own tests say what happened
+        return None  # nothing of the task's ran either (a broken session): the task's own checks say what happened
     if exit_code_meaningful and exit_code == 0 and failing == "failed":
         return "the test runner exited 0 although its report holds a failing test"
     return None

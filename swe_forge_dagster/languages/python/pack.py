@@ -161,7 +161,8 @@ REVIEW_SIGNS = (
     (r"^\s*def pytest_\w+\(", "defines a pytest hook"),
     (r"\batexit\b", "runs code at interpreter exit"),
     (r"\bsys\.(?:settrace|setprofile|addaudithook|meta_path|path_hooks)\b", "hooks the interpreter"),
-    (r"\bos\._exit\(", "ends the process without cleanup"),
+    (r"\._exit\(", "ends the process without cleanup"),
+    (r"\b(?:b64decode|b85decode|a85decode|b32decode|unhexlify|decompress|marshal\.loads)\b", "decodes hidden data"),
     (r"\bgc\.get_objects\(", "searches every live object"),
     (r"junit|--junitxml", "names the test report"),
 )
