@@ -191,11 +191,13 @@ def make_canaries(
             f"    def {passing}(self):\n        self.assertEqual({a}, {a})\n\n"
             f"    def {failing}(self):\n        self.assertEqual({a}, {b})\n"
         )
-    folder, size = posixpath.dirname(test_file), 2
+    folder, size = posixpath.dirname(test_file), 8
     path = test_file
-    while path == test_file or exists(path):
-        path = posixpath.join(folder, made_name(words, [], size, rng, snake) + ".py")
+    while path == test_file or exists(path):  # a name taken: more words (a few draws each), then a number
+        path = posixpath.join(folder, made_name(words, [], size // 4, rng, snake) + ".py")
         size += 1
+        if size > 24:
+            path = posixpath.join(folder, f"{made_name(words, [], 2, rng, snake)}_{secrets.randbelow(10**6)}.py")
 
     return Canaries(path, passing, failing, f"{header}\n\n{body}")
 
@@ -250,12 +252,11 @@ def _hosts(path: str, source: bytes, read: TestId | None) -> bool:
 
 
 def _exists(read: Callable[[str], bytes]) -> Callable[[str], bool]:
-    def exists(path: str) -> bool:
+    def exists(path: str) -> bool:  # the harness's reader gives b"" for a file that is not there
         try:
-            read(path)
+            return bool(read(path))
         except (OSError, ValueError):
             return False
-        return True
 
     return exists
 
