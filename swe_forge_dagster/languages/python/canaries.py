@@ -196,8 +196,9 @@ def make_canaries(
     while path == test_file or exists(path):  # a name taken: more words (a few draws each), then a number
         path = posixpath.join(folder, made_name(words, [], size // 4, rng, snake) + ".py")
         size += 1
-        if size > 24:
+        if size > 24:  # a million numbers: taken only by chance, which `exists` cannot rule out for ever
             path = posixpath.join(folder, f"{made_name(words, [], 2, rng, snake)}_{secrets.randbelow(10**6)}.py")
+            break
 
     return Canaries(path, passing, failing, f"{header}\n\n{body}")
 
