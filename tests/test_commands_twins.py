@@ -18,6 +18,7 @@ import pytest
 from swe_forge_dagster.harness import Status, load_inputs
 from swe_forge_dagster.languages.python.commands import selected_ids
 from tests.support.common import BASE_IMAGE
+from tests.support.compiled_hacks import redteam
 from tests.support.harness_world import HarnessWorld, harness_world, write_agent
 from tests.support.harness_world import run_items as run
 
@@ -51,3 +52,8 @@ def test_a_forger_that_spares_the_canary_commands_is_caught_by_the_twins_run_apa
     assert forged.status is Status.UNRESOLVED, (forged.reason, [c.passed for c in forged.fail_to_pass])
     assert all(c.passed for c in forged.fail_to_pass)  # the forger passed the task's own commands...
     assert "tampered test results" in (forged.reason or "") and "twin run apart" in (forged.reason or ""), forged.reason
+    # a forger that told the run apart by the canary module it held before its commands (red team of 2026-11-30):
+    # both runs now hold the same tree when their FAIL_TO_PASS commands run, and its twin catches it
+    present = write_agent(tmp_path / "present", redteam("seed-canary-present"))
+    (told,) = run(hw, docker_client, [seed], agent="command", agent_dir=present, agent_cmd="sh /agent/run.sh")
+    assert told.status is Status.UNRESOLVED and "tampered test results" in (told.reason or ""), told.reason

@@ -38,7 +38,7 @@ from docker.errors import NotFound
 from docker.models.containers import Container
 
 from swe_forge_dagster.execution.disk_guard import DiskWatch, create_options, engine_has_quota
-from swe_forge_dagster.execution.engine_cpus import nano_cpus
+from swe_forge_dagster.execution.engine_cpus import start_within_engine
 from swe_forge_dagster.execution.ownership import RESERVED_LABELS, owner_labels, remove_container
 from swe_forge_dagster.execution.sandbox_config import (
     DISK_EXIT_CODE,
@@ -101,27 +101,30 @@ class Sandbox:
         if config.ensure_image is not None:
             config.ensure_image(client, config.image)
         session = uuid.uuid4().hex
-        container = client.containers.create(
-            config.image,
-            ["sh", "-c", KEEPALIVE],
-            name=f"swe-forge-{_slug(name_hint)}-{session[:8]}",
-            labels={**config.labels, **owner_labels(session)},
-            environment=config.environment(),
-            working_dir=config.workdir,
-            nano_cpus=nano_cpus(client, config.cpu),
-            mem_limit=config.mem_limit,
-            memswap_limit=config.mem_limit,
-            pids_limit=config.pids_limit,
-            network_mode=config.network,
-            security_opt=["no-new-privileges"],
-            privileged=False,
-            mounts=bind_mounts(config, mounts),
-            detach=True,
-            **create_options(client, config.disk_limit, config.image),
-        )
+
+        def create(nano: int) -> Container:  # made again with fewer CPUs when the engine's cgroup allows less
+            return client.containers.create(
+                config.image,
+                ["sh", "-c", KEEPALIVE],
+                name=f"swe-forge-{_slug(name_hint)}-{session[:8]}",
+                labels={**config.labels, **owner_labels(session)},
+                environment=config.environment(),
+                working_dir=config.workdir,
+                nano_cpus=nano,
+                mem_limit=config.mem_limit,
+                memswap_limit=config.mem_limit,
+                pids_limit=config.pids_limit,
+                network_mode=config.network,
+                security_opt=["no-new-privileges"],
+                privileged=False,
+                mounts=bind_mounts(config, mounts),
+                detach=True,
+                **create_options(client, config.disk_limit, config.image),
+            )
+
+        container = start_within_engine(client, create, config.cpu)
         sandbox = cls(client, container, config, session)
         try:
-            container.start()
             exit_code, output = container.exec_run(["/bin/bash", "-c", INIT_SCRIPT], workdir=config.workdir)
             if exit_code != 0:
                 raise SandboxError(f"shell state init failed ({exit_code}): {output.decode(errors='replace')}")
