@@ -9,13 +9,11 @@ from __future__ import annotations
 import ast
 import difflib
 import random
-import subprocess
-import sys
 from pathlib import Path
 
-from swe_forge_dagster.languages.python.junit_ids import pytest_outcomes
 from swe_forge_dagster.languages.python.twins import make_twins
 from tests.support.hacks import ASSERTION_ORACLE, SPARING_HOOK
+from tests.support.pytest_runs import run_tests
 
 TESTS = b"""import pytest
 from calc import round_half_up
@@ -69,20 +67,7 @@ F2P = [
 ]
 
 
-def run(tmp_path: Path, calc: str, content: bytes) -> dict[str, str]:
-    """A real pytest run of `content` as the task's test file, with `calc` as the code under test."""
-    (tmp_path / "tests").mkdir(parents=True, exist_ok=True)
-    (tmp_path / "calc.py").write_text(calc)
-    (tmp_path / "tests" / "test_calc.py").write_bytes(content)
-    report = tmp_path / "report.xml"
-    subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={report}", "tests"],
-        cwd=tmp_path,
-        env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        timeout=120,
-    )
-    return pytest_outcomes(report.read_text(), known_files=["tests/test_calc.py"])
+run = run_tests
 
 
 def changed_lines(before: bytes, after: bytes) -> list[tuple[str, str]]:
@@ -246,7 +231,8 @@ def test_no_twin_passes_beside_an_honest_test_whatever_its_form(tmp_path: Path) 
     return before the assertion, a matcher whose `==` holds for a range, a case-insensitive `==` and a string of the
     file in another case, a dict literal whose changed value a repeated key overwrites. Each now gets a negated twin,
     a value change that holds, or none, and every twin fails with honest code, over 6 draws; so do tests that end in
-    a call after their last top-level assertion (one with an assertion nested in a `pytest.raises` block after it).
+    a call after their last top-level assertion (one with a `pytest.raises` block after it, whose twin expects another
+    exception).
     A reviewer's three: a `str` subclass whose `__eq__` ignores case but whose `__ne__` is `str`'s (`!=` would hold
     too: negated as `not (==)`), a numpy dtype that equals several of the file's strings (a string now only gains a
     letter), a test defined twice (pytest runs the second: no twin)."""
@@ -266,8 +252,9 @@ def test_no_twin_passes_beside_an_honest_test_whatever_its_form(tmp_path: Path) 
         how = dict(zip(twins.tests, twins.changed, strict=True))
         for name in ("test_round_trip", "test_close_enough", "test_repeated_key", "test_eq_without_its_ne"):
             assert how[("", name)] == "is negated", (name, how)
-        for name in ("test_then_logs", "test_nested_then_call"):  # the last top-level assertion, not the nested one
-            assert how[("", name)] == "expects another value", (name, how)
+        assert how[("", "test_then_logs")] == "expects another value", how  # the last top-level assertion
+        # its last top-level check is the block that must raise, not the assertion nested in it
+        assert how[("", "test_nested_then_call")] == "expects ValueError where the test expects ZeroDivisionError"
         assert twins.tampering(honest, run(tmp_path / f"apart{seed}", FIXED, twins.content)) is None
 
 

@@ -16,6 +16,8 @@ assertion before).
   `assertNotIn`, `assertHTMLEqual` and `assertHTMLNotEqual`...), and `assertEqual(a, b)` becomes
   `assertFalse((a) == (b))`. A method with no opposite (`assertQuerysetEqual` without a literal, `assertContains`,
   whose opposite takes other arguments) gives no twin.
+- A block that must raise (`with pytest.raises(ValueError):`, `with self.assertRaises(KeyError):`) expects an
+  unrelated built-in exception (`languages.python.raises`): the block's own exception goes through it.
 Whenever the test passed, that assertion ran and held, so the changed one fails there with any honest code.
 """
 
@@ -28,6 +30,7 @@ import re
 from collections.abc import Iterator, Sequence
 
 from swe_forge_dagster.execution.canaries import another_string
+from swe_forge_dagster.languages.python.raises import RAISES_TWIN, raised_type
 
 PLAIN_INT = re.compile(r"[1-9][0-9]*|0")
 PLAIN_STR = re.compile(r"""(?P<q>['"])(?P<body>(?:(?!(?P=q))[^\\\n])*)(?P=q)""")
@@ -101,7 +104,11 @@ def _assertions(node: ast.FunctionDef) -> list[int]:
 
 
 def _asserts(statement: ast.stmt) -> bool:
-    return isinstance(statement, ast.Assert) or asserting_method(statement) is not None
+    return (
+        isinstance(statement, ast.Assert)
+        or asserting_method(statement) is not None
+        or raised_type(statement) is not None
+    )
 
 
 def _own_nodes(node: ast.AST) -> Iterator[ast.AST]:
@@ -146,6 +153,14 @@ def _edit_at(
 ) -> tuple[tuple[int, int, str], str] | None:
     statement = node.body[index]
     before = node.body[:index]
+    raised = raised_type(statement)
+    if raised is not None:  # a block that must raise: it expects an unrelated exception (`languages.python.raises`)
+        start, end = offsets.span(raised)
+        return (
+            start,
+            end,
+            RAISES_TWIN[raised.id],
+        ), f"expects {RAISES_TWIN[raised.id]} where the test expects {raised.id}"
     call = None if isinstance(statement, ast.Assert) else asserting_method(statement)
     if call is not None:
         method = call.func.attr  # type: ignore[attr-defined]
