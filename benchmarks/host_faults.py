@@ -36,7 +36,10 @@ def main() -> int:
     print(f"mining: {record.get('mine_s')} s on {record.get('mining_workers')}, tasks {record.get('tasks')}")
     print(f"evaluation: {record.get('eval_s')} s on {record.get('eval_workers')}, verdicts {record.get('verdicts')}")
     restart = record.get("broker_restart") or {}
-    print(f"broker restarted mid-run: exit {restart.get('exit')}, starts per step {restart.get('starts')}")
+    print(
+        f"broker down {restart.get('down_s')} s mid-run: exit {restart.get('exit')}, {restart.get('runs')} run(s), "
+        f"starts per step over them {restart.get('starts')}"
+    )
     print(
         f"  counted {restart.get('recounted_after_s')} s after the run; messages delivered again and answered from "
         f"the run's record: {restart.get('answered_again')}"

@@ -1,13 +1,14 @@
 """How many FAIL_TO_PASS tests of a corpus get a twin run apart, and of which form: the reach of the defence against
 code that reads its caller's assertion (`languages.python.twins`), measured on the datasets' own test files.
 
-Why: a twin that expects another value catches an implementation oracle; a negated one catches forgers but not an
-oracle that recognises negation; a test whose last statement is not an assertion has none. Per repository of the
+Why: a twin that expects another value (or another exception) catches an implementation oracle; a negated one
+catches forgers but not an oracle that returns the value it reads in its caller's frame; a test with no assertion a
+twin can change (`languages.python.assertion_sites`) has none. Per repository of the
 corpus (`benchmarks/env_corpus.py`'s SWE-bench rows; `--fixtures` adds re-based rows), each row's test files at its
 base commit with its test patch applied (git, no Docker), planted by the runner the repository's files choose
 (pytest; Django's `tests/runtests.py`; SymPy's `bin/test`), as the harness plants them:
 
-    .venv/bin/python benchmarks/twin_coverage.py [--fixtures /tmp/fx4]
+    .venv/bin/python benchmarks/twin_coverage.py [--fixtures /tmp/fx4] [--each]
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ def runner_of(tree: Path) -> Runner:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--fixtures", type=Path, action="append", default=[], help="another fixture root")
+    parser.add_argument("--each", action="store_true", help="print each twinned test and how its twin reads")
     args = parser.parse_args()
     counts: dict[str, Counter[str]] = defaultdict(Counter)
     with tempfile.TemporaryDirectory(prefix="twin-coverage-") as tmp:
@@ -70,8 +72,12 @@ def main() -> None:
             twins = getattr(planted, "twins", ()) if planted is not None else ()
             twinned_row = any(t.tests for t in twins)
             tally["tests with a twin"] += sum(len(t.tests) for t in twins)
-            for how in (how for t in twins for how in t.changed):
-                tally["changed value" if how == "expects another value" else "negated"] += 1
+            for t in twins:
+                for (scope, name), how in zip(t.tests, t.changed, strict=True):
+                    # "expects another value (...)", "expects TypeError where ...": a value (or exception) changed
+                    tally["changed value" if how.startswith("expects ") else "negated"] += 1
+                    if args.each:
+                        print(f"  {item.name} {t.path}::{scope}::{name}: {how}")
             tally["rows with a twin"] += twinned_row
     total: Counter[str] = Counter()
     for repo, tally in sorted(counts.items()):

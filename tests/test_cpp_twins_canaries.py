@@ -69,7 +69,7 @@ def test_the_verify_run_has_no_twin_and_the_run_apart_has_every_twin_in_place() 
         assert files[host].decode().endswith(planted)  # the same planted tests, after the twins' file
         twin_of_add = files["test/calc-test.cc"].decode()
         assert "add(2, 3), 5)" not in twin_of_add and re.search(r"EXPECT_EQ\(add\(2, 3\), [1-4]\);", twin_of_add)
-        assert re.search(r'EXPECT_STREQ\(round_text\(2\.5\), "33"\);', files["test/round-test.cc"].decode())
+        assert re.search(r'EXPECT_STREQ\(round_text\(2\.5\), "[0-24-9]"\);', files["test/round-test.cc"].decode())
         assert canaries.without_twin().apart() is None
 
 

@@ -91,8 +91,8 @@ def test_itoa_s_tests_twin_their_last_literal_and_leave_macro_made_tests_be(tmp_
     [
         ("assert_eq!(clamp(42, 0, 10), 10);", r"assert_eq!\(clamp\(42, 0, 10\), [7-9]\);"),
         ("assert_eq!(255u8, width());", r"assert_eq!\((1\d\d|2[0-4]\d|25[0-4])u8, width\(\)\);"),
-        ('assert_eq!(name(), "ab\\n");', r'assert_eq!\(name\(\), "([ab]ab\\n|a[ab]b\\n|ab[ab]\\n|ab\\n[ab])"\);'),
-        ('assert_eq!(s, "ab".to_string());', r'assert_eq!\(s, "\w{3}"\.to_string\(\)\);'),
+        ('assert_eq!(name(), "ab\\n");', r'assert_eq!\(name\(\), "(bb|aa)\\n"\);'),
+        ('assert_eq!(s, "ab".to_string());', r'assert_eq!\(s, "(bb|aa)"\.to_string\(\)\);'),
         ("assert_eq!(v, vec![1, 2]);", r"assert_eq!\(v, vec!\[(0, 2|1, 1|1, 0)\]\);"),
         ("assert_eq!(x, Some(-5));", r"assert_eq!\(x, Some\(-[1-4]\)\);"),
         ("assert_eq!(r, 0.5);", r"assert_eq!\(r, 0\.[1-4]\);"),
@@ -111,7 +111,7 @@ def test_itoa_s_tests_twin_their_last_literal_and_leave_macro_made_tests_be(tmp_
         ("assert!(Vec::<u8>::new().is_empty());", r"assert!\(!Vec::<u8>::new\(\)\.is_empty\(\)\);"),
         (
             'cmd().assert().success().stdout("ok\\n");',
-            r'cmd\(\)\.assert\(\)\.success\(\)\.stdout\("([ok]ok\\n|o[ok]k\\n|ok[ok]\\n|ok\\n[ok])"\);',
+            r'cmd\(\)\.assert\(\)\.success\(\)\.stdout\("(kk|oo)\\n"\);',
         ),
         ("cmd().assert().code(2);", r"cmd\(\)\.assert\(\)\.code\([01]\);"),
         ("std::assert_eq!(a(), b());", r"std::assert_ne!\(a\(\), b\(\)\);"),

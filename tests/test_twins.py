@@ -1,8 +1,8 @@
-"""Twins run apart (`languages.python.twins`): the task's FAIL_TO_PASS tests, each changed in place by one value of its
-last assertion (else negated), run in a pytest process of their own. Run here with real pytest on a small package: an
-honest fix passes the tests and fails their twins; a forger that passes only the failures naming the function under
-test (`SPARING_HOOK`), a value whose `__eq__` always says yes, and an implementation oracle that reads the assertion
-calling it and returns the value it expects all pass the twins too, and are caught."""
+"""Twins run apart (`languages.python.twins`): the task's FAIL_TO_PASS tests, each changed in place by one value its
+assertions expect (else the last negated), run in a pytest process of their own. Run here with real pytest on a small
+package: an honest fix passes the tests and fails their twins; a forger that passes only the failures naming the
+function under test (`SPARING_HOOK`), a value whose `__eq__` always says yes, and an implementation oracle that reads
+the assertion calling it and returns the value it expects all pass the twins too, and are caught."""
 
 from __future__ import annotations
 
@@ -92,12 +92,16 @@ def test_each_twin_is_its_test_with_one_value_changed_in_place() -> None:
         ("TestInClass", "test_method"),
     }
     changed = dict(changed_lines(TESTS, twins.content))
-    assert changed["    assert result == expected"] == "    assert not (result == expected)"  # a parameter: negated
+    assert "    assert result == expected" not in changed  # a parameter: its values changed, in every set
+    data = changed['@pytest.mark.parametrize(("value", "expected"), [(-1.5, -2), (2.5, 3)])']
+    rows = ast.literal_eval(data.removeprefix('@pytest.mark.parametrize(("value", "expected"), ').removesuffix(")"))
+    assert [row[0] for row in rows] == [-1.5, 2.5] and rows[0][1] not in (-2, 0) and rows[1][1] != 3
+    assert twins.renamed == {("", "test_round_half_up")}  # pytest names the twin's instances by the new values
     many = changed["    expected = [2, 3, 13]"]  # the literal a local name holds: one number changed
     assert many.startswith("    expected = [") and ast.literal_eval(many.split("= ", 1)[1]) != [2, 3, 13]
     named = changed['    assert str(round_half_up(0.5)) + "half" == "1half"']
-    new = ast.literal_eval(named.rsplit("== ", 1)[1])  # a string of the file's own, or one letter more
-    assert new in ("half", "down") or (len(new) == 6 and sorted(new) != sorted("1half") and set(new) <= set("1half"))
+    new = ast.literal_eval(named.rsplit("== ", 1)[1])  # one letter or digit replaced by another of its kind
+    assert len(new) == 5 and sum(a != b for a, b in zip(new, "1half", strict=True)) == 1 and new[0].isdigit()
     method = changed["        assert round_half_up(0.5) == 1"]
     assert method.startswith("        assert round_half_up(0.5) == ") and method[-1].isdigit() and method[-2] == " "
     assert "    assert LIMIT == 3" not in changed  # not a FAIL_TO_PASS test
@@ -123,8 +127,12 @@ def test_an_honest_fix_fails_every_twin_and_forgers_pass_them(tmp_path: Path) ->
     honest = run(tmp_path, FIXED, TESTS)
     assert all(honest[i] == "passed" for i in F2P), honest
     honest_apart = run(tmp_path, FIXED, twins.content)
-    assert all(honest_apart[i] == "failed" for i in F2P) and twins.tampering(honest, honest_apart) is None
+    apart = twins.instances(honest_apart)
+    assert len(apart) == len(F2P) and {outcome for _, outcome in apart.values()} == {"failed"}, honest_apart
+    assert twins.tampering(honest, honest_apart) is None
     assert "missing" in (twins.tampering(honest, {k: v for k, v in honest_apart.items() if "many" not in k}) or "")
+    dropped = {k: v for k, v in honest_apart.items() if "half_up" not in k or k.endswith("5-3]")}
+    assert "missing" in (twins.tampering(honest, dropped) or "")  # renamed instances are paired only when as many
 
     forged = run(tmp_path, BROKEN + SPARING_HOOK, TESTS)
     assert all(forged[i] == "passed" for i in F2P)  # the forger passes the task's tests...

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import random
 import re
+import string
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
@@ -111,12 +112,39 @@ def split_top_level(text: str, quotes: str = "'\"`") -> list[str] | None:
     return None if depth else [*parts, text[start:]]
 
 
+ESCAPE = re.compile(
+    r"\\(?:x[0-9a-fA-F]+|u\{[0-9a-fA-F]*\}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|N\{[^}]*\}|[0-7]{1,3}|.)", re.S
+)
+"""An escape in a string literal's source, in the forms of the languages whose twins change strings."""
+
+
 def another_string(text: str, rng: random.Random) -> str:
-    """`text` with one more letter (one of its own, else `e`) at a drawn place: the expected string of a twin's
-    changed assertion, never equal to `text`."""
-    letters = sorted({c for c in text.lower() if c.isalpha()}) or ["e"]
-    at = rng.randrange(len(text) + 1)
-    return text[:at] + rng.choice(letters) + text[at:]
+    """`text` with one of its letters or digits, at a drawn place, replaced by another of the same kind (a digit by
+    a digit, a capital by a capital, a small letter by a small one; one the string holds when it can): the expected
+    string of a twin's changed assertion, never equal to `text`, even ignoring case.
+
+    Why the same kind and length: a forger that takes the expected value from its caller only when it has the form of
+    a real one (all capitals, digits only, `1,234`) told the twins apart when a twin added a small letter to
+    `"HELLO"` or an `e` to `"1,234"` (a red-team helper, 2026-11-30). A letter or digit of an escape in the source
+    (`\\n`, `\\x41`, `\\u{1F600}`), or right after one (it could run on), is never the one replaced; a string with
+    none else gains an `e`."""
+    escaped = {i for match in ESCAPE.finditer(text) for i in range(match.start(), match.end() + 1)}
+    places = [i for i, c in enumerate(text) if c.isascii() and c.isalnum() and i not in escaped]
+    if not places:  # anywhere but inside an escape or right after one (it could run on)
+        inside = {i for match in ESCAPE.finditer(text) for i in range(match.start() + 1, match.end() + 1)}
+        at = rng.choice([i for i in range(len(text) + 1) if i not in inside])
+        return text[:at] + "e" + text[at:]
+    at = rng.choice(places)
+    own = "".join(c for i, c in enumerate(text) if i not in escaped)
+    return text[:at] + of_its_kind(text[at], own, rng) + text[at + 1 :]
+
+
+def of_its_kind(char: str, own: str, rng: random.Random) -> str:
+    """Another ASCII letter or digit of the kind of `char` (a digit, a capital, a small letter), never the same
+    letter in another case; one that `own` (the string it is in) holds when it can (`another_string`)."""
+    pool = string.digits if char.isdigit() else string.ascii_uppercase if char.isupper() else string.ascii_lowercase
+    others = [c for c in pool if c.lower() != char.lower()]
+    return rng.choice(sorted({c for c in own if c in others}) or others)
 
 
 @dataclass(frozen=True)

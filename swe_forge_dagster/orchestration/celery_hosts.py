@@ -39,6 +39,8 @@ from swe_forge_dagster.common import dagster_names as names
 BROKER_SETTING = "SWE_FORGE_BROKER_URL"
 IMAGE_SETTING = "SWE_FORGE_IMAGE"
 HEARTBEAT_SECONDS = 10
+PUBLISH_PATIENCE_S = 120
+"""How long a step waits to be sent while the broker is down (a restart takes seconds, longer on a loaded host)."""
 QUEUE = "dagster"
 """dagster-celery's default queue: the steps of no pool, and of the pools of no remote service nor sandbox."""
 DOCKER_QUEUE = "docker"
@@ -145,6 +147,16 @@ def celery_settings() -> dict[str, Any]:
         "broker_heartbeat": HEARTBEAT_SECONDS,
         "broker_connection_retry_on_startup": True,
         "result_persistent": True,
+        # A step sent while the broker is down (restarted, a network blip) waits for it, up to PUBLISH_PATIENCE_S,
+        # rather than failing the run: Celery's own policy gives up after 3 tries in 0.6 s, and a run retried while
+        # the broker restarted failed so in the fault run (benchmarks/host_faults.py, 2026-11-30).
+        "task_publish_retry": True,
+        "task_publish_retry_policy": {
+            "max_retries": PUBLISH_PATIENCE_S // 2,
+            "interval_start": 0,
+            "interval_step": 1,
+            "interval_max": 2,
+        },
     }
 
 

@@ -25,9 +25,9 @@ from __future__ import annotations
 import contextlib
 import json
 import subprocess
-import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -37,24 +37,18 @@ import docker
 import psycopg2
 import pytest
 
-from swe_forge_dagster.assets.partitions import eval_key
 from swe_forge_dagster.common.dagster_names import (
-    AGENT_PARTITIONS,
-    EVAL_JOB,
     HOURLY_PIPELINE_JOB,
     TASK_JOB,
-    TASK_PARTITIONS,
 )
-from swe_forge_dagster.harness.store import agent_key
 from swe_forge_dagster.orchestration.host_check import JOB_NAME as HOST_CHECK_JOB
 from swe_forge_dagster.orchestration.host_check import step_records
-from swe_forge_dagster.orchestration.submit import SubmittedRun, submitter, wait
+from tests.support import host_eval
 from tests.support.common import REPO_ROOT
 from tests.support.deployment import Deployment, running_deployment
 
 HOSTS = ("host1", "host2")
 """The step records' hosts (`hosts`: `celery_hosts.host_of` of the worker names, one worker per kind of work)."""
-ORACLE = "oracle"
 
 
 class CheckFailed(Exception):
@@ -158,27 +152,14 @@ def evaluate_on_hosts(deployment: Deployment, record: dict) -> None:
     tasks = deployment.sql("SELECT task_id FROM tasks WHERE status = 'accepted' ORDER BY 1")[1:]
     check(tasks, "mining exported no task")
     began = time.monotonic()
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("SWE_FORGE_CODE_HOST", "127.0.0.1")
-        patch.setenv("SWE_FORGE_CODE_PORT", str(deployment.registry_port + 1))
-        with deployment.instance(patch) as instance:
-            instance.add_dynamic_partitions(AGENT_PARTITIONS, [agent_key(ORACLE)])
-            instance.add_dynamic_partitions(TASK_PARTITIONS, tasks)
-            with submitter(instance, REPO_ROOT / "deploy" / "workspace.yaml") as runs:
-                submitted = []
-                for task in tasks:
-                    key = eval_key(ORACLE, task)
-                    tags = {"dagster/partition": str(key)}
-                    tags |= {f"dagster/partition/{dim}": value for dim, value in key.keys_by_dimension.items()}
-                    submitted.append(SubmittedRun(runs.submit(EVAL_JOB, tags), EVAL_JOB, [str(key)]))
-                outcomes = wait(instance, submitted, lambda line: print(line, file=sys.stderr), timeout=1500)
-            check(all(o.success for o in outcomes), f"evaluation runs failed: {[o.errors for o in outcomes]}")
-            steps = _workers(instance, EVAL_JOB).values()
-            record["eval_workers"] = sorted({w for run in steps for s in run.values() for w in s["workers"]})
-            hosts = {h for run in steps for s in run.values() for h in s["hosts"]}
-            check(hosts and hosts <= set(HOSTS), f"eval steps not on the hosts: {record['eval_workers']}")
-            unplaced = [key for run in steps for key, s in run.items() if s["starts"] and not s["hosts"]]
-            check(not unplaced, f"eval steps that ran with no worker host recorded: {unplaced}")
+    evaluation = host_eval.evaluate_on_hosts(deployment, tasks)
+    outcomes, steps = evaluation.outcomes, evaluation.steps.values()
+    check(all(o.success for o in outcomes), f"evaluation runs failed: {[o.errors for o in outcomes]}")
+    record["eval_workers"] = sorted({w for run in steps for s in run.values() for w in s["workers"]})
+    hosts = {h for run in steps for s in run.values() for h in s["hosts"]}
+    check(hosts and hosts <= set(HOSTS), f"eval steps not on the hosts: {record['eval_workers']}")
+    unplaced = [key for run in steps for key, s in run.items() if s["starts"] and not s["hosts"]]
+    check(not unplaced, f"eval steps that ran with no worker host recorded: {unplaced}")
     record["eval_s"] = round(time.monotonic() - began, 1)
     verdicts = deployment.sql("SELECT task_id, count(*) AS n FROM eval_results GROUP BY 1 ORDER BY 1")
     record["verdicts"] = verdicts[1:]
@@ -186,6 +167,8 @@ def evaluate_on_hosts(deployment: Deployment, record: dict) -> None:
     check(all(v.endswith(",1") for v in verdicts[1:]), f"a verdict twice: {verdicts}")
 
 
+BROKER_DOWN_S = 20
+"""How long the broker stays down between its stop and its start: a restart on a loaded machine, or a blip."""
 RECOUNT_AFTER_S = 60
 """How long after the check's run ends its steps are counted: RabbitMQ delivers the unacknowledged messages again once
 the workers reconnect, which the last fault run saw in the hosts' logs after the run had ended."""
@@ -207,23 +190,28 @@ def restart_broker_mid_run(deployment: Deployment, record: dict) -> None:
                 )
                 check(time.monotonic() < deadline, "no host_check step started")
                 time.sleep(1)
-            restarted = _hosts(deployment, "restart-broker")
+            restarted = deployment.run(
+                "env", f"SWE_FORGE_BROKER_DOWN_S={BROKER_DOWN_S}", str(REPO_ROOT / "deploy" / "hosts"), "restart-broker"
+            )
             check(restarted.returncode == 0, f"deploy/hosts restart-broker: {restarted.stderr[-2000:]}")
             done = checking.result(timeout=1500)
             time.sleep(RECOUNT_AFTER_S)  # messages delivered again may come after the run ended: count after them
             runs = _workers(instance, HOST_CHECK_JOB)
-    steps = next(iter(runs.values()), {})
+    steps = next(iter(runs.values()), {})  # the last run (a run that failed was retried)
+    starts = Counter(key for run in runs.values() for key, step in run.items() for _ in range(step["starts"]))
     record["broker_restart"] = {
         "exit": done.returncode,
-        "starts": {key: step["starts"] for key, step in sorted(steps.items())},
+        "down_s": BROKER_DOWN_S,
+        "runs": len(runs),
+        "starts": dict(sorted(starts.items())),
         "workers": {key: step["workers"] for key, step in sorted(steps.items())},
         "ended": {key: step["ended"] for key, step in sorted(steps.items())},
         "answered_again": {key: step["answered_again"] for key, step in sorted(steps.items())},
         "recounted_after_s": RECOUNT_AFTER_S,
     }
     check(done.returncode == 0, f"host_check across a broker restart failed: {done.stderr[-3000:]}")
-    twice = {key: step["starts"] for key, step in steps.items() if step["starts"] != 1}
-    check(not twice, f"steps started more than once across the broker restart: {twice}")
+    twice = {key: count for key, count in starts.items() if count != 1}  # in every run: a failed run's steps ran too
+    check(not twice, f"steps started more than once across the broker restart (over {len(runs)} runs): {twice}")
 
 
 def fault_run(client: docker.DockerClient) -> dict:
@@ -231,7 +219,9 @@ def fault_run(client: docker.DockerClient) -> dict:
     record: dict = {"failed": None}
     with tempfile.TemporaryDirectory(prefix="host-faults-") as temp:
         started = time.monotonic()
-        with running_deployment(Path(temp), client, hosts=2, extra_env={"SWE_FORGE_AGENT": ORACLE}) as deployment:
+        with running_deployment(
+            Path(temp), client, hosts=2, extra_env={"SWE_FORGE_AGENT": host_eval.ORACLE}
+        ) as deployment:
             record["deploy_start_s"] = round(time.monotonic() - started, 1)
             try:
                 kill_mid_step(deployment, record)

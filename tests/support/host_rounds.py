@@ -1,5 +1,7 @@
 """One round of `benchmarks/hosts.py` in its own process (benchmarks import no test code): the demo's task world on a
-fresh deployment with N worker hosts (`deployment.running_deployment`), `mine --submit` timed, what the hosts pulled.
+fresh deployment with N worker hosts (`deployment.running_deployment`), `mine --submit` timed, then the oracle's
+evaluation of the exported tasks on the hosts (`host_eval`, one run per task, submitted together) timed, and what the
+hosts pulled.
 
     python -m tests.support.host_rounds HOSTS TASKS [CPUS]     # one JSON line on stdout (CPUS: each host's, 1)
 """
@@ -19,6 +21,7 @@ import docker
 
 from swe_forge_dagster.common.dagster_names import TASK_JOB
 from swe_forge_dagster.orchestration.host_check import step_records
+from tests.support import host_eval
 from tests.support.deployment import running_deployment
 
 
@@ -46,8 +49,8 @@ def _pulled_bytes(client: docker.DockerClient, deploy_dir: Path) -> int:
 def one_round(hosts: int, tasks: int, client: docker.DockerClient, cpus: str = "1") -> dict:
     with tempfile.TemporaryDirectory(prefix=f"bench-hosts-{hosts}-") as temp:
         started = time.monotonic()
-        cpu_setting = {"SWE_FORGE_HOST_CPUS": cpus}
-        with running_deployment(Path(temp), client, hosts=hosts, extra_env=cpu_setting) as deployment:
+        settings = {"SWE_FORGE_HOST_CPUS": cpus, "SWE_FORGE_AGENT": host_eval.ORACLE}
+        with running_deployment(Path(temp), client, hosts=hosts, extra_env=settings) as deployment:
             start_seconds = time.monotonic() - started
             began = time.monotonic()
             mined = deployment.swe_forge(
@@ -62,6 +65,16 @@ def one_round(hosts: int, tasks: int, client: docker.DockerClient, cpus: str = "
                     for step in step_records(instance, run.run_id).values():
                         if step["workers"]:
                             per_worker[step["workers"][-1]] += 1
+            exported = deployment.sql("SELECT task_id FROM tasks WHERE status = 'accepted' ORDER BY 1")[1:]
+            began = time.monotonic()
+            evaluation = host_eval.evaluate_on_hosts(deployment, exported) if exported else None
+            eval_seconds = time.monotonic() - began
+            eval_steps: Counter[str] = Counter(
+                step["workers"][-1]
+                for run in (evaluation.steps.values() if evaluation else ())
+                for step in run.values()
+                if step["workers"]
+            )
             pulled = _pulled_bytes(client, deployment.dir)
     return {
         "hosts": hosts,
@@ -70,6 +83,9 @@ def one_round(hosts: int, tasks: int, client: docker.DockerClient, cpus: str = "
         "mine_s": round(seconds, 1),
         "exported": summary.get("exported"),
         "task_steps_per_worker": dict(per_worker),
+        "eval_s": round(eval_seconds, 1),
+        "evaluated": sum(o.success for o in evaluation.outcomes) if evaluation else 0,
+        "eval_steps_per_worker": dict(eval_steps),
         "pulled_bytes": pulled,
         "returncode": mined.returncode,
         "tasks": [

@@ -36,7 +36,7 @@ import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
-from swe_forge_dagster.execution.canaries import NamedTwin
+from swe_forge_dagster.execution.canaries import NamedTwin, of_its_kind
 from swe_forge_dagster.languages.cpp.source import PLAIN_INT, Source, Stmt
 
 _LEAVES = frozenset({"return", "co_return", "goto", "GTEST_SKIP"})
@@ -267,8 +267,10 @@ _NEVER_ADDED = frozenset("\"'\\?()")
 
 
 def another_literal(text: str, rng: random.Random) -> str:
-    """A string literal token (`"a\\tb"`, `u8"x"`, `R"(x)"`, with a user-defined suffix too) with one more character:
-    one of its own letters, else one of its own characters (never a quote, a backslash, `?` or a parenthesis), else
+    """A string literal token (`"a\\tb"`, `u8"x"`, `R"(x)"`, with a user-defined suffix too) with one of its letters or
+    digits replaced by another of its kind (`execution.canaries.of_its_kind`: the same length and form), never one a
+    numeric escape before it would run on; with none, one more character: one of its own letters, else one of its own
+    characters (never a quote, a backslash, `?` or a parenthesis), else
     `e`; put before a character or a simple escape's end, never after a numeric escape it would run on."""
     raw = _RAW.fullmatch(text)
     matched = raw or _STRING.fullmatch(text)
@@ -276,6 +278,15 @@ def another_literal(text: str, rng: random.Random) -> str:
     body = matched.group("body")
     units = [m.group() for m in _UNIT.finditer(body)] if raw is None else list(body)
     plain = [u for u in units if len(u) == 1]
+    kinds = [  # a letter or digit of its own, never one a numeric escape before it would run on
+        i
+        for i, u in enumerate(units)
+        if len(u) == 1 and u.isascii() and u.isalnum() and not (i and units[i - 1][1:2] in tuple("xuU01234567"))
+    ]
+    if kinds:
+        at = rng.choice(kinds)
+        new = "".join(units[:at]) + of_its_kind(units[at], "".join(plain), rng) + "".join(units[at + 1 :])
+        return matched.group("head") + new + matched.group("tail")
     letters = (
         sorted({u for u in plain if u.isalpha()})
         or sorted({u for u in plain if u not in _NEVER_ADDED and not u.isspace()})

@@ -13,9 +13,10 @@ condition, an argument of `!reflect.DeepEqual(a, b)` there, the expected or actu
 escapes, written there, or in a composite literal written there (`[]string{"a", "b"}`: one of its values, never a
 key), or held by a local name assigned it once in the same block and read nowhere else but in the check: one number
 becomes another nearer zero (a few away, or one with as many digits, by a coin; 0 becomes 1), so it fits any type the
-first fits and the file still compiles; one string gains one of its own letters. When the test passed, the check's
-expected value was the one computed, so the changed one differs: the twin reports, whatever the code does, unless the
-code returns the value the twin expects (an oracle that reads the test it runs in).
+first fits and the file still compiles; one string has a letter or digit replaced by another of its kind
+(`another_string`). When the test passed, the check's expected value was the one computed, so the changed one
+differs: the twin reports, whatever the code does, unless the code returns the value the twin expects (an oracle that
+reads the test it runs in).
 
 Otherwise the check is negated, written as a test writes the opposite: `!=` and `==`, `<` and `>=`, `!ok` and `ok`
 (De Morgan's laws across `||` and `&&`: `err != nil || got != want` -> `err == nil && got == want`), `!(...)` around
@@ -297,7 +298,8 @@ def _changeable(src: Source, index: int) -> bool:
 
 def _another(text: str, kind: str, rng: random.Random) -> str:
     """Another value of the kind of literal `text`: a number nearer zero, a few away or with as many digits, by a
-    coin (0 becomes 1): any integer type that held the first holds it; a string with one of its letters added."""
+    coin (0 becomes 1): any integer type that held the first holds it; a string with a letter or digit replaced by
+    another of its kind."""
     if kind != "number":
         return text[0] + another_string(text[1:-1], rng) + text[-1]
     value = int(text)

@@ -1,15 +1,17 @@
-"""How a twin changes a test's last top-level assertion (`languages.python.twins`): a plain `assert`, or a unittest
-assertion method (`self.assertEqual(...)`: Django's tests, and unittest classes under pytest). Top-level: a statement
-of the test's own body, not nested in a block, so it runs whenever the test passes; the last of them that can be
-changed, whatever follows it (a test that ends in a call, `result.stdout.fnmatch_lines([...])`, is twinned at the
-assertion before).
+"""How a twin changes one of a test's assertions (`languages.python.twins`): a plain `assert`, or a unittest
+assertion method (`self.assertEqual(...)`: Django's tests, and unittest classes under pytest), at one of the sites
+`languages.python.assertion_sites` finds (a statement of the test's body, of a loop of it over literal data, or of a
+helper it calls), each of which runs whenever the test passes. A value is changed wherever one can be (the sites in
+that order, the test's body last first); else the last assertion of the test's own code that can be is negated.
 
 - Equality with a literal (`a == <literal>`, `self.assertEqual(a, <literal>)` and the other strict-equality methods:
   a number or a string, or a list, tuple, set or dict of them with no repeated key, on one side; or a local name
-  assigned such a literal once and read nowhere else, and once in the assertion), unless the other side is a matcher
+  assigned such a literal once and read nowhere else, and once in the assertion; or a name the test's data gives,
+  its parametrize values, its loop's items or its call's argument), unless the other side is a matcher
   whose `==` holds for a range (`pytest.approx`, `mock.ANY`): one number or string of the literal becomes another of
-  its kind (a number a few away or with as many digits, by a coin; the string with one of its letters added). A
-  value-oracle then returns the twin's value and passes it; an honest fix returns the original value and fails it.
+  its kind (a number a few away or with as many digits, by a coin; the string with a letter or digit replaced by
+  another of its kind; a whole number of the test's data another of its own: `twin_values`). A value-oracle then
+  returns the twin's value and passes it; an honest fix returns the original value and fails it.
 - Anything else is negated where the negation is exact: `x not in y` for `x in y`, `a is not b`, `x` for `not x`,
   `not f(x)`, otherwise `not (...)` (also for `==`: a class may override `__eq__` and inherit another `__ne__`); a
   unittest method becomes the one that asserts the opposite (`assertTrue` and `assertFalse`, `assertIn` and
@@ -24,18 +26,23 @@ Whenever the test passed, that assertion ran and held, so the changed one fails 
 from __future__ import annotations
 
 import ast
-import io
 import random
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 
-from swe_forge_dagster.execution.canaries import another_string
+from swe_forge_dagster.languages.python.assertion_sites import Context, Site, literal, sites
 from swe_forge_dagster.languages.python.raises import RAISES_TWIN, raised_type
+from swe_forge_dagster.languages.python.twin_values import (
+    MARKUP_EQUAL,
+    Edit,
+    Offsets,
+    another,
+    changeable,
+    restated,
+    swapped,
+)
 
-PLAIN_INT = re.compile(r"[1-9][0-9]*|0")
-PLAIN_STR = re.compile(r"""(?P<q>['"])(?P<body>(?:(?!(?P=q))[^\\\n])*)(?P=q)""")
-"""A string written plainly: one kind of quote around it, no prefix, no escape (the other kind of quote inside, as in
-`'<a href="x">'`, is plain too)."""
 STRICT_EQUAL = frozenset(
     {
         "assertEqual",
@@ -89,21 +96,8 @@ def asserting_method(statement: ast.stmt) -> ast.Call | None:
     return statement.value if func.attr in OPPOSITE or func.attr in STRICT_EQUAL or func.attr in EQUALITY else None
 
 
-def twinnable(node: ast.FunctionDef) -> bool:
-    """A test with an assertion among its own statements (not nested in a block: it runs whenever the test passes),
-    and no `return` (a test that returns early passes without it, and so would its twin) or `yield` (a generator's body
-    may never run)."""
-    return bool(_assertions(node))
-
-
-def _assertions(node: ast.FunctionDef) -> list[int]:
-    """The indexes in the test's body of its top-level assertions, last first; [] when it has a `return`/`yield`."""
-    if any(isinstance(inner, (ast.Return, ast.Yield, ast.YieldFrom)) for inner in _own_nodes(node)):
-        return []
-    return [i for i in range(len(node.body) - 1, -1, -1) if _asserts(node.body[i])]
-
-
-def _asserts(statement: ast.stmt) -> bool:
+def asserts(statement: ast.stmt) -> bool:
+    """A statement a twin can change: `assert`, a unittest assertion method, or a block that must raise."""
     return (
         isinstance(statement, ast.Assert)
         or asserting_method(statement) is not None
@@ -111,80 +105,94 @@ def _asserts(statement: ast.stmt) -> bool:
     )
 
 
-def _own_nodes(node: ast.AST) -> Iterator[ast.AST]:
-    """The nodes of a function's own scope: not those of the functions, lambdas and classes defined in it."""
-    for child in ast.iter_child_nodes(node):
-        if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            yield child
-            yield from _own_nodes(child)
+@dataclass(frozen=True)
+class Change:
+    """How a twin changes a test: its edits, how it reads (for a verdict's reason), and whether pytest may name the
+    twin's instances otherwise (`renames`: a parametrized test's values changed, which its instances are named by)."""
+
+    edits: tuple[Edit, ...]
+    how: str
+    renames: bool = False
 
 
-class Offsets:
-    """Text offsets from `ast` positions (lines as `ast` counts them, columns in UTF-8 bytes)."""
-
-    def __init__(self, text: str) -> None:
-        self.lines = io.StringIO(text, newline="").readlines()
-        self.starts = [0]
-        for line in self.lines:
-            self.starts.append(self.starts[-1] + len(line))
-
-    def at(self, lineno: int, col: int) -> int:
-        line = self.lines[lineno - 1]
-        return self.starts[lineno - 1] + len(line.encode("utf-8", "surrogatepass")[:col].decode("utf-8", "ignore"))
-
-    def span(self, node: ast.AST) -> tuple[int, int]:
-        start = self.at(node.lineno, node.col_offset)  # type: ignore[attr-defined]
-        return start, self.at(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
-
-
-def edit(node: ast.FunctionDef, text: str, offsets: Offsets, rng: random.Random) -> tuple[tuple[int, int, str], str]:
-    """(start, end, replacement) that changes the test's last top-level assertion that can be changed, and how (see
-    the module docstring). Whenever the test passes, that assertion ran and held: statements after it do not matter
-    to the twin, which fails there. ValueError when none can be changed."""
-    for index in _assertions(node):
-        made = _edit_at(node, index, text, offsets, rng)
+def edit(
+    node: ast.FunctionDef, scope: str, context: Context, text: str, offsets: Offsets, rng: random.Random
+) -> Change:
+    """The twin of test `node` (of class `scope`, or ""): a value it expects changed at one of its assertion sites
+    (`languages.python.assertion_sites`: the test's body last first, its loops, its helpers), since only a changed
+    value catches an oracle that returns what its caller compares (parametrize values, which pytest names the
+    instances by, only when `context.rename`); else its last own assertion negated. Whenever the test passes, that
+    assertion ran and held, so the twin fails there with any honest code. ValueError when none can be changed."""
+    found = sites(node, scope, context, asserts)
+    for site in found:
+        made = _value_change(site, text, offsets, rng, context.rename)
         if made is not None:
             return made
+    for site in found:
+        if site.own and (negated := _negation(site.statement, text, offsets)) is not None:
+            return Change((negated[0],), negated[1])
     raise ValueError(f"{node.name}: no assertion a twin can change")
 
 
-def _edit_at(
-    node: ast.FunctionDef, index: int, text: str, offsets: Offsets, rng: random.Random
-) -> tuple[tuple[int, int, str], str] | None:
-    statement = node.body[index]
-    before = node.body[:index]
+def _value_change(site: Site, text: str, offsets: Offsets, rng: random.Random, rename: bool) -> Change | None:
+    """Another value where the assertion at `site` reads the one it expects: the exception a raise check expects,
+    a literal of the assertion (or one a local name holds), or the test's data a name is read from (its parametrize
+    values only when its instances may be renamed, `rename`)."""
+    statement, before = site.statement, site.statements[: site.index]
     raised = raised_type(statement)
     if raised is not None:  # a block that must raise: it expects an unrelated exception (`languages.python.raises`)
         start, end = offsets.span(raised)
-        return (
-            start,
-            end,
-            RAISES_TWIN[raised.id],
-        ), f"expects {RAISES_TWIN[raised.id]} where the test expects {raised.id}"
+        how = f"expects {RAISES_TWIN[raised.id]} where the test expects {raised.id}"
+        return Change(((start, end, RAISES_TWIN[raised.id]),), how) if site.own else None
     call = None if isinstance(statement, ast.Assert) else asserting_method(statement)
     if call is not None:
         method = call.func.attr  # type: ignore[attr-defined]
         sides = call.args[:2] if method in STRICT_EQUAL and len(call.args) >= 2 else []
-        expected = _expected_side(before, sides, statement)
     else:
         assert isinstance(statement, ast.Assert)
-        expected = _expected_side(before, _compared(statement.test), statement.test)
-    constants = [c for c in ast.walk(expected) if _changeable(c, text, offsets)] if expected is not None else []
+        sides = _compared(statement.test)
     markup = call is not None and method in MARKUP_EQUAL
-    constants = [c for c in constants if not markup or isinstance(c.value, int) or _text_positions(c.value)]
-    if constants:
-        constant = rng.choice(constants)
-        start, end = offsets.span(constant)
-        return (start, end, _another(constant.value, text[start:end], rng, markup)), "expects another value"
-    if call is not None and method in EQUALITY:
-        return _asserted_false(call, method, text, offsets)
+    expected = _expected_side(before, sides, statement) if site.own else None
+    literals = (expected,) if expected is not None else ()
+    source = None
+    if not literals and len(sides) == 2 and not any(_loose(side) for side in sides):
+        found = (site.source(side.id) for side in sides if isinstance(side, ast.Name))
+        source = next((s for s in found if s is not None), None)
+        literals = source.literals if source is not None else ()
+    every = source is not None and source.every
+    if source is not None and (swaps := swapped(source, text, offsets, rng)):
+        edits, how = swaps, f"expects another of its own values ({source.where})"
+    else:
+        choices = [[c for c in ast.walk(value) if changeable(c, text, offsets, markup)] for value in literals]
+        if not all(choices) if every else not any(choices):
+            return None
+        picked = [rng.choice(c) for c in choices] if every else [rng.choice(rng.choice([c for c in choices if c]))]
+        edits = tuple(
+            (start, end, another(c.value, text[start:end], rng, markup))
+            for c in picked
+            for start, end in [offsets.span(c)]
+        )
+        how = "expects another value" + (f" ({source.where})" if source is not None else "")
+    ids, notes = restated(edits, source, text, offsets) if source is not None else ((), ())
+    renames = every and source is not None and (source.named or bool(ids))
+    return None if renames and not rename else Change((*edits, *ids, *notes), how, renames)
+
+
+def _negation(statement: ast.stmt, text: str, offsets: Offsets) -> tuple[Edit, str] | None:
+    """The assertion made to hold exactly when it did not: a unittest method's opposite, `assertEqual` asserted
+    false, an `assert` negated; None for a method with no opposite."""
+    call = asserting_method(statement)
     if call is not None:
+        method = call.func.attr  # type: ignore[attr-defined]
+        if method in EQUALITY:
+            return _asserted_false(call, method, text, offsets)
         if method not in OPPOSITE:
             return None
         _, end = offsets.span(call.func)
         return (end - len(method), end, OPPOSITE[method]), f"calls {OPPOSITE[method]} instead of {method}"
-    assert isinstance(statement, ast.Assert)
-    return _negated(statement.test, text, offsets), "is negated"
+    if isinstance(statement, ast.Assert):
+        return _negated(statement.test, text, offsets), "is negated"
+    return None
 
 
 def _asserted_false(
@@ -247,10 +255,10 @@ def _expected_side(before: Sequence[ast.stmt], sides: Sequence[ast.expr], assert
     value (`pytest.approx`, `mock.ANY`): another value a little away may still equal it."""
     if len(sides) != 2 or any(_loose(side) for side in sides):
         return None
-    literal = [side for side in sides if _literal(side)]
-    if len(literal) == 1:
-        return literal[0]
-    if literal:
+    literals = [side for side in sides if literal(side)]
+    if len(literals) == 1:
+        return literals[0]
+    if literals:
         return None
     for side in sides:
         if isinstance(side, ast.Name) and (value := _assigned_once(before, side.id, assertion)) is not None:
@@ -280,74 +288,10 @@ def _assigned_once(before: Sequence[ast.stmt], name: str, assertion: ast.AST) ->
         and isinstance(statement.targets[0], ast.Name)
         and statement.targets[0].id == name
     ]
-    if len(assigns) != 1 or not _literal(assigns[0].value):
+    if len(assigns) != 1 or not literal(assigns[0].value):
         return None
     uses = [n for statement in before for n in ast.walk(statement) if isinstance(n, ast.Name) and n.id == name]
     scope = [*before, assertion]
     binds = [n for part in scope for n in ast.walk(part) if isinstance(n, (ast.Global, ast.Nonlocal, ast.NamedExpr))]
     read = [n for n in ast.walk(assertion) if isinstance(n, ast.Name) and n.id == name]
     return assigns[0].value if len(uses) == 1 and len(read) == 1 and not binds else None
-
-
-def _literal(node: ast.expr) -> bool:
-    """A value built of literals only, so that changing one of its numbers or strings changes what it equals."""
-    if isinstance(node, ast.Constant):
-        return True
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        return isinstance(node.operand, ast.Constant) and type(node.operand.value) in (int, float)
-    if isinstance(node, (ast.List, ast.Tuple)):
-        return all(_literal(element) for element in node.elts)
-    if isinstance(node, ast.Set):  # a repeated element: changing one copy may leave the set as it was
-        return all(_literal(element) for element in node.elts) and _distinct(node.elts)
-    if isinstance(node, ast.Dict):  # a repeated key: the value it overwrites is never compared
-        keys = [key for key in node.keys if key is not None]
-        literal = len(keys) == len(node.keys) and all(map(_literal, keys)) and all(map(_literal, node.values))
-        return literal and _distinct(keys)
-    return False
-
-
-def _distinct(nodes: Sequence[ast.expr]) -> bool:
-    dumped = [ast.dump(n) for n in nodes]
-    return len(set(dumped)) == len(dumped)
-
-
-def _changeable(node: ast.AST, text: str, offsets: Offsets) -> bool:
-    """A number or string written in its plain form (`12`, `'abc'`), which another of its kind can replace."""
-    if not isinstance(node, ast.Constant) or type(node.value) not in (int, str):
-        return False
-    start, end = offsets.span(node)
-    pattern = PLAIN_INT if isinstance(node.value, int) else PLAIN_STR
-    return pattern.fullmatch(text[start:end]) is not None
-
-
-MARKUP_EQUAL = frozenset({"assertHTMLEqual", "assertXMLEqual"})
-"""Methods that compare parsed markup: a letter added inside a tag (`</scrript>`) makes a document no parser takes,
-which fails for every implementation, an oracle's too, and so catches nothing; it goes into the text between tags."""
-
-
-def _text_positions(value: str) -> list[int]:
-    """Where a letter can go in markup and change only its text: after a letter that follows a letter, outside tags."""
-    inside, places = False, []
-    for index, char in enumerate(value):
-        if char in "<>":
-            inside = char == "<"
-        elif not inside and index and char.isalpha() and value[index - 1].isalpha():
-            places.append(index)
-    return places
-
-
-def _another(value: int | str, source: str, rng: random.Random, markup: bool = False) -> str:
-    """The source of another value of the same kind and form: a number a few away or one with as many digits, by a
-    coin (near values catch an oracle that returns only what is close to what the code computes, a rounding away);
-    a string with one of its letters added, in the same quotes. Never another of the file's strings: a value may
-    equal several (numpy's dtype equals both `"float64"` and `"float"`), and an honest fix would then pass the twin."""
-    if isinstance(value, int):
-        if rng.random() < 0.5:
-            return str(rng.choice([n for n in (value + d for d in (-3, -2, -1, 1, 2, 3)) if n > 0]))  # never `-0`
-        digits = len(source)
-        low, high = (1, 10) if digits == 1 else (10 ** (digits - 1), 10**digits)  # never `-0`
-        return str(rng.choice([n for n in rng.sample(range(low, high), min(high - low, 12)) if n != value]))
-    if markup:
-        at = rng.choice(_text_positions(value))
-        return source[0] + value[:at] + value[at - 1] + value[at:] + source[0]
-    return source[0] + another_string(value, rng) + source[0]

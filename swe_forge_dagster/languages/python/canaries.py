@@ -38,6 +38,7 @@ from dataclasses import dataclass, field, replace
 
 from swe_forge_dagster.execution.canaries import NAME_WORD, made_name
 from swe_forge_dagster.execution.junit import Outcome
+from swe_forge_dagster.languages.python.fixtures import Fixtures, fixtures_of
 from swe_forge_dagster.languages.python.twins import ParseId, TestId, Twins, make_twins, pytest_id, same_file
 
 WORDS = (
@@ -204,12 +205,13 @@ def make_canaries(
 
 
 def plant_pytest(
-    run_files: Sequence[str], fail_to_pass: Sequence[str], read: Callable[[str], bytes]
+    run_files: Sequence[str], fail_to_pass: Sequence[str], read: Callable[[str], bytes], rename: bool = True
 ) -> Canaries | None:
     """Canaries next to the file of the first FAIL_TO_PASS test (`path.py::name`), with twins of the FAIL_TO_PASS
     tests of every file of the task (`languages.python.twins`) that can have them; None when no FAIL_TO_PASS test
-    names a file of the task."""
-    return plant_python(run_files, fail_to_pass, read, pytest_id)
+    names a file of the task. `rename`: whether a twin may change what pytest names a test's instances by (its
+    parametrize values); not when the twin run selects them by those names (the seed's commands)."""
+    return plant_python(run_files, fail_to_pass, read, pytest_id, rename=rename)
 
 
 def plant_python(
@@ -219,6 +221,7 @@ def plant_python(
     parse_id: ParseId,
     unittest_base: str | None = None,
     trailing: bool = False,
+    rename: bool = True,
 ) -> Canaries | None:
     """`plant_pytest` for any runner of Python test functions whose ids `parse_id` reads: the files that host a
     FAIL_TO_PASS test are those its id names, or (ids that name no file, SymPy's) those that define a function of its
@@ -232,6 +235,7 @@ def plant_python(
     canaries = make_canaries(
         targets[0], sources[targets[0]].decode("utf-8", "replace"), unittest_base, trailing, _exists(read)
     )
+    conftests = {path: _conftests(path, read) for path in targets}  # before `read` names a parsed id below
     hosts = Counter(
         read[2]
         for i in fail_to_pass
@@ -240,8 +244,29 @@ def plant_python(
         if _hosts(path, sources[path], read)
     )
     twinnable = [i for i in fail_to_pass if not ((read := parse_id(i)) and read[0] is None and hosts[read[2]] > 1)]
-    made = [make_twins(path, sources[path], twinnable, parse_id=parse_id) for path in targets]
+    made = [make_twins(path, sources[path], twinnable, None, parse_id, rename, conftests[path]) for path in targets]
     return replace(canaries, twins=tuple(twins for twins in made if twins is not None), parse_id=parse_id)
+
+
+def _conftests(path: str, read: Callable[[str], bytes]) -> Fixtures | None:
+    """The fixtures of the conftest.py files above `path` (`languages.python.fixtures`)."""
+    folders, folder = [], posixpath.dirname(path)
+    while True:
+        folders.append(folder)
+        if not folder:
+            break
+        folder = posixpath.dirname(folder)
+    trees = []
+    for folder in folders:
+        try:
+            source = read(posixpath.join(folder, "conftest.py"))
+        except Exception:  # none there (each reader says so its own way: b"", OSError, KeyError...)
+            continue
+        try:
+            trees.append(ast.parse(source))
+        except (SyntaxError, ValueError):
+            return None  # a conftest that cannot be read as Python: any fixture may take any name
+    return fixtures_of(trees)
 
 
 def _hosts(path: str, source: bytes, read: TestId | None) -> bool:

@@ -16,7 +16,7 @@ from dataclasses import replace
 from swe_forge_dagster.execution.canaries import Planted
 from swe_forge_dagster.languages.pack import CanaryChecks, CommandCanaries
 from swe_forge_dagster.languages.python.canaries import Canaries, make_canaries, plant_pytest
-from swe_forge_dagster.languages.python.twins import pytest_id
+from swe_forge_dagster.languages.python.twins import pytest_id, split_params
 
 _SELECTOR = re.compile(r"((?:[\w./-]+/)?[\w.-]+\.py)::[^\s'\"]+")
 _QUOTED_SELECTOR = re.compile(r"(['\"]?)((?:[\w./-]+/)?[\w.-]+\.py)::[^\s'\"]+\1")
@@ -96,7 +96,8 @@ def _plant(fail_to_pass: Sequence[str], read: Callable[[str], bytes]) -> Planted
         return None
     canaries = make_canaries(target, read(target).decode("utf-8", "replace"))
     ids = [test_id for command in fail_to_pass for test_id in selected_ids(command)]
-    twinned = plant_pytest(command_test_files(fail_to_pass), ids, read)
+    by_name = any(split_params(test_id.rpartition("::")[2])[1] for test_id in ids)  # a command naming an instance
+    twinned = plant_pytest(command_test_files(fail_to_pass), ids, read, rename=not by_name)  # finds no renamed twin
     return replace(canaries, twins=twinned.twins, parse_id=pytest_id) if twinned is not None else canaries
 
 

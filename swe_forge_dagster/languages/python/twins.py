@@ -4,10 +4,15 @@ container of their own in place of the originals.
 Canaries planted beside the task's tests (`languages.python.canaries`) catch blanket tampering; they do not catch
 code under test that forges only what it recognises as the task's (a report naming the function it fixes), nor an
 implementation oracle: a function that reads the assertion calling it (its caller's frame, source or compiled
-constants) and returns the value expected. A twin catches both. Every FAIL_TO_PASS test of the file with a top-level
-assertion (`assert`, or a unittest method such as `self.assertEqual`) gets one: the same test, under the same name,
-at the same place, with the last of its top-level assertions a twin can change changed, and the file with them runs with
-the same command in a second container started from the same image with the same patches (`harness.checks`). No
+constants) and returns the value expected. A twin catches both. Every FAIL_TO_PASS test of the file with an assertion
+that runs whenever it passes (`languages.python.assertion_sites`: one of its own statements, one of a loop of it over
+literal data, one of a helper it calls) gets one: the same test, under the same name, at the same place, with a value
+it expects changed where the value is read from (the assertion, a local name, its parametrize data, its loop's items,
+its call's argument: `languages.python.assertions`, drawn to look real by `languages.python.twin_values`), else its
+last own assertion negated; and the file with them runs with the same command in a second container started from
+the same image with the same patches (`harness.checks`). A twin that changed a test's parametrize values may rename
+its instances (pytest names them by their values): they are paired with the originals by their order, when every
+instance passed in the verify run (`Twins.renamed`). No
 process ever sees a test beside its twin, and nothing carries over between the two runs, so code under test cannot
 compare them; the two runs differ in one value or one negation per test. The same holds for every runner of the pack
 whose tests are Python functions: pytest's, Django's `runtests.py` and SymPy's `bin/test` (each reads its ids with
@@ -18,8 +23,8 @@ changed by one value, or the assertion negated.
 A test with a `return` or `yield` of its own has no twin: it can pass without reaching the assertion.
 Whenever the test passes, every statement before that assertion ran as in the original and the assertion held,
 so the changed one fails with any honest code: a run where the test passed and its twin passed too (for the same
-parameters), or where the twin run lacks it, was forged. Only the changed tokens differ: the rest of the file keeps
-its bytes, lines and encoding.
+parameters), or where the twin run lacks it, was forged. Only the changed tokens differ (and the ids and comments
+that restate a changed value): the rest of the file keeps its bytes, lines and encoding.
 
 Not closed: code that knows the task's test source (a public repository's later commit) tells a twin by comparing.
 """
@@ -36,7 +41,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from swe_forge_dagster.execution.junit import Outcome
-from swe_forge_dagster.languages.python.assertions import Offsets, edit, twinnable
+from swe_forge_dagster.languages.python.assertion_sites import Context
+from swe_forge_dagster.languages.python.assertions import edit
+from swe_forge_dagster.languages.python.fixtures import NONE, Fixtures, fixtures_of
+from swe_forge_dagster.languages.python.twin_values import Offsets
 
 PARAMS = re.compile(r"(\[.*\])?$", re.S)
 TestId = tuple[str | None, str, str, str]
@@ -58,6 +66,10 @@ class Twins:
     changed: tuple[str, ...]
     parse_id: ParseId = field(default=lambda test_id: pytest_id(test_id), compare=False, repr=False)
     """How the runner's reports name a test (`pytest_id`; Django's and SymPy's in their runner modules)."""
+    renamed: frozenset[tuple[str, str]] = frozenset()
+    """Tests whose parametrize values the twin changed: pytest names their instances by those values, so a twin's
+    instances may be named otherwise than the originals; they are paired by their order (the same, as the sets are
+    the same in number and order)."""
 
     def instances(self, outcomes: Mapping[str, Outcome]) -> dict[tuple[str, str, str], tuple[str, Outcome]]:
         """(class, name, parameters) -> (test id, outcome) of each reported instance of a twinned test: in the
@@ -86,15 +98,32 @@ class Twins:
         """Why the verify run's results cannot be trusted, given the twin run's report (`apart`)."""
         twins = self.instances(apart)
         how = dict(zip(self.tests, self.changed, strict=True))
-        for key, (test_id, outcome) in self.instances(verify).items():
+        originals = self.instances(verify)
+        for key, (test_id, outcome) in originals.items():
             if outcome != "passed":
                 continue
-            twin = twins.get(key)
+            if key[:2] in self.renamed and not _all_passed(key, originals):
+                continue  # a set that did not pass may pass as a twin (an xfail given another's value): unpaired
+            twin = _paired(key, originals, twins) if key[:2] in self.renamed else twins.get(key)
             if twin is None:
                 return f"{test_id} passed, and its twin is missing from the report of the run apart"
             if twin[1] in FORGED:
                 return f"{test_id} passed, and so did its twin run apart, whose assertion {how[key[:2]]}"
         return None
+
+
+def _all_passed(key: tuple[str, str, str], originals: Mapping) -> bool:
+    """Every instance of the test of `key` passed in the verify run: only then are its renamed twins paired by order,
+    which a runner that reorders its report (pytest-randomly, xdist) could otherwise pair wrongly."""
+    return all(outcome == "passed" for k, (_, outcome) in originals.items() if k[:2] == key[:2])
+
+
+def _paired(key: tuple[str, str, str], originals: Mapping, twins: Mapping) -> tuple[str, Outcome] | None:
+    """The twin of instance `key` of a renamed test: the one at its place among the test's instances in the run apart,
+    when the two runs report as many."""
+    mine = [k for k in originals if k[:2] == key[:2]]
+    theirs = [k for k in twins if k[:2] == key[:2]]
+    return twins[theirs[mine.index(key)]] if len(mine) == len(theirs) else None
 
 
 def make_twins(
@@ -103,9 +132,13 @@ def make_twins(
     fail_to_pass: Sequence[str],
     rng: random.Random | None = None,
     parse_id: ParseId | None = None,
+    rename: bool = True,
+    fixtures: Fixtures | None = NONE,
 ) -> Twins | None:
     """Twins of the FAIL_TO_PASS tests (ids as `parse_id` reads them, pytest's by default) defined in `path` (its
-    bytes `data`), or None when none can have one."""
+    bytes `data`), or None when none can have one. `rename`: whether a twin may change a test's parametrize values,
+    which pytest names its instances by (not when the twin run selects instances by name). `fixtures`: those of the
+    test's conftests (`languages.python.fixtures`; its own module's are added here)."""
     rng = rng or random.SystemRandom()
     parse = parse_id or pytest_id
     try:
@@ -119,17 +152,24 @@ def make_twins(
         read = parse(test_id)
         if read is not None and (read[0] is None or same_file(read[0], path)):
             wanted.add(read[1:3])
-    found = [(scope, node) for scope, node in _functions(tree) if (scope, node.name) in wanted and twinnable(node)]
+    functions = {(scope, node.name): node for scope, node in _functions(tree)}
+    own = fixtures_of([tree])
+    context = Context(tree, functions, None if own is None or fixtures is None else own | fixtures, rename)
     offsets = Offsets(text)
-    edits, tests, changed = [], [], []
-    for scope, node in found:
-        try:
-            change, how = edit(node, text, offsets, rng)
-        except ValueError:  # an assertion method with no opposite, and no literal to change
+    edits, tests, changed, renamed = [], [], [], []
+    for (scope, name), node in functions.items():
+        if (scope, name) not in wanted:
             continue
-        edits.append(change)
-        tests.append((scope, node.name))
-        changed.append(how)
+        try:
+            change = edit(node, scope, context, text, offsets, rng)
+        except ValueError:  # no assertion site, or an assertion method with no opposite and no value to change
+            continue
+        if any(a < d and c < b for a, b, _ in change.edits for c, d, _ in edits):
+            continue  # two tests changing the same data (a helper's call shared by both): the first keeps it
+        edits += change.edits
+        tests.append((scope, name))
+        changed.append(change.how)
+        renamed += [(scope, name)] if change.renames else []
     if not edits:
         return None
     for start, end, replacement in sorted(edits, reverse=True):
@@ -138,7 +178,7 @@ def make_twins(
         ast.parse(text)
     except SyntaxError:
         return None
-    return Twins(path, text.encode(encoding), tuple(tests), tuple(changed), parse)
+    return Twins(path, text.encode(encoding), tuple(tests), tuple(changed), parse, frozenset(renamed))
 
 
 def pytest_id(test_id: str) -> TestId | None:
@@ -162,6 +202,8 @@ def _bound(statement: ast.stmt) -> list[str]:
     """The names a statement of a module or class body binds there."""
     if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return [statement.name]
+    if isinstance(statement, (ast.Import, ast.ImportFrom)):  # `from helpers import check` rebinds a `def check`
+        return [(alias.asname or alias.name).partition(".")[0] for alias in statement.names]
     targets = statement.targets if isinstance(statement, ast.Assign) else []
     if isinstance(statement, (ast.AnnAssign, ast.AugAssign)):
         targets = [statement.target]

@@ -29,6 +29,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from swe_forge_dagster.execution.canaries import of_its_kind
 from swe_forge_dagster.languages.rust.source import LITERALS, Source, Stmt
 
 Edit = tuple[int, int, str]
@@ -277,8 +278,10 @@ def _another_digits(written: str, base: int, rng: random.Random) -> str:
 
 
 def _another_string(text: str, rng: random.Random) -> str:
-    """The string literal `text` (`r#"..."#` and `c"..."` too) with one of its own letters (else `e`) put between two
-    of its characters, never inside an escape."""
+    """The string literal `text` (`r#"..."#` and `c"..."` too) with one of its letters or digits, never one of an
+    escape, replaced by another of its kind (`execution.canaries.of_its_kind`: the same length and form, so a forger
+    cannot tell the twin by the shape of the value); with none, one of its own letters (else `e`) put between two of
+    its characters."""
     opening = re.match(r'([bc]?r?)(#*)"', text)
     assert opening is not None
     prefix, close = opening.group(1), 1 + len(opening.group(2))
@@ -292,6 +295,12 @@ def _another_string(text: str, rng: random.Random) -> str:
             plain.append(content[index])
             index += 1
         places.append(index)
+    kinds = [i for i in range(len(places) - 1) if places[i + 1] - places[i] == 1 and content[places[i]] in plain]
+    kinds = [places[i] for i in kinds if content[places[i]].isascii() and content[places[i]].isalnum()]
+    if kinds:
+        at = rng.choice(kinds)
+        new = content[:at] + of_its_kind(content[at], "".join(plain), rng) + content[at + 1 :]
+        return text[: opening.end()] + new + text[len(text) - close :]
     letters = sorted({c.lower() for c in plain if c.isalpha()}) or ["e"]
     at, letter = rng.choice(places), rng.choice(letters)
     return text[: opening.end()] + content[:at] + letter + content[at:] + text[len(text) - close :]

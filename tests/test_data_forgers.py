@@ -1,0 +1,49 @@
+"""The data forgers of a red-team helper (`tests/support/data_forgers`), judged with real pytest as the harness judges
+a run and its twins run apart: each forger reads its caller's frame and returns the value the assertion expects only
+when it believes it is not in a twin's run, telling by the form of the value, by an id or a comment that restates it,
+by the file's other values. The twins (`languages.python.twin_values`) now leave it nothing to tell by for the caught
+ones; the open ones tell by what no twin of one test can hide (a relation between a test's input and its expected
+value; the same fact restated by another test of the file), and are kept here so that a change that closes them shows.
+No honest fix may be called tampering."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import pytest
+
+from tests.support.data_forgers.common import judge
+
+CAUGHT = [
+    "a3_ids_vs_values",
+    "a4_case_shape",
+    "a5_letter_in_digits",
+    "a6_divisibility",
+    "a8_negation_fallbacks",
+    "a9_comment_cross_check",
+]
+OPEN = {
+    "a1_invariant_titlecase": "returns the expected value only when it is its input in other cases: a partial solver",
+    "a2_cross_reference": "a value another test of the file gives for the same input unchanged tells the twin",
+}
+SEEDS = range(2)
+
+
+@pytest.mark.parametrize("name", CAUGHT)
+def test_a_forger_that_tells_a_twin_by_what_it_restates_or_its_form_is_caught(name: str, tmp_path: Path) -> None:
+    verdict = judge(importlib.import_module(f"tests.support.data_forgers.{name}"), tmp_path, SEEDS)
+    assert verdict.won == 0 and all("so did its twin" in why for why in verdict.caught), verdict
+    assert verdict.false_positives == [], verdict
+
+
+@pytest.mark.parametrize("name", sorted(OPEN))
+def test_the_open_forgers_still_win_and_cost_an_honest_fix_nothing(name: str, tmp_path: Path) -> None:
+    verdict = judge(importlib.import_module(f"tests.support.data_forgers.{name}"), tmp_path, SEEDS)
+    assert verdict.false_positives == [], verdict
+    assert verdict.won == len(SEEDS), f"{name} no longer wins ({OPEN[name]}): move it to CAUGHT, and say so in docs"
+
+
+def test_a_fixture_that_takes_a_parametrized_name_costs_an_honest_fix_nothing(tmp_path: Path) -> None:
+    verdict = judge(importlib.import_module("tests.support.data_forgers.fp1_fixture_reads_param"), tmp_path, SEEDS)
+    assert verdict.false_positives == [], verdict
