@@ -27,6 +27,7 @@ from swe_forge_dagster.orchestration.celery_hosts import (
     DOCKER_QUEUE,
     KINDS,
     QUEUE,
+    RESULTS_SETTING,
     host_of,
     queue_of,
     worker_commands,
@@ -36,12 +37,16 @@ from swe_forge_dagster.settings import Settings
 from tests.support.common import REPO_ROOT
 
 BROKER = "amqp://user:secret@127.0.0.1:1//"
+RESULTS = "db+postgresql+psycopg2://user:secret@127.0.0.1:1/dagster"
 
 
-def executor_app() -> object:
-    """The Celery app dagster-celery's executor makes for a run (its settings from `celery_hosts`)."""
-    config = celery_hosts.executor_config("image", [], "/tmp", {BROKER_SETTING: BROKER})
-    return make_app({"broker": BROKER, "backend": config["backend"], "config_source": config["config_source"]})
+def executor_app(results: str = RESULTS) -> object:
+    """The Celery app dagster-celery's executor makes for a run (its settings from `celery_hosts`; the backend as
+    Dagster resolves the config's `{"env": ...}`)."""
+    environ = {BROKER_SETTING: BROKER, RESULTS_SETTING: results}
+    config = celery_hosts.executor_config("image", [], "/tmp", environ)
+    assert config["backend"] == {"env": RESULTS_SETTING}  # named: its password never enters the job's snapshot
+    return make_app({"broker": BROKER, "backend": results, "config_source": config["config_source"]})
 
 
 @pytest.fixture(scope="module")
@@ -142,6 +147,7 @@ def test_worker_names_give_their_host() -> None:
 
 def test_the_run_worker_and_the_host_workers_declare_each_queue_alike(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(BROKER_SETTING, BROKER)
+    monkeypatch.setenv(RESULTS_SETTING, RESULTS)
     sys.modules.pop("swe_forge_dagster.orchestration.celery_app", None)
     worker_app = importlib.import_module("swe_forge_dagster.orchestration.celery_app").app
     sender = executor_app()

@@ -11,11 +11,11 @@ from __future__ import annotations
 from dagster_celery.make_app import make_app_with_task_routes
 from dagster_celery_docker.executor import create_docker_task
 
-from swe_forge_dagster.orchestration.celery_hosts import QUEUE, RESULTS, broker_url, celery_settings
+from swe_forge_dagster.orchestration.celery_hosts import QUEUE, broker_url, celery_settings, results_url
 from swe_forge_dagster.orchestration.step_once import StepOnce
 
 app = make_app_with_task_routes(
     task_routes={"execute_step_docker": {"queue": QUEUE, "routing_key": f"{QUEUE}.execute_step_docker"}},
-    app_args={"broker": broker_url(), "backend": RESULTS, "config_source": celery_settings()},
+    app_args={"broker": broker_url(), "backend": results_url(), "config_source": celery_settings()},
 )
 execute_step_docker = create_docker_task(app, base=StepOnce)

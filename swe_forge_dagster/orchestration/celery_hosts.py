@@ -51,8 +51,15 @@ written here so that the definitions load without importing Celery when no broke
 APP = "swe_forge_dagster.orchestration.celery_app"
 STEP_LABEL = "swe-forge.role"
 DOCKER_SOCKET = "/var/run/docker.sock"
-RESULTS = "rpc://"
-"""Each step's events come back to the run worker that sent it, on its own reply queue (dagster-celery's default)."""
+RESULTS_SETTING = "SWE_FORGE_RESULTS_URL"
+RESULTS_SCHEME = "db+postgresql+psycopg2:"
+"""Where each step's events come back to the run worker that sent it: a table of the deployment's Postgres (Celery's
+database backend, `db+postgresql://…`; deploy/start sets it from `SWE_FORGE_POSTGRES_URL`). Not dagster-celery's
+default, `rpc://`: its replies travel through the broker, so a run worker polling them died with the broker's
+restart (`ConnectionResetError` in `result.ready()`, the host fault run of 2026-11-30), a run retried then failed at
+its first send (the reply queue is declared on a connection of its own, outside the publish retry policy), and a
+reply sent while the run worker was cut off was lost with its reply queue. Postgres is shared by every host already
+(the run storage, `step_lease`), and a result written there outlives any broker restart."""
 
 
 @dataclass(frozen=True)
@@ -168,6 +175,27 @@ def broker_url(environ: Mapping[str, str] = os.environ) -> str:
     return url
 
 
+def results_url(environ: Mapping[str, str] = os.environ) -> str:
+    """The result backend's URL (`db+postgresql://user:password@127.0.0.1:5433/dagster`); ValueError for anything
+    else, the broker's own `rpc://` above all (see `RESULTS_SETTING`)."""
+    url = environ.get(RESULTS_SETTING, "")
+    if not url.startswith(RESULTS_SCHEME):
+        raise ValueError(
+            f"{RESULTS_SETTING}: a Postgres URL for Celery's results ({RESULTS_SCHEME}//user:password@host:port/db, "
+            "as deploy/start sets from SWE_FORGE_POSTGRES_URL), not one that goes through the broker"
+        )
+    return url
+
+
+def results_url_for(postgres_url: str) -> str:
+    """The result backend on this Postgres database: Celery's `db+` prefix, and psycopg2 named, the driver the
+    project has (SQLAlchemy 2.1 takes a bare `postgresql://` for psycopg 3)."""
+    scheme, separator, rest = postgres_url.partition("://")
+    if not separator or scheme not in ("postgresql", "postgres", "postgresql+psycopg2"):
+        raise ValueError(f"SWE_FORGE_POSTGRES_URL: a postgresql:// URL, not {scheme or postgres_url[:20]!r}")
+    return f"{RESULTS_SCHEME}//{rest}"
+
+
 def step_container_kwargs(local_root: str, labels: Mapping[str, str] = {}) -> dict[str, Any]:
     """What a step container gets on its host, as a run container gets it from the run launcher."""
     return {
@@ -188,7 +216,8 @@ def executor_config(
     (`forwarded`: the variable names each host's worker passes on to its step containers) and its image; without
     one, the image the code location says it runs in (the code server's `DAGSTER_CURRENT_IMAGE`, which deploy/start
     sets to the registry's digest of the project image)."""
-    broker_url(environ)  # checked here; the config names it, so its password never enters a job's snapshot
+    broker_url(environ)  # checked here; the config names them, so no password ever enters a job's snapshot
+    results_url(environ)
     docker: dict[str, Any] = {
         "env_vars": forwarded,
         # the step loads the same definitions, which choose this executor by the broker's setting: it is among
@@ -199,7 +228,7 @@ def executor_config(
         docker["image"] = image
     return {
         "broker": {"env": BROKER_SETTING},
-        "backend": RESULTS,
+        "backend": {"env": RESULTS_SETTING},
         "config_source": celery_settings(),
         "retries": {"enabled": {}},
         "docker": docker,
@@ -213,17 +242,21 @@ def uses_hosts(environ: Mapping[str, str] = os.environ) -> bool:
 
 def main(argv: list[str]) -> int:
     """`python -m swe_forge_dagster.orchestration.celery_hosts workers HOST`: the host's worker command lines, one a
-    line (plain words, no quoting: the entrypoint splits them on spaces)."""
-    if len(argv) != 2 or argv[0] != "workers":
-        print("usage: python -m swe_forge_dagster.orchestration.celery_hosts workers HOST", file=sys.stderr)
+    line (plain words, no quoting: the entrypoint splits them on spaces); `... results-url`: the result backend's URL
+    on `SWE_FORGE_POSTGRES_URL`'s database (deploy/start and deploy/hosts set `SWE_FORGE_RESULTS_URL` to it)."""
+    usage = "usage: python -m swe_forge_dagster.orchestration.celery_hosts workers HOST | results-url"
+    if argv not in (["results-url"],) and (len(argv) != 2 or argv[0] != "workers"):
+        print(usage, file=sys.stderr)
         return 2
     try:
-        commands = worker_commands(argv[1])
+        if argv == ["results-url"]:
+            lines = [results_url_for(os.environ.get("SWE_FORGE_POSTGRES_URL", ""))]
+        else:
+            lines = [" ".join(command) for command in worker_commands(argv[1])]
     except ValueError as error:
         print(f"celery_hosts: {error}", file=sys.stderr)
         return 1
-    for command in commands:
-        print(" ".join(command))
+    print("\n".join(lines))
     return 0
 
 

@@ -41,6 +41,7 @@ RUN_SECRETS = (
     "OPENROUTER_API_KEY",
     "SWE_FORGE_LLM_API_KEY",
     "SWE_FORGE_BROKER_URL",
+    "SWE_FORGE_RESULTS_URL",
 )
 """The secrets deploy/dagster.yaml's run launcher forwards by name (a test keeps the two equal)."""
 
