@@ -1,10 +1,13 @@
 """The data forgers of a red-team helper (`tests/support/data_forgers`), judged with real pytest as the harness judges
 a run and its twins run apart: each forger reads its caller's frame and returns the value the assertion expects only
 when it believes it is not in a twin's run, telling by the form of the value, by an id or a comment that restates it,
-by the file's other values. The twins (`languages.python.twin_values`) now leave it nothing to tell by for the caught
-ones; the open ones tell by what no twin of one test can hide (a relation between a test's input and its expected
-value; the same fact restated by another test of the file), and are kept here so that a change that closes them shows.
-No honest fix may be called tampering."""
+by the file's other values, by the same fact stated twice in the file (a table, a loop, a dict, a keyword call, a
+float and an int, aligned lists, a comment, a docstring, another test's ids: a10 to a18, a second red team of
+2026-12-01). The twins (`languages.python.twin_values`, and `twin_facts` for a fact the file restates) now leave it
+nothing to tell by for the caught ones; the open ones tell by what no twin of one test can hide (a relation between a
+test's input and its expected value, a partial solver; a relation between two facts) or by a fact stated where a
+twinned test reads it (a fixture's module-level data), and are kept here so that a change that closes one shows. No
+honest fix may be called tampering."""
 
 from __future__ import annotations
 
@@ -16,16 +19,25 @@ import pytest
 from tests.support.data_forgers.common import judge
 
 CAUGHT = [
+    "a2_cross_reference",
     "a3_ids_vs_values",
     "a4_case_shape",
     "a5_letter_in_digits",
     "a6_divisibility",
     "a8_negation_fallbacks",
     "a9_comment_cross_check",
+    "a10_dict_table_slugs",
+    "a11_subtest_table",
+    "a12_comment_above",
+    "a13_int_float_spelling",
+    "a14_keyword_call",
+    "a17_ids_of_another_test",
+    "a18_mapped_list",
 ]
 OPEN = {
     "a1_invariant_titlecase": "returns the expected value only when it is its input in other cases: a partial solver",
-    "a2_cross_reference": "a value another test of the file gives for the same input unchanged tells the twin",
+    "a15_fixture_constant": "a fact a fixture serves from a module-level list, which a twinned test reads, is not restated",
+    "a16_odd_monotone": "a relation between facts (f(-x) == -f(x), monotone): each twin changes its own value alone",
 }
 SEEDS = range(2)
 

@@ -273,10 +273,17 @@ def _row(item: ast.expr, width: int) -> list[ast.expr] | None:
 
 def _loop_items(loop: ast.For, before: Sequence[ast.stmt], test: ast.FunctionDef) -> list[ast.expr] | None:
     """The items of a loop over literal data whose body runs to its end on each (no `break` or `continue`): a list or
-    tuple written in the loop, or one a local name is assigned once before it and read only there."""
+    tuple written in the loop, or one a local name is assigned once before it and read only there; a dict's (key,
+    value) pairs for `.items()` of one (a dict with no `**` in it)."""
     if loop.orelse or any(isinstance(n, (ast.Break, ast.Continue)) for n in own_nodes(loop)):
         return None
     data = loop.iter
+    pairs = isinstance(data, ast.Call) and isinstance(data.func, ast.Attribute) and data.func.attr == "items"
+    if pairs:  # `for key, value in {...}.items():` its (key, value) pairs, each name bound to its own
+        two = isinstance(loop.target, ast.Tuple) and len(loop.target.elts) == 2
+        if data.args or data.keywords or not two:  # type: ignore[union-attr]
+            return None
+        data = data.func.value  # type: ignore[union-attr]
     if isinstance(data, ast.Name):
         assigns = [
             s.value
@@ -284,6 +291,9 @@ def _loop_items(loop: ast.For, before: Sequence[ast.stmt], test: ast.FunctionDef
             if isinstance(s, ast.Assign) and len(s.targets) == 1 and _names(s.targets[0], data.id) == [s.targets[0]]
         ]
         data = assigns[0] if len(assigns) == 1 and len(_names(test, data.id)) == 2 else None
+    if pairs:
+        plain = isinstance(data, ast.Dict) and data.keys and all(key is not None for key in data.keys)
+        return [ast.Tuple([k, v], ast.Load()) for k, v in zip(data.keys, data.values, strict=True)] if plain else None
     return _elements(data)
 
 

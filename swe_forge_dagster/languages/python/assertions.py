@@ -31,7 +31,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from swe_forge_dagster.languages.python.assertion_sites import Context, Site, literal, sites
+from swe_forge_dagster.languages.python.assertion_sites import Context, Site, Source, literal, sites
 from swe_forge_dagster.languages.python.raises import RAISES_TWIN, raised_type
 from swe_forge_dagster.languages.python.twin_values import (
     MARKUP_EQUAL,
@@ -113,6 +113,9 @@ class Change:
     edits: tuple[Edit, ...]
     how: str
     renames: bool = False
+    negated: bool = False
+    """The twin asserts the opposite of what the test asserts: a value another test's twin restates into its data
+    would make it hold again (`twin_facts`)."""
 
 
 def edit(
@@ -130,7 +133,7 @@ def edit(
             return made
     for site in found:
         if site.own and (negated := _negation(site.statement, text, offsets)) is not None:
-            return Change((negated[0],), negated[1])
+            return Change((negated[0],), negated[1], negated=True)
     raise ValueError(f"{node.name}: no assertion a twin can change")
 
 
@@ -138,27 +141,12 @@ def _value_change(site: Site, text: str, offsets: Offsets, rng: random.Random, r
     """Another value where the assertion at `site` reads the one it expects: the exception a raise check expects,
     a literal of the assertion (or one a local name holds), or the test's data a name is read from (its parametrize
     values only when its instances may be renamed, `rename`)."""
-    statement, before = site.statement, site.statements[: site.index]
-    raised = raised_type(statement)
+    raised = raised_type(site.statement)
     if raised is not None:  # a block that must raise: it expects an unrelated exception (`languages.python.raises`)
         start, end = offsets.span(raised)
         how = f"expects {RAISES_TWIN[raised.id]} where the test expects {raised.id}"
         return Change(((start, end, RAISES_TWIN[raised.id]),), how) if site.own else None
-    call = None if isinstance(statement, ast.Assert) else asserting_method(statement)
-    if call is not None:
-        method = call.func.attr  # type: ignore[attr-defined]
-        sides = call.args[:2] if method in STRICT_EQUAL and len(call.args) >= 2 else []
-    else:
-        assert isinstance(statement, ast.Assert)
-        sides = _compared(statement.test)
-    markup = call is not None and method in MARKUP_EQUAL
-    expected = _expected_side(before, sides, statement) if site.own else None
-    literals = (expected,) if expected is not None else ()
-    source = None
-    if not literals and len(sides) == 2 and not any(_loose(side) for side in sides):
-        found = (site.source(side.id) for side in sides if isinstance(side, ast.Name))
-        source = next((s for s in found if s is not None), None)
-        literals = source.literals if source is not None else ()
+    literals, source, markup = _expected_values(site)
     every = source is not None and source.every
     if source is not None and (swaps := swapped(source, text, offsets, rng)):
         edits, how = swaps, f"expects another of its own values ({source.where})"
@@ -176,6 +164,41 @@ def _value_change(site: Site, text: str, offsets: Offsets, rng: random.Random, r
     ids, notes = restated(edits, source, text, offsets) if source is not None else ((), ())
     renames = every and source is not None and (source.named or bool(ids))
     return None if renames and not rename else Change((*edits, *ids, *notes), how, renames)
+
+
+def _expected_values(site: Site) -> tuple[tuple[ast.expr, ...], Source | None, bool]:
+    """The literal values the assertion at `site` expects (its literal side, the literal a local name holds, or the
+    test's data a name is read from: then its `Source`), and whether they are markup (`MARKUP_EQUAL`)."""
+    statement, before = site.statement, site.statements[: site.index]
+    call = None if isinstance(statement, ast.Assert) else asserting_method(statement)
+    method = call.func.attr if call is not None else None  # type: ignore[attr-defined]
+    if call is not None:
+        sides = call.args[:2] if method in STRICT_EQUAL and len(call.args) >= 2 else []
+    elif isinstance(statement, ast.Assert):
+        sides = _compared(statement.test)
+    else:
+        return (), None, False  # a block that must raise
+    markup = method in MARKUP_EQUAL
+    expected = _expected_side(before, sides, statement) if site.own else None
+    if expected is not None:
+        return (expected,), None, markup
+    if len(sides) == 2 and not any(_loose(side) for side in sides):
+        found = (site.source(side.id) for side in sides if isinstance(side, ast.Name))
+        source = next((s for s in found if s is not None), None)
+        if source is not None:
+            return source.literals, source, markup
+    return (), None, markup
+
+
+def expected_literals(node: ast.FunctionDef, scope: str, context: Context) -> list[tuple[ast.expr, Source | None]]:
+    """Every literal value test `node` expects at one of its assertion sites, with the data it is read from (None:
+    the assertion's own): what `twin_facts` changes when another test's twin changed the same fact."""
+    return [
+        (value, source)
+        for site in sites(node, scope, context, asserts)
+        for values, source, _ in [_expected_values(site)]
+        for value in values
+    ]
 
 
 def _negation(statement: ast.stmt, text: str, offsets: Offsets) -> tuple[Edit, str] | None:

@@ -222,11 +222,13 @@ def plant_python(
     unittest_base: str | None = None,
     trailing: bool = False,
     rename: bool = True,
+    described: bool = False,
 ) -> Canaries | None:
     """`plant_pytest` for any runner of Python test functions whose ids `parse_id` reads: the files that host a
     FAIL_TO_PASS test are those its id names, or (ids that name no file, SymPy's) those that define a function of its
     name; canaries next to the first (test cases of `unittest_base` for runners that collect only those), twins in
-    each. None when no FAIL_TO_PASS test is hosted by a file of the task."""
+    each (`described`: the runner names a test by its docstring's first line, which a twin then keeps). None when
+    no FAIL_TO_PASS test is hosted by a file of the task."""
     files = [f for f in run_files if f.endswith(".py")]
     sources = {path: _read(read, path) for path in files}
     targets = [path for path in files if any(_hosts(path, sources[path], parse_id(i)) for i in fail_to_pass)]
@@ -244,7 +246,10 @@ def plant_python(
         if _hosts(path, sources[path], read)
     )
     twinnable = [i for i in fail_to_pass if not ((read := parse_id(i)) and read[0] is None and hosts[read[2]] > 1)]
-    made = [make_twins(path, sources[path], twinnable, None, parse_id, rename, conftests[path]) for path in targets]
+    made = [
+        make_twins(path, sources[path], twinnable, None, parse_id, rename, conftests[path], described)
+        for path in targets
+    ]
     return replace(canaries, twins=tuple(twins for twins in made if twins is not None), parse_id=parse_id)
 
 

@@ -190,7 +190,9 @@ def plant_django(
     """Canaries as a `django.test.SimpleTestCase` (runtests.py collects test cases only; no database) in a new module
     beside the first FAIL_TO_PASS test's, and twins of the FAIL_TO_PASS tests (`self.assertEqual(...)` and the like
     changed, `languages.python.assertions`)."""
-    return plant_python(run_files, fail_to_pass, read, django_id, unittest_base="django.test.SimpleTestCase")
+    return plant_python(
+        run_files, fail_to_pass, read, django_id, unittest_base="django.test.SimpleTestCase", described=True
+    )
 
 
 def django_single_id(test_id: str) -> str:

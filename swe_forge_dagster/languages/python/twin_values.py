@@ -23,6 +23,7 @@ from swe_forge_dagster.execution.canaries import another_string
 from swe_forge_dagster.languages.python.assertion_sites import Source
 
 PLAIN_INT = re.compile(r"[1-9][0-9]*|0")
+PLAIN_FLOAT = re.compile(r"(?:[1-9][0-9]*|0)\.[0-9]+")
 PLAIN_STR = re.compile(r"""(?P<q>['"])(?P<body>(?:(?!(?P=q))[^\\\n])*)(?P=q)""")
 """A string written plainly: one kind of quote around it, no prefix, no escape (the other kind of quote inside, as in
 `'<a href="x">'`, is plain too)."""
@@ -84,7 +85,7 @@ def restated(
     Only a value with a letter or digit, restated once there (`id="a->a"` restates the input too: it is left). An id
     that changes renames its instance."""
     ids, notes = [], {}
-    comments = _comments(text, offsets)
+    noted_lines = comments(text, offsets)
     spans = sorted((offsets.span(v), k) for k, v in enumerate(source.literals))
     for start, end, new in edits:
         old = _bare(text[start:end])
@@ -101,7 +102,7 @@ def restated(
                 changed = token.sub(_bare(new).replace("\\", r"\\"), body)
                 ids.append((id_start, id_end, text[id_start] + changed + text[id_start]))
         line = bisect.bisect_right(offsets.starts, start) - 1
-        for span in comments.get(line, ()):
+        for span in noted_lines.get(line, ()):
             notes.setdefault(span, {}).setdefault(old, set()).add(_bare(new))
     noted = (_noted(text, span, changes) for span, changes in notes.items())
     return tuple(ids), tuple(note for note in noted if note is not None)
@@ -125,7 +126,7 @@ def _noted(text: str, span: tuple[int, int], changes: dict[str, set[str]]) -> Ed
     return (*span, changed) if changed != note else None
 
 
-def _comments(text: str, offsets: Offsets) -> dict[int, list[tuple[int, int]]]:
+def comments(text: str, offsets: Offsets) -> dict[int, list[tuple[int, int]]]:
     """The comments of the file by line (0-based), as text spans."""
     found: dict[int, list[tuple[int, int]]] = {}
     try:
@@ -148,14 +149,14 @@ def _bare(spelled: str) -> str:
 
 
 def changeable(node: ast.AST, text: str, offsets: Offsets, markup: bool = False) -> bool:
-    """A number or string written in its plain form (`12`, `'abc'`), which another of its kind can replace (in
+    """A number or string written in its plain form (`12`, `2.5`, `'abc'`), which another of its kind can replace (in
     markup, a string with text between its tags)."""
-    if not isinstance(node, ast.Constant) or type(node.value) not in (int, str):
+    if not isinstance(node, ast.Constant) or type(node.value) not in (int, float, str):
         return False
     if markup and isinstance(node.value, str) and not _text_positions(node.value):
         return False
     start, end = offsets.span(node)
-    pattern = PLAIN_INT if isinstance(node.value, int) else PLAIN_STR
+    pattern = {int: PLAIN_INT, float: PLAIN_FLOAT, str: PLAIN_STR}[type(node.value)]
     return pattern.fullmatch(text[start:end]) is not None
 
 
@@ -175,12 +176,16 @@ def _text_positions(value: str) -> list[int]:
     return places
 
 
-def another(value: int | str, source: str, rng: random.Random, markup: bool = False) -> str:
-    """The source of another value of the same kind and form: a number a few away or one with as many digits, by a
-    coin (near values catch an oracle that returns only what is close to what the code computes, a rounding away);
-    a string with a letter or digit replaced by another of its kind (`another_string`), in the same quotes. Never
+def another(value: int | float | str, source: str, rng: random.Random, markup: bool = False) -> str:
+    """The source of another value of the same kind and form: a whole number a few away or one with as many digits, by
+    a coin (near values catch an oracle that returns only what is close to what the code computes, a rounding away);
+    a decimal a few whole numbers away, its decimals kept; a string with a letter or digit replaced by another of its
+    kind (`another_string`), in the same quotes. Never
     another of the file's strings: a value may equal several (numpy's dtype equals both `"float64"` and `"float"`),
     and an honest fix would then pass the twin."""
+    if isinstance(value, float):  # a whole number or two away, its decimals kept (`2.5` -> `4.5`): never below 0
+        whole, _, decimals = source.partition(".")
+        return f"{rng.choice([n for n in (int(whole) + d for d in (-3, -2, -1, 1, 2, 3)) if n >= 0])}.{decimals}"
     if isinstance(value, int):
         if rng.random() < 0.5:
             return str(rng.choice([n for n in (value + d for d in (-3, -2, -1, 1, 2, 3)) if n > 0]))  # never `-0`

@@ -44,6 +44,7 @@ from swe_forge_dagster.execution.junit import Outcome
 from swe_forge_dagster.languages.python.assertion_sites import Context
 from swe_forge_dagster.languages.python.assertions import edit
 from swe_forge_dagster.languages.python.fixtures import NONE, Fixtures, fixtures_of
+from swe_forge_dagster.languages.python.twin_facts import Changed, Fact, Rows, conflicting, restate
 from swe_forge_dagster.languages.python.twin_values import Offsets
 
 PARAMS = re.compile(r"(\[.*\])?$", re.S)
@@ -134,11 +135,13 @@ def make_twins(
     parse_id: ParseId | None = None,
     rename: bool = True,
     fixtures: Fixtures | None = NONE,
+    described: bool = False,
 ) -> Twins | None:
     """Twins of the FAIL_TO_PASS tests (ids as `parse_id` reads them, pytest's by default) defined in `path` (its
     bytes `data`), or None when none can have one. `rename`: whether a twin may change a test's parametrize values,
     which pytest names its instances by (not when the twin run selects instances by name). `fixtures`: those of the
-    test's conftests (`languages.python.fixtures`; its own module's are added here)."""
+    test's conftests (`languages.python.fixtures`; its own module's are added here). `described`: the runner names a
+    test by its docstring's first line (unittest's verbose runner: Django's), which then stays."""
     rng = rng or random.SystemRandom()
     parse = parse_id or pytest_id
     try:
@@ -156,7 +159,9 @@ def make_twins(
     own = fixtures_of([tree])
     context = Context(tree, functions, None if own is None or fixtures is None else own | fixtures, rename)
     offsets = Offsets(text)
-    edits, tests, changed, renamed = [], [], [], []
+    rows = Rows(tree, text, offsets)
+    edits, tests, changed, renamed, deferred, negated = [], [], [], [], [], []
+    facts: dict[Fact, Changed] = {}
     for (scope, name), node in functions.items():
         if (scope, name) not in wanted:
             continue
@@ -166,10 +171,23 @@ def make_twins(
             continue
         if any(a < d and c < b for a, b, _ in change.edits for c, d, _ in edits):
             continue  # two tests changing the same data (a helper's call shared by both): the first keeps it
+        found = rows.changed(change.edits)
+        if conflicting(found, facts):
+            deferred.append((scope, name))  # another twin changed the same fact another way: restated from it below
+            continue
+        facts.update((c.fact, c) for c in found if c.fact not in facts)
         edits += change.edits
         tests.append((scope, name))
         changed.append(change.how)
         renamed += [(scope, name)] if change.renames else []
+        negated += [(scope, name)] if change.negated else []
+    everyone = {key: node for key, node in functions.items() if key[1].startswith("test")}
+    restatements = restate(facts, everyone, (tests, deferred, negated), context, rows, edits, described)
+    edits += restatements.edits
+    for key, how in restatements.changed.items():
+        tests.append(key)
+        changed.append(how)
+    renamed += [key for key in restatements.renamed if key in tests]
     if not edits:
         return None
     for start, end, replacement in sorted(edits, reverse=True):

@@ -1,0 +1,384 @@
+"""A fact a twin changes is changed wherever the test file restates it (`languages.python.twins`).
+
+Why: a test file often states one fact more than once: the same input and expected value in one test's parametrize
+table, in another's loop, in a helper's call, in a spot check, in a comment or a docstring (`(2.5, 3)`,
+`check(2.5, 3)`, `assert round_half_up(value=2.5) == 3`, `# 2.5 -> 3`). A twin changes one site per test, so the twin
+file held two answers for one input, and red-team forgers (a2, 2026-11-30; a10 to a18, 2026-12-01) that scanned their
+caller's file for such a conflict told the twin's run by it: they answered the original's run from their caller's
+frame and failed the twins as an honest fix does. So a value a twin changes is changed, the same way, wherever the
+file restates it where no twinned test can read it, and a test whose own twin would give a fact another value takes
+the first one's instead.
+
+A fact is a value in its row: the other values of the tuple or list it is an item of, the other arguments of the call
+it is an argument of (keywords too), the arguments of the call it is compared with (`f(2.5) == 3`,
+`assertEqual(f(2.5), 3)`), or the key it is the value of; and its place in that row. Numbers are compared as numbers
+(`3` and `3.0` state one fact). It is restated:
+
+- where a test expects it (`assertions.expected_literals`), never where one computes with it, which could make an
+  honest fix pass a twin (`assert identity((2, 1)) == (2, 1)`); a parametrized test's sets only where its instances
+  may be renamed;
+- anywhere in a test that has no twin and that no other code names (a test is not called by another): it runs apart
+  from every twinned test, so what it holds changes nothing they compute;
+- in free text, once where it names the fact's inputs too: comments, docstrings (not a twinned test's: Django names a
+  test by its docstring's first line), and the explicit ids of tests that have no twin.
+
+Not restated (open): a fact held by a module-level name or a fixture (a twinned test may read it), a fact stated as
+two aligned sequences (`[f(v) for v in (0.5, 2.5)] == [1, 3]`), and relations between facts (`f(-x) == -f(x)`).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from swe_forge_dagster.languages.python.assertion_sites import Context, Source
+from swe_forge_dagster.languages.python.assertions import STRICT_EQUAL, expected_literals
+from swe_forge_dagster.languages.python.twin_values import (
+    PLAIN_FLOAT,
+    PLAIN_STR,
+    Edit,
+    Offsets,
+    changeable,
+    comments,
+    restated,
+)
+
+Value = tuple[str, str]
+Fact = tuple[int, tuple[Value, ...], Value]
+"""(the value's place in its row, the row's other values, the value), each value as (its kind, its canonical form)."""
+TestKey = tuple[str, str]
+NO_SOURCE = Source((), False, "")
+
+
+@dataclass(frozen=True)
+class Changed:
+    """A fact a twin changed: its new value as written (a string without its quotes), and how free text would state
+    its inputs and its old value."""
+
+    fact: Fact
+    new: str
+    inputs: tuple[str, ...]
+    old: str
+    new_said: str
+
+
+class Rows:
+    """The facts of a module's literals (module docstring)."""
+
+    def __init__(self, tree: ast.Module, text: str, offsets: Offsets) -> None:
+        self.tree = tree
+        self.parent = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+        self.constants = {offsets.span(n): n for n in ast.walk(tree) if isinstance(n, ast.Constant)}
+        self.text, self.offsets = text, offsets
+
+    def fact(self, constant: ast.Constant) -> Fact | None:
+        found = self._row_of(constant)
+        return found[0] if found is not None else None
+
+    def _row_of(self, constant: ast.Constant) -> tuple[Fact, list[ast.expr], ast.AST] | None:
+        element: ast.AST = constant
+        parent = self.parent.get(element)
+        if isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.USub):
+            element, parent = parent, self.parent.get(parent)
+        if isinstance(parent, ast.keyword) and parent.arg is not None:  # `f(x, expected=3)`: the call's row
+            parent = self.parent.get(parent)
+        aligned = _aligned(element, parent, self.parent.get(parent)) if parent is not None else None
+        row, at = aligned if aligned is not None else _row(element, parent)
+        if row is None:
+            return None
+        others = tuple(_value(n) for k, n in enumerate(row) if k != at)
+        value = _value(element)
+        if value is None or not others or None in others:
+            return None
+        return (at, others, value), row, element  # type: ignore[return-value]
+
+    def changed(self, edits: Iterable[Edit]) -> list[Changed]:
+        """The facts the edits change."""
+        found = []
+        for start, end, new in edits:
+            constant = self.constants.get((start, end))
+            if constant is None or (row := self._row_of(constant)) is None:
+                continue
+            fact, cells, element = row
+            inputs = tuple(_said(cell) for cell in cells if cell is not element)
+            sign = "-" if element is not constant else ""  # `-3` made `-5`: free text says `-5`
+            bare = _bare(new, constant)
+            found.append(Changed(fact, bare, inputs, _said(element), sign + bare))
+        return found
+
+
+@dataclass
+class Restated:
+    """The edits that restate changed facts elsewhere, the tests whose instances they rename (a parametrized test's
+    sets named by their values), and the tests they changed (by where, for a twin's reason)."""
+
+    edits: list[Edit] = field(default_factory=list)
+    renamed: set[TestKey] = field(default_factory=set)
+    changed: dict[TestKey, str] = field(default_factory=dict)
+
+
+def conflicting(found: Sequence[Changed], facts: Mapping[Fact, Changed]) -> bool:
+    """A test's change would give a fact another value than an earlier test's twin gave it."""
+    return any(c.fact in facts and facts[c.fact].new != c.new for c in found)
+
+
+def restate(
+    facts: Mapping[Fact, Changed],
+    tests: Mapping[TestKey, ast.FunctionDef],
+    twinned: tuple[Iterable[TestKey], Iterable[TestKey], Iterable[TestKey]],
+    context: Context,
+    rows: Rows,
+    taken: Sequence[Edit],
+    described: bool = False,
+) -> Restated:
+    """The changed `facts` restated, the same way, where the module docstring says, but where an edit already is
+    (`taken`). `tests`: the module's test functions; `twinned`: those that have a twin, those whose own twin changed
+    a fact another way (they get one here when a value they expect is restated), and those whose twin is a negation
+    (nothing they read is changed: a restated value would make the negation hold again for an honest fix).
+    `described`: the runner names a test by its docstring's first line, which stays then."""
+    done = Restated()
+    if not facts:
+        return done
+    spans = [(start, end) for start, end, _ in taken]
+    later, negated = set(twinned[1]), set(twinned[2])
+    twins = set(twinned[0]) | later
+    for key, node in tests.items():
+        if key in negated:
+            continue
+        groups: dict[int, tuple[Source, dict[tuple[int, int], Edit]]] = {}
+        for source, constant in _places(key, node, twins, context, rows):
+            fact = rows.fact(constant)
+            start, end = rows.offsets.span(constant)
+            if fact not in facts or _overlaps(spans, start, end):
+                continue
+            spelled = _spelled(facts[fact].new, rows.text[start:end])  # type: ignore[index]
+            if spelled is not None:
+                groups.setdefault(id(source), (source or NO_SOURCE, {}))[1][start, end] = (start, end, spelled)
+        for source, spelled_at in groups.values():
+            edits = sorted(spelled_at.values())
+            ids, notes = restated(edits, source, rows.text, rows.offsets)
+            renames = source.every and (source.named or bool(ids)) and key in twins
+            extra = [*edits, *ids, *notes]
+            if (renames and not context.rename) or any(_overlaps(spans, a, b) for a, b, _ in extra):
+                continue
+            done.edits += extra
+            spans += [(a, b) for a, b, _ in extra]
+            done.renamed |= {key} if renames else set()
+            if not source.every and key in later:  # one changed set of a parametrized test leaves others passing
+                where = source.where or "in its assertion"
+                done.changed.setdefault(key, f"expects another value ({where}, as another test of its file states it)")
+    for start, end, said in _free_text(tests, twins, twins if described else set(), rows):
+        edit = _said_again(said, facts.values())
+        if edit is not None and not _overlaps(spans, start, end):
+            done.edits.append((start, end, edit))
+            spans.append((start, end))
+    return done
+
+
+def _places(
+    key: TestKey, node: ast.FunctionDef, twins: set[TestKey], context: Context, rows: Rows
+) -> Iterator[tuple[Source | None, ast.Constant]]:
+    """Where a test may restate a fact: the values it expects; in a test with no twin that no code names, every
+    literal of it (its decorators' too)."""
+    try:
+        expected = expected_literals(node, key[0], context)
+    except (ValueError, RecursionError):
+        expected = []
+    for value, source in expected:
+        for constant in ast.walk(value):
+            if isinstance(constant, ast.Constant) and _restatable(constant, rows):
+                yield source, constant
+    if key not in twins and not _named(node.name, rows.tree):
+        for constant in ast.walk(node):
+            if isinstance(constant, ast.Constant) and _restatable(constant, rows):
+                yield None, constant
+
+
+def _named(name: str, tree: ast.Module) -> bool:
+    """Whether any code of the module names `name` (a call of the test, `self.test_x()`, a reference)."""
+    return any(
+        (isinstance(n, ast.Name) and n.id == name) or (isinstance(n, ast.Attribute) and n.attr == name)
+        for n in ast.walk(tree)
+    )
+
+
+def _free_text(
+    tests: Mapping[TestKey, ast.FunctionDef], twins: set[TestKey], named: set[TestKey], rows: Rows
+) -> Iterator[tuple[int, int, str]]:
+    """(start, end, text) of the file's comments, its docstrings (but the first line of those of the tests `named` by
+    it), and the explicit ids of tests with no twin (a string's text without its quotes: only plain strings)."""
+    for spans in comments(rows.text, rows.offsets).values():
+        for start, end in spans:
+            yield start, end, rows.text[start:end]
+    by_docstring = {id(node) for key, node in tests.items() if key in named}
+    for node in ast.walk(rows.tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                for start, end, said in _plain_string(first.value, rows):
+                    if id(node) in by_docstring:  # from the line after its first line of text on
+                        cut = said.find("\n", len(said) - len(said.lstrip()))
+                        start, said = (start + cut, said[cut:]) if cut >= 0 else (end, "")
+                    yield start, end, said
+    for key, node in tests.items():
+        if key in twins:  # an id names an instance: a twinned test's keep their names, but where its values changed
+            continue
+        for decorator in node.decorator_list:
+            for keyword in (k for n in ast.walk(decorator) if isinstance(n, ast.Call) for k in n.keywords):
+                if keyword.arg in ("ids", "id"):
+                    for string in ast.walk(keyword.value):
+                        if isinstance(string, ast.Constant):
+                            yield from _plain_string(string, rows)
+
+
+def _plain_string(node: ast.Constant, rows: Rows) -> Iterator[tuple]:
+    if isinstance(node.value, str):
+        start, end = rows.offsets.span(node)
+        spelled = rows.text[start:end]
+        quote = spelled[:3] if spelled[:3] in ('"""', "'''") else spelled[:1]
+        if quote in ('"""', "'''", '"', "'") and spelled.endswith(quote) and "\\" not in spelled:
+            yield start + len(quote), end - len(quote), spelled[len(quote) : -len(quote)]
+
+
+def _said_again(said: str, facts: Iterable[Changed]) -> str | None:
+    """Free text with each changed fact it states (every input named, the old value once) stating the new value."""
+    changed = said
+    for fact in facts:
+        if not fact.old.strip() or not all(_token(i).search(changed) for i in fact.inputs):
+            continue
+        found = _token(fact.old).findall(changed)
+        if len(found) == 1 and not any(_token(fact.old).search(i) for i in fact.inputs):  # the input's own part
+            changed = _token(fact.old).sub(fact.new_said.replace("\\", r"\\"), changed)
+    return changed if changed != said else None
+
+
+def _token(text: str) -> re.Pattern[str]:
+    """`text` as a whole token: not part of a longer word or number (`3` is not in `13`, `0.3`, `3.5` or `-3`; a
+    sentence's full stop may follow it)."""
+    before = r"(?<![\w\-])(?<!\d\.)" if text[:1] != "-" else r"(?<![\w\-])"
+    return re.compile(before + re.escape(text) + r"(?!\w|\.\d)")
+
+
+def _overlaps(spans: Sequence[tuple[int, int]], start: int, end: int) -> bool:
+    return any(a < end and start < b for a, b in spans)
+
+
+def _restatable(constant: ast.Constant, rows: Rows) -> bool:
+    """A literal a changed value can be written over: a plain number or string (`twin_values.changeable`)."""
+    return changeable(constant, rows.text, rows.offsets)
+
+
+def _row(element: ast.AST, parent: ast.AST | None) -> tuple[list[ast.expr] | None, int]:
+    """The row a value is stated in (module docstring), and its place there."""
+    if isinstance(parent, (ast.Tuple, ast.List)):
+        return _placed(parent.elts, element)
+    if isinstance(parent, ast.Compare) and len(parent.ops) == 1 and isinstance(parent.ops[0], ast.Eq):
+        return _compared_with([parent.left, parent.comparators[0]], element)
+    if isinstance(parent, ast.Call):
+        method = parent.func.attr if isinstance(parent.func, ast.Attribute) else None
+        if method in STRICT_EQUAL and any(a is element for a in parent.args[:2]):
+            return _compared_with(parent.args[:2], element)
+        return _placed(_arguments(parent), element)
+    if isinstance(parent, ast.Dict):
+        at = next((k for k, v in enumerate(parent.values) if v is element), None)
+        key = parent.keys[at] if at is not None else None
+        return ([key, element], 1) if key is not None else (None, 0)  # type: ignore[list-item]
+    return None, 0
+
+
+def _aligned(element: ast.AST, sequence: ast.AST, compared: ast.AST | None) -> tuple[list[ast.expr], int] | None:
+    """`[f(v) for v in (0.5, 2.5)] == [1, 3]`, `list(map(f, [0.5, 2.5])) == [1, 3]`: an item of a literal sequence
+    compared with an expression over one literal sequence of its length states a fact of the item at its place there
+    (the row (2.5, 3)); None otherwise."""
+    if not isinstance(sequence, (ast.List, ast.Tuple)) or any(isinstance(e, ast.Starred) for e in sequence.elts):
+        return None
+    if isinstance(compared, ast.Compare) and len(compared.ops) == 1 and isinstance(compared.ops[0], ast.Eq):
+        sides = [compared.left, compared.comparators[0]]
+    elif (
+        isinstance(compared, ast.Call)
+        and isinstance(compared.func, ast.Attribute)
+        and compared.func.attr in STRICT_EQUAL
+    ):
+        sides = list(compared.args[:2])
+    else:
+        return None
+    if len(sides) != 2 or not any(side is sequence for side in sides):
+        return None
+    other = sides[1] if sides[0] is sequence else sides[0]
+    if isinstance(other, (ast.List, ast.Tuple)):
+        return None  # two literals compared: no computation between them
+    size = len(sequence.elts)
+    inputs = [n for n in ast.walk(other) if isinstance(n, (ast.List, ast.Tuple)) and len(n.elts) == size]
+    if len(inputs) != 1 or any(isinstance(e, ast.Starred) for e in inputs[0].elts):
+        return None
+    at = next(k for k, item in enumerate(sequence.elts) if item is element)
+    return [inputs[0].elts[at], sequence.elts[at]], 1
+
+
+def _placed(row: Sequence[ast.expr], element: ast.AST) -> tuple[list[ast.expr] | None, int]:
+    at = next((k for k, item in enumerate(row) if item is element), None)
+    if at is None or any(isinstance(item, ast.Starred) for item in row):
+        return None, 0
+    return list(row), at
+
+
+def _compared_with(sides: Sequence[ast.expr], element: ast.AST) -> tuple[list[ast.expr] | None, int]:
+    """`f(a, b) == value`, `f(a, x=b) == value`: the row (a, b, value)."""
+    other = sides[1] if sides[0] is element else sides[0]
+    if not isinstance(other, ast.Call) or any(isinstance(a, ast.Starred) for a in other.args):
+        return None, 0
+    arguments = _arguments(other)
+    return ([*arguments, element], len(arguments)) if arguments else (None, 0)  # type: ignore[list-item]
+
+
+def _arguments(call: ast.Call) -> list[ast.expr]:
+    """A call's values in order, its keywords' after its positional ones (`f(2.5)` and `f(value=2.5)` state one
+    input); none for `**kwargs`; a `pytest.param`'s positional ones only (its `id` and `marks` are no input)."""
+    if any(k.arg is None for k in call.keywords):
+        return []
+    param = isinstance(call.func, ast.Attribute) and call.func.attr == "param"
+    return [*call.args, *([] if param else [k.value for k in call.keywords])]
+
+
+def _value(node: ast.AST) -> Value | None:
+    try:
+        value = ast.literal_eval(node)  # type: ignore[arg-type]
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if type(value) in (int, float):
+        try:
+            return "number", str(Fraction(value))
+        except (ValueError, OverflowError):  # nan, inf
+            return "float", repr(value)
+    return type(value).__name__, repr(value)
+
+
+def _said(node: ast.AST) -> str:
+    """How free text states a literal: a string's text, a number as Python writes it."""
+    try:
+        value = ast.literal_eval(node)  # type: ignore[arg-type]
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return ""
+    return value if isinstance(value, str) else repr(value)
+
+
+def _bare(new: str, constant: ast.Constant) -> str:
+    return new[1:-1] if isinstance(constant.value, str) else new
+
+
+def _spelled(bare: str, old: str) -> str | None:
+    """The new value written as the literal it replaces is (its quotes, a float's point), or None when it cannot
+    be."""
+    if old[:1] in "'\"":
+        spelled = old[0] + bare + old[0]
+        return spelled if PLAIN_STR.fullmatch(spelled) else None
+    try:
+        number = Fraction(bare)
+    except ValueError:
+        return None
+    if PLAIN_FLOAT.fullmatch(old):  # `3.0` restating a whole `3` that became `5`: `5.0`
+        return f"{number.numerator}.0" if number.denominator == 1 else bare if "." in bare else None
+    return str(number.numerator) if number.denominator == 1 else None  # `3` restating `3.0` that became `5.0`: `5`
