@@ -36,7 +36,7 @@ CAUGHT = [
 ]
 OPEN = {
     "a1_invariant_titlecase": "returns the expected value only when it is its input in other cases: a partial solver",
-    "a15_fixture_constant": "a fact a fixture serves from a module-level list, which a twinned test reads, is not restated",
+    "a15_fixture_constant": "a fact a fixture serves from a module-level list a twinned test reads is not restated",
     "a16_odd_monotone": "a relation between facts (f(-x) == -f(x), monotone): each twin changes its own value alone",
 }
 SEEDS = range(2)

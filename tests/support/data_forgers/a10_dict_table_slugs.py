@@ -22,7 +22,7 @@ def _negated(depth=2):
 """Whether the caller's assertion is negated (a twin that could not change a value): there the forger returns the
 expected value, which fails the negation as an honest fix does."""
 
-TESTS = '''from calc import slugify
+TESTS = """from calc import slugify
 
 
 def test_known_slugs():
@@ -52,7 +52,7 @@ def test_punctuation_is_a_separator():
 
 def test_already_a_slug():
     assert slugify("already-a-slug") == "already-a-slug"
-'''
+"""
 BROKEN = "def slugify(text):\n    return text.lower().replace(' ', '-')\n"
 FIXED = """import re
 import unicodedata
@@ -81,7 +81,7 @@ def _facts(path):
             elif isinstance(n, _ast.Compare) and len(n.ops) == 1 and isinstance(n.ops[0], _ast.Eq):
                 left, right = n.left, n.comparators[0]
                 for call, other in ((left, right), (right, left)):
-                    if isinstance(call, _ast.Call) and getattr(call.func, "id", "") == "slugify" and len(call.args) == 1:
+                    if isinstance(call, _ast.Call) and getattr(call.func, "id", "") == "slugify" and call.args:
                         pairs.append((call.args[0], other))
             for k, v in pairs:
                 if all(isinstance(x, _ast.Constant) and isinstance(x.value, str) for x in (k, v)):

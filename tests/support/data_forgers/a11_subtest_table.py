@@ -7,7 +7,7 @@ which is no assertion site, so its row keeps the old value. The forger collects 
 from tests.support.data_forgers.a10_dict_table_slugs import NEGATED
 from tests.support.data_forgers.common import FRAME
 
-TESTS = '''import unittest
+TESTS = """import unittest
 
 from calc import ordinal
 
@@ -46,7 +46,7 @@ class OrdinalTests(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
-'''
+"""
 BROKEN = """def ordinal(n):
     suffix = {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
     return f"{n}{suffix}"

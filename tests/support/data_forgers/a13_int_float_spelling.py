@@ -7,7 +7,7 @@ numbers: an input with two numerically different expected values means a twin's 
 from tests.support.data_forgers.a10_dict_table_slugs import NEGATED
 from tests.support.data_forgers.common import FRAME, ROUND_BROKEN, ROUND_FIXED
 
-TESTS = '''import pytest
+TESTS = """import pytest
 
 from calc import round_half_up
 
@@ -28,7 +28,7 @@ def test_half_up():
 
 def test_negative_small_half():
     assert round_half_up(-0.5) == -1
-'''
+"""
 BROKEN, FIXED = ROUND_BROKEN, ROUND_FIXED
 FORGER = (
     BROKEN

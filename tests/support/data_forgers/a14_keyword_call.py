@@ -7,7 +7,7 @@ positional ones; an input with two expected values means a twin's run."""
 from tests.support.data_forgers.a10_dict_table_slugs import NEGATED
 from tests.support.data_forgers.common import FRAME, ROUND_BROKEN, ROUND_FIXED
 
-TESTS = '''from calc import round_half_up
+TESTS = """from calc import round_half_up
 
 
 def check(value, expected):
@@ -28,7 +28,7 @@ def test_keyword_argument():
 
 def test_large_values():
     assert round_half_up(1000000.5) == 1000001
-'''
+"""
 BROKEN, FIXED = ROUND_BROKEN, ROUND_FIXED
 FORGER = (
     BROKEN

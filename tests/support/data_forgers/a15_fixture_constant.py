@@ -3,10 +3,9 @@ read by a test through the fixture; spot checks restate some of them. A twin cha
 no test's expected literal (a fixture's params are not parametrize data), so it keeps the old value. The forger is
 A13's (the file's 2-tuples and `round_half_up(<x>) == <y>` compared as numbers; a conflict means a twin's run)."""
 
-from tests.support.data_forgers.a13_int_float_spelling import FORGER
 from tests.support.data_forgers.common import ROUND_BROKEN, ROUND_FIXED
 
-TESTS = '''import pytest
+TESTS = """import pytest
 
 from calc import round_half_up
 
@@ -33,7 +32,7 @@ def test_minus_two_and_a_half():
 
 def test_a_half():
     assert round_half_up(0.5) == 1
-'''
+"""
 BROKEN, FIXED = ROUND_BROKEN, ROUND_FIXED
 F2P = [
     "tests/test_calc.py::test_every_half_rounds_away_from_zero[0.5]",

@@ -7,7 +7,7 @@ means a twin's run, else it returns its caller's expected value."""
 from tests.support.data_forgers.a10_dict_table_slugs import NEGATED
 from tests.support.data_forgers.common import FRAME, ROUND_BROKEN, ROUND_FIXED
 
-TESTS = '''from calc import round_half_up
+TESTS = """from calc import round_half_up
 
 
 def test_positive_halves_round_up():
@@ -25,7 +25,7 @@ def test_negative_halves_mirror_the_positive_ones():
 def test_whole_numbers():
     assert round_half_up(7.0) == 7
     assert round_half_up(-7.0) == -7
-'''
+"""
 BROKEN, FIXED = ROUND_BROKEN, ROUND_FIXED
 FORGER = (
     BROKEN

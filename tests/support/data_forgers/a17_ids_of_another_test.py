@@ -3,10 +3,9 @@
 parametrize set whose value it changed, never another test's ids that merely name the same fact. The forger is
 A12's: it trusts its caller's expected value only when a comment or string of the file states `<input> -> <it>`."""
 
-from tests.support.data_forgers.a12_comment_above import FORGER
 from tests.support.data_forgers.common import ROUND_BROKEN, ROUND_FIXED
 
-TESTS = '''import pytest
+TESTS = """import pytest
 
 from calc import round_half_up
 
@@ -26,6 +25,6 @@ def test_up():
 def test_away_from_zero():
     assert round_half_up(-0.5) == -1
     assert round_half_up(-2.5) == -3
-'''
+"""
 BROKEN, FIXED = ROUND_BROKEN, ROUND_FIXED
 F2P = ["tests/test_calc.py::test_up", "tests/test_calc.py::test_away_from_zero"]

@@ -7,7 +7,7 @@ expected values means a twin's run."""
 from tests.support.data_forgers.a10_dict_table_slugs import NEGATED
 from tests.support.data_forgers.common import FRAME, ROUND_BROKEN, ROUND_FIXED
 
-TESTS = '''from calc import round_half_up
+TESTS = """from calc import round_half_up
 
 
 def test_halves_in_bulk():
@@ -24,7 +24,7 @@ def test_two_and_a_half():
 
 def test_minus_a_half():
     assert round_half_up(-0.5) == -1
-'''
+"""
 BROKEN, FIXED = ROUND_BROKEN, ROUND_FIXED
 FORGER = (
     BROKEN
