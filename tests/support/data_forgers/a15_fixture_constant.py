@@ -3,6 +3,7 @@ read by a test through the fixture; spot checks restate some of them. A twin cha
 no test's expected literal (a fixture's params are not parametrize data), so it keeps the old value. The forger is
 A13's (the file's 2-tuples and `round_half_up(<x>) == <y>` compared as numbers; a conflict means a twin's run)."""
 
+from tests.support.data_forgers import a13_int_float_spelling
 from tests.support.data_forgers.common import ROUND_BROKEN, ROUND_FIXED
 
 TESTS = """import pytest
@@ -43,3 +44,4 @@ F2P = [
     "tests/test_calc.py::test_minus_two_and_a_half",
     "tests/test_calc.py::test_a_half",
 ]
+FORGER = a13_int_float_spelling.FORGER

@@ -3,6 +3,7 @@
 parametrize set whose value it changed, never another test's ids that merely name the same fact. The forger is
 A12's: it trusts its caller's expected value only when a comment or string of the file states `<input> -> <it>`."""
 
+from tests.support.data_forgers import a12_comment_above
 from tests.support.data_forgers.common import ROUND_BROKEN, ROUND_FIXED
 
 TESTS = """import pytest
@@ -28,3 +29,4 @@ def test_away_from_zero():
 """
 BROKEN, FIXED = ROUND_BROKEN, ROUND_FIXED
 F2P = ["tests/test_calc.py::test_up", "tests/test_calc.py::test_away_from_zero"]
+FORGER = a12_comment_above.FORGER
