@@ -118,3 +118,97 @@ def test_parametrize_data_is_not_restated_when_the_twin_run_selects_instances_by
         table = twins.content.decode().split("def test_table")[0]
         assert "[(2, 4), (3, 6), (5, 10)]" in table, table
         assert not twins.renamed
+
+
+STATE = """from calc import lookup, register
+
+
+def test_register():
+    register("x", 5)
+
+
+def test_lookup():
+    assert lookup("x") == 5
+"""
+
+
+def test_a_value_a_test_with_no_twin_hands_to_code_is_never_changed() -> None:
+    """The twin of `test_lookup` changes 5; `test_register` hands 5 to code whose state the twinned test reads (a
+    review found an honest registry passing the twin when both changed)."""
+    both = ["tests/test_state.py::test_register", "tests/test_state.py::test_lookup"]
+    for seed in range(10):
+        twins = make_twins("tests/test_state.py", STATE.encode(), both, random.Random(seed))
+        assert twins is not None and 'register("x", 5)' in twins.content.decode()
+
+
+EDGES = (
+    """# -*- coding: latin-1 -*-
+import unittest
+
+from calc import big, double, normalize, parse_number
+
+
+def test_alias():
+    assert normalize("coding") == "latin"
+
+
+def test_duplicate_keys():
+    for value, expected in {2: 5, 3: 6, 2: 4}.items():
+        assert double(value) == expected
+
+
+def test_huge_float():
+    assert parse_number("36028797018963968") == 36028797018963968.0
+
+
+def test_big():
+    assert big(2, 0x"""
+    + "f" * 4000
+    + """) == 4
+
+
+class T(unittest.TestCase):
+    def test_a(self):
+        self.assertEqual(double(2), 4)
+
+    def test_b(self):
+        self.assertEqual(4, second=double(2))
+"""
+)
+
+
+def test_what_a_review_found_in_restatements_holds() -> None:
+    """An encoding declaration is no comment to restate; a dict with a key given twice is no loop data (the value
+    overwritten is never compared); a float too large for a whole number away to differ is negated, not changed; an
+    assertion with one positional argument and an int too long to print break nothing."""
+    ids = [f"tests/test_edges.py::{name}" for name in ("test_alias", "test_duplicate_keys", "test_huge_float")]
+    ids += ["tests/test_edges.py::T::test_a"]
+    for seed in range(10):
+        twins = make_twins("tests/test_edges.py", EDGES.encode(), ids, random.Random(seed))
+        assert twins is not None
+        text = twins.content.decode()
+        assert text.startswith("# -*- coding: latin-1 -*-\n"), text[:40]
+        how = dict(zip(twins.tests, twins.changed, strict=True))
+        assert "loop" not in how.get(("", "test_duplicate_keys"), ""), how
+        assert how.get(("", "test_huge_float")) == "is negated", how
+
+
+def test_a_test_with_no_twin_keeps_its_instance_names_where_the_run_selects_them_by_name() -> None:
+    text = """import pytest
+
+from calc import double
+from numpy.testing import assert_equal
+
+
+def test_spot():
+    assert double(2) == 4
+
+
+@pytest.mark.parametrize("value, expected", [(2, 4), (3, 6)])
+def test_table(value, expected):
+    assert_equal(double(value), expected)
+"""
+    ids = ["tests/test_t.py::test_spot", "tests/test_t.py::test_table[2-4]", "tests/test_t.py::test_table[3-6]"]
+    for seed in range(10):
+        twins = make_twins("tests/test_t.py", text.encode(), ids, random.Random(seed), rename=False)
+        assert twins is not None and "[(2, 4), (3, 6)]" in twins.content.decode()

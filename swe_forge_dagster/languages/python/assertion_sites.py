@@ -171,8 +171,13 @@ def literal(node: ast.expr) -> bool:
 
 
 def _distinct(nodes: Sequence[ast.expr]) -> bool:
+    """No two equal as values (`1`, `1.0` and `True` are one key), nor as written."""
     dumped = [ast.dump(n) for n in nodes]
-    return len(set(dumped)) == len(dumped)
+    try:
+        values = [ast.literal_eval(n) for n in nodes]
+        return len(set(values)) == len(values) and len(set(dumped)) == len(dumped)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):  # not hashable, or not a literal
+        return len(set(dumped)) == len(dumped)
 
 
 def _parametrized(node: ast.FunctionDef, context: Context) -> dict[str, Source]:
@@ -292,8 +297,9 @@ def _loop_items(loop: ast.For, before: Sequence[ast.stmt], test: ast.FunctionDef
         ]
         data = assigns[0] if len(assigns) == 1 and len(_names(test, data.id)) == 2 else None
     if pairs:
-        plain = isinstance(data, ast.Dict) and data.keys and all(key is not None for key in data.keys)
-        return [ast.Tuple([k, v], ast.Load()) for k, v in zip(data.keys, data.values, strict=True)] if plain else None
+        keys = data.keys if isinstance(data, ast.Dict) else []
+        plain = bool(keys) and all(key is not None for key in keys) and _distinct(keys)  # type: ignore[arg-type]
+        return [ast.Tuple([k, v], ast.Load()) for k, v in zip(keys, data.values, strict=True)] if plain else None  # type: ignore[union-attr]
     return _elements(data)
 
 

@@ -11,24 +11,27 @@ the first one's instead.
 
 A fact is a value in its row: the other values of the tuple or list it is an item of, the other arguments of the call
 it is an argument of (keywords too), the arguments of the call it is compared with (`f(2.5) == 3`,
-`assertEqual(f(2.5), 3)`), or the key it is the value of; and its place in that row. Numbers are compared as numbers
-(`3` and `3.0` state one fact). It is restated:
+`assertEqual(f(2.5), 3)`), the key it is the value of, or the literal sequence an aligned list is compared over
+(`[f(v) for v in (0.5, 2.5)] == [1, 3]`); and its place in that row. Numbers are compared as numbers (`3` and `3.0`
+state one fact). It is restated:
 
-- where a test expects it (`assertions.expected_literals`), never where one computes with it, which could make an
-  honest fix pass a twin (`assert identity((2, 1)) == (2, 1)`); a parametrized test's sets only where its instances
-  may be renamed;
-- anywhere in a test that has no twin and that no other code names (a test is not called by another): it runs apart
-  from every twinned test, so what it holds changes nothing they compute;
-- in free text, once where it names the fact's inputs too: comments, docstrings (not a twinned test's: Django names a
-  test by its docstring's first line), and the explicit ids of tests that have no twin.
+- where a test expects it (`assertions.expected_literals`: a value only compared, never handed to code, which could
+  carry it to a twinned test through shared state, nor computed with: `assert identity((2, 1)) == (2, 1)` keeps its
+  input); in a test with no twin, also inside its `with` blocks (`self.subTest`); never in a test whose twin is a
+  negation (a restated value would make it hold again for an honest fix); a parametrized test's sets only where a
+  run does not select instances by name;
+- in free text, once where it names the fact's inputs too: comments (not an encoding declaration), docstrings (but
+  the first line of a twinned test's under a runner that names tests by it: Django's), and the explicit ids of tests
+  that have no twin.
 
-Not restated (open): a fact held by a module-level name or a fixture (a twinned test may read it), a fact stated as
-two aligned sequences (`[f(v) for v in (0.5, 2.5)] == [1, 3]`), and relations between facts (`f(-x) == -f(x)`).
+Not restated (open): a fact held by a module-level name or a fixture (a twinned test may read it), and relations
+between facts (`f(-x) == -f(x)`).
 """
 
 from __future__ import annotations
 
 import ast
+import copy
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -51,6 +54,8 @@ Fact = tuple[int, tuple[Value, ...], Value]
 """(the value's place in its row, the row's other values, the value), each value as (its kind, its canonical form)."""
 TestKey = tuple[str, str]
 NO_SOURCE = Source((), False, "")
+CODING = re.compile(r"^#.*?coding[:=]")
+"""An encoding declaration (PEP 263): a comment of the first two lines that changes how the file is read."""
 
 
 @dataclass(frozen=True)
@@ -160,9 +165,10 @@ def restate(
         for source, spelled_at in groups.values():
             edits = sorted(spelled_at.values())
             ids, notes = restated(edits, source, rows.text, rows.offsets)
-            renames = source.every and (source.named or bool(ids)) and key in twins
+            renaming = source.every and (source.named or bool(ids))  # any test's: a run may select it by name
+            renames = renaming and key in twins
             extra = [*edits, *ids, *notes]
-            if (renames and not context.rename) or any(_overlaps(spans, a, b) for a, b, _ in extra):
+            if (renaming and not context.rename) or any(_overlaps(spans, a, b) for a, b, _ in extra):
                 continue
             done.edits += extra
             spans += [(a, b) for a, b, _ in extra]
@@ -170,7 +176,7 @@ def restate(
             if not source.every and key in later:  # one changed set of a parametrized test leaves others passing
                 where = source.where or "in its assertion"
                 done.changed.setdefault(key, f"expects another value ({where}, as another test of its file states it)")
-    for start, end, said in _free_text(tests, twins, twins if described else set(), rows):
+    for start, end, said in _free_text(tests, twins, twins if described else set(), rows, context.rename):
         edit = _said_again(said, facts.values())
         if edit is not None and not _overlaps(spans, start, end):
             done.edits.append((start, end, edit))
@@ -181,20 +187,34 @@ def restate(
 def _places(
     key: TestKey, node: ast.FunctionDef, twins: set[TestKey], context: Context, rows: Rows
 ) -> Iterator[tuple[Source | None, ast.Constant]]:
-    """Where a test may restate a fact: the values it expects; in a test with no twin that no code names, every
-    literal of it (its decorators' too)."""
+    """Where a test may restate a fact: the values it expects (`assertions.expected_literals`: values only compared,
+    never handed to code, which could carry them to a twinned test through shared state); in a test with no twin
+    that no code names, also those it expects inside `with` blocks (`self.subTest(...)`), which have no twin."""
+    seen = node if key in twins or _named(node.name, rows.tree) else _unwrapped(node)
     try:
-        expected = expected_literals(node, key[0], context)
+        expected = expected_literals(seen, key[0], context)  # type: ignore[arg-type]
     except (ValueError, RecursionError):
         expected = []
     for value, source in expected:
         for constant in ast.walk(value):
             if isinstance(constant, ast.Constant) and _restatable(constant, rows):
                 yield source, constant
-    if key not in twins and not _named(node.name, rows.tree):
-        for constant in ast.walk(node):
-            if isinstance(constant, ast.Constant) and _restatable(constant, rows):
-                yield None, constant
+
+
+def _unwrapped(node: ast.AST) -> ast.AST:
+    """A copy of a function (or loop) whose `with` blocks are spliced into the block around them, at any depth of its
+    loops: the same statement nodes, in other lists."""
+    copied = copy.copy(node)
+    copied.body = list(_spliced(node.body))  # type: ignore[attr-defined]
+    return copied
+
+
+def _spliced(statements: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
+    for statement in statements:
+        if isinstance(statement, (ast.With, ast.AsyncWith)):
+            yield from _spliced(statement.body)
+        else:
+            yield _unwrapped(statement) if isinstance(statement, ast.For) else statement  # type: ignore[misc]
 
 
 def _named(name: str, tree: ast.Module) -> bool:
@@ -206,13 +226,17 @@ def _named(name: str, tree: ast.Module) -> bool:
 
 
 def _free_text(
-    tests: Mapping[TestKey, ast.FunctionDef], twins: set[TestKey], named: set[TestKey], rows: Rows
+    tests: Mapping[TestKey, ast.FunctionDef], twins: set[TestKey], named: set[TestKey], rows: Rows, ids: bool
 ) -> Iterator[tuple[int, int, str]]:
-    """(start, end, text) of the file's comments, its docstrings (but the first line of those of the tests `named` by
-    it), and the explicit ids of tests with no twin (a string's text without its quotes: only plain strings)."""
-    for spans in comments(rows.text, rows.offsets).values():
+    """(start, end, text) of the file's comments (not an encoding declaration or a `#!` line), its docstrings (but the
+    first line of those of the tests `named` by it), and the explicit ids of tests with no twin when instances may be
+    renamed (`ids`; a run that selects them by name would not find them) (a string's text without its quotes: only
+    plain strings)."""
+    for line, spans in comments(rows.text, rows.offsets).items():
         for start, end in spans:
-            yield start, end, rows.text[start:end]
+            said = rows.text[start:end]
+            if line >= 2 or not (said.startswith("#!") or CODING.match(said)):
+                yield start, end, said
     by_docstring = {id(node) for key, node in tests.items() if key in named}
     for node in ast.walk(rows.tree):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
@@ -224,8 +248,8 @@ def _free_text(
                         start, said = (start + cut, said[cut:]) if cut >= 0 else (end, "")
                     yield start, end, said
     for key, node in tests.items():
-        if key in twins:  # an id names an instance: a twinned test's keep their names, but where its values changed
-            continue
+        if key in twins or not ids:  # an id names an instance: a twinned test's keep their names, but where its
+            continue  # values changed
         for decorator in node.decorator_list:
             for keyword in (k for n in ast.walk(decorator) if isinstance(n, ast.Call) for k in n.keywords):
                 if keyword.arg in ("ids", "id"):
@@ -279,7 +303,7 @@ def _row(element: ast.AST, parent: ast.AST | None) -> tuple[list[ast.expr] | Non
         return _compared_with([parent.left, parent.comparators[0]], element)
     if isinstance(parent, ast.Call):
         method = parent.func.attr if isinstance(parent.func, ast.Attribute) else None
-        if method in STRICT_EQUAL and any(a is element for a in parent.args[:2]):
+        if method in STRICT_EQUAL and len(parent.args) >= 2 and any(a is element for a in parent.args[:2]):
             return _compared_with(parent.args[:2], element)
         return _placed(_arguments(parent), element)
     if isinstance(parent, ast.Dict):
@@ -348,21 +372,21 @@ def _value(node: ast.AST) -> Value | None:
         value = ast.literal_eval(node)  # type: ignore[arg-type]
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return None
-    if type(value) in (int, float):
-        try:
+    try:
+        if type(value) in (int, float):
             return "number", str(Fraction(value))
-        except (ValueError, OverflowError):  # nan, inf
-            return "float", repr(value)
-    return type(value).__name__, repr(value)
+        return type(value).__name__, repr(value)
+    except (ValueError, OverflowError):  # nan, inf; an int too long to print
+        return None
 
 
 def _said(node: ast.AST) -> str:
     """How free text states a literal: a string's text, a number as Python writes it."""
     try:
         value = ast.literal_eval(node)  # type: ignore[arg-type]
+        return value if isinstance(value, str) else repr(value)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return ""
-    return value if isinstance(value, str) else repr(value)
 
 
 def _bare(new: str, constant: ast.Constant) -> str:

@@ -24,6 +24,8 @@ from swe_forge_dagster.languages.python.assertion_sites import Source
 
 PLAIN_INT = re.compile(r"[1-9][0-9]*|0")
 PLAIN_FLOAT = re.compile(r"(?:[1-9][0-9]*|0)\.[0-9]+")
+FLOAT_EXACT = 2.0**50
+"""Below it a float and one a whole number or more away are never equal (2**53 and 2**53 + 1 are one float)."""
 PLAIN_STR = re.compile(r"""(?P<q>['"])(?P<body>(?:(?!(?P=q))[^\\\n])*)(?P=q)""")
 """A string written plainly: one kind of quote around it, no prefix, no escape (the other kind of quote inside, as in
 `'<a href="x">'`, is plain too)."""
@@ -155,6 +157,8 @@ def changeable(node: ast.AST, text: str, offsets: Offsets, markup: bool = False)
         return False
     if markup and isinstance(node.value, str) and not _text_positions(node.value):
         return False
+    if isinstance(node.value, float) and not abs(node.value) < FLOAT_EXACT:
+        return False  # a whole number away may be the same float there
     start, end = offsets.span(node)
     pattern = {int: PLAIN_INT, float: PLAIN_FLOAT, str: PLAIN_STR}[type(node.value)]
     return pattern.fullmatch(text[start:end]) is not None
