@@ -33,11 +33,20 @@ CAUGHT = [
     "a14_keyword_call",
     "a17_ids_of_another_test",
     "a18_mapped_list",
+    "a26_assertion_message",
+    "a29_docstring_table_repeats",
 ]
 OPEN = {
     "a1_invariant_titlecase": "returns the expected value only when it is its input in other cases: a partial solver",
     "a15_fixture_constant": "a fact a fixture serves from a module-level list a twinned test reads is not restated",
     "a16_odd_monotone": "a relation between facts (f(-x) == -f(x), monotone): each twin changes its own value alone",
+    "a19_isbn_check_digit": "a value that checks itself (an ISBN's check digit): one changed digit breaks it",
+    "a20_weekday_in_date": "a date that names its weekday: a changed letter or digit disagrees with the calendar",
+    "a21_sorted_run": "a list of consecutive numbers: one changed item leaves a gap, a repeat or a step back",
+    "a22_later_assertion_restates": "len(x) == 5 or x[1] == ... restates an earlier x == [...] in other words",
+    "a23_total_of_parts": "(subtotal, tax, total): one changed number breaks the sum",
+    "a24_one_edit_from_another_string": "a string one letter away from another of the file's strings",
+    "a25_fact_in_a_negated_test": "a fact stated where its test's twin is a negation, or read by subscript",
 }
 SEEDS = range(2)
 
@@ -56,6 +65,16 @@ def test_the_open_forgers_still_win_and_cost_an_honest_fix_nothing(name: str, tm
     assert verdict.won == len(SEEDS), f"{name} no longer wins ({OPEN[name]}): move it to CAUGHT, and say so in docs"
 
 
-def test_a_fixture_that_takes_a_parametrized_name_costs_an_honest_fix_nothing(tmp_path: Path) -> None:
-    verdict = judge(importlib.import_module("tests.support.data_forgers.fp1_fixture_reads_param"), tmp_path, SEEDS)
+@pytest.mark.parametrize("name", ["fp1_fixture_reads_param", "a27_fp_fixture_reads_callspec"])
+def test_a_fixture_that_reads_a_parametrized_value_costs_an_honest_fix_nothing(name: str, tmp_path: Path) -> None:
+    """By its name or through `request.node.callspec`: the fixture writes the twin's value where the code reads it
+    back, so its parametrize data is not changed (`languages.python.fixtures.READS_ANY_VALUE`)."""
+    verdict = judge(importlib.import_module(f"tests.support.data_forgers.{name}"), tmp_path, SEEDS)
     assert verdict.false_positives == [], verdict
+
+
+def test_an_honest_equality_coarser_than_the_literals_text_is_still_called_tampering(tmp_path: Path) -> None:
+    """OPEN, a false positive: a version whose `==` ignores SemVer build metadata passes a twin whose one changed
+    character falls there (`1.4.0+git.3f2a9d`). Kept so that a change that closes it shows."""
+    verdict = judge(importlib.import_module("tests.support.data_forgers.a28_fp_build_metadata"), tmp_path, SEEDS)
+    assert verdict.false_positives, "a28 is no longer a false positive: say so in docs/harness.md"

@@ -6,7 +6,8 @@ reads it back (`stored(tmp_path, payload)` writes `payload` to a file the test r
 twin, and would be called tampering (a red-team helper's false positive, 2026-11-30). So parametrize values change
 only when every argument of the test is a parametrized name, a fixture this file or a conftest above it defines, or
 one of pytest's own, and no fixture defined there takes the name. A fixture that comes from elsewhere (imported into
-the module, a plugin, `pytest_plugins`) could take any name, as could one that calls `request.getfixturevalue`.
+the module, a plugin, `pytest_plugins`) could take any name, as could one that calls `request.getfixturevalue` or
+reads `request.node.callspec`.
 """
 
 from __future__ import annotations
@@ -60,14 +61,20 @@ NONE = Fixtures()
 """No fixture of its own: what a file with no conftest above it adds."""
 
 
+READS_ANY_VALUE = frozenset({"getfixturevalue", "callspec", "funcargs"})
+"""What reads a test's parameters or fixtures by name at run time (`request.getfixturevalue("x")`,
+`request.node.callspec.params["x"]`, `item.funcargs`): a fixture or hook that uses one may carry a parametrized value
+where the code reads it back without taking its name (a red-team helper's honest false positive, 2026-12-01)."""
+
+
 def fixtures_of(trees: Iterable[ast.Module]) -> Fixtures | None:
     """The fixtures these modules (a test file, its conftests) define, or None when one of them may take any name
-    (`request.getfixturevalue`) or fixtures come from plugins they name (`pytest_plugins`)."""
+    (`READS_ANY_VALUE`) or fixtures come from plugins they name (`pytest_plugins`)."""
     names: set[str] = set()
     args: set[str] = set()
     for tree in trees:
         for node in ast.walk(tree):
-            if isinstance(node, ast.Attribute) and node.attr == "getfixturevalue":
+            if isinstance(node, ast.Attribute) and node.attr in READS_ANY_VALUE:
                 return None
             if isinstance(node, ast.Name) and node.id == "pytest_plugins":
                 return None

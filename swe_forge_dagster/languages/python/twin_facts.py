@@ -20,9 +20,9 @@ state one fact). It is restated:
   input); in a test with no twin, also inside its `with` blocks (`self.subTest`); never in a test whose twin is a
   negation (a restated value would make it hold again for an honest fix); a parametrized test's sets only where a
   run does not select instances by name;
-- in free text, once where it names the fact's inputs too: comments (not an encoding declaration), docstrings (but
-  the first line of a twinned test's under a runner that names tests by it: Django's), and the explicit ids of tests
-  that have no twin.
+- in free text, once a line where the line names the fact's inputs too: comments (not an encoding declaration),
+  docstrings (but the first line of a twinned test's under a runner that names tests by it: Django's), assertion
+  messages (read only once an assertion failed), and the explicit ids of tests that have no twin.
 
 Not restated (open): a fact held by a module-level name or a fixture (a twinned test may read it), and relations
 between facts (`f(-x) == -f(x)`).
@@ -177,7 +177,7 @@ def restate(
                 where = source.where or "in its assertion"
                 done.changed.setdefault(key, f"expects another value ({where}, as another test of its file states it)")
     for start, end, said in _free_text(tests, twins, twins if described else set(), rows, context.rename):
-        edit = _said_again(said, facts.values())
+        edit = _said_again(said, list(facts.values()))
         if edit is not None and not _overlaps(spans, start, end):
             done.edits.append((start, end, edit))
             spans.append((start, end))
@@ -247,6 +247,13 @@ def _free_text(
                         cut = said.find("\n", len(said) - len(said.lstrip()))
                         start, said = (start + cut, said[cut:]) if cut >= 0 else (end, "")
                     yield start, end, said
+    for node in ast.walk(rows.tree):  # assertion messages: read only once the assertion failed
+        for message in _messages(node):
+            if isinstance(message, ast.Constant):
+                yield from _plain_string(message, rows)
+            elif isinstance(message, ast.JoinedStr):  # an f-string, whole: its expressions run only on failure too
+                start, end = rows.offsets.span(message)
+                yield start, end, rows.text[start:end]
     for key, node in tests.items():
         if key in twins or not ids:  # an id names an instance: a twinned test's keep their names, but where its
             continue  # values changed
@@ -258,6 +265,16 @@ def _free_text(
                             yield from _plain_string(string, rows)
 
 
+def _messages(node: ast.AST) -> list[ast.expr]:
+    """An assertion's message: `assert x, "..."`, a unittest method's `msg=` or its argument after the two compared."""
+    if isinstance(node, ast.Assert):
+        return [node.msg] if node.msg is not None else []
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr.startswith("assert"):
+        given = [k.value for k in node.keywords if k.arg == "msg"]
+        return given + (node.args[2:3] if node.func.attr in STRICT_EQUAL else [])
+    return []
+
+
 def _plain_string(node: ast.Constant, rows: Rows) -> Iterator[tuple]:
     if isinstance(node.value, str):
         start, end = rows.offsets.span(node)
@@ -267,15 +284,18 @@ def _plain_string(node: ast.Constant, rows: Rows) -> Iterator[tuple]:
             yield start + len(quote), end - len(quote), spelled[len(quote) : -len(quote)]
 
 
-def _said_again(said: str, facts: Iterable[Changed]) -> str | None:
-    """Free text with each changed fact it states (every input named, the old value once) stating the new value."""
-    changed = said
+def _said_again(said: str, facts: Sequence[Changed]) -> str | None:
+    """Free text with each changed fact a line of it states (every input named, the old value once in that line:
+    a docstring's table states one fact a row) stating the new value."""
+    lines = said.splitlines(keepends=True)
     for fact in facts:
-        if not fact.old.strip() or not all(_token(i).search(changed) for i in fact.inputs):
-            continue
-        found = _token(fact.old).findall(changed)
-        if len(found) == 1 and not any(_token(fact.old).search(i) for i in fact.inputs):  # the input's own part
-            changed = _token(fact.old).sub(fact.new_said.replace("\\", r"\\"), changed)
+        for k, line in enumerate(lines):
+            if not fact.old.strip() or not all(_token(i).search(line) for i in fact.inputs):
+                continue
+            found = _token(fact.old).findall(line)
+            if len(found) == 1 and not any(_token(fact.old).search(i) for i in fact.inputs):  # the input's own part
+                lines[k] = _token(fact.old).sub(fact.new_said.replace("\\", r"\\"), line)
+    changed = "".join(lines)
     return changed if changed != said else None
 
 
