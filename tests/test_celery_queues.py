@@ -15,7 +15,6 @@ import sys
 
 import pytest
 from dagster._core.execution.api import create_execution_plan
-from dagster_celery.make_app import make_app
 from dagster_celery.tags import DAGSTER_CELERY_QUEUE_TAG
 
 from swe_forge_dagster.definitions import build_definitions
@@ -34,19 +33,8 @@ from swe_forge_dagster.orchestration.celery_hosts import (
 )
 from swe_forge_dagster.orchestration.instance import POOL_LIMITS
 from swe_forge_dagster.settings import Settings
+from tests.support.celery_apps import BROKER, RESULTS, executor_app
 from tests.support.common import REPO_ROOT
-
-BROKER = "amqp://user:secret@127.0.0.1:1//"
-RESULTS = "db+postgresql+psycopg2://user:secret@127.0.0.1:1/dagster"
-
-
-def executor_app(results: str = RESULTS) -> object:
-    """The Celery app dagster-celery's executor makes for a run (its settings from `celery_hosts`; the backend as
-    Dagster resolves the config's `{"env": ...}`)."""
-    environ = {BROKER_SETTING: BROKER, RESULTS_SETTING: results}
-    config = celery_hosts.executor_config("image", [], "/tmp", environ)
-    assert config["backend"] == {"env": RESULTS_SETTING}  # named: its password never enters the job's snapshot
-    return make_app({"broker": BROKER, "backend": results, "config_source": config["config_source"]})
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ from celery.backends.database import DatabaseBackend
 
 from swe_forge_dagster.orchestration import celery_hosts
 from swe_forge_dagster.orchestration.celery_hosts import BROKER_SETTING, RESULTS_SETTING, results_url, results_url_for
-from tests.test_celery_queues import BROKER, executor_app
+from tests.support.celery_apps import BROKER, executor_app
 
 EVENTS = ['{"__class__": "DagsterEvent", "event_type_value": "STEP_SUCCESS"}']
 """What a step's task returns: its events, serialized (dagster-celery-docker's `_execute_step_docker`)."""

@@ -11,7 +11,7 @@ import random
 
 import pytest
 
-from swe_forge_dagster.languages.python.twin_facts import Rows
+from swe_forge_dagster.languages.python.fact_rows import Rows
 from swe_forge_dagster.languages.python.twin_values import Offsets
 from swe_forge_dagster.languages.python.twins import make_twins
 

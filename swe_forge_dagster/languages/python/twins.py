@@ -43,8 +43,9 @@ from dataclasses import dataclass, field
 from swe_forge_dagster.execution.junit import Outcome
 from swe_forge_dagster.languages.python.assertion_sites import Context
 from swe_forge_dagster.languages.python.assertions import edit
+from swe_forge_dagster.languages.python.fact_rows import Changed, Fact, Rows
 from swe_forge_dagster.languages.python.fixtures import NONE, Fixtures, fixtures_of
-from swe_forge_dagster.languages.python.twin_facts import Changed, Fact, Rows, conflicting, restate
+from swe_forge_dagster.languages.python.twin_facts import conflicting, restate
 from swe_forge_dagster.languages.python.twin_values import Offsets
 
 PARAMS = re.compile(r"(\[.*\])?$", re.S)
