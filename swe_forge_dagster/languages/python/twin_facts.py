@@ -9,11 +9,7 @@ frame and failed the twins as an honest fix does. So a value a twin changes is c
 file restates it where no twinned test can read it, and a test whose own twin would give a fact another value takes
 the first one's instead.
 
-A fact is a value in its row: the other values of the tuple or list it is an item of, the other arguments of the call
-it is an argument of (keywords too), the arguments of the call it is compared with (`f(2.5) == 3`,
-`assertEqual(f(2.5), 3)`), the key it is the value of, or the literal sequence an aligned list is compared over
-(`[f(v) for v in (0.5, 2.5)] == [1, 3]`); and its place in that row. Numbers are compared as numbers (`3` and `3.0`
-state one fact). It is restated:
+A fact is a value in its row (`languages.python.fact_rows`). It is restated:
 
 - where a test expects it (`assertions.expected_literals`: a value only compared, never handed to code, which could
   carry it to a twinned test through shared state, nor computed with: `assert identity((2, 1)) == (2, 1)` keeps its
@@ -137,7 +133,7 @@ def _places(
         expected = []
     for value, source in expected:
         for constant in ast.walk(value):
-            if isinstance(constant, ast.Constant) and _restatable(constant, rows):
+            if isinstance(constant, ast.Constant) and changeable(constant, rows.text, rows.offsets):
                 yield source, constant
 
 
@@ -248,11 +244,6 @@ def _token(text: str) -> re.Pattern[str]:
 
 def _overlaps(spans: Sequence[tuple[int, int]], start: int, end: int) -> bool:
     return any(a < end and start < b for a, b in spans)
-
-
-def _restatable(constant: ast.Constant, rows: Rows) -> bool:
-    """A literal a changed value can be written over: a plain number or string (`twin_values.changeable`)."""
-    return changeable(constant, rows.text, rows.offsets)
 
 
 def _spelled(bare: str, old: str) -> str | None:
