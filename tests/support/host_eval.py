@@ -31,8 +31,11 @@ class Evaluation:
     steps: dict[str, dict[str, dict]]
 
 
-def evaluate_on_hosts(deployment: Deployment, tasks: Sequence[str], timeout: float = 1500) -> Evaluation:
-    """The oracle's evaluation of `tasks`, one `eval_job` run each, all submitted before any is waited for."""
+def evaluate_on_hosts(
+    deployment: Deployment, tasks: Sequence[str], timeout: float = 1500, repeats: int = 1
+) -> Evaluation:
+    """The oracle's evaluation of `tasks`, one `eval_job` run each (`repeats` runs each: every run evaluates its task
+    afresh, as a re-materialization from the UI does), all submitted before any is waited for."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("SWE_FORGE_CODE_HOST", "127.0.0.1")
         patch.setenv("SWE_FORGE_CODE_PORT", str(deployment.registry_port + 1))
@@ -41,7 +44,7 @@ def evaluate_on_hosts(deployment: Deployment, tasks: Sequence[str], timeout: flo
             instance.add_dynamic_partitions(TASK_PARTITIONS, list(tasks))
             with submitter(instance, REPO_ROOT / "deploy" / "workspace.yaml") as runs:
                 submitted = []
-                for task in tasks:
+                for task in [task for _ in range(repeats) for task in tasks]:
                     key = eval_key(ORACLE, task)
                     tags = {"dagster/partition": str(key)}
                     tags |= {f"dagster/partition/{dim}": value for dim, value in key.keys_by_dimension.items()}
