@@ -41,6 +41,7 @@ from swe_forge_dagster.languages.python.twin_values import (
     changeable,
     restated,
     swapped,
+    whole_numbers,
 )
 
 STRICT_EQUAL = frozenset(
@@ -128,7 +129,7 @@ def edit(
     assertion ran and held, so the twin fails there with any honest code. ValueError when none can be changed."""
     found = sites(node, scope, context, asserts)
     for site in found:
-        made = _value_change(site, text, offsets, rng, context.rename)
+        made = _value_change(site, text, offsets, rng, context)
         if made is not None:
             return made
     for site in found:
@@ -137,16 +138,20 @@ def edit(
     raise ValueError(f"{node.name}: no assertion a twin can change")
 
 
-def _value_change(site: Site, text: str, offsets: Offsets, rng: random.Random, rename: bool) -> Change | None:
+def _value_change(site: Site, text: str, offsets: Offsets, rng: random.Random, context: Context) -> Change | None:
     """Another value where the assertion at `site` reads the one it expects: the exception a raise check expects,
-    a literal of the assertion (or one a local name holds), or the test's data a name is read from (its parametrize
-    values only when its instances may be renamed, `rename`)."""
+    a literal of the assertion (or one a local name holds; a list or tuple of whole numbers: another the file
+    expects, `_expected_elsewhere`), or the test's data a name is read from (its parametrize values only when its
+    instances may be renamed, `context.rename`)."""
     raised = raised_type(site.statement)
     if raised is not None:  # a block that must raise: it expects an unrelated exception (`languages.python.raises`)
         start, end = offsets.span(raised)
         how = f"expects {RAISES_TWIN[raised.id]} where the test expects {raised.id}"
         return Change(((start, end, RAISES_TWIN[raised.id]),), how) if site.own else None
     literals, source, markup = _expected_values(site)
+    if source is None and len(literals) == 1 and isinstance(literals[0], (ast.List, ast.Tuple)):
+        elsewhere = _expected_elsewhere(literals[0], context.module, text, offsets)
+        source = Source(literals, False, "another the file expects", others=elsewhere) if elsewhere else None
     every = source is not None and source.every
     if source is not None and (swaps := swapped(source, text, offsets, rng)):
         edits, how = swaps, f"expects another of its own values ({source.where})"
@@ -163,7 +168,29 @@ def _value_change(site: Site, text: str, offsets: Offsets, rng: random.Random, r
         how = "expects another value" + (f" ({source.where})" if source is not None else "")
     ids, notes = restated(edits, source, text, offsets) if source is not None else ((), ())
     renames = every and source is not None and (source.named or bool(ids))
-    return None if renames and not rename else Change((*edits, *ids, *notes), how, renames)
+    return None if renames and not context.rename else Change((*edits, *ids, *notes), how, renames)
+
+
+def _expected_elsewhere(value: ast.expr, module: ast.Module, text: str, offsets: Offsets) -> tuple[ast.expr, ...]:
+    """The other literals of `value`'s form (a list, or a tuple, of plain whole numbers) that the module compares for
+    equality: a twin that expects one of them in place of `value` expects a real value, which keeps every law the
+    file's values keep (a total the sum of its parts, a run of pages), where a number changed alone breaks it."""
+    form = whole_numbers(value, text, offsets)
+    if form is None:
+        return ()
+    found = []
+    for node in ast.walk(module):
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq):
+            sides = [node.left, node.comparators[0]]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in STRICT_EQUAL:
+            sides = list(node.args[:2])
+        else:
+            continue
+        for side in sides:
+            other = whole_numbers(side, text, offsets) if side is not value else None
+            if other is not None and other[0] == form[0]:
+                found.append(side)
+    return tuple(found)
 
 
 def _expected_values(site: Site) -> tuple[tuple[ast.expr, ...], Source | None, bool]:

@@ -55,27 +55,63 @@ Edit = tuple[int, int, str]
 """(start, end, replacement) in the test file's text."""
 
 
+def whole_numbers(node: ast.AST, text: str, offsets: Offsets) -> tuple[str, tuple[ast.Constant, ...]] | None:
+    """A literal of plain whole numbers, its form and its numbers: a number (`12`), or a list or tuple of them
+    (`[6, 7, 8]`, `(1250, 313, 1563)`); None for anything else."""
+    if isinstance(node, ast.Constant):
+        form, leaves = "number", (node,)
+    elif isinstance(node, (ast.List, ast.Tuple)) and node.elts:
+        form, leaves = type(node).__name__, tuple(node.elts)  # type: ignore[assignment]
+    else:
+        return None
+    plain = all(isinstance(v, ast.Constant) and type(v.value) is int and changeable(v, text, offsets) for v in leaves)
+    return (form, leaves) if plain else None
+
+
 def swapped(source: Source, text: str, offsets: Offsets, rng: random.Random) -> tuple[Edit, ...] | None:
     """The name's values swapped for others of the test's own (another parametrize set's, another loop item's, the
-    same parameter's in another call), when they are plain whole numbers of which the test holds two or more: each
-    changed value is then a real one of the test, of its form and magnitude, so a forger that takes the expected value
-    from its caller only when it looks right (a multiple of 512, a size in its range) cannot tell the twin by it.
-    Whole numbers only: a string can equal more than one (numpy's dtype equals both `"float64"` and `"float"`), and
-    an honest fix would then pass the twin."""
-    pool = (*source.literals, *source.others)
-    if not all(isinstance(v, ast.Constant) and changeable(v, text, offsets) and type(v.value) is int for v in pool):
+    same parameter's in another call, another value the file expects of the same form), when they are plain whole
+    numbers, or lists or tuples of them, of which the test holds two or more: each changed value is then a real one
+    of the test, of its form and magnitude, so a forger that takes the expected value from its caller only when it
+    looks right (a multiple of 512, a size in its range) cannot tell the twin by it, nor one that checks a law every
+    real value keeps (a total that is the sum of its parts, a run of consecutive pages: a number of a tuple changed
+    alone breaks it; red team a21, a23). A list or tuple of another length is written whole; of the same length, its
+    numbers that differ are changed, each where it stands (`twin_facts` restates them). Whole numbers only: a string
+    can equal more than one (numpy's dtype equals both `"float64"` and `"float"`), and an honest fix would then pass
+    the twin."""
+    pool = [whole_numbers(v, text, offsets) for v in (*source.literals, *source.others)]
+    if not pool or any(found is None for found in pool) or len({found[0] for found in pool if found}) != 1:
         return None
-    spelled = {v.value: text[slice(*offsets.span(v))] for v in pool}  # type: ignore[attr-defined]
+    spelled = {tuple(v.value for v in leaves): [_spelled(v, text, offsets) for v in leaves] for _, leaves in pool}  # type: ignore[misc]
     values = sorted(spelled)
     if len(values) < 2:
         return None
+
+    def becomes(node: ast.expr, value: tuple[int, ...]) -> tuple[Edit, ...] | None:
+        _, leaves = whole_numbers(node, text, offsets)  # type: ignore[misc]
+        if len(leaves) == len(value):
+            pairs = zip(leaves, value, spelled[value], strict=True)
+            return tuple((*offsets.span(leaf), word) for leaf, new, word in pairs if leaf.value != new)
+        start, end = offsets.span(node)  # another length: written whole, between the node's own brackets
+        if text[start] + text[end - 1] not in ("()", "[]"):
+            return None
+        tail = "," if text[start] == "(" and len(value) == 1 else ""
+        return ((start, end, text[start] + ", ".join(spelled[value]) + tail + text[end - 1]),)
+
+    def key(node: ast.expr) -> tuple[int, ...]:
+        return tuple(v.value for v in whole_numbers(node, text, offsets)[1])  # type: ignore[index]
+
     if source.every:  # a cycle through the values in a drawn order: every set gets another set's value
         order = rng.sample(values, len(values))
         after = dict(zip(order, order[1:] + order[:1], strict=True))
-        return tuple((*offsets.span(v), spelled[after[v.value]]) for v in source.literals)  # type: ignore[attr-defined]
+        made = [becomes(v, after[key(v)]) for v in source.literals]
+        return None if any(m is None for m in made) else tuple(e for m in made for e in m)  # type: ignore[union-attr]
     value = rng.choice(source.literals)
-    other = rng.choice([v for v in values if v != value.value])  # type: ignore[attr-defined]
-    return ((*offsets.span(value), spelled[other]),)
+    return becomes(value, rng.choice([v for v in values if v != key(value)]))
+
+
+def _spelled(node: ast.AST, text: str, offsets: Offsets) -> str:
+    return text[slice(*offsets.span(node))]
 
 
 def restated(
