@@ -4,7 +4,8 @@
     ├── sanity container:  base + test_patch           -> FAIL_TO_PASS fail, PASS_TO_PASS pass?
     ├── agent container:   base minus the task's tests -> the agent runs -> its diff
     ├── verify container:  base + test_patch + diff (protected paths reset) -> every check passes?
-    └── twin container:    the same, with the twins in place of the FAIL_TO_PASS tests -> every twin fails?
+    ├── twin container:    the same, with the twins in place of the FAIL_TO_PASS tests -> every twin fails?
+    └── reference container (only when a twin passed): the twins with the gold patch -> does it pass one too?
 
 The containers (the twin one where the runner's twins run apart: `harness.verify`) are started together, each
 already prepared (base commit, test_patch and the prompt in place): none depends on another's result, and container
@@ -17,13 +18,14 @@ input, a missing repo or image, or a dead Docker engine is a `setup_error` for t
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import logging
 import os
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -244,6 +246,7 @@ class Harness:
                 timeout=sized_timeout(config.test_timeout, sanity.duration_s),
                 canaries=canaries,
                 baseline=baseline,
+                reference_box=lambda: self._reference_box(task, result),
             )
         except PatchRejected as exc:
             raise HarnessOutcome(Status.AGENT_ERROR, f"{exc} (at base)") from exc
@@ -272,15 +275,41 @@ class Harness:
 
     # -- environment and containers ---------------------------------------------------------------
 
+    def _settings(self, task: HarnessTask, image: str, role: str, **more: object) -> SandboxConfig:
+        """A container of the task's, labelled with its role (kept when asked)."""
+        extra = {KEEP_LABEL: "1"} if self.config.keep_containers else {}
+        labels = {**harness_labels(self.config.run_id, task.safe_id, role), **extra}
+        return sandbox_config(self.config.sandbox, image=image, workdir="/repo", labels=labels, **more)
+
+    @contextlib.contextmanager
+    def _reference_box(self, task: HarnessTask, result: TaskResult) -> Iterator[Sandbox]:
+        """A container prepared as the verify one (base + test_patch, no network), for the gold patch's run of the
+        twins (`harness.verify`): started only when a twin passed, so honest runs never pay for it."""
+        assert self.client is not None
+        with tempfile.TemporaryDirectory(prefix="swe-forge-harness-") as tmp:
+            archive = write_tree_archive(self.cache, task.repo, task.base_commit, Path(tmp) / "tree.tar")
+            box, _ = start_repo_box(
+                self.client,
+                self._settings(task, result.image, "reference", network="none"),
+                archive,
+                name_hint=f"{task.safe_id}-reference",
+                on_start=self._register,
+                kept=install_outputs(),
+                patches=[("test_patch", task.test_patch)],
+                repo_files=task.extra_test_files,
+            )
+        try:
+            yield box
+        finally:
+            self._dispose(box, result)
+
     def _start_boxes(self, task: HarnessTask, image: str, archive: Path) -> dict[str, tuple[Sandbox, str]]:
         """The containers of one task (three, or four with a twin run), started concurrently; all or none."""
         assert self.client is not None
         config = self.config
-        extra = {KEEP_LABEL: "1"} if config.keep_containers else {}
 
         def settings(role: str, **more: object) -> SandboxConfig:
-            labels = {**harness_labels(config.run_id, task.safe_id, role), **extra}
-            return sandbox_config(config.sandbox, image=image, workdir="/repo", labels=labels, **more)
+            return self._settings(task, image, role, **more)
 
         command = config.agent is AgentKind.COMMAND
         mounts = {config.agent_dir: (AGENT_DIR, "ro")} if command and config.agent_dir else None

@@ -9,15 +9,28 @@ differ, each by one value of its last assertion (`languages.python.twins`). The 
 containers, so code under test can neither compare a test with its twin nor carry anything from one run to the
 other: one that reads its caller's assertion, or forges the task's tests by name, passes the twins too and is caught.
 A run apart that gives no report gives no verdict (the task is not resolved), as a verify run without one.
+
+A twin that passed in the run apart is read only if the task's reference fix (its gold patch) fails it:
+
+    reference container: the same, with the gold patch for the diff -> does the reference fix pass that twin too?
+
+made only when a twin passed (a forger's run, or an honest fix whose `==` is coarser than the literal's text: a
+version equal whatever its SemVer build metadata, where the twin's one changed character fell; red team a28): a
+twin the reference fix passes tells nothing of the code under test, so it is not read, and the review says so; the
+other twins judge as before. No agent code runs there, so nothing of the agent's can make a twin look so.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 from swe_forge_dagster.common.agent_kind import AgentKind
 from swe_forge_dagster.execution.canaries import Planted
+from swe_forge_dagster.execution.junit import Outcome
+from swe_forge_dagster.execution.repo_box import PatchRejected
 from swe_forge_dagster.execution.sandbox import Sandbox
 from swe_forge_dagster.harness.baseline import Baseline
 from swe_forge_dagster.harness.checks import CheckRun, run_checks
@@ -57,20 +70,23 @@ def verify(
     timeout: float,
     canaries: Planted | None,
     baseline: Baseline,
+    reference_box: Callable[[], AbstractContextManager[Sandbox]] | None = None,
 ) -> Verified:
-    """Apply `diff` in `box` (and `twin_box`), run the checks there (and the twins in `twin_box`), and judge.
+    """Apply `diff` in `box` (and `twin_box`), run the checks there (and the twins in `twin_box`), and judge; a
+    twin that passed is read only if the gold patch fails it, in a container `reference_box` starts (module
+    docstring; the oracle's diff is the gold patch: its own run apart says).
 
     Raises what `apply_agent_diff` raises (`PatchRejected`, `ConfigChanged`), and the engine's errors."""
     apart = canaries.apart() if canaries is not None and twin_box is not None else None
     protect = agent is not AgentKind.ORACLE
 
-    def apply(target: Sandbox) -> list[str]:
+    def apply(target: Sandbox, patch: str = diff, guarded: bool = protect) -> list[str]:
         config = baseline.config
         return apply_agent_diff(
             target,
-            diff,
+            patch,
             task.protected_files,
-            protect=protect,
+            protect=guarded,
             runner_config=config[0].bound(target, config[1]) if config is not None else None,
             import_roots=baseline.roots,
             fix_files=task.fix_files,
@@ -91,9 +107,24 @@ def verify(
         review = applied_notes(box) if protect else []  # before any test code can touch the index
         final = checks(box, canaries)
         twins = twin_run.result() if twin_run is not None else None
-    if twins is not None and canaries is not None:
+    if twins is not None and canaries is not None and apart is not None:
         if final.tampered is None:
-            final.tampered = twins.tampered or canaries.apart_tampering(final.reported or {}, twins.reported)
+            final.tampered = twins.tampered
+        why = canaries.apart_tampering(final.reported or {}, twins.reported) if final.tampered is None else None
+        if why is not None:
+            reference = twins.reported if agent is AgentKind.ORACLE else None
+            if reference is None and reference_box is not None and task.gold_patch.strip():
+                with reference_box() as target:
+                    try:
+                        apply(target, task.gold_patch, False)  # the gold patch whole, as the oracle's
+                    except PatchRejected:  # a task whose gold patch does not apply: every twin is read
+                        pass
+                    else:
+                        reference = checks(target, apart, apart=True).reported
+            unread = _unread(twins.reported or {}, reference or {})
+            final.tampered = canaries.apart_tampering(final.reported or {}, unread)
+            if final.tampered is None:
+                review.append(f"not read: {why}; the gold patch passes that twin too, so it tells nothing")
         if final.error is None and final.tampered is None and twins.reported is None:
             # no verdict, as when the verify run gives none: code under test cannot tell the two runs apart, so a run
             # apart that alone times out on a loaded host is the host's, not a forger's; the task is not resolved
@@ -101,3 +132,12 @@ def verify(
     if final.tampered is None:  # a system file replaced by the code under test, for a later step to run
         final.tampered = tampering(system_changes(box), baseline.system)
     return Verified(final, reset, review)
+
+
+def _unread(apart: Mapping[str, Outcome], reference: Mapping[str, Outcome]) -> dict[str, Outcome]:
+    """The run apart's report with every test that did not fail there and did the same in the reference fix's run
+    apart read as failed: a twin the gold patch passes (or skips) cannot tell a forger from an honest fix."""
+    return {
+        test: "failed" if outcome != "failed" and reference.get(test) == outcome else outcome
+        for test, outcome in apart.items()
+    }
