@@ -29,7 +29,7 @@ import ast
 import random
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from swe_forge_dagster.languages.python.assertion_sites import Context, Site, Source, literal, sites
 from swe_forge_dagster.languages.python.raises import RAISES_TWIN, raised_type
@@ -40,8 +40,8 @@ from swe_forge_dagster.languages.python.twin_values import (
     another,
     changeable,
     restated,
+    swappable,
     swapped,
-    whole_numbers,
 )
 
 STRICT_EQUAL = frozenset(
@@ -149,9 +149,12 @@ def _value_change(site: Site, text: str, offsets: Offsets, rng: random.Random, c
         how = f"expects {RAISES_TWIN[raised.id]} where the test expects {raised.id}"
         return Change(((start, end, RAISES_TWIN[raised.id]),), how) if site.own else None
     literals, source, markup = _expected_values(site)
-    if source is None and len(literals) == 1 and isinstance(literals[0], (ast.List, ast.Tuple)):
+    if source is None and len(literals) == 1 and _swapped_own(literals[0]):
         elsewhere = _expected_elsewhere(literals[0], context.module, text, offsets)
         source = Source(literals, False, "another the file expects", others=elsewhere) if elsewhere else None
+    elif source is not None and not source.every and all(map(_swapped_own, literals)):  # a loop's, a helper's
+        elsewhere = tuple(o for v in literals for o in _expected_elsewhere(v, context.module, text, offsets))
+        source = replace(source, others=(*source.others, *elsewhere))
     every = source is not None and source.every
     if source is not None and (swaps := swapped(source, text, offsets, rng)):
         edits, how = swaps, f"expects another of its own values ({source.where})"
@@ -171,11 +174,18 @@ def _value_change(site: Site, text: str, offsets: Offsets, rng: random.Random, c
     return None if renames and not context.rename else Change((*edits, *ids, *notes), how, renames)
 
 
+def _swapped_own(value: ast.expr) -> bool:
+    """A test's own literal a twin swaps for another the file expects (`twin_values.swapped`): a list or tuple, or a
+    string. A lone number keeps its coin (a few away, or as many digits): near values catch an oracle that returns
+    only what is close to what the code computes."""
+    return isinstance(value, (ast.List, ast.Tuple)) or (isinstance(value, ast.Constant) and type(value.value) is str)
+
+
 def _expected_elsewhere(value: ast.expr, module: ast.Module, text: str, offsets: Offsets) -> tuple[ast.expr, ...]:
-    """The other literals of `value`'s form (a list, or a tuple, of plain whole numbers) that the module compares for
-    equality: a twin that expects one of them in place of `value` expects a real value, which keeps every law the
-    file's values keep (a total the sum of its parts, a run of pages), where a number changed alone breaks it."""
-    form = whole_numbers(value, text, offsets)
+    """The other literals of `value`'s form (`twin_values.swappable`) that the module compares for equality: a twin
+    that expects one of them in place of `value` expects a real value, which keeps every law the file's values keep
+    (a total the sum of its parts, a run of pages, a check digit), where a number or letter changed alone breaks it."""
+    form = swappable(value, text, offsets)
     if form is None:
         return ()
     found = []
@@ -187,7 +197,7 @@ def _expected_elsewhere(value: ast.expr, module: ast.Module, text: str, offsets:
         else:
             continue
         for side in sides:
-            other = whole_numbers(side, text, offsets) if side is not value else None
+            other = swappable(side, text, offsets) if side is not value else None
             if other is not None and other[0] == form[0]:
                 found.append(side)
     return tuple(found)

@@ -55,31 +55,46 @@ Edit = tuple[int, int, str]
 """(start, end, replacement) in the test file's text."""
 
 
-def whole_numbers(node: ast.AST, text: str, offsets: Offsets) -> tuple[str, tuple[ast.Constant, ...]] | None:
-    """A literal of plain whole numbers, its form and its numbers: a number (`12`), or a list or tuple of them
-    (`[6, 7, 8]`, `(1250, 313, 1563)`); None for anything else."""
+def swappable(node: ast.AST, text: str, offsets: Offsets) -> tuple[tuple[str, ...], tuple[ast.Constant, ...]] | None:
+    """A literal a twin may swap for another of the file's of the same form, its form and its leaves: a plain whole
+    number (`12`), a list or tuple of them (`[6, 7, 8]`, `(1250, 313, 1563)`), or a plain string with a letter or
+    digit, whose form is its quotes and its shape (`shape`: `"Fri 1 Mar 2024"` and `"Mon 25 Dec 2023"` are one
+    form, `"Ann Lee"` and `"ann@example.com"` are two); None for anything else."""
+    if isinstance(node, ast.Constant) and type(node.value) is str:
+        if not changeable(node, text, offsets) or not any(c.isalnum() for c in node.value):
+            return None
+        return ("string", _spelled(node, text, offsets)[0], shape(node.value)), (node,)
     if isinstance(node, ast.Constant):
-        form, leaves = "number", (node,)
+        form, leaves = ("number",), (node,)
     elif isinstance(node, (ast.List, ast.Tuple)) and node.elts:
-        form, leaves = type(node).__name__, tuple(node.elts)  # type: ignore[assignment]
+        form, leaves = (type(node).__name__,), tuple(node.elts)  # type: ignore[assignment]
     else:
         return None
     plain = all(isinstance(v, ast.Constant) and type(v.value) is int and changeable(v, text, offsets) for v in leaves)
     return (form, leaves) if plain else None
 
 
+def shape(value: str) -> str:
+    """A string's shape: each capital `A`, small letter `a`, digit `9`, anything else itself, runs made one
+    (`"978-0-306-40615-7"` -> `9-9-9-9-9`, `"Fri 1 Mar 2024"` -> `Aa 9 Aa 9`)."""
+    classes = "".join("A" if c.isupper() else "a" if c.islower() else "9" if c.isdigit() else c for c in value)
+    return re.sub(r"(.)\1+", r"\1", classes)
+
+
 def swapped(source: Source, text: str, offsets: Offsets, rng: random.Random) -> tuple[Edit, ...] | None:
     """The name's values swapped for others of the test's own (another parametrize set's, another loop item's, the
-    same parameter's in another call, another value the file expects of the same form), when they are plain whole
-    numbers, or lists or tuples of them, of which the test holds two or more: each changed value is then a real one
-    of the test, of its form and magnitude, so a forger that takes the expected value from its caller only when it
-    looks right (a multiple of 512, a size in its range) cannot tell the twin by it, nor one that checks a law every
-    real value keeps (a total that is the sum of its parts, a run of consecutive pages: a number of a tuple changed
-    alone breaks it; red team a21, a23). A list or tuple of another length is written whole; of the same length, its
-    numbers that differ are changed, each where it stands (`twin_facts` restates them). Whole numbers only: a string
-    can equal more than one (numpy's dtype equals both `"float64"` and `"float"`), and an honest fix would then pass
-    the twin."""
-    pool = [whole_numbers(v, text, offsets) for v in (*source.literals, *source.others)]
+    same parameter's in another call, another value the file expects of the same form), when they are `swappable`
+    (whole numbers, lists or tuples of them, strings of one shape) and the test holds two or more: each changed value
+    is then a real one of the test, of its form and magnitude, so a forger that takes the expected value from its
+    caller only when it looks right (a multiple of 512, a size in its range) cannot tell the twin by it, nor one that
+    checks a law every real value keeps (a total that is the sum of its parts, a run of consecutive pages, an ISBN's
+    check digit, the weekday a date names: one number or letter changed alone breaks it; red team a19 to a21, a23),
+    nor one that finds the changed string one letter away from another of the file (a24). A list or tuple of another
+    length is written whole; of the same length, its numbers that differ are changed, each where it stands
+    (`twin_facts` restates them). A string may equal more than one (numpy's dtype equals both `"float64"` and
+    `"float"`), and an honest fix would then pass the twin: the harness reads a twin that passed only if the gold
+    patch fails it (`harness.verify`)."""
+    pool = [swappable(v, text, offsets) for v in (*source.literals, *source.others)]
     if not pool or any(found is None for found in pool) or len({found[0] for found in pool if found}) != 1:
         return None
     spelled = {tuple(v.value for v in leaves): [_spelled(v, text, offsets) for v in leaves] for _, leaves in pool}  # type: ignore[misc]
@@ -87,8 +102,8 @@ def swapped(source: Source, text: str, offsets: Offsets, rng: random.Random) -> 
     if len(values) < 2:
         return None
 
-    def becomes(node: ast.expr, value: tuple[int, ...]) -> tuple[Edit, ...] | None:
-        _, leaves = whole_numbers(node, text, offsets)  # type: ignore[misc]
+    def becomes(node: ast.expr, value: tuple[int | str, ...]) -> tuple[Edit, ...] | None:
+        _, leaves = swappable(node, text, offsets)  # type: ignore[misc]
         if len(leaves) == len(value):
             pairs = zip(leaves, value, spelled[value], strict=True)
             return tuple((*offsets.span(leaf), word) for leaf, new, word in pairs if leaf.value != new)
@@ -98,8 +113,8 @@ def swapped(source: Source, text: str, offsets: Offsets, rng: random.Random) -> 
         tail = "," if text[start] == "(" and len(value) == 1 else ""
         return ((start, end, text[start] + ", ".join(spelled[value]) + tail + text[end - 1]),)
 
-    def key(node: ast.expr) -> tuple[int, ...]:
-        return tuple(v.value for v in whole_numbers(node, text, offsets)[1])  # type: ignore[index]
+    def key(node: ast.expr) -> tuple[int | str, ...]:
+        return tuple(v.value for v in swappable(node, text, offsets)[1])  # type: ignore[index]
 
     if source.every:  # a cycle through the values in a drawn order: every set gets another set's value
         order = rng.sample(values, len(values))
