@@ -1,5 +1,6 @@
 """The corpus's gold patches sent through the harness as a SWE-bench predictions file: how many resolve, and how many
-an honest fix loses to a defence (a false `tampered test results`, a dropped path, a review flag).
+an honest fix loses to a defence (a false `tampered test results`, a dropped path, a review flag), and how many rows
+hold a twin the gold patch passes (not read, so it costs the fix nothing, but it is a twin that tells nothing).
 
 Why: every defence that judges a run (canaries, twins run apart, resets, the system files' record) must cost an
 honest fix nothing. The corpus is `benchmarks/env_corpus.py`'s SWE-bench rows (with `--fixtures`, re-based rows of
@@ -21,6 +22,10 @@ from typing import Any
 from env_corpus import cli, corpus, remote
 
 from swe_forge_dagster.export.swebench import write_jsonl
+
+NOT_READ = "not read: "
+"""How a review note of `harness.verify` opens when a twin passed with the gold patch too (it tells nothing, so it is
+not read): for the gold predictions themselves, each such note is a twin an honest fix would have lost to."""
 
 
 def main() -> None:
@@ -70,6 +75,7 @@ def main() -> None:
                 "reason": (result.get("reason") or result.get("error") or "")[:300],
                 "dropped_paths": result.get("dropped_paths") or [],
                 "review": len(result.get("review") or []),
+                "twins_not_read": [n for n in result.get("review") or [] if n.startswith(NOT_READ)],
             }
             rows.append(row)
             print(f"{row['instance_id']:45} {row['status']:13} {row['reason'][:120]}", flush=True)
@@ -81,6 +87,7 @@ def main() -> None:
         "called_tampering": len(tampered),
         "with_dropped_paths": sum(bool(r["dropped_paths"]) for r in rows),
         "flagged_for_review": sum(bool(r["review"]) for r in rows),
+        "with_a_twin_the_gold_passes": sum(bool(r["twins_not_read"]) for r in rows),
         "not_resolved": {r["instance_id"]: f"{r['status']}: {r['reason']}" for r in rows if r["status"] != "resolved"},
     }
     print(json.dumps(figures, indent=2))
