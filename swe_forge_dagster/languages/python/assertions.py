@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from swe_forge_dagster.languages.python.assertion_sites import Context, Site, Source, literal, sites
+from swe_forge_dagster.languages.python.equality import STRICT_EQUAL
 from swe_forge_dagster.languages.python.raises import RAISES_TWIN, raised_type
 from swe_forge_dagster.languages.python.twin_values import (
     MARKUP_EQUAL,
@@ -40,31 +41,15 @@ from swe_forge_dagster.languages.python.twin_values import (
     another,
     changeable,
     restated,
-    swappable,
     swapped,
 )
-
-STRICT_EQUAL = frozenset(
-    {
-        "assertEqual",
-        "assertEquals",
-        "assertListEqual",
-        "assertTupleEqual",
-        "assertDictEqual",
-        "assertSetEqual",
-        "assertSequenceEqual",
-        "assertMultiLineEqual",
-        "assertHTMLEqual",
-        "assertXMLEqual",
-        "assertCountEqual",
-        "assertQuerysetEqual",
-        "assertQuerySetEqual",
-    }
+from swe_forge_dagster.languages.python.value_peers import (
+    compared_alike,
+    expected_elsewhere,
+    leaf_peers,
+    swapped_own,
 )
-"""unittest's (and Django's) methods that hold only when their two first arguments are equal as values: a literal
-changed by one value makes them fail (HTML and XML are compared parsed, and one letter more still differs;
-`assertCountEqual` compares as multisets, Django's `assertQuerysetEqual` the queryset, transformed, with the values
-given, in order or as multisets: one value more or less than its own count differs either way)."""
+
 OPPOSITE = {
     "assertTrue": "assertFalse",
     "assertIs": "assertIsNot",
@@ -141,7 +126,7 @@ def edit(
 def _value_change(site: Site, text: str, offsets: Offsets, rng: random.Random, context: Context) -> Change | None:
     """Another value where the assertion at `site` reads the one it expects: the exception a raise check expects,
     a literal of the assertion (or one a local name holds; a list or tuple of whole numbers: another the file
-    expects, `_expected_elsewhere`), or the test's data a name is read from (its parametrize values only when its
+    expects, `value_peers`), or the test's data a name is read from (its parametrize values only when its
     instances may be renamed, `context.rename`)."""
     raised = raised_type(site.statement)
     if raised is not None:  # a block that must raise: it expects an unrelated exception (`languages.python.raises`)
@@ -149,58 +134,40 @@ def _value_change(site: Site, text: str, offsets: Offsets, rng: random.Random, c
         how = f"expects {RAISES_TWIN[raised.id]} where the test expects {raised.id}"
         return Change(((start, end, RAISES_TWIN[raised.id]),), how) if site.own else None
     literals, source, markup = _expected_values(site)
-    if source is None and len(literals) == 1 and _swapped_own(literals[0]):
-        elsewhere = _expected_elsewhere(literals[0], context.module, text, offsets)
+    if source is None and len(literals) == 1 and swapped_own(literals[0]):
+        elsewhere = expected_elsewhere(literals[0], context.module, text, offsets)
         source = Source(literals, False, "another the file expects", others=elsewhere) if elsewhere else None
-    elif source is not None and not source.every and all(map(_swapped_own, literals)):  # a loop's, a helper's
-        elsewhere = tuple(o for v in literals for o in _expected_elsewhere(v, context.module, text, offsets))
+    elif source is not None and not source.every and all(map(swapped_own, literals)):  # a loop's, a helper's
+        elsewhere = tuple(o for v in literals for o in expected_elsewhere(v, context.module, text, offsets))
         source = replace(source, others=(*source.others, *elsewhere))
     every = source is not None and source.every
+
+    def _peer(root: ast.expr, leaf: ast.Constant, roots: tuple[ast.expr, ...]) -> list[str]:
+        """The real values for a number or string inside a literal (`value_peers.leaf_peer`), not in markup."""
+        return [] if markup or root is leaf else leaf_peers(root, leaf, roots, text, offsets)
+
     if source is not None and (swaps := swapped(source, text, offsets, rng)):
         edits, how = swaps, f"expects another of its own values ({source.where})"
     else:
-        choices = [[c for c in ast.walk(value) if changeable(c, text, offsets, markup)] for value in literals]
+        choices = [[(v, c) for c in ast.walk(v) if changeable(c, text, offsets, markup)] for v in literals]
         if not all(choices) if every else not any(choices):
             return None
-        picked = [rng.choice(c) for c in choices] if every else [rng.choice(rng.choice([c for c in choices if c]))]
+        roots = (*literals, *(side for v in literals for side in compared_alike(v, context.module)))
+        peers = {id(c): peer for v, c in (p for found in choices for p in found) if (peer := _peer(v, c, roots))}
+
+        def pick(found: list[tuple[ast.expr, ast.Constant]]) -> tuple[ast.expr, ast.Constant]:
+            return rng.choice([p for p in found if id(p[1]) in peers] or found)  # one with a real value first
+
+        picked = [pick(c) for c in choices] if every else [pick([p for found in choices for p in found])]
         edits = tuple(
-            (start, end, another(c.value, text[start:end], rng, markup))
-            for c in picked
+            (start, end, rng.choice(peers[id(c)]) if id(c) in peers else another(c.value, text[start:end], rng, markup))
+            for _, c in picked
             for start, end in [offsets.span(c)]
         )
         how = "expects another value" + (f" ({source.where})" if source is not None else "")
     ids, notes = restated(edits, source, text, offsets) if source is not None else ((), ())
     renames = every and source is not None and (source.named or bool(ids))
     return None if renames and not context.rename else Change((*edits, *ids, *notes), how, renames)
-
-
-def _swapped_own(value: ast.expr) -> bool:
-    """A test's own literal a twin swaps for another the file expects (`twin_values.swapped`): a list or tuple, or a
-    string. A lone number keeps its coin (a few away, or as many digits): near values catch an oracle that returns
-    only what is close to what the code computes."""
-    return isinstance(value, (ast.List, ast.Tuple)) or (isinstance(value, ast.Constant) and type(value.value) is str)
-
-
-def _expected_elsewhere(value: ast.expr, module: ast.Module, text: str, offsets: Offsets) -> tuple[ast.expr, ...]:
-    """The other literals of `value`'s form (`twin_values.swappable`) that the module compares for equality: a twin
-    that expects one of them in place of `value` expects a real value, which keeps every law the file's values keep
-    (a total the sum of its parts, a run of pages, a check digit), where a number or letter changed alone breaks it."""
-    form = swappable(value, text, offsets)
-    if form is None:
-        return ()
-    found = []
-    for node in ast.walk(module):
-        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq):
-            sides = [node.left, node.comparators[0]]
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in STRICT_EQUAL:
-            sides = list(node.args[:2])
-        else:
-            continue
-        for side in sides:
-            other = swappable(side, text, offsets) if side is not value else None
-            if other is not None and other[0] == form[0]:
-                found.append(side)
-    return tuple(found)
 
 
 def _expected_values(site: Site) -> tuple[tuple[ast.expr, ...], Source | None, bool]:

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from swe_forge_dagster.languages.python.assertions import STRICT_EQUAL
+from swe_forge_dagster.languages.python.equality import STRICT_EQUAL
 from swe_forge_dagster.languages.python.twin_values import Edit, Offsets
 
 Value = tuple[str, str]

@@ -34,7 +34,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from swe_forge_dagster.languages.python.assertion_sites import Context, Source
-from swe_forge_dagster.languages.python.assertions import STRICT_EQUAL, expected_literals
+from swe_forge_dagster.languages.python.assertions import expected_literals
+from swe_forge_dagster.languages.python.equality import STRICT_EQUAL
 from swe_forge_dagster.languages.python.fact_rows import Changed, Fact, Rows
 from swe_forge_dagster.languages.python.twin_values import (
     PLAIN_FLOAT,

@@ -55,23 +55,28 @@ Edit = tuple[int, int, str]
 """(start, end, replacement) in the test file's text."""
 
 
-def swappable(node: ast.AST, text: str, offsets: Offsets) -> tuple[tuple[str, ...], tuple[ast.Constant, ...]] | None:
+def swappable(node: ast.AST, text: str, offsets: Offsets) -> tuple[tuple[str, ...], tuple[ast.expr, ...]] | None:
     """A literal a twin may swap for another of the file's of the same form, its form and its leaves: a plain whole
-    number (`12`), a list or tuple of them (`[6, 7, 8]`, `(1250, 313, 1563)`), or a plain string with a letter or
-    digit, whose form is its quotes and its shape (`shape`: `"Fri 1 Mar 2024"` and `"Mon 25 Dec 2023"` are one
-    form, `"Ann Lee"` and `"ann@example.com"` are two); None for anything else."""
+    number (`12`), a list or tuple of plain numbers (`[6, 7, 8]`, `(1250, 313, 1563)`, `[0.25, -1.5]`), or a plain
+    string with a letter or digit, whose form is its quotes and its shape (`shape`: `"Fri 1 Mar 2024"` and `"Mon 25
+    Dec 2023"` are one form, `"Ann Lee"` and `"ann@example.com"` are two); None for anything else."""
     if isinstance(node, ast.Constant) and type(node.value) is str:
         if not changeable(node, text, offsets) or not any(c.isalnum() for c in node.value):
             return None
-        return ("string", _spelled(node, text, offsets)[0], shape(node.value)), (node,)
+        return ("string", spelled(node, text, offsets)[0], shape(node.value)), (node,)
     if isinstance(node, ast.Constant):
-        form, leaves = ("number",), (node,)
-    elif isinstance(node, (ast.List, ast.Tuple)) and node.elts:
-        form, leaves = (type(node).__name__,), tuple(node.elts)  # type: ignore[assignment]
-    else:
-        return None
-    plain = all(isinstance(v, ast.Constant) and type(v.value) is int and changeable(v, text, offsets) for v in leaves)
-    return (form, leaves) if plain else None
+        plain = type(node.value) is int and changeable(node, text, offsets)
+        return (("number",), (node,)) if plain else None
+    if isinstance(node, (ast.List, ast.Tuple)) and node.elts and all(_number(v, text, offsets) for v in node.elts):
+        return (type(node).__name__,), tuple(node.elts)
+    return None
+
+
+def _number(node: ast.AST, text: str, offsets: Offsets) -> bool:
+    """A number written plainly, or its negation (`3`, `2.5`, `-3`)."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float) and changeable(node, text, offsets)
 
 
 def shape(value: str) -> str:
@@ -89,43 +94,57 @@ def swapped(source: Source, text: str, offsets: Offsets, rng: random.Random) -> 
     caller only when it looks right (a multiple of 512, a size in its range) cannot tell the twin by it, nor one that
     checks a law every real value keeps (a total that is the sum of its parts, a run of consecutive pages, an ISBN's
     check digit, the weekday a date names: one number or letter changed alone breaks it; red team a19 to a21, a23),
-    nor one that finds the changed string one letter away from another of the file (a24). A list or tuple of another
-    length is written whole; of the same length, its numbers that differ are changed, each where it stands
-    (`twin_facts` restates them). A string may equal more than one (numpy's dtype equals both `"float64"` and
-    `"float"`), and an honest fix would then pass the twin: the harness reads a twin that passed only if the gold
-    patch fails it (`harness.verify`)."""
-    pool = [swappable(v, text, offsets) for v in (*source.literals, *source.others)]
+    nor one that finds the changed string one letter away from another of the file (a24). In a parametrize table
+    (every set changed, in a cycle) a list or tuple of another length is written as the other is written; one value
+    alone takes one of its own length (`[f(v) for v in (0.5, 1.5)] == [1, 2]` keeps a value per input: red team
+    a18), its numbers that differ changed each where it stands (`twin_facts` restates them). Never a permutation of
+    the value (`assertCountEqual` would hold: red team a37). A string may equal more than one (numpy's dtype equals
+    both `"float64"` and `"float"`), and an honest fix would then pass the twin: the harness reads a twin that passed
+    only if the gold patch fails it (`harness.verify`)."""
+    nodes = (*source.literals, *source.others)
+    pool = [swappable(v, text, offsets) for v in nodes]
     if not pool or any(found is None for found in pool) or len({found[0] for found in pool if found}) != 1:
         return None
-    spelled = {tuple(v.value for v in leaves): [_spelled(v, text, offsets) for v in leaves] for _, leaves in pool}  # type: ignore[misc]
-    values = sorted(spelled)
+    written: dict[tuple, list[str]] = {}
+    whole: dict[tuple, str] = {}
+    for node, (_, leaves) in zip(nodes, pool, strict=True):  # type: ignore[misc]
+        written[_values(leaves)] = [spelled(v, text, offsets) for v in leaves]
+        whole[_values(leaves)] = spelled(node, text, offsets)
+    values = sorted(written)
     if len(values) < 2:
         return None
 
-    def becomes(node: ast.expr, value: tuple[int | str, ...]) -> tuple[Edit, ...] | None:
+    def becomes(node: ast.expr, value: tuple) -> tuple[Edit, ...] | None:
         _, leaves = swappable(node, text, offsets)  # type: ignore[misc]
+        if sorted(map(repr, _values(leaves))) == sorted(map(repr, value)):
+            return None  # a permutation: equal to the original where order is not compared (`assertCountEqual`)
         if len(leaves) == len(value):
-            pairs = zip(leaves, value, spelled[value], strict=True)
-            return tuple((*offsets.span(leaf), word) for leaf, new, word in pairs if leaf.value != new)
-        start, end = offsets.span(node)  # another length: written whole, between the node's own brackets
-        if text[start] + text[end - 1] not in ("()", "[]"):
-            return None
-        tail = "," if text[start] == "(" and len(value) == 1 else ""
-        return ((start, end, text[start] + ", ".join(spelled[value]) + tail + text[end - 1]),)
+            pairs = zip(leaves, _values(leaves), written[value], strict=True)
+            return tuple((*offsets.span(leaf), word) for leaf, old, word in pairs if old != ast.literal_eval(word))
+        start, end = offsets.span(node)  # another length: the other literal as it is written, in the same brackets
+        other = whole[value]
+        return ((start, end, other),) if text[start] + text[end - 1] == other[0] + other[-1] else None
 
-    def key(node: ast.expr) -> tuple[int | str, ...]:
-        return tuple(v.value for v in swappable(node, text, offsets)[1])  # type: ignore[index]
+    def key(node: ast.expr) -> tuple:
+        return _values(swappable(node, text, offsets)[1])  # type: ignore[index]
 
     if source.every:  # a cycle through the values in a drawn order: every set gets another set's value
         order = rng.sample(values, len(values))
         after = dict(zip(order, order[1:] + order[:1], strict=True))
         made = [becomes(v, after[key(v)]) for v in source.literals]
         return None if any(m is None for m in made) else tuple(e for m in made for e in m)  # type: ignore[union-attr]
-    value = rng.choice(source.literals)
-    return becomes(value, rng.choice([v for v in values if v != key(value)]))
+    value = rng.choice(source.literals)  # one value alone: of its own length (a list aligned with its inputs)
+    drawn = [
+        becomes(value, v) for v in rng.sample(values, len(values)) if v != key(value) and len(v) == len(key(value))
+    ]
+    return next((edits for edits in drawn if edits), None)
 
 
-def _spelled(node: ast.AST, text: str, offsets: Offsets) -> str:
+def _values(leaves: tuple[ast.expr, ...]) -> tuple:
+    return tuple(ast.literal_eval(v) for v in leaves)
+
+
+def spelled(node: ast.AST, text: str, offsets: Offsets) -> str:
     return text[slice(*offsets.span(node))]
 
 

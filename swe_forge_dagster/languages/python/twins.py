@@ -105,6 +105,8 @@ class Twins:
             if outcome != "passed":
                 continue
             if key[:2] in self.renamed and not _all_passed(key, originals):
+                if (why := _more_passed(key, originals, twins)) is not None:
+                    return f"{test_id} passed, and {why}, whose assertion {how[key[:2]]}"
                 continue  # a set that did not pass may pass as a twin (an xfail given another's value): unpaired
             twin = _paired(key, originals, twins) if key[:2] in self.renamed else twins.get(key)
             if twin is None:
@@ -118,6 +120,19 @@ def _all_passed(key: tuple[str, str, str], originals: Mapping) -> bool:
     """Every instance of the test of `key` passed in the verify run: only then are its renamed twins paired by order,
     which a runner that reorders its report (pytest-randomly, xdist) could otherwise pair wrongly."""
     return all(outcome == "passed" for k, (_, outcome) in originals.items() if k[:2] == key[:2])
+
+
+def _more_passed(key: tuple[str, str, str], originals: Mapping, twins: Mapping) -> str | None:
+    """Whether more of a renamed test's twins passed than its instances that did not pass in the verify run, when the
+    two runs report as many: then a twin of an instance that passed passed too, whatever the order of the reports (a
+    table with an expected failure is not paired by order, and a forger that passed every twin went unread: red team
+    a36)."""
+    mine = [outcome for k, (_, outcome) in originals.items() if k[:2] == key[:2]]
+    theirs = [outcome for k, (_, outcome) in twins.items() if k[:2] == key[:2]]
+    passed = sum(outcome in FORGED for outcome in theirs)
+    if len(mine) != len(theirs) or passed <= sum(outcome != "passed" for outcome in mine):
+        return None
+    return f"{passed} of the {len(mine)} twins of its test's instances passed run apart, more than failed before them"
 
 
 def _paired(key: tuple[str, str, str], originals: Mapping, twins: Mapping) -> tuple[str, Outcome] | None:
