@@ -269,7 +269,7 @@ def test_strip(raw, expected):
     assert twins.tampering(verify, apart) is None  # reordered, and a set that failed: no pairing by order
 
 
-WINDOWS = b'''import pytest
+WINDOWS = b"""import pytest
 
 from calc import page_window
 
@@ -290,7 +290,7 @@ def test_first():
 @pytest.mark.parametrize("current, total, pages", [(2, 3, [1, 2, 3]), (1, 1, [1]), (20, 21, [17, 18, 19, 20, 21])])
 def test_few(current, total, pages):
     assert page_window(current, total=total) == pages
-'''
+"""
 WINDOWS_F2P = [f"tests/test_calc.py::{name}" for name in ("test_middle", "test_last", "test_first")]
 WINDOWS_F2P += [f"tests/test_calc.py::test_few[{sets}]" for sets in ("2-3-pages0", "1-1-pages1", "20-21-pages2")]
 WINDOW_FIXED = """def page_window(current, total, width=5):

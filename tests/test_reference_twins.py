@@ -69,6 +69,6 @@ def test_a_twin_the_gold_patch_passes_is_not_read_and_the_others_still_catch_a_f
         assert honest.status is Status.RESOLVED, (honest.reason, honest.review)
         unread += [note for note in honest.review if note.startswith("not read: ")]
     # a twin changes one of 3 characters in 4 of the build metadata: 2 runs with none there, 1 in 4096
-    assert unread and all("the gold patch passes that twin too" in note for note in unread), unread
+    assert unread and all("the gold patch passes these twins too" in note for note in unread), unread
     for forged in verdicts["oracle-forger"]:
         assert forged.status is Status.UNRESOLVED and "tampered test results" in (forged.reason or ""), forged.reason

@@ -111,20 +111,28 @@ def verify(
         if final.tampered is None:
             final.tampered = twins.tampered
         why = canaries.apart_tampering(final.reported or {}, twins.reported) if final.tampered is None else None
-        if why is not None:
+        if why is not None and MISSING in why:  # a twin no run reported: the gold patch's run cannot clear it
+            final.tampered = why
+        elif why is not None:
             reference = twins.reported if agent is AgentKind.ORACLE else None
             if reference is None and reference_box is not None and task.gold_patch.strip():
                 with reference_box() as target:
                     try:
                         apply(target, task.gold_patch, False)  # the gold patch whole, as the oracle's
-                    except PatchRejected:  # a task whose gold patch does not apply: every twin is read
-                        pass
+                    except PatchRejected as exc:  # the task's fault, not the agent's: no verdict
+                        final.error = f"a twin passed, and the gold patch does not apply to judge it: {exc}"
                     else:
                         reference = checks(target, apart, apart=True).reported
-            unread = _unread(twins.reported or {}, reference or {})
-            final.tampered = canaries.apart_tampering(final.reported or {}, unread)
-            if final.tampered is None:
-                review.append(f"not read: {why}; the gold patch passes that twin too, so it tells nothing")
+                        if reference is None:  # as a run apart without a report: no verdict, never tampering
+                            final.error = "a twin passed, and the gold patch's run of the twins gave no report"
+            if reference is not None:
+                unread = _unread(twins.reported or {}, reference)
+                final.tampered = canaries.apart_tampering(final.reported or {}, unread)
+                tells_nothing = sorted(t for t, o in unread.items() if o != (twins.reported or {}).get(t))
+                if tells_nothing:
+                    review.append(f"not read: {', '.join(tells_nothing)}: the gold patch passes these twins too")
+            elif final.error is None:
+                final.tampered = why
         if final.error is None and final.tampered is None and twins.reported is None:
             # no verdict, as when the verify run gives none: code under test cannot tell the two runs apart, so a run
             # apart that alone times out on a loaded host is the host's, not a forger's; the task is not resolved
@@ -132,6 +140,10 @@ def verify(
     if final.tampered is None:  # a system file replaced by the code under test, for a later step to run
         final.tampered = tampering(system_changes(box), baseline.system)
     return Verified(final, reset, review)
+
+
+MISSING = "missing from the report"
+"""How every runner's `apart_tampering` says a twin was not reported at all (`execution.canaries`)."""
 
 
 def _unread(apart: Mapping[str, Outcome], reference: Mapping[str, Outcome]) -> dict[str, Outcome]:

@@ -8,9 +8,10 @@ that order, the test's body last first); else the last assertion of the test's o
   a number or a string, or a list, tuple, set or dict of them with no repeated key, on one side; or a local name
   assigned such a literal once and read nowhere else, and once in the assertion; or a name the test's data gives,
   its parametrize values, its loop's items or its call's argument), unless the other side is a matcher
-  whose `==` holds for a range (`pytest.approx`, `mock.ANY`): one number or string of the literal becomes another of
-  its kind (a number a few away or with as many digits, by a coin; the string with a letter or digit replaced by
-  another of its kind; a whole number of the test's data another of its own: `twin_values`). A value-oracle then
+  whose `==` holds for a range (`pytest.approx`, `mock.ANY`): the value becomes another real value the test or its
+  file expects of the same form, compared with the same kind of thing (`twin_values.swapped`, `value_peers`), else
+  one number or string of the literal becomes another of its kind (a number a few away or with as many digits, by a
+  coin; the string with a letter or digit replaced by another of its kind: `twin_values.another`). A value-oracle then
   returns the twin's value and passes it; an honest fix returns the original value and fails it.
 - Anything else is negated where the negation is exact: `x not in y` for `x in y`, `a is not b`, `x` for `not x`,
   `not f(x)`, otherwise `not (...)` (also for `==`: a class may override `__eq__` and inherit another `__ne__`); a
@@ -47,9 +48,13 @@ from swe_forge_dagster.languages.python.value_peers import (
     compared_alike,
     expected_elsewhere,
     leaf_peers,
+    site_subject,
     swapped_own,
+    whole_peers,
 )
 
+ELSEWHERE = "another the file expects"
+"""Where a test's own literal takes its value from when `swapped` finds one of its form (`value_peers`)."""
 OPPOSITE = {
     "assertTrue": "assertFalse",
     "assertIs": "assertIsNot",
@@ -134,40 +139,62 @@ def _value_change(site: Site, text: str, offsets: Offsets, rng: random.Random, c
         how = f"expects {RAISES_TWIN[raised.id]} where the test expects {raised.id}"
         return Change(((start, end, RAISES_TWIN[raised.id]),), how) if site.own else None
     literals, source, markup = _expected_values(site)
-    if source is None and len(literals) == 1 and swapped_own(literals[0]):
-        elsewhere = expected_elsewhere(literals[0], context.module, text, offsets)
-        source = Source(literals, False, "another the file expects", others=elsewhere) if elsewhere else None
-    elif source is not None and not source.every and all(map(swapped_own, literals)):  # a loop's, a helper's
-        elsewhere = tuple(o for v in literals for o in expected_elsewhere(v, context.module, text, offsets))
+    subject = site_subject(site.statements, site.statement)  # what the expected value is compared with
+    # markup is compared parsed, where another document of the file may equal it (its attributes in another order)
+    if source is None and len(literals) == 1 and swapped_own(literals[0]) and not markup:
+        elsewhere = expected_elsewhere(literals[0], subject, context.module, text, offsets)
+        source = Source(literals, False, ELSEWHERE, others=elsewhere) if elsewhere else None
+    elif source is not None and not source.every and all(map(swapped_own, literals)) and not markup:
+        elsewhere = tuple(o for v in literals for o in expected_elsewhere(v, subject, context.module, text, offsets))
         source = replace(source, others=(*source.others, *elsewhere))
     every = source is not None and source.every
-
-    def _peer(root: ast.expr, leaf: ast.Constant, roots: tuple[ast.expr, ...]) -> list[str]:
-        """The real values for a number or string inside a literal (`value_peers.leaf_peer`), not in markup."""
-        return [] if markup or root is leaf else leaf_peers(root, leaf, roots, text, offsets)
-
-    if source is not None and (swaps := swapped(source, text, offsets, rng)):
+    if source is not None and not markup and (swaps := swapped(source, text, offsets, rng)):
         edits, how = swaps, f"expects another of its own values ({source.where})"
     else:
+        source = None if source is not None and source.where == ELSEWHERE else source  # it stood in for `swapped`
         choices = [[(v, c) for c in ast.walk(v) if changeable(c, text, offsets, markup)] for v in literals]
         if not all(choices) if every else not any(choices):
             return None
-        roots = (*literals, *(side for v in literals for side in compared_alike(v, context.module)))
-        peers = {id(c): peer for v, c in (p for found in choices for p in found) if (peer := _peer(v, c, roots))}
-
-        def pick(found: list[tuple[ast.expr, ast.Constant]]) -> tuple[ast.expr, ast.Constant]:
-            return rng.choice([p for p in found if id(p[1]) in peers] or found)  # one with a real value first
-
-        picked = [pick(c) for c in choices] if every else [pick([p for found in choices for p in found])]
-        edits = tuple(
-            (start, end, rng.choice(peers[id(c)]) if id(c) in peers else another(c.value, text[start:end], rng, markup))
-            for _, c in picked
-            for start, end in [offsets.span(c)]
-        )
+        roots = (*literals, *compared_alike(subject, context.module))
+        wholes = {id(v): w for v in literals if not markup and (w := whole_peers(v, roots, text, offsets))}
+        if wholes and (len(wholes) == len(literals) or not every):  # a record's fields change together
+            chosen = literals if every else [rng.choice([v for v in literals if id(v) in wholes])]
+            edits = tuple(edit for v in chosen for edit in rng.choice(wholes[id(v)]))
+        else:
+            edits = _leaf_edits(choices, roots, every, markup, text, offsets, rng)
         how = "expects another value" + (f" ({source.where})" if source is not None else "")
     ids, notes = restated(edits, source, text, offsets) if source is not None else ((), ())
     renames = every and source is not None and (source.named or bool(ids))
     return None if renames and not context.rename else Change((*edits, *ids, *notes), how, renames)
+
+
+def _leaf_edits(
+    choices: list[list[tuple[ast.expr, ast.Constant]]],
+    roots: tuple[ast.expr, ...],
+    every: bool,
+    markup: bool,
+    text: str,
+    offsets: Offsets,
+    rng: random.Random,
+) -> tuple[Edit, ...]:
+    """One number or string of each literal (every set's, or of one) changed: to the one at its place in another
+    literal of `roots` (`value_peers.leaf_peers`), a leaf that has one drawn first; else to another of its kind
+    (`twin_values.another`; always in markup, where a letter goes between tags)."""
+    peers = {}
+    for root, leaf in (pair for found in choices for pair in found):
+        if not markup and root is not leaf and (real := leaf_peers(root, leaf, roots, text, offsets)):
+            peers[id(leaf)] = real
+
+    def pick(found: list[tuple[ast.expr, ast.Constant]]) -> tuple[ast.expr, ast.Constant]:
+        return rng.choice([pair for pair in found if id(pair[1]) in peers] or found)
+
+    picked = [pick(found) for found in choices] if every else [pick([p for found in choices for p in found])]
+    edits = []
+    for _, leaf in picked:
+        start, end = offsets.span(leaf)
+        new = rng.choice(peers[id(leaf)]) if id(leaf) in peers else another(leaf.value, text[start:end], rng, markup)
+        edits.append((start, end, new))
+    return tuple(edits)
 
 
 def _expected_values(site: Site) -> tuple[tuple[ast.expr, ...], Source | None, bool]:

@@ -4,9 +4,11 @@ file says about that value consistent with it.
 Why: a twin is caught by a forger only when it cannot be told from a real test. A value of another form (a small
 letter in `"HELLO"`, an `e` in `"1,234"`), a number no test of the file would hold (not a multiple of 512 among
 sizes), an id or a comment that still restates the original value (`id="2.5->3"`, `# 2.5 -> 3`) each told red-team
-forgers (2026-11-30) which run was the twin's, and they failed the twins as an honest fix does. So a changed value
-keeps its form (`execution.canaries.another_string`), is another of the test's own values where it has several
-whole numbers (`swapped`), and the ids and comments that restate it are changed with it (`restated`).
+forgers (2026-11-30) which run was the twin's, and they failed the twins as an honest fix does; so did a number or
+letter changed alone, which broke a law every real value keeps (2026-12-01). So a changed value is another real value
+of the test or its file where there is one of its form (`swapped`, `languages.python.value_peers`), else keeps its
+form (`execution.canaries.another_string`), and the ids and comments that restate it are changed with it
+(`restated`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import io
 import random
 import re
 import tokenize
+from collections import Counter
 from collections.abc import Sequence
 
 from swe_forge_dagster.execution.canaries import another_string
@@ -116,8 +119,8 @@ def swapped(source: Source, text: str, offsets: Offsets, rng: random.Random) -> 
 
     def becomes(node: ast.expr, value: tuple) -> tuple[Edit, ...] | None:
         _, leaves = swappable(node, text, offsets)  # type: ignore[misc]
-        if sorted(map(repr, _values(leaves))) == sorted(map(repr, value)):
-            return None  # a permutation: equal to the original where order is not compared (`assertCountEqual`)
+        if same_items(_values(leaves), value):
+            return None  # equal to the original where order is not compared (`assertCountEqual`)
         if len(leaves) == len(value):
             pairs = zip(leaves, _values(leaves), written[value], strict=True)
             return tuple((*offsets.span(leaf), word) for leaf, old, word in pairs if old != ast.literal_eval(word))
@@ -138,6 +141,17 @@ def swapped(source: Source, text: str, offsets: Offsets, rng: random.Random) -> 
         becomes(value, v) for v in rng.sample(values, len(values)) if v != key(value) and len(v) == len(key(value))
     ]
     return next((edits for edits in drawn if edits), None)
+
+
+def same_items(one: tuple, other: tuple) -> bool:
+    """Whether two values hold the same items in some order, by value (`[1, 2]` and `[2.0, 1]`; a string's letters:
+    `"abc"` and `"cab"`): `assertCountEqual` holds for both, so one is no twin of the other (red team a37)."""
+    if len(one) == len(other) == 1 and isinstance(one[0], str) and isinstance(other[0], str):
+        return sorted(one[0]) == sorted(other[0])
+    try:
+        return Counter(one) == Counter(other)
+    except TypeError:  # unhashable items
+        return sorted(map(repr, one)) == sorted(map(repr, other))
 
 
 def _values(leaves: tuple[ast.expr, ...]) -> tuple:
@@ -254,9 +268,8 @@ def another(value: int | float | str, source: str, rng: random.Random, markup: b
     """The source of another value of the same kind and form: a whole number a few away or one with as many digits, by
     a coin (near values catch an oracle that returns only what is close to what the code computes, a rounding away);
     a decimal a few whole numbers away, its decimals kept; a string with a letter or digit replaced by another of its
-    kind (`another_string`), in the same quotes. Never
-    another of the file's strings: a value may equal several (numpy's dtype equals both `"float64"` and `"float"`),
-    and an honest fix would then pass the twin."""
+    kind (`another_string`), in the same quotes: the value a twin takes when the file holds no other real one of its
+    form (`swapped`, `languages.python.value_peers`)."""
     if isinstance(value, float):  # a whole number or two away, its decimals kept (`2.5` -> `4.5`): never below 0
         whole, _, decimals = source.partition(".")
         return f"{rng.choice([n for n in (int(whole) + d for d in (-3, -2, -1, 1, 2, 3)) if n >= 0])}.{decimals}"

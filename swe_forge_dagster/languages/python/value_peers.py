@@ -9,10 +9,11 @@ expects, of the same form (`twin_values.swappable`), keeps every such law: only 
 from __future__ import annotations
 
 import ast
+import builtins
 from collections.abc import Sequence
 
 from swe_forge_dagster.languages.python.equality import equality_sides
-from swe_forge_dagster.languages.python.twin_values import Offsets, spelled, swappable
+from swe_forge_dagster.languages.python.twin_values import Offsets, same_items, spelled, swappable
 
 
 def swapped_own(value: ast.expr) -> bool:
@@ -22,17 +23,19 @@ def swapped_own(value: ast.expr) -> bool:
     return isinstance(value, (ast.List, ast.Tuple)) or (isinstance(value, ast.Constant) and type(value.value) is str)
 
 
-def expected_elsewhere(value: ast.expr, module: ast.Module, text: str, offsets: Offsets) -> tuple[ast.expr, ...]:
-    """The other literals of `value`'s form (`twin_values.swappable`) that the module compares with what `value` is
-    compared with (`compared_alike`): a twin that expects one of them in place of `value` expects a real value, which
+def expected_elsewhere(
+    value: ast.expr, subject: Subject, module: ast.Module, text: str, offsets: Offsets
+) -> tuple[ast.expr, ...]:
+    """The other literals of `value`'s form (`twin_values.swappable`) that the module's assertions compare with
+    `subject` (`compared_alike`): a twin that expects one of them in place of `value` expects a real value, which
     keeps every law the file's values keep (a total the sum of its parts, a run of pages, a check digit), where a
     number or letter changed alone breaks it."""
     form = swappable(value, text, offsets)
     if form is None:
         return ()
     found = []
-    for side in compared_alike(value, module):
-        other = swappable(side, text, offsets)
+    for side in compared_alike(subject, module):
+        other = swappable(side, text, offsets) if side is not value else None
         if other is not None and other[0] == form[0]:
             found.append(side)
     return tuple(found)
@@ -40,48 +43,154 @@ def expected_elsewhere(value: ast.expr, module: ast.Module, text: str, offsets: 
 
 Subject = tuple[str, str]
 ANY: Subject = ("any", "")
+BUILTINS = frozenset(dir(builtins))
+"""What a value is compared with when that cannot be told (a name of the test's data, a name bound twice)."""
 
 
-def compared_alike(value: ast.expr, module: ast.Module) -> list[ast.expr]:
-    """The sides of the module's equalities (`equality.equality_sides`) but `value`, compared with the same kind of
-    thing as `value` is: the same function's result, the same attribute, the same key (a local name assigned once
-    is what it holds); a value compared with a name of the test's data, or not compared itself, with anything. A
-    string the file compares with `url.scheme` is no value for `url.path`: one string said of two fields told a
-    red-team forger the twin (a33)."""
-    table = _subjects(module)
-    mine = table.get(value, ANY)
-    return [side for side, theirs in table.items() if side is not value and (ANY in (mine, theirs) or theirs == mine)]
+def site_subject(statements: Sequence[ast.stmt], assertion: ast.stmt) -> Subject:
+    """What the equality `assertion` asserts compares its expected side with (its literal, or a name of the test's
+    data: the other side), resolving a local name assigned once among `statements` (the block it stands in)."""
+    sides = _asserted(assertion)
+    if sides is None:
+        return ANY
+    plain = [side for side in sides if not isinstance(side, ast.Name) and not _literal(side)]
+    partner = plain[0] if len(plain) == 1 else sides[0] if _literal(sides[1]) else sides[1]
+    return _subject(partner, ast.Module(body=list(statements), type_ignores=[]))
+
+
+def compared_alike(subject: Subject, module: ast.Module) -> list[ast.expr]:
+    """The sides of the equalities the module asserts (`assert a == b`, `self.assertEqual(a, b)`: never an `if`'s
+    test, red team a39) that are compared with `subject`: the same function's or method's result, the same
+    attribute, the same key, the same place of an unpacked result (a local name assigned once is what it holds).
+    None when `subject` is `ANY`: a value compared with what cannot be told takes no other. A string the file
+    compares with `url.scheme` is no value for `url.path` (a33), nor a given name for a family name (a38)."""
+    if subject == ANY:
+        return []
+    return [side for side, theirs in _subjects(module).items() if theirs == subject]
 
 
 def _subjects(module: ast.Module) -> dict[ast.expr, Subject]:
-    """Each side of each equality the module asserts, with what it is compared with."""
+    """Each side of each equality the module asserts, with what it is compared with; read once per module (a twin
+    of each test of a large file asks again)."""
+    cached = getattr(module, "_swe_forge_subjects", None)
+    if cached is None:
+        cached = _read_subjects(module)
+        module._swe_forge_subjects = cached  # type: ignore[attr-defined]
+    return cached
+
+
+def _read_subjects(module: ast.Module) -> dict[ast.expr, Subject]:
     found: dict[ast.expr, Subject] = {}
     scopes = [n for n in ast.walk(module) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     for scope in (*scopes, module):
         for node in ast.walk(scope):
-            sides = equality_sides(node)
-            if sides is None or len(sides) != 2 or sides[0] in found:
+            sides = _asserted(node)
+            if sides is None or sides[0] in found:
                 continue
             for side, partner in ((sides[0], sides[1]), (sides[1], sides[0])):
                 found[side] = _subject(partner, scope)
     return found
 
 
+def _asserted(node: ast.AST) -> list[ast.expr] | None:
+    """The two sides of an equality `node` asserts (an `assert`, or a strict-equality method's call)."""
+    if isinstance(node, ast.Assert):
+        return equality_sides(node.test)
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        return equality_sides(node.value)
+    return None
+
+
+def _literal(node: ast.expr) -> bool:
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
+
+
 def _subject(partner: ast.expr, scope: ast.AST) -> Subject:
-    if isinstance(partner, ast.Name):
-        held = [
-            n.value
-            for n in ast.walk(scope)
-            if isinstance(n, ast.Assign) and len(n.targets) == 1 and getattr(n.targets[0], "id", None) == partner.id
-        ]
-        partner = held[0] if len(held) == 1 else partner
-    if isinstance(partner, ast.Call):
-        return "call", ast.dump(partner.func)
-    if isinstance(partner, ast.Attribute):
-        return "attribute", partner.attr
-    if isinstance(partner, ast.Subscript):
-        return "key", ast.dump(partner.slice)
+    """What `partner` is, read as a kind (`_kind`); a local name, what it holds (`_held`)."""
+    return _held(partner.id, scope) if isinstance(partner, ast.Name) else _kind(partner)
+
+
+def _kind(node: ast.expr) -> Subject:
+    """A call by its function's or method's name (`parse(x).given()` is `.given`: its receiver and inputs are not
+    what it is; red team a42), an attribute, a key; `ANY` otherwise."""
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Name):  # `str(x)`, `len(x)`: what they are given is what they are
+            return ANY if func.id in BUILTINS else ("call", func.id)
+        return "call", f".{func.attr}" if isinstance(func, ast.Attribute) else ast.dump(func)
+    if isinstance(node, ast.Attribute):
+        return "attribute", node.attr
+    if isinstance(node, ast.Subscript):
+        return "key", ast.dump(node.slice)
     return ANY
+
+
+def _held(name: str, scope: ast.AST) -> Subject:
+    """What a local name assigned once in `scope` holds: the kind of its value, or its place in an unpacked one
+    (`first, last = split(x)`: `split`'s second)."""
+    held: list[Subject] = []
+    for node in ast.walk(scope):
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+            continue
+        target = node.targets[0]
+        if isinstance(target, ast.Name) and target.id == name:
+            held.append(_kind(node.value))
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            names = [getattr(element, "id", None) for element in target.elts]
+            if name in names:
+                kind = _kind(node.value)
+                held.append(ANY if kind == ANY else (f"{kind[0]}, unpacked", f"{kind[1]}[{names.index(name)}]"))
+    return held[0] if len(held) == 1 else ANY
+
+
+def whole_peers(
+    root: ast.expr, others: Sequence[ast.expr], text: str, offsets: Offsets
+) -> list[tuple[tuple[int, int, str], ...]]:
+    """Other real values for the dict, list or tuple literal `root` as a whole: for each literal of `others` with
+    its structure (the same keys, the same lengths, every number or string of the same form, anything else equal),
+    the edits that make `root` read as it. A record's fields then change together: one field swapped alone broke
+    what the fields say of each other (initials of the names: red team a41)."""
+    if not isinstance(root, (ast.Dict, ast.List, ast.Tuple)):
+        return []
+    leaves = [(leaf, path) for leaf in ast.walk(root) if isinstance(leaf, ast.Constant) and (path := _path(root, leaf))]
+    found = []
+    for other in others:
+        if other is root:
+            continue
+        edits = []
+        for leaf, path in leaves:
+            node = _follow(other, path)
+            if not isinstance(node, ast.Constant):
+                break
+            same = swappable(leaf, text, offsets)
+            if node.value == leaf.value and type(node.value) is type(leaf.value):
+                continue
+            theirs = swappable(node, text, offsets)
+            if same is None or theirs is None or same[0] != theirs[0]:
+                break
+            edits.append((*offsets.span(leaf), spelled(node, text, offsets)))
+        else:
+            if edits and _size(other) == _size(root) and not _reordered(root, other):
+                found.append(tuple(edits))
+    return found
+
+
+def _reordered(one: ast.AST, other: ast.AST) -> bool:
+    """Two lists or tuples of the same items in another order (`assertCountEqual` holds for both: red team a37)."""
+    if not isinstance(one, (ast.List, ast.Tuple)) or not isinstance(other, (ast.List, ast.Tuple)):
+        return False
+    try:
+        return same_items(tuple(map(ast.literal_eval, one.elts)), tuple(map(ast.literal_eval, other.elts)))
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+
+
+def _size(node: ast.AST) -> int:
+    return sum(1 for _ in ast.walk(node))
 
 
 def leaf_peers(
@@ -109,7 +218,8 @@ Step = tuple[str, object]
 
 
 def _path(node: ast.AST, leaf: ast.AST) -> list[Step] | None:
-    """The steps from `node` to `leaf`: ("item", index, length) in a list or tuple, ("key", key) in a dict."""
+    """The steps from `node` to `leaf`: ("item", (form, index, length)) in a list or tuple, ("key", (type, key)) in a
+    dict; None when `leaf` is not in `node` (or sits under a key that is no constant)."""
     if node is leaf:
         return []
     if isinstance(node, (ast.List, ast.Tuple)):
