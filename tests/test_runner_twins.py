@@ -100,7 +100,8 @@ def test_every_unittest_assertion_form_gets_a_twin_in_place() -> None:
     assert [name for _, name in twins.tests] == names
     how = dict(zip([name for _, name in twins.tests], twins.changed, strict=True))
     assert how["test_half_up"] == how["test_tags"] == "expects another value"  # a literal, or a name holding one
-    assert how["test_count"] == "expects another value"  # equal as multisets: one value changed differs
+    # equal as multisets: one value changed differs (here, or as another twinned test of the file restates it)
+    assert how["test_count"].startswith("expects another value"), how["test_count"]
     assert how["test_in"] == "calls assertNotIn instead of assertIn"
     assert how["test_half_down"] == "calls assertFalse instead of assertTrue"
     assert how["test_none"] == "calls assertIsNotNone instead of assertIsNone"
