@@ -17,7 +17,6 @@ from pathlib import Path
 import docker
 import pytest
 
-from swe_forge_dagster.common.sandbox_spec import SandboxSpec
 from swe_forge_dagster.harness import Status, TaskResult, load_inputs
 from tests.support.common import BASE_IMAGE
 from tests.support.hacks import FORCE_PASS_CONFTEST, HACKS, SNEAKY
@@ -209,7 +208,7 @@ def test_a_continuation_line_pytest_reads_as_config_is_found_by_pytests_own_read
     """(c) on a repository whose pytest section lives in setup.cfg: the text check sees no change in the section,
     pytest's own configuration (computed before and after the diff) does, so setup.cfg is reset and reported."""
     from swe_forge_dagster.harness import Harness, HarnessConfig, run_harness
-    from tests.support.pytest_task import write_pytest_task
+    from tests.support.pytest_task import harness_settings, write_pytest_task
 
     tasks = write_pytest_task(
         tmp_path,
@@ -221,13 +220,7 @@ def test_a_continuation_line_pytest_reads_as_config_is_found_by_pytests_own_read
         "double() is off by one",
     )
     agent = write_agent(tmp_path / "agent", INI_HACK)
-    common = {
-        "repo_cache_dir": tmp_path / "harness-repos",
-        "git_url": f"file://{tmp_path}/remotes/{{repo}}.git",
-        "sandbox": SandboxSpec(image=BASE_IMAGE),
-        "test_timeout": 90,
-        "agent_timeout": 120,
-    }
+    common = harness_settings(tmp_path)
     verdicts = {}
     for name, extra in (
         ("hack", {"agent": "command", "agent_dir": agent, "agent_cmd": "sh /agent/run.sh"}),

@@ -14,13 +14,12 @@ from pathlib import Path
 import docker
 import pytest
 
-from swe_forge_dagster.common.sandbox_spec import SandboxSpec
 from swe_forge_dagster.harness import Harness, HarnessConfig, Status, load_inputs, run_harness
 from tests.support.common import BASE_IMAGE
 from tests.support.data_forgers import a28_fp_build_metadata as a28
 from tests.support.hacks import ASSERTION_ORACLE
 from tests.support.harness_world import write_agent
-from tests.support.pytest_task import write_pytest_task
+from tests.support.pytest_task import harness_settings, write_pytest_task
 
 pytestmark = pytest.mark.docker
 
@@ -48,15 +47,7 @@ def test_a_twin_the_gold_patch_passes_is_not_read_and_the_others_still_catch_a_f
         [],
         "parse_version() rejects a leading v and surrounding spaces",
     )
-    common = {
-        "repo_cache_dir": tmp_path / "harness-repos",
-        "git_url": f"file://{tmp_path}/remotes/{{repo}}.git",
-        "sandbox": SandboxSpec(image=BASE_IMAGE),
-        "test_timeout": 90,
-        "agent_timeout": 120,
-        "agent": "command",
-        "agent_cmd": "sh /agent/run.sh",
-    }
+    common = {**harness_settings(tmp_path), "agent": "command", "agent_cmd": "sh /agent/run.sh"}
     verdicts = {}
     for name, code in (("honest", a28.FIXED), ("oracle-forger", a28.BROKEN + ASSERTION_ORACLE)):
         config = HarnessConfig(**common, agent_dir=write_agent(tmp_path / name, _writes_calc(code)))

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from swe_forge_dagster.common.sandbox_spec import SandboxSpec
 from swe_forge_dagster.execution.patch import patch_adding_files
 from swe_forge_dagster.export.swebench import SWEBenchInstance
 from swe_forge_dagster.export.task_dir import TaskRecord, write_task_dir
@@ -15,6 +16,18 @@ from tests.support.common import BASE_IMAGE
 from tests.support.git_repos import repo_with_commits
 
 SINGLE = "python -m pytest -p no:cacheprovider -q {}"
+
+
+def harness_settings(root: Path) -> dict[str, object]:
+    """The harness settings for tasks `write_pytest_task` wrote under `root`: its remotes, the local base image, and
+    limits a small repository's checks and agents keep well within."""
+    return {
+        "repo_cache_dir": root / "harness-repos",
+        "git_url": f"file://{root}/remotes/{{repo}}.git",
+        "sandbox": SandboxSpec(image=BASE_IMAGE),
+        "test_timeout": 90,
+        "agent_timeout": 120,
+    }
 
 
 def write_pytest_task(
