@@ -12,6 +12,7 @@ import ast
 import builtins
 from collections.abc import Sequence
 
+from swe_forge_dagster.languages.python.assertion_sites import literal
 from swe_forge_dagster.languages.python.equality import equality_sides
 from swe_forge_dagster.languages.python.twin_values import Offsets, same_items, spelled, swappable
 
@@ -53,8 +54,8 @@ def site_subject(statements: Sequence[ast.stmt], assertion: ast.stmt) -> Subject
     sides = _asserted(assertion)
     if sides is None:
         return ANY
-    plain = [side for side in sides if not isinstance(side, ast.Name) and not _literal(side)]
-    partner = plain[0] if len(plain) == 1 else sides[0] if _literal(sides[1]) else sides[1]
+    plain = [side for side in sides if not isinstance(side, ast.Name) and not literal(side)]
+    partner = plain[0] if len(plain) == 1 else sides[0] if literal(sides[1]) else sides[1]
     return _subject(partner, ast.Module(body=list(statements), type_ignores=[]))
 
 
@@ -99,14 +100,6 @@ def _asserted(node: ast.AST) -> list[ast.expr] | None:
     if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
         return equality_sides(node.value)
     return None
-
-
-def _literal(node: ast.expr) -> bool:
-    try:
-        ast.literal_eval(node)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return False
-    return True
 
 
 def _subject(partner: ast.expr, scope: ast.AST) -> Subject:
